@@ -1,0 +1,22 @@
+//! pliant's scheduling core: the model a resource manager keeps and the
+//! policies that decide with it.
+//!
+//! Architecture invariant: this crate does no I/O, reads no clock and holds no
+//! global state. Time is an integer count of microseconds. It sees only what a
+//! real resource manager sees — requests, job-supplied estimates and observed
+//! events — never a body's ground truth.
+#![warn(missing_docs)]
+
+pub mod action;
+pub mod model;
+pub mod observation;
+pub mod policy;
+pub mod resources;
+pub mod scheduler;
+pub mod time;
+
+pub use action::{Action, Mechanism};
+pub use observation::Observation;
+pub use resources::Resources;
+pub use scheduler::{CoreError, Scheduler};
+pub use time::{Micros, SECOND};

@@ -1,0 +1,11 @@
+//! What a resource manager knows about its cluster and its work: jobs made of
+//! phases made of tasks, with requests and job-supplied estimates — never the
+//! true amount of work a task will do.
+
+mod ids;
+mod job;
+mod task_state;
+
+pub use ids::{JobId, NodeId, TaskRef};
+pub use job::{JobClass, JobRequest, PhaseRequest, TaskRequest};
+pub use task_state::{IllegalTransition, TaskState};

@@ -1,0 +1,83 @@
+//! A policy is a composition of small pieces (DESIGN.md): which queues exist
+//! and how jobs are ordered, where tasks go, and how resources are taken back.
+//! Presets are just named compositions.
+
+mod params;
+pub mod preemption;
+mod presets;
+
+pub use params::{ParamError, Params, PARAM_KEYS};
+pub use presets::{preset, PresetInfo, PRESETS};
+
+use crate::action::Mechanism;
+use crate::model::JobClass;
+use crate::Micros;
+
+/// A queue with a guaranteed share of the cluster (YARN's capacity).
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueSpec {
+    /// The queue's name.
+    pub name: &'static str,
+    /// Classes of job that go into this queue.
+    pub classes: Vec<JobClass>,
+    /// Guaranteed fraction of the cluster; over it, the queue may be preempted.
+    pub guaranteed: f64,
+}
+
+/// How jobs are ordered inside a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobOrder {
+    /// First submitted, first served.
+    Fifo,
+    /// Higher priority first, then first submitted.
+    Priority,
+}
+
+/// Which node gets a task.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Placement {
+    /// The first node (in cluster order) with room.
+    FirstFit,
+    /// A fraction of the nodes is kept for short jobs only (Hawk-style
+    /// reservation, BIG-C §5.1); first fit within what a job may use.
+    ReservedForShort {
+        /// Fraction of nodes only short jobs may use.
+        fraction: f64,
+    },
+}
+
+/// How the resource monitor takes resources back from over-provisioned queues.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PreemptionSpec {
+    /// How often the resource monitor runs (BIG-C §4.2: every 3 s).
+    pub interval: Micros,
+    /// Whether Algorithm 1 sizes the take with COMPUTEDR (BIG-C) or takes all
+    /// over-provisioned resources (YARN's capacity scheduler).
+    pub compute_dr: bool,
+    /// How each victim gives its resources back.
+    pub mechanism: Mechanism,
+}
+
+/// A complete scheduling policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// The preset or config name, for reports.
+    pub name: String,
+    /// The queues; every job class must map to exactly one.
+    pub queues: Vec<QueueSpec>,
+    /// Job order inside a queue.
+    pub order: JobOrder,
+    /// Task placement.
+    pub placement: Placement,
+    /// Preemption, if any.
+    pub preemption: Option<PreemptionSpec>,
+    /// Launches of one task after which a kill fails its job.
+    pub max_attempts: u32,
+}
+
+impl Policy {
+    /// The queue that jobs of `class` go to.
+    pub fn queue_of(&self, class: JobClass) -> usize {
+        self.queues.iter().position(|q| q.classes.contains(&class)).expect("every preset maps every class to a queue")
+    }
+}

@@ -1,0 +1,83 @@
+//! Named policies. Each is a composition of the pieces in [`super`].
+
+use super::{JobOrder, Params, Placement, Policy, PreemptionSpec, QueueSpec};
+use crate::action::Mechanism;
+use crate::model::JobClass;
+
+/// A preset's name and one-line description, for `pliant policies`.
+pub struct PresetInfo {
+    /// The name used with `--policies`.
+    pub name: &'static str,
+    /// What it does.
+    pub about: &'static str,
+}
+
+/// Every preset, in the order reports list them.
+pub const PRESETS: &[PresetInfo] = &[
+    PresetInfo { name: "fifo", about: "one FIFO queue, no preemption" },
+    PresetInfo { name: "priority", about: "strict priority, no preemption (the \"wait\" baseline)" },
+    PresetInfo {
+        name: "reserve",
+        about: "reserve_fraction of the nodes only for short jobs, long jobs on the rest, no preemption (BIG-C §5.1)",
+    },
+    PresetInfo {
+        name: "kill",
+        about: "YARN capacity scheduler: queues short (short_share) and long, work-conserving, kills per BIG-C Alg. 1 (no ComputeDR) and Alg. 2",
+    },
+];
+
+fn single_queue() -> Vec<QueueSpec> {
+    vec![QueueSpec { name: "default", classes: vec![JobClass::Short, JobClass::Long], guaranteed: 1.0 }]
+}
+
+fn two_queues(short_share: f64) -> Vec<QueueSpec> {
+    vec![
+        QueueSpec { name: "short", classes: vec![JobClass::Short], guaranteed: short_share },
+        QueueSpec { name: "long", classes: vec![JobClass::Long], guaranteed: 1.0 - short_share },
+    ]
+}
+
+/// Builds the preset `name` with `params`, or `None` for an unknown name.
+pub fn preset(name: &str, params: &Params) -> Option<Policy> {
+    let base = |queues, order, placement, preemption| Policy {
+        name: name.to_string(),
+        queues,
+        order,
+        placement,
+        preemption,
+        max_attempts: params.max_attempts,
+    };
+    let policy = match name {
+        "fifo" => base(single_queue(), JobOrder::Fifo, Placement::FirstFit, None),
+        "priority" => base(single_queue(), JobOrder::Priority, Placement::FirstFit, None),
+        "reserve" => base(
+            single_queue(),
+            JobOrder::Fifo,
+            Placement::ReservedForShort { fraction: params.reserve_fraction },
+            None,
+        ),
+        "kill" => base(
+            two_queues(params.short_share),
+            JobOrder::Fifo,
+            Placement::FirstFit,
+            Some(PreemptionSpec { interval: params.monitor_interval(), compute_dr: false, mechanism: Mechanism::Kill }),
+        ),
+        _ => return None,
+    };
+    Some(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_preset_builds_and_maps_both_classes() {
+        for info in PRESETS {
+            let p = preset(info.name, &Params::default()).expect(info.name);
+            p.queue_of(JobClass::Short);
+            p.queue_of(JobClass::Long);
+        }
+        assert!(preset("nope", &Params::default()).is_none());
+    }
+}

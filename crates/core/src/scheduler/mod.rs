@@ -1,0 +1,244 @@
+//! The scheduler: it takes observations and answers with actions. The same
+//! code decides in the simulator and in live mode.
+
+mod allocate;
+mod monitor;
+mod state;
+
+use crate::action::{Action, Mechanism};
+use crate::model::{JobId, NodeId, TaskRef, TaskState};
+use crate::observation::Observation;
+use crate::policy::{Placement, Policy};
+use crate::{Micros, Resources};
+use state::{JobState, JobStatus, NodeState, QueueState};
+
+/// A refused observation: the body and the core disagree about the world.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CoreError {
+    /// Job ids must be dense and in submission order.
+    #[error("job submitted with id {got}, expected {expected}")]
+    JobIdOutOfOrder {
+        /// The id the body sent.
+        got: u32,
+        /// The next dense id.
+        expected: u32,
+    },
+    /// The task is unknown or not in a state where this can happen.
+    #[error("{task}: {what}")]
+    BadTask {
+        /// The task.
+        task: TaskRef,
+        /// What was wrong.
+        what: String,
+    },
+    /// The cluster has no nodes.
+    #[error("the cluster has no nodes")]
+    NoNodes,
+}
+
+/// The scheduling core for one cluster and one policy.
+#[derive(Debug, Clone)]
+pub struct Scheduler {
+    policy: Policy,
+    nodes: Vec<NodeState>,
+    total: Resources,
+    allocated: Resources,
+    queues: Vec<QueueState>,
+    jobs: Vec<JobState>,
+    /// Something changed since the last allocation pass.
+    dirty: bool,
+}
+
+impl Scheduler {
+    /// A scheduler for nodes of the given capacities under `policy`.
+    pub fn new(nodes: &[Resources], policy: Policy) -> Result<Self, CoreError> {
+        if nodes.is_empty() {
+            return Err(CoreError::NoNodes);
+        }
+        let short_only = match policy.placement {
+            Placement::FirstFit => 0,
+            Placement::ReservedForShort { fraction } => (nodes.len() as f64 * fraction).round() as usize,
+        };
+        let nodes: Vec<NodeState> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, &capacity)| NodeState { capacity, allocated: Resources::ZERO, short_only: i < short_only })
+            .collect();
+        let total = nodes.iter().fold(Resources::ZERO, |acc, n| acc + n.capacity);
+        let queues = policy
+            .queues
+            .iter()
+            .map(|q| QueueState {
+                guaranteed: total.scale(q.guaranteed),
+                used: Resources::ZERO,
+                jobs: Vec::new(),
+                has_ended_jobs: false,
+            })
+            .collect();
+        Ok(Scheduler { policy, nodes, total, allocated: Resources::ZERO, queues, jobs: Vec::new(), dirty: false })
+    }
+
+    /// The policy this scheduler runs.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Total capacity of the cluster.
+    pub fn total(&self) -> Resources {
+        self.total
+    }
+
+    /// How often the body must call [`Scheduler::monitor`], if the policy preempts.
+    pub fn monitor_interval(&self) -> Option<Micros> {
+        self.policy.preemption.map(|p| p.interval)
+    }
+
+    /// Takes in one observation.
+    pub fn observe(&mut self, now: Micros, obs: Observation) -> Result<(), CoreError> {
+        match obs {
+            Observation::JobSubmitted(req) => {
+                let expected = self.jobs.len() as u32;
+                if req.id.0 != expected {
+                    return Err(CoreError::JobIdOutOfOrder { got: req.id.0, expected });
+                }
+                let queue = self.policy.queue_of(req.class);
+                let job = JobState::new(req, queue);
+                self.insert_in_queue(queue, job.req.id.0, &job);
+                self.jobs.push(job);
+            }
+            Observation::TaskFinished(task) => self.task_finished(now, task)?,
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    fn insert_in_queue(&mut self, queue: usize, id: u32, job: &JobState) {
+        let order = self.policy.order;
+        let jobs = &self.jobs;
+        let q = &mut self.queues[queue];
+        let key = |j: &JobState| allocate::service_key(order, j);
+        let new_key = key(job);
+        let pos = q.jobs.partition_point(|&other| key(&jobs[other as usize]) <= new_key);
+        q.jobs.insert(pos, id);
+    }
+
+    fn task_finished(&mut self, _now: Micros, task: TaskRef) -> Result<(), CoreError> {
+        let job = self.job_mut(task)?;
+        let t = &mut job.tasks[task.task as usize];
+        if !matches!(t.state, TaskState::Running | TaskState::Shrunk) {
+            return Err(CoreError::BadTask { task, what: format!("finished while {:?}", t.state) });
+        }
+        let (node, res) = (t.node, t.allocated);
+        t.state.transition(TaskState::Finished).expect("checked above");
+        t.allocated = Resources::ZERO;
+        let phase = t.phase;
+        job.running -= 1;
+        job.unfinished -= 1;
+        job.phases[phase as usize].unfinished -= 1;
+        if job.phases[phase as usize].unfinished == 0 {
+            job.finish_phase(phase);
+        }
+        let queue = job.queue;
+        if job.unfinished == 0 {
+            job.status = JobStatus::Finished;
+            self.queues[queue].has_ended_jobs = true;
+        }
+        self.release(node, queue, res);
+        Ok(())
+    }
+
+    fn job_mut(&mut self, task: TaskRef) -> Result<&mut JobState, CoreError> {
+        let job = self
+            .jobs
+            .get_mut(task.job.0 as usize)
+            .ok_or_else(|| CoreError::BadTask { task, what: "unknown job".into() })?;
+        if task.task as usize >= job.tasks.len() {
+            return Err(CoreError::BadTask { task, what: "unknown task".into() });
+        }
+        Ok(job)
+    }
+
+    fn release(&mut self, node: NodeId, queue: usize, res: Resources) {
+        self.nodes[node.0 as usize].allocated -= res;
+        self.queues[queue].used -= res;
+        self.allocated -= res;
+    }
+
+    fn reserve(&mut self, node: NodeId, queue: usize, res: Resources) {
+        self.nodes[node.0 as usize].allocated += res;
+        self.queues[queue].used += res;
+        self.allocated += res;
+    }
+
+    /// Runs an allocation pass if anything changed; appends launches to `out`.
+    pub fn schedule(&mut self, now: Micros, out: &mut Vec<Action>) {
+        if self.dirty {
+            self.dirty = false;
+            self.allocate(now, out);
+        }
+    }
+
+    /// Runs the resource monitor (preemption); appends its actions to `out`.
+    pub fn monitor(&mut self, now: Micros, out: &mut Vec<Action>) {
+        if let Some(spec) = self.policy.preemption {
+            let before = out.len();
+            self.preempt(now, spec, out);
+            if out.len() > before {
+                self.dirty = true;
+            }
+        }
+    }
+
+    /// Takes a running task's resources back by `mechanism`, failing its job
+    /// when the task has used up its attempts.
+    fn preempt_task(&mut self, task: TaskRef, mechanism: Mechanism, out: &mut Vec<Action>) {
+        match mechanism {
+            Mechanism::Kill => self.kill(task, out),
+        }
+    }
+
+    fn kill(&mut self, task: TaskRef, out: &mut Vec<Action>) {
+        let max_attempts = self.policy.max_attempts;
+        let job = &mut self.jobs[task.job.0 as usize];
+        let t = &mut job.tasks[task.task as usize];
+        let (node, res) = (t.node, t.allocated);
+        t.state.transition(TaskState::Pending).expect("victims are running");
+        t.allocated = Resources::ZERO;
+        let exhausted = t.attempts >= max_attempts;
+        job.running -= 1;
+        job.pending.push_front(task.task);
+        let queue = job.queue;
+        self.release(node, queue, res);
+        out.push(Action::Preempt { task, mechanism: Mechanism::Kill });
+        if exhausted {
+            self.fail_job(task.job, out);
+        }
+    }
+
+    /// Fails a job: frees every task it holds and drops it from its queue.
+    fn fail_job(&mut self, id: JobId, out: &mut Vec<Action>) {
+        let job = &mut self.jobs[id.0 as usize];
+        let queue = job.queue;
+        let mut freed = Vec::new();
+        for t in job.tasks.iter_mut().filter(|t| !t.state.is_terminal()) {
+            if t.state.holds_resources() {
+                freed.push((t.node, t.allocated));
+            }
+            t.state.transition(TaskState::Failed).expect("non-terminal tasks can fail");
+            t.allocated = Resources::ZERO;
+        }
+        job.pending.clear();
+        job.running = 0;
+        job.status = JobStatus::Failed;
+        self.queues[queue].has_ended_jobs = true;
+        for (node, res) in freed {
+            self.release(node, queue, res);
+        }
+        out.push(Action::FailJob { job: id });
+    }
+
+    /// Resources allocated on each node, in node order (for invariant checks and status).
+    pub fn node_allocations(&self) -> impl Iterator<Item = (Resources, Resources)> + '_ {
+        self.nodes.iter().map(|n| (n.capacity, n.allocated))
+    }
+}

@@ -1,0 +1,328 @@
+//! pliant's native workload format: JSON Lines. The first non-blank line
+//! describes the cluster, every other line one job. Identical tasks are
+//! grouped with `count`. Times are in seconds, CPU in cores, memory in MB.
+//! Blank lines and lines starting with `#` are ignored.
+//!
+//! ```text
+//! {"cluster":{"nodes":[{"count":26,"cpu":32,"mem_mb":131072}]}}
+//! {"job":{"name":"q1","submit_s":12.5,"class":"short","priority":9,
+//!   "phases":[{"tasks":[{"count":3,"cpu":4,"mem_mb":4096,"duration_s":20}]}]}}
+//! ```
+//! (each record on one line). Phase fields: `after` (indices of upstream
+//! phases, default none), `coupled` (default false). Task fields: `count`
+//! (default 1), `cpu`, `mem_mb`, `duration_s` (true run time at full
+//! allocation), `estimate_s` (the owner's estimate, optional).
+//!
+//! This module reads and writes streams; opening files is the caller's job.
+
+use crate::model::{Cluster, Job, Phase, Task, Workload};
+use pliant_core::model::JobClass;
+use pliant_core::time::{from_secs_f64, to_secs_f64};
+use pliant_core::Resources;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+
+/// Largest `count` accepted in one group, so a typo cannot exhaust memory.
+const MAX_COUNT: u32 = 10_000_000;
+
+/// A problem at one line of a workload stream.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("line {line}: {reason}")]
+pub struct FormatError {
+    /// 1-based line number (0 when the problem concerns the whole stream).
+    pub line: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeGroup {
+    #[serde(default = "one")]
+    count: u32,
+    cpu: f64,
+    mem_mb: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClusterRecord {
+    nodes: Vec<NodeGroup>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskGroup {
+    #[serde(default = "one")]
+    count: u32,
+    cpu: f64,
+    mem_mb: u64,
+    duration_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    estimate_s: Option<f64>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PhaseRecord {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    after: Vec<u32>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    coupled: bool,
+    tasks: Vec<TaskGroup>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobRecord {
+    #[serde(default)]
+    name: Option<String>,
+    submit_s: f64,
+    class: JobClass,
+    #[serde(default)]
+    priority: u8,
+    phases: Vec<PhaseRecord>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Record {
+    Cluster(ClusterRecord),
+    Job(JobRecord),
+}
+
+fn cores_to_milli(cpu: f64) -> Result<u64, String> {
+    if cpu.is_finite() && cpu >= 0.001 && cpu <= 1e6 {
+        Ok((cpu * 1000.0).round() as u64)
+    } else {
+        Err(format!("cpu must be between 0.001 and 1000000 cores, got {cpu}"))
+    }
+}
+
+fn seconds(value: f64, what: &str, positive: bool) -> Result<u64, String> {
+    let ok = value.is_finite() && value >= 0.0 && value < 1e12 && (!positive || value > 0.0);
+    if ok {
+        Ok(from_secs_f64(value))
+    } else {
+        let bound = if positive { "a positive" } else { "a non-negative" };
+        Err(format!("{what} must be {bound} number of seconds, got {value}"))
+    }
+}
+
+fn check_count(count: u32) -> Result<usize, String> {
+    if count == 0 || count > MAX_COUNT {
+        Err(format!("count must be between 1 and {MAX_COUNT}, got {count}"))
+    } else {
+        Ok(count as usize)
+    }
+}
+
+fn cluster_from(rec: ClusterRecord) -> Result<Cluster, String> {
+    let mut nodes = Vec::new();
+    for g in rec.nodes {
+        let n = check_count(g.count)?;
+        let r = Resources::new(cores_to_milli(g.cpu)?, g.mem_mb);
+        nodes.extend(std::iter::repeat(r).take(n));
+    }
+    Ok(Cluster { nodes })
+}
+
+fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
+    let mut phases = Vec::with_capacity(rec.phases.len());
+    for p in rec.phases {
+        let mut tasks = Vec::new();
+        for g in p.tasks {
+            let n = check_count(g.count)?;
+            let task = Task {
+                request: Resources::new(cores_to_milli(g.cpu)?, g.mem_mb),
+                duration: seconds(g.duration_s, "duration_s", true)?,
+                estimate: g.estimate_s.map(|e| seconds(e, "estimate_s", false)).transpose()?,
+            };
+            tasks.extend(std::iter::repeat(task).take(n));
+        }
+        phases.push(Phase { deps: p.after, coupled: p.coupled, tasks });
+    }
+    if phases.iter().all(|p| p.tasks.is_empty()) {
+        return Err("a job needs at least one task".into());
+    }
+    Ok(Job {
+        name: rec.name.unwrap_or_else(|| format!("job-line-{line}")),
+        submit: seconds(rec.submit_s, "submit_s", false)?,
+        class: rec.class,
+        priority: rec.priority,
+        phases,
+    })
+}
+
+/// Reads a workload from a JSON Lines stream and validates it. Errors name
+/// the line; the caller adds the file name.
+pub fn read_workload(input: impl BufRead) -> Result<Workload, FormatError> {
+    let mut cluster: Option<(Cluster, usize)> = None;
+    let mut jobs = Vec::new();
+    for (i, line) in input.lines().enumerate() {
+        let n = i + 1;
+        let line = line.map_err(|e| FormatError { line: n, reason: format!("cannot read: {e}") })?;
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        let rec: Record = serde_json::from_str(text).map_err(|e| FormatError { line: n, reason: e.to_string() })?;
+        match rec {
+            Record::Cluster(c) => {
+                if let Some((_, first)) = cluster {
+                    return Err(FormatError {
+                        line: n,
+                        reason: format!("a second cluster record (first at line {first})"),
+                    });
+                }
+                let c = cluster_from(c).map_err(|reason| FormatError { line: n, reason })?;
+                c.validate().map_err(|e| FormatError { line: n, reason: e.to_string() })?;
+                cluster = Some((c, n));
+            }
+            Record::Job(j) => {
+                let Some((c, _)) = &cluster else {
+                    return Err(FormatError { line: n, reason: "a job before the cluster record".into() });
+                };
+                let job = job_from(j, n).map_err(|reason| FormatError { line: n, reason })?;
+                job.validate(&c.nodes).map_err(|e| FormatError { line: n, reason: e.to_string() })?;
+                jobs.push(job);
+            }
+        }
+    }
+    let Some((cluster, _)) = cluster else {
+        return Err(FormatError {
+            line: 0,
+            reason: "no cluster record: the first line must be {\"cluster\":{...}}".into(),
+        });
+    };
+    jobs.sort_by_key(|j| j.submit);
+    Ok(Workload { cluster, jobs })
+}
+
+fn group<T: PartialEq + Copy>(items: &[T]) -> Vec<(T, u32)> {
+    let mut out: Vec<(T, u32)> = Vec::new();
+    for &x in items {
+        match out.last_mut() {
+            Some((y, n)) if *y == x => *n += 1,
+            _ => out.push((x, 1)),
+        }
+    }
+    out
+}
+
+/// Writes a workload as JSON Lines (identical neighbouring tasks and nodes grouped).
+pub fn write_workload(w: &Workload, mut out: impl Write) -> std::io::Result<()> {
+    let nodes = group(&w.cluster.nodes)
+        .into_iter()
+        .map(|(r, count)| NodeGroup { count, cpu: r.cpu_milli as f64 / 1000.0, mem_mb: r.mem_mb })
+        .collect();
+    serde_json::to_writer(&mut out, &Record::Cluster(ClusterRecord { nodes }))?;
+    writeln!(out)?;
+    for job in &w.jobs {
+        let phases = job
+            .phases
+            .iter()
+            .map(|p| PhaseRecord {
+                after: p.deps.clone(),
+                coupled: p.coupled,
+                tasks: group(&p.tasks)
+                    .into_iter()
+                    .map(|(t, count)| TaskGroup {
+                        count,
+                        cpu: t.request.cpu_milli as f64 / 1000.0,
+                        mem_mb: t.request.mem_mb,
+                        duration_s: to_secs_f64(t.duration),
+                        estimate_s: t.estimate.map(to_secs_f64),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let rec = JobRecord {
+            name: Some(job.name.clone()),
+            submit_s: to_secs_f64(job.submit),
+            class: job.class,
+            priority: job.priority,
+            phases,
+        };
+        serde_json::to_writer(&mut out, &Record::Job(rec))?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"# a tiny workload
+{"cluster":{"nodes":[{"count":2,"cpu":4,"mem_mb":8192}]}}
+
+{"job":{"name":"a","submit_s":1.5,"class":"short","priority":9,"phases":[{"tasks":[{"count":2,"cpu":1,"mem_mb":1024,"duration_s":10,"estimate_s":12}]}]}}
+{"job":{"submit_s":0,"class":"long","phases":[{"coupled":true,"tasks":[{"cpu":2,"mem_mb":2048,"duration_s":100}]},{"after":[0],"tasks":[{"cpu":0.5,"mem_mb":512,"duration_s":5}]}]}}
+"#;
+
+    #[test]
+    fn reads_the_documented_example() {
+        let w = read_workload(GOOD.as_bytes()).unwrap();
+        assert_eq!(w.cluster.nodes, vec![Resources::new(4000, 8192); 2]);
+        assert_eq!(w.jobs.len(), 2);
+        // Sorted by submission: the long job (t = 0, line 5) comes first.
+        let long = &w.jobs[0];
+        assert_eq!(long.name, "job-line-5");
+        assert_eq!(long.class, JobClass::Long);
+        assert!(long.phases[0].coupled);
+        assert_eq!(long.phases[1].deps, vec![0]);
+        assert_eq!(long.phases[1].tasks[0].request, Resources::new(500, 512));
+        let short = &w.jobs[1];
+        assert_eq!(short.submit, 1_500_000);
+        assert_eq!(short.phases[0].tasks.len(), 2);
+        assert_eq!(short.phases[0].tasks[0].estimate, Some(12_000_000));
+    }
+
+    #[test]
+    fn round_trips_through_write() {
+        let w = read_workload(GOOD.as_bytes()).unwrap();
+        let mut buf = Vec::new();
+        write_workload(&w, &mut buf).unwrap();
+        assert_eq!(read_workload(buf.as_slice()).unwrap(), w);
+    }
+
+    fn error_of(text: &str) -> FormatError {
+        read_workload(text.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_reason() {
+        let cluster = r#"{"cluster":{"nodes":[{"cpu":4,"mem_mb":8192}]}}"#;
+        let e = error_of(&format!("{cluster}\n{{\"job\":{{\"submit_s\":0,\"class\":\"short\",\"phases\":[{{\"tasks\":[{{\"cpu\":8,\"mem_mb\":1,\"duration_s\":1}}]}}]}}}}\n"));
+        assert_eq!(e.line, 2);
+        assert!(e.reason.contains("bigger than every node"), "{e}");
+
+        let e = error_of(&format!("{cluster}\n{{\"job\":{{\"submit_s\":0,\"class\":\"medium\",\"phases\":[]}}}}"));
+        assert_eq!(e.line, 2);
+        assert!(e.reason.contains("medium"), "{e}");
+
+        let e = error_of(&format!("{cluster}\nnot json"));
+        assert_eq!(e.line, 2);
+
+        let e = error_of(r#"{"cluster":{"nodes":[]}}"#);
+        assert_eq!((e.line, e.reason.as_str()), (1, "the cluster has no nodes"));
+
+        let e = error_of("");
+        assert_eq!(e.line, 0);
+
+        let e = error_of(&format!("{cluster}\n{{\"job\":{{\"submit_s\":-1,\"class\":\"short\",\"phases\":[{{\"tasks\":[{{\"cpu\":1,\"mem_mb\":1,\"duration_s\":1}}]}}]}}}}"));
+        assert!(e.reason.contains("submit_s"), "{e}");
+
+        let e = error_of(&format!("{cluster}\n{{\"job\":{{\"submit_s\":0,\"class\":\"short\",\"phases\":[{{\"after\":[0],\"tasks\":[{{\"cpu\":1,\"mem_mb\":1,\"duration_s\":1}}]}}]}}}}"));
+        assert!(e.reason.contains("depends on phase 0"), "{e}");
+    }
+}

@@ -1,0 +1,11 @@
+//! Workloads: a cluster and the jobs to run on it, with the ground truth a
+//! simulator needs (how long each task really runs) beside what the core is
+//! allowed to see (requests and estimates).
+#![warn(missing_docs)]
+
+pub mod format;
+mod model;
+pub mod scenarios;
+
+pub use format::{read_workload, write_workload, FormatError};
+pub use model::{Cluster, Job, Phase, Task, ValidationError, Workload};

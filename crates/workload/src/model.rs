@@ -1,0 +1,171 @@
+//! The workload model shared by scenarios, trace importers and bodies.
+
+use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRequest};
+use pliant_core::{Micros, Resources};
+
+/// The machines of a cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cluster {
+    /// Capacity of each node, in node order.
+    pub nodes: Vec<Resources>,
+}
+
+/// One task: its request, its owner's estimate and its true run time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Task {
+    /// The container size requested.
+    pub request: Resources,
+    /// True run time at full allocation (ground truth: only bodies read it).
+    pub duration: Micros,
+    /// The owner's estimate of `duration`, handed to the core (may be wrong).
+    pub estimate: Option<Micros>,
+}
+
+/// A DAG stage of a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    /// Indices of upstream phases (each smaller than this phase's index).
+    pub deps: Vec<u32>,
+    /// Coupled (Spark-like): a suspended task stalls the others.
+    pub coupled: bool,
+    /// The phase's tasks.
+    pub tasks: Vec<Task>,
+}
+
+/// A job to submit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// A name for reports (unique names help, but are not required).
+    pub name: String,
+    /// Submission time.
+    pub submit: Micros,
+    /// Short or long.
+    pub class: JobClass,
+    /// Priority 0–11 (higher is more important).
+    pub priority: u8,
+    /// Phases in topological order.
+    pub phases: Vec<Phase>,
+}
+
+/// A cluster and its jobs, sorted by submission time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// The machines.
+    pub cluster: Cluster,
+    /// The jobs, in submission order.
+    pub jobs: Vec<Job>,
+}
+
+/// Why a workload cannot run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValidationError {
+    /// No nodes.
+    #[error("the cluster has no nodes")]
+    NoNodes,
+    /// A node with zero CPU or memory.
+    #[error("node {0} has zero CPU or memory")]
+    EmptyNode(usize),
+    /// A task no node can ever hold.
+    #[error("job `{job}` asks for a task of {request}, bigger than every node")]
+    TaskTooBig {
+        /// The job's name.
+        job: String,
+        /// The request.
+        request: Resources,
+    },
+    /// A task asking for nothing, or running for no time.
+    #[error("job `{job}` has a task with {what}")]
+    DegenerateTask {
+        /// The job's name.
+        job: String,
+        /// What is wrong.
+        what: &'static str,
+    },
+    /// A phase depending on itself or a later phase.
+    #[error("job `{job}` phase {phase} depends on phase {dep}, which does not come before it")]
+    BadDependency {
+        /// The job's name.
+        job: String,
+        /// The phase.
+        phase: usize,
+        /// The dependency.
+        dep: u32,
+    },
+}
+
+impl Job {
+    /// What the core may see of this job, under the dense id `id`.
+    pub fn request(&self, id: JobId) -> JobRequest {
+        JobRequest {
+            id,
+            submit: self.submit,
+            class: self.class,
+            priority: self.priority,
+            phases: self
+                .phases
+                .iter()
+                .map(|p| PhaseRequest {
+                    deps: p.deps.clone(),
+                    coupled: p.coupled,
+                    tasks: p.tasks.iter().map(|t| TaskRequest { resources: t.request, estimate: t.estimate }).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Every task in job order (phases in order).
+    pub fn tasks(&self) -> impl Iterator<Item = &Task> {
+        self.phases.iter().flat_map(|p| p.tasks.iter())
+    }
+
+    /// Checks the job against a cluster whose largest node in each resource is `largest`.
+    pub fn validate(&self, nodes: &[Resources]) -> Result<(), ValidationError> {
+        for (i, p) in self.phases.iter().enumerate() {
+            if let Some(&dep) = p.deps.iter().find(|&&d| d as usize >= i) {
+                return Err(ValidationError::BadDependency { job: self.name.clone(), phase: i, dep });
+            }
+        }
+        for t in self.tasks() {
+            if t.request.cpu_milli == 0 || t.request.mem_mb == 0 {
+                return Err(ValidationError::DegenerateTask { job: self.name.clone(), what: "zero CPU or memory" });
+            }
+            if t.duration == 0 {
+                return Err(ValidationError::DegenerateTask { job: self.name.clone(), what: "zero duration" });
+            }
+            if !nodes.iter().any(|n| t.request.fits_in(n)) {
+                return Err(ValidationError::TaskTooBig { job: self.name.clone(), request: t.request });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Cluster {
+    /// Checks that the cluster can run anything at all.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        if self.nodes.is_empty() {
+            return Err(ValidationError::NoNodes);
+        }
+        if let Some(i) = self.nodes.iter().position(|n| n.cpu_milli == 0 || n.mem_mb == 0) {
+            return Err(ValidationError::EmptyNode(i));
+        }
+        Ok(())
+    }
+
+    /// Sum of all node capacities.
+    pub fn total(&self) -> Resources {
+        self.nodes.iter().fold(Resources::ZERO, |a, &n| a + n)
+    }
+}
+
+impl Workload {
+    /// Checks the cluster and every job; sorts jobs by submission time (stable).
+    pub fn validate(&mut self) -> Result<(), ValidationError> {
+        self.cluster.validate()?;
+        for j in &self.jobs {
+            j.validate(&self.cluster.nodes)?;
+        }
+        self.jobs.sort_by_key(|j| j.submit);
+        Ok(())
+    }
+}

@@ -1,0 +1,188 @@
+//! The synthetic workloads of BIG-C §5.2: long Spark jobs that keep about
+//! 80 % of the cluster busy for 900 s, and short Spark-SQL queries with a base
+//! demand of about 20 % and a burst between the 300th and 700th second whose
+//! shape (Fig. 5a) names the scenario.
+
+use super::arrivals::{poisson_arrivals, Segment};
+use crate::{Cluster, Job, Phase, Task, Workload};
+use pliant_core::model::JobClass;
+use pliant_core::time::from_secs_f64;
+use pliant_core::Resources;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// BIG-C §5.1: 26 nodes; two 8-core hyper-threaded Xeons (32 threads), ~128 GB.
+const NODES: f64 = 26.0;
+const NODE: Resources = Resources::cores_gb(32, 128);
+/// BIG-C §5.2: each experiment lasts 900 s.
+const HORIZON_S: f64 = 900.0;
+/// BIG-C §5.2: long jobs persistently use about 80 % of the cluster.
+const LONG_LOAD: f64 = 0.8;
+/// BIG-C §5.2: short jobs have a base demand of about 20 %.
+const SHORT_BASE: f64 = 0.2;
+/// BIG-C §5.1: Spark-SQL task containers are ⟨4 CPU, 4 GB⟩.
+const SHORT_TASK: Resources = Resources::cores_gb(4, 4);
+/// BIG-C §5.1: Spark executors are ⟨8, 16⟩, ⟨8, 32⟩ or ⟨16, 32⟩ (CPU, GB).
+const EXECUTORS: [Resources; 3] = [Resources::cores_gb(8, 16), Resources::cores_gb(8, 32), Resources::cores_gb(16, 32)];
+/// Short queries finish within about a minute (BIG-C §2.1, Fig. 1a): tasks of 5–30 s, 1–8 per query.
+const SHORT_TASK_S: (f64, f64) = (5.0, 30.0);
+const SHORT_TASKS: (u32, u32) = (1, 8);
+/// Long Spark jobs: 4–8 executors running 200–400 s (HiBench PageRank, Kmeans, Bayes, WordCount).
+const LONG_EXECUTORS: (u32, u32) = (4, 8);
+const LONG_S: (f64, f64) = (200.0, 400.0);
+/// Short queries are latency-critical: production priority; long jobs are best effort.
+const SHORT_PRIORITY: u8 = 9;
+const LONG_PRIORITY: u8 = 0;
+
+/// The short jobs' total demand over time, as fractions of the cluster.
+#[derive(Debug, Clone)]
+pub struct ShortLoad {
+    /// `(start_s, end_s, load)` stretches; the base load applies elsewhere.
+    pub bursts: Vec<(f64, f64, f64)>,
+}
+
+impl ShortLoad {
+    /// One burst to `peak` between 300 s and 700 s.
+    pub fn single_burst(peak: f64) -> Self {
+        ShortLoad { bursts: vec![(300.0, 700.0, peak)] }
+    }
+
+    /// Two peaks of `peak` (350–450 s, 550–650 s) on a 40 % plateau between 300 s and 700 s.
+    pub fn two_peaks(peak: f64) -> Self {
+        ShortLoad {
+            bursts: vec![
+                (300.0, 350.0, 0.4),
+                (350.0, 450.0, peak),
+                (450.0, 550.0, 0.4),
+                (550.0, 650.0, peak),
+                (650.0, 700.0, 0.4),
+            ],
+        }
+    }
+
+    fn segments(&self, jobs_per_second_at_full_load: f64) -> Vec<Segment> {
+        let mut segs = Vec::new();
+        let mut t = 0.0;
+        let seg =
+            |a: f64, b: f64, load: f64| Segment { start_s: a, end_s: b, rate: load * jobs_per_second_at_full_load };
+        for &(a, b, load) in &self.bursts {
+            if a > t {
+                segs.push(seg(t, a, SHORT_BASE));
+            }
+            segs.push(seg(a, b, load));
+            t = b;
+        }
+        if t < HORIZON_S {
+            segs.push(seg(t, HORIZON_S, SHORT_BASE));
+        }
+        segs
+    }
+}
+
+fn mean(range: (f64, f64)) -> f64 {
+    (range.0 + range.1) / 2.0
+}
+
+fn short_job(rng: &mut ChaCha8Rng, submit: u64, n: usize) -> Job {
+    let count = rng.gen_range(SHORT_TASKS.0..=SHORT_TASKS.1);
+    let tasks = (0..count)
+        .map(|_| {
+            let d = from_secs_f64(rng.gen_range(SHORT_TASK_S.0..SHORT_TASK_S.1));
+            Task { request: SHORT_TASK, duration: d, estimate: Some(d) }
+        })
+        .collect();
+    Job {
+        name: format!("query-{n}"),
+        submit,
+        class: JobClass::Short,
+        priority: SHORT_PRIORITY,
+        phases: vec![Phase { deps: vec![], coupled: false, tasks }],
+    }
+}
+
+fn long_job(rng: &mut ChaCha8Rng, submit: u64, duration_s: f64, n: usize) -> Job {
+    let executors = rng.gen_range(LONG_EXECUTORS.0..=LONG_EXECUTORS.1);
+    let size = *EXECUTORS.choose(rng).expect("non-empty");
+    let d = from_secs_f64(duration_s);
+    let tasks = (0..executors).map(|_| Task { request: size, duration: d, estimate: Some(d) }).collect();
+    Job {
+        name: format!("spark-{n}"),
+        submit,
+        class: JobClass::Long,
+        priority: LONG_PRIORITY,
+        phases: vec![Phase { deps: vec![], coupled: true, tasks }],
+    }
+}
+
+/// Generates the workload for `shape` from `seed`; `scale` multiplies nodes and arrival rates.
+pub fn generate(shape: &ShortLoad, seed: u64, scale: f64) -> Workload {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let nodes = ((NODES * scale).round() as usize).max(1);
+    let cluster_cores = (nodes as u64 * NODE.cpu_milli) as f64 / 1000.0;
+
+    // Short arrivals: rate = load × cores / (mean core-seconds per query).
+    let short_core_s = mean((SHORT_TASKS.0 as f64, SHORT_TASKS.1 as f64))
+        * (SHORT_TASK.cpu_milli as f64 / 1000.0)
+        * mean(SHORT_TASK_S);
+    let mut jobs: Vec<Job> = Vec::new();
+    for t in poisson_arrivals(&shape.segments(cluster_cores / short_core_s), &mut rng) {
+        let n = jobs.len();
+        jobs.push(short_job(&mut rng, t, n));
+    }
+
+    // Long jobs: enough at t = 0 to fill LONG_LOAD (with staggered run times,
+    // as if the cluster had been running), then Poisson arrivals that keep it there.
+    let mean_cores = mean((LONG_EXECUTORS.0 as f64, LONG_EXECUTORS.1 as f64))
+        * EXECUTORS.iter().map(|r| r.cpu_milli as f64 / 1000.0).sum::<f64>()
+        / EXECUTORS.len() as f64;
+    let initial = (LONG_LOAD * cluster_cores / mean_cores).round() as usize;
+    for _ in 0..initial {
+        let n = jobs.len();
+        let residual = rng.gen_range(LONG_S.0 * 0.25..LONG_S.1);
+        jobs.push(long_job(&mut rng, 0, residual, n));
+    }
+    let long_rate = LONG_LOAD * cluster_cores / (mean_cores * mean(LONG_S));
+    for t in poisson_arrivals(&[Segment { start_s: 0.0, end_s: HORIZON_S, rate: long_rate }], &mut rng) {
+        let n = jobs.len();
+        let d = rng.gen_range(LONG_S.0..LONG_S.1);
+        jobs.push(long_job(&mut rng, t, d, n));
+    }
+    jobs.sort_by_key(|j| j.submit);
+    Workload { cluster: Cluster { nodes: vec![NODE; nodes] }, jobs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Offered core-seconds of a class divided by cluster core-seconds over `window`.
+    fn offered(w: &Workload, class: JobClass, window: (f64, f64)) -> f64 {
+        let (a, b) = (from_secs_f64(window.0), from_secs_f64(window.1));
+        let work: f64 = w
+            .jobs
+            .iter()
+            .filter(|j| j.class == class && j.submit >= a && j.submit < b)
+            .flat_map(|j| j.tasks())
+            .map(|t| t.request.cpu_milli as f64 / 1000.0 * t.duration as f64 / 1e6)
+            .sum();
+        work / (w.cluster.total().cpu_milli as f64 / 1000.0 * (window.1 - window.0))
+    }
+
+    #[test]
+    fn short_load_matches_the_shape() {
+        let w = generate(&ShortLoad::single_burst(0.9), 3, 4.0);
+        let base = offered(&w, JobClass::Short, (0.0, 300.0));
+        let burst = offered(&w, JobClass::Short, (300.0, 700.0));
+        assert!((0.15..0.25).contains(&base), "base {base}");
+        assert!((0.8..1.0).contains(&burst), "burst {burst}");
+    }
+
+    #[test]
+    fn long_jobs_arrive_throughout() {
+        let w = generate(&ShortLoad::single_burst(0.6), 3, 4.0);
+        let load = offered(&w, JobClass::Long, (1.0, 900.0));
+        assert!((0.6..1.0).contains(&load), "long load {load}");
+        assert!(w.jobs.iter().any(|j| j.class == JobClass::Long && j.submit == 0));
+    }
+}
