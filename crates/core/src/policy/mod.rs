@@ -24,6 +24,15 @@ pub struct QueueSpec {
     pub guaranteed: f64,
 }
 
+/// What a task that finds no room holds back: nothing overtakes it within its scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadOfLine {
+    /// It blocks every later task in the cluster (a strict single queue).
+    All,
+    /// It blocks later tasks of its own class only (one FIFO per class).
+    PerClass,
+}
+
 /// How jobs are ordered inside a queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobOrder {
@@ -67,6 +76,8 @@ pub struct Policy {
     pub queues: Vec<QueueSpec>,
     /// Job order inside a queue.
     pub order: JobOrder,
+    /// What a task that finds no room holds back.
+    pub head_of_line: HeadOfLine,
     /// Task placement.
     pub placement: Placement,
     /// Preemption, if any.

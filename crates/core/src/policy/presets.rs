@@ -1,6 +1,6 @@
 //! Named policies. Each is a composition of the pieces in [`super`].
 
-use super::{JobOrder, Params, Placement, Policy, PreemptionSpec, QueueSpec};
+use super::{HeadOfLine, JobOrder, Params, Placement, Policy, PreemptionSpec, QueueSpec};
 use crate::action::Mechanism;
 use crate::model::JobClass;
 
@@ -39,10 +39,17 @@ fn two_queues(short_share: f64) -> Vec<QueueSpec> {
 
 /// Builds the preset `name` with `params`, or `None` for an unknown name.
 pub fn preset(name: &str, params: &Params) -> Option<Policy> {
-    let base = |queues, order, placement, preemption| Policy {
+    let base = |queues, order, placement, preemption: Option<PreemptionSpec>| Policy {
         name: name.to_string(),
         queues,
         order,
+        // A single strict queue for the non-preemptive baselines, one FIFO per
+        // class once classes are kept apart (by nodes or by queues).
+        head_of_line: if matches!(placement, Placement::FirstFit) && preemption.is_none() {
+            HeadOfLine::All
+        } else {
+            HeadOfLine::PerClass
+        },
         placement,
         preemption,
         max_attempts: params.max_attempts,

@@ -1,32 +1,25 @@
 //! The allocation pass: serve queues from the most under-served, jobs in each
 //! queue in service order, and place each runnable task on a node.
 
-use super::state::JobState;
+use super::state::ServiceKey;
 use super::Scheduler;
 use crate::action::Action;
 use crate::model::{JobClass, NodeId, TaskState};
-use crate::policy::JobOrder;
+use crate::policy::{HeadOfLine, JobOrder};
 use crate::{Micros, Resources};
+use std::ops::Bound::{Excluded, Unbounded};
 
 /// The key that orders jobs in a queue (smaller first).
-pub(crate) fn service_key(order: JobOrder, job: &JobState) -> (u8, Micros, u32) {
+pub(crate) fn service_key(order: JobOrder, job: &crate::model::JobRequest) -> ServiceKey {
     let priority = match order {
         JobOrder::Fifo => 0,
-        JobOrder::Priority => u8::MAX - job.req.priority,
+        JobOrder::Priority => u8::MAX - job.priority,
     };
-    (priority, job.req.submit, job.req.id.0)
+    (priority, job.submit, job.id.0)
 }
 
 impl Scheduler {
     pub(super) fn allocate(&mut self, now: Micros, out: &mut Vec<Action>) {
-        for qi in 0..self.queues.len() {
-            if self.queues[qi].has_ended_jobs {
-                let jobs = &self.jobs;
-                let q = &mut self.queues[qi];
-                q.jobs.retain(|&j| jobs[j as usize].status == super::state::JobStatus::Active);
-                q.has_ended_jobs = false;
-            }
-        }
         // The most under-served queue first: lowest used / guaranteed dominant share.
         let mut order: Vec<usize> = (0..self.queues.len()).collect();
         let total = self.total;
@@ -36,41 +29,51 @@ impl Scheduler {
         };
         order.sort_by(|&a, &b| served(&self.queues[a]).total_cmp(&served(&self.queues[b])).then(a.cmp(&b)));
 
-        // Upper bounds on what any single node can still take.
-        let mut max_free = Resources::ZERO;
-        for n in &self.nodes {
-            max_free = max_free.max(&n.free());
-        }
         // Request sizes that found no node in this pass: bigger ones won't either.
         let mut no_room: Vec<Resources> = Vec::new();
+        // Classes held back by a task that found no room (FIFO: nothing overtakes it).
+        let mut blocked = [false; 2];
+        let class_index = |c: JobClass| c as usize;
         for qi in order {
-            for ji in 0..self.queues[qi].jobs.len() {
-                if max_free.cpu_milli == 0 || max_free.mem_mb == 0 {
+            // Walk the per-class waiting sets merged in service order.
+            let mut cursor: [Option<ServiceKey>; 2] = [None, None];
+            loop {
+                let waiting = &self.queues[qi].waiting;
+                let next_of = |c: usize| match cursor[c] {
+                    None => waiting[c].first().copied(),
+                    Some(k) => waiting[c].range((Excluded(k), Unbounded)).next().copied(),
+                };
+                let next = (0..2).filter(|&c| !blocked[c]).filter_map(|c| next_of(c).map(|k| (k, c))).min();
+                let Some((key, c)) = next else { break };
+                cursor[c] = Some(key);
+                let max_free = self.free_index.max_free();
+                if max_free.cpu_milli == 0 || max_free.mem_mb == 0 || blocked.iter().all(|&b| b) {
                     return;
                 }
-                let id = self.queues[qi].jobs[ji] as usize;
+                let id = key.2 as usize;
+                let class = self.jobs[id].req.class;
                 while let Some(&ti) = self.jobs[id].pending.front() {
                     let req = self.jobs[id].tasks[ti as usize].request;
-                    if !req.fits_in(&max_free) || no_room.iter().any(|r| r.fits_in(&req)) {
-                        break;
-                    }
-                    let class = self.jobs[id].req.class;
-                    let Some(node) = self.find_node(req, class) else {
+                    let node = if no_room.iter().any(|r| r.fits_in(&req)) { None } else { self.find_node(req, class) };
+                    let Some(node) = node else {
                         no_room.push(req);
+                        match self.policy.head_of_line {
+                            HeadOfLine::All => return,
+                            HeadOfLine::PerClass => blocked[class_index(class)] = true,
+                        }
                         break;
                     };
                     self.launch(now, id, ti, node, out);
                 }
+                self.sync_waiting(id);
             }
         }
     }
 
     /// First fit among the nodes `class` may use.
     fn find_node(&self, req: Resources, class: JobClass) -> Option<NodeId> {
-        self.nodes
-            .iter()
-            .position(|n| !(n.short_only && class == JobClass::Long) && req.fits_in(&n.free()))
-            .map(|i| NodeId(i as u32))
+        let from = if class == JobClass::Long { self.first_shared_node } else { 0 };
+        self.free_index.first_fit(req, from).map(|i| NodeId(i as u32))
     }
 
     fn launch(&mut self, now: Micros, job: usize, task: u32, node: NodeId, out: &mut Vec<Action>) {

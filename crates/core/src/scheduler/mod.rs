@@ -3,6 +3,7 @@
 
 mod allocate;
 mod monitor;
+mod node_index;
 mod state;
 
 use crate::action::{Action, Mechanism};
@@ -10,6 +11,7 @@ use crate::model::{JobId, NodeId, TaskRef, TaskState};
 use crate::observation::Observation;
 use crate::policy::{Placement, Policy};
 use crate::{Micros, Resources};
+use node_index::NodeIndex;
 use state::{JobState, JobStatus, NodeState, QueueState};
 
 /// A refused observation: the body and the core disagree about the world.
@@ -41,6 +43,9 @@ pub enum CoreError {
 pub struct Scheduler {
     policy: Policy,
     nodes: Vec<NodeState>,
+    free_index: NodeIndex,
+    /// Nodes before this index are only for short jobs.
+    first_shared_node: usize,
     total: Resources,
     allocated: Resources,
     queues: Vec<QueueState>,
@@ -59,11 +64,9 @@ impl Scheduler {
             Placement::FirstFit => 0,
             Placement::ReservedForShort { fraction } => (nodes.len() as f64 * fraction).round() as usize,
         };
-        let nodes: Vec<NodeState> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, &capacity)| NodeState { capacity, allocated: Resources::ZERO, short_only: i < short_only })
-            .collect();
+        let free_index = NodeIndex::new(nodes);
+        let nodes: Vec<NodeState> =
+            nodes.iter().map(|&capacity| NodeState { capacity, allocated: Resources::ZERO }).collect();
         let total = nodes.iter().fold(Resources::ZERO, |acc, n| acc + n.capacity);
         let queues = policy
             .queues
@@ -71,11 +74,21 @@ impl Scheduler {
             .map(|q| QueueState {
                 guaranteed: total.scale(q.guaranteed),
                 used: Resources::ZERO,
-                jobs: Vec::new(),
-                has_ended_jobs: false,
+                active: Default::default(),
+                waiting: Default::default(),
             })
             .collect();
-        Ok(Scheduler { policy, nodes, total, allocated: Resources::ZERO, queues, jobs: Vec::new(), dirty: false })
+        Ok(Scheduler {
+            policy,
+            nodes,
+            free_index,
+            first_shared_node: short_only,
+            total,
+            allocated: Resources::ZERO,
+            queues,
+            jobs: Vec::new(),
+            dirty: false,
+        })
     }
 
     /// The policy this scheduler runs.
@@ -102,9 +115,10 @@ impl Scheduler {
                     return Err(CoreError::JobIdOutOfOrder { got: req.id.0, expected });
                 }
                 let queue = self.policy.queue_of(req.class);
-                let job = JobState::new(req, queue);
-                self.insert_in_queue(queue, job.req.id.0, &job);
-                self.jobs.push(job);
+                let key = allocate::service_key(self.policy.order, &req);
+                self.queues[queue].active.insert(key);
+                self.jobs.push(JobState::new(req, queue, key));
+                self.sync_waiting(expected as usize);
             }
             Observation::TaskFinished(task) => self.task_finished(now, task)?,
         }
@@ -112,14 +126,23 @@ impl Scheduler {
         Ok(())
     }
 
-    fn insert_in_queue(&mut self, queue: usize, id: u32, job: &JobState) {
-        let order = self.policy.order;
-        let jobs = &self.jobs;
-        let q = &mut self.queues[queue];
-        let key = |j: &JobState| allocate::service_key(order, j);
-        let new_key = key(job);
-        let pos = q.jobs.partition_point(|&other| key(&jobs[other as usize]) <= new_key);
-        q.jobs.insert(pos, id);
+    /// Keeps a job in its queue's waiting set exactly while it is active and
+    /// has runnable pending tasks.
+    fn sync_waiting(&mut self, job: usize) {
+        let j = &self.jobs[job];
+        let waiting = &mut self.queues[j.queue].waiting[j.req.class as usize];
+        if j.status == JobStatus::Active && !j.pending.is_empty() {
+            waiting.insert(j.key);
+        } else {
+            waiting.remove(&j.key);
+        }
+    }
+
+    /// Drops an ended job from its queue.
+    fn retire(&mut self, job: usize) {
+        let j = &self.jobs[job];
+        self.queues[j.queue].active.remove(&j.key);
+        self.queues[j.queue].waiting[j.req.class as usize].remove(&j.key);
     }
 
     fn task_finished(&mut self, _now: Micros, task: TaskRef) -> Result<(), CoreError> {
@@ -139,11 +162,16 @@ impl Scheduler {
             job.finish_phase(phase);
         }
         let queue = job.queue;
-        if job.unfinished == 0 {
+        let finished = job.unfinished == 0;
+        if finished {
             job.status = JobStatus::Finished;
-            self.queues[queue].has_ended_jobs = true;
         }
         self.release(node, queue, res);
+        if finished {
+            self.retire(task.job.0 as usize);
+        } else {
+            self.sync_waiting(task.job.0 as usize);
+        }
         Ok(())
     }
 
@@ -159,13 +187,17 @@ impl Scheduler {
     }
 
     fn release(&mut self, node: NodeId, queue: usize, res: Resources) {
-        self.nodes[node.0 as usize].allocated -= res;
+        let n = &mut self.nodes[node.0 as usize];
+        n.allocated -= res;
+        self.free_index.update(node.0 as usize, n.free());
         self.queues[queue].used -= res;
         self.allocated -= res;
     }
 
     fn reserve(&mut self, node: NodeId, queue: usize, res: Resources) {
-        self.nodes[node.0 as usize].allocated += res;
+        let n = &mut self.nodes[node.0 as usize];
+        n.allocated += res;
+        self.free_index.update(node.0 as usize, n.free());
         self.queues[queue].used += res;
         self.allocated += res;
     }
@@ -209,6 +241,7 @@ impl Scheduler {
         job.pending.push_front(task.task);
         let queue = job.queue;
         self.release(node, queue, res);
+        self.sync_waiting(task.job.0 as usize);
         out.push(Action::Preempt { task, mechanism: Mechanism::Kill });
         if exhausted {
             self.fail_job(task.job, out);
@@ -230,10 +263,10 @@ impl Scheduler {
         job.pending.clear();
         job.running = 0;
         job.status = JobStatus::Failed;
-        self.queues[queue].has_ended_jobs = true;
         for (node, res) in freed {
             self.release(node, queue, res);
         }
+        self.retire(id.0 as usize);
         out.push(Action::FailJob { job: id });
     }
 

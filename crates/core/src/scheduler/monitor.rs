@@ -48,12 +48,10 @@ impl Scheduler {
     /// Sum of the requests of a queue's runnable pending tasks.
     fn pending_demand(&self, queue: usize) -> Resources {
         let mut sum = Resources::ZERO;
-        for &j in &self.queues[queue].jobs {
-            let job = &self.jobs[j as usize];
-            if job.status == JobStatus::Active {
-                for &t in &job.pending {
-                    sum += job.tasks[t as usize].request;
-                }
+        for key in self.queues[queue].waiting.iter().flatten() {
+            let job = &self.jobs[key.2 as usize];
+            for &t in &job.pending {
+                sum += job.tasks[t as usize].request;
             }
         }
         sum
@@ -63,10 +61,10 @@ impl Scheduler {
     fn victim_jobs(&self, queue: usize, now: Micros) -> Vec<VictimJob> {
         let running = |t: &TaskRuntime| t.state == TaskState::Running;
         self.queues[queue]
-            .jobs
+            .active
             .iter()
-            .map(|&j| &self.jobs[j as usize])
-            .filter(|job| job.status == JobStatus::Active && job.running > 0)
+            .map(|key| &self.jobs[key.2 as usize])
+            .filter(|job| job.running > 0)
             .map(|job| VictimJob {
                 job: job.req.id,
                 remaining: job.estimated_remaining(now),

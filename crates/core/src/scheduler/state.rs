@@ -3,15 +3,16 @@
 
 use crate::model::{JobRequest, NodeId, TaskState};
 use crate::{Micros, Resources};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
+
+/// Orders jobs in a queue: (inverted priority, submission, id); smaller first.
+pub(crate) type ServiceKey = (u8, Micros, u32);
 
 /// A node's capacity and what is allocated on it.
 #[derive(Debug, Clone)]
 pub(crate) struct NodeState {
     pub capacity: Resources,
     pub allocated: Resources,
-    /// Only short jobs may use this node (the `reserve` placement).
-    pub short_only: bool,
 }
 
 impl NodeState {
@@ -20,14 +21,17 @@ impl NodeState {
     }
 }
 
-/// A queue's live usage and its active jobs in service order.
+/// A queue's live usage and its jobs in service order.
 #[derive(Debug, Clone)]
 pub(crate) struct QueueState {
     pub guaranteed: Resources,
     pub used: Resources,
-    pub jobs: Vec<u32>,
-    /// Some job in `jobs` has ended and awaits removal.
-    pub has_ended_jobs: bool,
+    /// Jobs that have neither finished nor failed.
+    pub active: BTreeSet<ServiceKey>,
+    /// Active jobs with runnable pending tasks, per class (indexed by
+    /// `JobClass as usize`): the only jobs an allocation pass visits, and a
+    /// class held back by head-of-line blocking is skipped as a whole.
+    pub waiting: [BTreeSet<ServiceKey>; 2],
 }
 
 /// A task as the resource manager tracks it.
@@ -64,6 +68,7 @@ pub(crate) enum JobStatus {
 pub(crate) struct JobState {
     pub req: JobRequest,
     pub queue: usize,
+    pub key: ServiceKey,
     pub tasks: Vec<TaskRuntime>,
     pub phases: Vec<PhaseRuntime>,
     /// Runnable pending tasks (their phase's barrier is passed), in order.
@@ -74,7 +79,7 @@ pub(crate) struct JobState {
 }
 
 impl JobState {
-    pub fn new(req: JobRequest, queue: usize) -> Self {
+    pub fn new(req: JobRequest, queue: usize, key: ServiceKey) -> Self {
         let mut tasks = Vec::with_capacity(req.task_count());
         let mut phases: Vec<PhaseRuntime> = Vec::with_capacity(req.phases.len());
         for (i, p) in req.phases.iter().enumerate() {
@@ -105,6 +110,7 @@ impl JobState {
         let mut job = JobState {
             req,
             queue,
+            key,
             tasks,
             phases,
             pending: VecDeque::new(),

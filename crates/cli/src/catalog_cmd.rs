@@ -1,0 +1,26 @@
+//! `pliant scenarios` and `pliant policies`: what is built in.
+
+use pliant_core::policy::{Params, PARAM_KEYS, PRESETS};
+use pliant_workload::scenarios::SCENARIOS;
+
+/// Prints every scenario with a line about it.
+pub fn scenarios() -> Result<(), String> {
+    for s in SCENARIOS {
+        println!("{:<12} {}", s.name, s.about);
+    }
+    Ok(())
+}
+
+/// Prints every preset and the `--set` keys with their defaults.
+pub fn policies() -> Result<(), String> {
+    println!("presets:");
+    for p in PRESETS {
+        println!("  {:<10} {}", p.name, p.about);
+    }
+    let defaults = serde_json::to_value(Params::default()).map_err(|e| e.to_string())?;
+    println!("\nparameters (--set KEY=VALUE):");
+    for (key, about) in PARAM_KEYS {
+        println!("  {key:<20} = {:<6} {about}", defaults[key]);
+    }
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! Live-mode commands: `pliant measure` measures the preemption mechanisms on
+//! this machine. `measure` runs its workload as `pliant dirty …` (a hidden
+//! subcommand), so [`LiveCommand`] is meant to be flattened into the top-level
+//! command.
+
+use pliant_live::dirtier::{self, DirtyArgs};
+use pliant_live::measure::{self, MeasureConfig};
+use std::time::Duration;
+
+/// The live-mode subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum LiveCommand {
+    /// Measure, on this machine, freeze/thaw latency, seconds per GB to reclaim
+    /// and restore dirty memory, and cooperative checkpoint dump/restart
+    /// (needs root, cgroups with cpu, memory and freezer, and swap or --temp-swap).
+    Measure(MeasureArgs),
+    /// The memory-dirtying workload `measure` runs.
+    #[command(hide = true)]
+    Dirty(DirtyCmd),
+}
+
+/// Options of `pliant measure`.
+#[derive(Debug, clap::Args)]
+pub struct MeasureArgs {
+    /// Dirty-memory sizes, comma-separated, in MB or with an M or G suffix.
+    #[arg(long, value_delimiter = ',', default_value = "256M,512M,1G,2G", value_parser = parse_size_mb)]
+    pub sizes: Vec<u64>,
+    /// Turn on a temporary swap file for the run; it is turned off and deleted afterwards.
+    #[arg(long)]
+    pub temp_swap: bool,
+    /// Seconds a memory-limit write may keep failing with EBUSY before reclaim counts as stalled.
+    #[arg(long, default_value = "10", value_parser = parse_seconds)]
+    pub patience: Duration,
+}
+
+/// Options of the hidden `pliant dirty` workload.
+#[derive(Debug, clap::Args)]
+pub struct DirtyCmd {
+    /// Buffer size in MB.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub mb: u64,
+    /// Stop after this many passes.
+    #[arg(long)]
+    pub passes: Option<u64>,
+}
+
+/// Runs a live-mode subcommand.
+pub fn run(cmd: LiveCommand) -> Result<(), String> {
+    match cmd {
+        LiveCommand::Measure(args) => {
+            let exe = std::env::current_exe().map_err(|e| format!("cannot find the pliant executable: {e}"))?;
+            let cfg = MeasureConfig {
+                sizes_mb: args.sizes,
+                workload: vec![exe.to_string_lossy().into_owned(), "dirty".into()],
+                temp_swap: args.temp_swap,
+                patience: args.patience,
+            };
+            let rows = measure::measure(&cfg, &mut |line| eprintln!("measure: {line}")).map_err(|e| e.to_string())?;
+            print!("{}", measure::table(&rows));
+            Ok(())
+        }
+        LiveCommand::Dirty(d) => dirtier::run(DirtyArgs { mb: d.mb, passes: d.passes }),
+    }
+}
+
+/// `256M`, `2G` or a plain number of MB.
+fn parse_size_mb(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, factor) = match t.char_indices().last() {
+        Some((i, 'G' | 'g')) => (&t[..i], 1024),
+        Some((i, 'M' | 'm')) => (&t[..i], 1),
+        _ => (t, 1),
+    };
+    match digits.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n * factor),
+        _ => Err(format!("`{s}` is not a size (e.g. 256M, 2G)")),
+    }
+}
+
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(Duration::from_secs_f64(x)),
+        _ => Err(format!("`{s}` is not a positive number of seconds")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_m_and_g_suffixes() {
+        assert_eq!(parse_size_mb("256M"), Ok(256));
+        assert_eq!(parse_size_mb("2G"), Ok(2048));
+        assert_eq!(parse_size_mb("512"), Ok(512));
+        assert!(parse_size_mb("0M").is_err());
+        assert!(parse_size_mb("1T").is_err());
+        assert!(parse_size_mb("").is_err());
+        assert_eq!(parse_seconds("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_seconds("-1").is_err());
+    }
+}

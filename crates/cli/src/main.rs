@@ -1,0 +1,42 @@
+//! The `pliant` command. This is the only layer (with the reports) that knows
+//! about files: it reads inputs, runs the bodies and writes outputs.
+
+mod catalog_cmd;
+mod simulate_cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// pliant: cluster scheduling where preemption keeps work.
+#[derive(Parser)]
+#[command(name = "pliant", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Replay a scenario or workload under several policies and compare them.
+    Simulate(simulate_cmd::SimulateArgs),
+    /// List the built-in scenarios.
+    Scenarios,
+    /// List the policy presets and their settable parameters.
+    Policies,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Simulate(args) => simulate_cmd::run(args),
+        Command::Scenarios => catalog_cmd::scenarios(),
+        Command::Policies => catalog_cmd::policies(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! `pliant simulate`: build a workload, run each policy on it, report.
+
+use clap::{Args, ValueEnum};
+use pliant_core::policy::{preset, Params, PRESETS};
+use pliant_metrics::RunRecord;
+use pliant_report::{comparison_json, comparison_table, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
+use pliant_sim::{simulate, SimOptions};
+use pliant_workload::scenarios::{self, DEFAULT_SCENARIO, SCENARIOS};
+use pliant_workload::{read_workload, Workload};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+/// Output format.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A table for people.
+    Table,
+    /// JSON with stable keys (see README).
+    Json,
+}
+
+/// Arguments of `pliant simulate`.
+#[derive(Args)]
+pub struct SimulateArgs {
+    /// A built-in scenario (see `pliant scenarios`).
+    #[arg(long, conflicts_with = "workload")]
+    scenario: Option<String>,
+    /// A workload file in pliant's native JSON Lines format.
+    #[arg(long)]
+    workload: Option<PathBuf>,
+    /// Comma-separated policy presets (see `pliant policies`); default: all.
+    #[arg(long, value_delimiter = ',')]
+    policies: Option<Vec<String>>,
+    /// Seed for scenario generation.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Scale factor for scenarios: nodes and arrival rates grow together.
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Policy parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Also write results.json, jobs.csv, jct_cdf.svg and cpu_timeline.svg here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
+    if let Some(path) = &args.workload {
+        let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+        let w =
+            read_workload(BufReader::new(file)).map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
+        return Ok((path.display().to_string(), w));
+    }
+    if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= 10_000.0) {
+        return Err(format!("--scale must be a number in (0, 10000], got {}", args.scale));
+    }
+    let name = args.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
+    let w = scenarios::build(name, args.seed, args.scale).ok_or_else(|| {
+        let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
+        format!("unknown scenario `{name}` (known: {})", known.join(", "))
+    })?;
+    Ok((name.to_string(), w))
+}
+
+fn params(args: &SimulateArgs) -> Result<Params, String> {
+    let mut p = Params::default();
+    for kv in &args.set {
+        let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set expects KEY=VALUE, got `{kv}`"))?;
+        p.set(k.trim(), v.trim()).map_err(|e| e.to_string())?;
+    }
+    Ok(p)
+}
+
+/// Runs the policies, in parallel on the available cores, keeping their order.
+fn run_all(workload: &Workload, policies: Vec<pliant_core::policy::Policy>) -> Result<Vec<RunRecord>, String> {
+    let opts = SimOptions::default();
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let mut results: Vec<Option<Result<RunRecord, String>>> = vec![None; policies.len()];
+    for (chunk, slots) in policies.chunks(threads).zip(results.chunks_mut(threads)) {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|p| {
+                    let opts = &opts;
+                    s.spawn(move || simulate(workload, p.clone(), opts).map_err(|e| format!("policy {}: {e}", p.name)))
+                })
+                .collect();
+            for (slot, h) in slots.iter_mut().zip(handles) {
+                *slot = Some(h.join().unwrap_or_else(|_| Err("simulation thread panicked".into())));
+            }
+        });
+    }
+    results.into_iter().map(|r| r.expect("every slot filled")).collect()
+}
+
+fn write_outputs(dir: &Path, json: &str, runs: &[RunRecord]) -> Result<(), String> {
+    let ctx = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(|e| ctx("cannot create", &e))?;
+    std::fs::write(dir.join("results.json"), json).map_err(|e| ctx("cannot write results.json", &e))?;
+    let csv = File::create(dir.join("jobs.csv")).map_err(|e| ctx("cannot write jobs.csv", &e))?;
+    write_jobs_csv(runs, csv).map_err(|e| ctx("cannot write jobs.csv", &e))?;
+    plot_jct_cdf(runs, &dir.join("jct_cdf.svg")).map_err(|e| ctx("cannot plot jct_cdf.svg", &e))?;
+    plot_cpu_timeline(runs, &dir.join("cpu_timeline.svg")).map_err(|e| ctx("cannot plot cpu_timeline.svg", &e))?;
+    Ok(())
+}
+
+/// Runs `pliant simulate`.
+pub fn run(args: SimulateArgs) -> Result<(), String> {
+    let (name, workload) = load_workload(&args)?;
+    let params = params(&args)?;
+    let names: Vec<String> = match &args.policies {
+        Some(list) => list.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+        None => PRESETS.iter().map(|p| p.name.to_string()).collect(),
+    };
+    if names.is_empty() {
+        return Err("--policies is empty".into());
+    }
+    let policies = names
+        .iter()
+        .map(|n| {
+            preset(n, &params).ok_or_else(|| {
+                let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+                format!("unknown policy `{n}` (known: {})", known.join(", "))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let runs = run_all(&workload, policies)?;
+    let doc = comparison_json(&name, args.seed, args.scale, &params, &runs);
+    let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+    match args.format {
+        Format::Json => println!("{json}"),
+        Format::Table => {
+            let title = format!(
+                "{name} (seed {}, scale {}): {} jobs on {} nodes",
+                args.seed,
+                args.scale,
+                workload.jobs.len(),
+                workload.cluster.nodes.len()
+            );
+            print!("{}", comparison_table(&title, &runs));
+        }
+    }
+    if let Some(dir) = &args.out {
+        write_outputs(dir, &json, &runs)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! `pliant trace stats` and `pliant trace import`: the CLI glue over `pliant-trace`.
+
+use pliant_core::{Resources, SECOND};
+use pliant_trace::{import, trace_stats, ClassRule, LoadOptions, ReadOptions, StatsOptions, Unfinished, Window};
+use std::path::PathBuf;
+
+/// `pliant trace …`
+#[derive(Debug, clap::Subcommand)]
+pub enum TraceCommand {
+    /// Print what is in a trace: jobs, tasks, arrivals, percentiles, short share, evictions per band.
+    Stats(StatsArgs),
+    /// Convert a trace into pliant's native workload format (parsed once, replayed many times).
+    Import(ImportArgs),
+}
+
+/// Options shared by every trace command.
+#[derive(Debug, clap::Args)]
+pub struct ReadArgs {
+    /// Trace files or directories (gzip or plain; the format is detected).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Size of the largest machine, which normalised requests are fractions of: CORES,GB.
+    #[arg(long, default_value = "32,128", value_parser = parse_node)]
+    pub node: Resources,
+    /// Only trace time START..END (seconds).
+    #[arg(long, value_parser = parse_window)]
+    pub window: Option<Window>,
+    /// Keep tasks unfinished in the window with the part of their run it shows, instead of dropping them.
+    #[arg(long)]
+    pub truncate: bool,
+    /// Stop at the first malformed row instead of skipping and counting it.
+    #[arg(long)]
+    pub strict: bool,
+    /// Longest duration of a short job, seconds.
+    #[arg(long, default_value_t = 300.0)]
+    pub short_max_s: f64,
+    /// Most CPU-time of a short job, core-seconds.
+    #[arg(long, default_value_t = 1000.0)]
+    pub short_max_core_s: f64,
+}
+
+/// `pliant trace stats FILES…`
+#[derive(Debug, clap::Args)]
+pub struct StatsArgs {
+    /// What to read.
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Width of an arrival-rate bucket, seconds.
+    #[arg(long, default_value_t = 600.0)]
+    pub bucket_s: f64,
+}
+
+/// `pliant trace import FILES… -o FILE`
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// What to read.
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// The native workload file to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Nodes of the target cluster (default: the machines the trace ran on).
+    #[arg(long)]
+    pub nodes: Option<u32>,
+    /// Shrink the trace to NODES nodes: keep NODES / (trace's machines) of the jobs.
+    #[arg(long, value_name = "NODES")]
+    pub scale: Option<u32>,
+    /// Keep this fraction of the jobs (0 < FRACTION ≤ 1).
+    #[arg(long, default_value_t = 1.0)]
+    pub sample: f64,
+    /// Seed of the sample.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+fn parse_node(s: &str) -> Result<Resources, String> {
+    let (c, g) = s.split_once(',').ok_or("expected CORES,GB, e.g. 32,128")?;
+    let cores: f64 = c.trim().parse().map_err(|_| format!("bad core count `{c}`"))?;
+    let gb: f64 = g.trim().parse().map_err(|_| format!("bad memory size `{g}`"))?;
+    if !(cores > 0.0 && cores < 1e6 && gb > 0.0 && gb < 1e9) {
+        return Err("the node needs positive cores and memory".into());
+    }
+    Ok(Resources::new((cores * 1000.0).round() as u64, (gb * 1024.0).round() as u64))
+}
+
+fn parse_window(s: &str) -> Result<Window, String> {
+    let (a, b) = s.split_once("..").ok_or("expected START..END in seconds, e.g. 600..4200")?;
+    let secs = |x: &str| -> Result<u64, String> {
+        let v: f64 = x.trim().parse().map_err(|_| format!("bad time `{x}`"))?;
+        if v.is_finite() && v >= 0.0 && v < 1e12 {
+            Ok((v * SECOND as f64).round() as u64)
+        } else {
+            Err(format!("bad time `{x}`"))
+        }
+    };
+    let w = Window { start: secs(a)?, end: secs(b)? };
+    if w.start >= w.end {
+        return Err("the window's start must come before its end".into());
+    }
+    Ok(w)
+}
+
+fn seconds(s: f64, what: &str) -> Result<u64, String> {
+    if s.is_finite() && s >= 0.0 && s < 1e12 {
+        Ok((s * SECOND as f64).round() as u64)
+    } else {
+        Err(format!("{what} must be a non-negative number of seconds"))
+    }
+}
+
+impl ReadArgs {
+    fn options(&self) -> Result<(ReadOptions, ClassRule), String> {
+        let read = ReadOptions {
+            node: self.node,
+            window: self.window,
+            unfinished: if self.truncate { Unfinished::Truncate } else { Unfinished::Drop },
+            strict: self.strict,
+        };
+        let rule = ClassRule {
+            max_short_duration: seconds(self.short_max_s, "--short-max-s")?,
+            max_short_core_seconds: self.short_max_core_s,
+        };
+        Ok((read, rule))
+    }
+}
+
+/// Runs a `pliant trace` command; errors come back as one line.
+pub fn run(cmd: TraceCommand) -> Result<(), String> {
+    match cmd {
+        TraceCommand::Stats(a) => {
+            let (read, classes) = a.read.options()?;
+            let opts =
+                StatsOptions { read, classes, bucket: seconds(a.bucket_s, "--bucket-s")?.max(1), progress: true };
+            let stats = trace_stats(&a.read.files, &opts).map_err(|e| e.to_string())?;
+            print!("{stats}");
+            Ok(())
+        }
+        TraceCommand::Import(a) => {
+            let (read, classes) = a.read.options()?;
+            let opts = LoadOptions {
+                read,
+                nodes: a.scale.or(a.nodes),
+                scale: a.scale.is_some(),
+                source_machines: None,
+                sample: a.sample,
+                seed: a.seed,
+                classes,
+                progress: true,
+            };
+            let file = std::fs::File::create(&a.output).map_err(|e| format!("{}: {e}", a.output.display()))?;
+            let out = std::io::BufWriter::new(file);
+            let rep = import(&a.read.files, &opts, out).map_err(|e| e.to_string())?;
+            eprintln!("{rep}");
+            eprintln!("wrote {}", a.output.display());
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pliant_trace::DEFAULT_NODE;
+
+    #[test]
+    fn flags_parse_into_options() {
+        assert_eq!(parse_node("32,128"), Ok(DEFAULT_NODE));
+        assert_eq!(parse_window("600..4200"), Ok(Window { start: 600 * SECOND, end: 4200 * SECOND }));
+        assert!(parse_window("5..5").is_err());
+        assert!(parse_node("0,1").is_err());
+    }
+}

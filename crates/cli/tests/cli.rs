@@ -1,0 +1,197 @@
+//! The `pliant` binary end to end: outputs, the README's default comparison,
+//! and clear errors (exit code 2) for bad input.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn pliant(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pliant")).args(args).output().expect("run pliant")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pliant-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = pliant(args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn result<'a>(doc: &'a Value, policy: &str) -> &'a Value {
+    doc["results"].as_array().unwrap().iter().find(|r| r["policy"] == policy).unwrap()
+}
+
+fn error_of(args: &[&str]) -> String {
+    let out = pliant(args);
+    assert_eq!(out.status.code(), Some(2), "stdout: {}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// The README's first command: on `mixed` (seed 1), fifo has the worst short-job
+/// p95, kill a short-job p95 within 1.2× of the best, fifo the best long-job p90,
+/// and kill a worse long-job p90 than fifo with non-zero waste.
+#[test]
+fn default_comparison_has_the_expected_shape() {
+    let doc = json(&["simulate", "--format", "json"]);
+    assert_eq!(doc["scenario"], "mixed");
+    let p =
+        |policy: &str, class: &str, stat: &str| result(&doc, policy)["classes"][class]["jct"][stat].as_f64().unwrap();
+    let policies = ["fifo", "priority", "reserve", "kill"];
+    let best_short = policies.iter().map(|x| p(x, "short", "p95")).fold(f64::MAX, f64::min);
+    for x in &policies[1..] {
+        assert!(p("fifo", "short", "p95") > p(x, "short", "p95"), "fifo short p95 should be worst ({x})");
+        assert!(p("fifo", "long", "p90") < p(x, "long", "p90"), "fifo long p90 should be best ({x})");
+    }
+    assert!(p("kill", "short", "p95") <= 1.2 * best_short);
+    assert!(result(&doc, "kill")["waste_core_seconds"].as_f64().unwrap() > 0.0);
+}
+
+/// Every documented key is present.
+#[test]
+fn json_has_the_documented_keys() {
+    let doc = json(&["simulate", "--scale", "0.3", "--policies", "fifo,kill", "--format", "json"]);
+    for key in ["scenario", "seed", "scale", "params", "results"] {
+        assert!(!doc[key].is_null(), "missing {key}");
+    }
+    let r = result(&doc, "kill");
+    for class in ["short", "long"] {
+        let c = &r["classes"][class];
+        for key in ["jobs", "failed", "cov"] {
+            assert!(c[key].is_number(), "classes.{class}.{key}");
+        }
+        for dist in ["jct", "queue_delay"] {
+            for stat in ["mean", "p50", "p90", "p95", "p99"] {
+                assert!(c[dist][stat].is_number(), "classes.{class}.{dist}.{stat}");
+            }
+        }
+    }
+    assert!(r["utilization"]["cpu_mean"].as_f64().unwrap() > 0.0);
+    assert!(r["waste_core_seconds"].is_number());
+    assert!(r["preemptions"]["kill"].as_u64().unwrap() > 0);
+    assert!(r["sim"]["events"].as_u64().unwrap() > 0);
+    assert!(r["sim"]["wall_seconds"].is_number());
+    assert_eq!(doc["params"]["max_attempts"], 4);
+}
+
+/// Same seed → byte-identical JSON once the wall-clock fields are removed.
+#[test]
+fn same_seed_gives_identical_json() {
+    let strip = |mut doc: Value| {
+        for r in doc["results"].as_array_mut().unwrap() {
+            r["sim"].as_object_mut().unwrap().retain(|k, _| k == "events");
+        }
+        serde_json::to_string(&doc).unwrap()
+    };
+    let args = ["simulate", "--scale", "0.5", "--seed", "9", "--format", "json"];
+    let (a, b) = (strip(json(&args)), strip(json(&args)));
+    assert_eq!(a, b);
+    let other = strip(json(&["simulate", "--scale", "0.5", "--seed", "10", "--format", "json"]));
+    assert_ne!(a, other);
+}
+
+/// `--out` writes the per-job CSV (a row per job per policy) and both plots with
+/// one line per policy.
+#[test]
+fn out_writes_csv_and_plots() {
+    let dir = temp_dir("out");
+    let d = dir.to_str().unwrap();
+    let doc = json(&["simulate", "--scale", "0.3", "--policies", "fifo,kill", "--format", "json", "--out", d]);
+    let jobs: u64 =
+        ["short", "long"].iter().map(|c| result(&doc, "fifo")["classes"][c]["jobs"].as_u64().unwrap()).sum();
+    let csv = std::fs::read_to_string(dir.join("jobs.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("policy,job,class"));
+    assert_eq!(lines.count() as u64, 2 * jobs);
+    for (plot, panels) in [("jct_cdf.svg", 2), ("cpu_timeline.svg", 1)] {
+        let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
+        assert!(svg.starts_with("<svg"), "{plot}");
+        // Per panel and policy: the data line and its legend sample, both 2 px wide.
+        let lines = svg.lines().filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\"")).count();
+        assert_eq!(lines, 2 * 2 * panels, "{plot}: a line per policy and panel");
+        assert!(svg.contains(">\nkill\n<") || svg.contains(">kill<"), "{plot}: legend names the policy");
+    }
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(saved["results"][1]["policy"], "kill");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn unknown_scenario_and_policy_are_clear_errors() {
+    let e = error_of(&["simulate", "--scenario", "nope"]);
+    assert!(e.contains("unknown scenario `nope`") && e.contains("mixed"), "{e}");
+    let e = error_of(&["simulate", "--policies", "fifo,nope"]);
+    assert!(e.contains("unknown policy `nope`") && e.contains("kill"), "{e}");
+    let e = error_of(&["simulate", "--set", "max_attempts=0"]);
+    assert!(e.contains("max_attempts"), "{e}");
+    let e = error_of(&["simulate", "--set", "warp=9"]);
+    assert!(e.contains("unknown parameter `warp`"), "{e}");
+    let e = error_of(&["simulate", "--scale", "0"]);
+    assert!(e.contains("--scale"), "{e}");
+}
+
+#[test]
+fn bad_workload_files_name_file_line_and_problem() {
+    let dir = temp_dir("bad");
+    let cluster = r#"{"cluster":{"nodes":[{"count":2,"cpu":4,"mem_mb":4096}]}}"#;
+    let cases = [
+        ("malformed.jsonl", format!("{cluster}\n{{\"job\": oops}}\n"), ":2:", "expected"),
+        ("nonodes.jsonl", r#"{"cluster":{"nodes":[]}}"#.to_string(), ":1:", "no nodes"),
+        (
+            "toobig.jsonl",
+            format!("{cluster}\n\n{{\"job\":{{\"submit_s\":0,\"class\":\"long\",\"phases\":[{{\"tasks\":[{{\"cpu\":64,\"mem_mb\":1,\"duration_s\":5}}]}}]}}}}\n"),
+            ":3:",
+            "bigger than every node",
+        ),
+    ];
+    for (name, text, line, problem) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let e = error_of(&["simulate", "--workload", path.to_str().unwrap()]);
+        assert!(e.contains(&format!("{name}{line}")) && e.contains(problem), "{name}: {e}");
+    }
+    let e = error_of(&["simulate", "--workload", dir.join("missing.jsonl").to_str().unwrap()]);
+    assert!(e.contains("missing.jsonl") && e.contains("cannot open"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A native workload file runs, and long jobs under `reserve` with every node
+/// reserved are reported as never able to run instead of hanging.
+#[test]
+fn workload_file_runs_and_impossible_runs_are_reported() {
+    let dir = temp_dir("wl");
+    let path = dir.join("w.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"cluster\":{\"nodes\":[{\"cpu\":8,\"mem_mb\":8192}]}}\n",
+            "{\"job\":{\"name\":\"a\",\"submit_s\":0,\"class\":\"long\",\"phases\":[{\"tasks\":[{\"cpu\":8,\"mem_mb\":8192,\"duration_s\":100}]}]}}\n",
+            "{\"job\":{\"name\":\"b\",\"submit_s\":10,\"class\":\"short\",\"phases\":[{\"tasks\":[{\"cpu\":4,\"mem_mb\":4096,\"duration_s\":20}]}]}}\n",
+        ),
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let doc = json(&["simulate", "--workload", p, "--policies", "fifo", "--format", "json"]);
+    assert_eq!(result(&doc, "fifo")["classes"]["short"]["jct"]["mean"], 110.0);
+    let e = error_of(&["simulate", "--workload", p, "--policies", "reserve", "--set", "reserve_fraction=1"]);
+    assert!(e.contains("can never run"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn catalogues_list_scenarios_presets_and_keys() {
+    let out = String::from_utf8(pliant(&["scenarios"]).stdout).unwrap();
+    for s in ["mixed", "high-load", "low-load", "multi-load"] {
+        assert!(out.contains(s), "{out}");
+    }
+    let out = String::from_utf8(pliant(&["policies"]).stdout).unwrap();
+    for s in ["fifo", "priority", "reserve", "kill", "reserve_fraction", "max_attempts"] {
+        assert!(out.contains(s), "{out}");
+    }
+}

@@ -1,0 +1,117 @@
+//! Property tests of the scheduling core driven directly with observations.
+
+use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+use pliant_core::policy::{preset, Params, PRESETS};
+use pliant_core::{Action, Observation, Resources, Scheduler, SECOND};
+use proptest::prelude::*;
+
+fn job(id: u32, class: JobClass, tasks: &[(u64, u64)], coupled: bool) -> JobRequest {
+    JobRequest {
+        id: JobId(id),
+        submit: 0,
+        class,
+        priority: if class == JobClass::Short { 9 } else { 0 },
+        phases: vec![PhaseRequest {
+            deps: vec![],
+            coupled,
+            tasks: tasks
+                .iter()
+                .map(|&(c, m)| TaskRequest { resources: Resources::cores_gb(c, m), estimate: Some(10 * SECOND) })
+                .collect(),
+        }],
+    }
+}
+
+fn assert_no_overallocation(s: &Scheduler) {
+    for (i, (cap, alloc)) in s.node_allocations().enumerate() {
+        assert!(alloc.fits_in(&cap), "node {i} over-allocated: {alloc} of {cap}");
+    }
+}
+
+proptest! {
+    /// Whatever arrives and finishes, in any order, under any preset, no node
+    /// ever holds more than its capacity.
+    #[test]
+    fn no_node_is_ever_over_allocated(
+        jobs in prop::collection::vec((any::<bool>(), prop::collection::vec((1u64..=16, 1u64..=32), 1..6)), 1..12),
+        finish_picks in prop::collection::vec(any::<prop::sample::Index>(), 0..60),
+        preset_pick in 0..PRESETS.len(),
+    ) {
+        let policy = preset(PRESETS[preset_pick].name, &Params::default()).unwrap();
+        let mut s = Scheduler::new(&[Resources::cores_gb(32, 64); 3], policy).unwrap();
+        let mut running: Vec<TaskRef> = Vec::new();
+        let mut out = Vec::new();
+        let mut now = 0;
+        let mut picks = finish_picks.into_iter();
+        for (i, (short, tasks)) in jobs.iter().enumerate() {
+            let class = if *short { JobClass::Short } else { JobClass::Long };
+            s.observe(now, Observation::JobSubmitted(job(i as u32, class, tasks, !short))).unwrap();
+            now += SECOND;
+            s.monitor(now, &mut out);
+            s.schedule(now, &mut out);
+            for a in out.drain(..) {
+                match a {
+                    Action::Launch { task, .. } => running.push(task),
+                    Action::Preempt { task, .. } => running.retain(|t| *t != task),
+                    Action::FailJob { job } => running.retain(|t| t.job != job),
+                }
+            }
+            assert_no_overallocation(&s);
+            if let (Some(pick), false) = (picks.next(), running.is_empty()) {
+                let t = running.remove(pick.index(running.len()));
+                s.observe(now, Observation::TaskFinished(t)).unwrap();
+            }
+        }
+    }
+}
+
+/// A task that is not running cannot finish: the core refuses the observation.
+#[test]
+fn finishing_a_pending_task_is_refused() {
+    let policy = preset("fifo", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(1, 1)], policy).unwrap();
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(1, 1), (1, 1)], false))).unwrap();
+    let mut out = Vec::new();
+    s.schedule(0, &mut out);
+    assert_eq!(out.len(), 1, "one node of one core fits one task");
+    let pending = TaskRef { job: JobId(0), task: 1 };
+    assert!(s.observe(1, Observation::TaskFinished(pending)).is_err());
+}
+
+/// Job ids must be dense and in order.
+#[test]
+fn out_of_order_job_ids_are_refused() {
+    let policy = preset("fifo", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(1, 1)], policy).unwrap();
+    let err = s.observe(0, Observation::JobSubmitted(job(3, JobClass::Long, &[(1, 1)], false))).unwrap_err();
+    assert_eq!(err.to_string(), "job submitted with id 3, expected 0");
+}
+
+/// The `kill` preset on one node of ⟨32 CPU, 64 GB⟩: a long job of four ⟨8, 16⟩
+/// executors fills it; a short job of two ⟨4, 4⟩ tasks arrives. The short queue
+/// (95 %) is starved and the long queue is over its 5 % (= ⟨1.6, 3.2⟩) by ⟨30.4, 60.8⟩.
+/// r_s = ⟨8, 8⟩ < a, so p = ⟨8, 8⟩ (Alg. 1 line 6): Alg. 2 kills the youngest
+/// executor (task 3, ⟨8, 16⟩), which covers CPU, the dominant resource. Both
+/// short tasks then start in its place.
+#[test]
+fn kill_preset_frees_exactly_one_executor_for_two_short_tasks() {
+    let policy = preset("kill", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(32, 64)], policy).unwrap();
+    let mut out = Vec::new();
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(8, 16); 4], true))).unwrap();
+    s.schedule(0, &mut out);
+    assert_eq!(out.len(), 4);
+    out.clear();
+    s.observe(SECOND, Observation::JobSubmitted(job(1, JobClass::Short, &[(4, 4); 2], false))).unwrap();
+    s.schedule(SECOND, &mut out);
+    assert!(out.is_empty(), "no room before the monitor runs");
+    s.monitor(3 * SECOND, &mut out);
+    s.schedule(3 * SECOND, &mut out);
+    let killed: Vec<_> = out.iter().filter(|a| matches!(a, Action::Preempt { .. })).collect();
+    assert_eq!(killed.len(), 1);
+    assert!(matches!(killed[0], Action::Preempt { task: TaskRef { job: JobId(0), task: 3 }, .. }));
+    let launched: Vec<_> =
+        out.iter().filter(|a| matches!(a, Action::Launch { task, .. } if task.job == JobId(1))).collect();
+    assert_eq!(launched.len(), 2);
+    assert_no_overallocation(&s);
+}

@@ -1,0 +1,19 @@
+//! pliant's live body on Linux: tasks run as real processes in cgroups, and
+//! the preemption mechanisms keep their work — freeze, shrink, swap out,
+//! checkpoint — or kill them when told to.
+//!
+//! Architecture invariant: the policy lives in `pliant-core`; this crate only
+//! carries out its actions ([`dispatch`] is the single mapping) and reports
+//! what it observes. It touches only cgroups it created (named `pliant…`),
+//! processes it started and swap files it made.
+#![warn(missing_docs)]
+
+pub mod capabilities;
+pub mod cgroup;
+pub mod dirtier;
+pub mod dispatch;
+pub mod measure;
+pub mod mechanism;
+pub mod process;
+pub mod scratch;
+pub mod swap;

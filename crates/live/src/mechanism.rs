@@ -1,0 +1,269 @@
+//! The preemption mechanisms on one real task: a process tree in its own
+//! cgroup. BIG-C §3.2–3.3 (immediate and graceful preemption), the
+//! checkpoint paper §3.2 (suspend-resume; here the cooperative protocol, as
+//! CRIU does not run everywhere), and kill.
+
+use crate::cgroup::{Cgroup, CgroupError, MemoryStats};
+use crate::process::{describe, CommandSpec, TaskProcess};
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+/// BIG-C §3.2: a suspended task keeps 1 % of a core…
+pub const FOOTPRINT_CPU_MILLI: u64 = 10;
+/// …and 64 MB of memory.
+pub const FOOTPRINT_MEM_BYTES: u64 = 64 << 20;
+
+/// A task's CPU and memory allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allocation {
+    /// CPU in millicores.
+    pub cpu_milli: u64,
+    /// Memory in bytes.
+    pub mem_bytes: u64,
+}
+
+/// A mechanism that could not be carried out.
+#[derive(Debug, thiserror::Error)]
+pub enum MechanismError {
+    /// A cgroup operation failed.
+    #[error(transparent)]
+    Cgroup(#[from] CgroupError),
+    /// Starting, signalling or waiting for the process failed.
+    #[error("process: {0}")]
+    Io(#[from] io::Error),
+    /// Cooperative checkpointing needs a checkpoint directory given at launch.
+    #[error("the task was started without a checkpoint directory")]
+    NoCheckpointDir,
+}
+
+/// What memory reclaim did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reclaim {
+    /// Counters before.
+    pub before: MemoryStats,
+    /// Counters after.
+    pub after: MemoryStats,
+    /// Time the limit write took, retries included.
+    pub took: Duration,
+}
+
+/// The result of one graceful-preemption step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The task's limits after the step.
+    pub limits: Allocation,
+    /// True when reclaim stalled and the task had to be frozen to finish the step.
+    pub froze: bool,
+}
+
+/// How a cooperative checkpoint ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointOutcome {
+    /// The task wrote its state to the directory and exited 0: restart it from there.
+    Saved(PathBuf),
+    /// The task exited otherwise after the signal: its progress is lost.
+    Lost(String),
+    /// The task did not exit in time and was killed: its progress is lost.
+    TimedOut,
+}
+
+/// A task running on this node, under the mechanisms.
+#[derive(Debug)]
+pub struct LiveTask {
+    // Field order matters: the process is reaped before its cgroup is removed.
+    process: TaskProcess,
+    cgroup: Cgroup,
+    allocation: Allocation,
+    limits: Allocation,
+    checkpoint_dir: Option<PathBuf>,
+    stopped_by_signal: bool,
+    baseline: Option<MemoryStats>,
+}
+
+impl LiveTask {
+    /// Creates the cgroup `name` under `parent`, limits it to `allocation`
+    /// and starts `spec` in it.
+    pub fn launch(
+        parent: &Cgroup,
+        name: &str,
+        spec: &CommandSpec,
+        allocation: Allocation,
+    ) -> Result<LiveTask, MechanismError> {
+        let cgroup = parent.child(name)?;
+        let controllers = cgroup.controllers();
+        if controllers.cpu {
+            cgroup.set_cpu_quota(Some(allocation.cpu_milli))?;
+        }
+        if controllers.memory {
+            cgroup.set_memory_limit(Some(allocation.mem_bytes), Duration::ZERO)?;
+        }
+        let process = TaskProcess::spawn(spec, &cgroup)?;
+        Ok(LiveTask {
+            process,
+            cgroup,
+            allocation,
+            limits: allocation,
+            checkpoint_dir: spec.checkpoint_dir.clone(),
+            stopped_by_signal: false,
+            baseline: None,
+        })
+    }
+
+    /// The main process id.
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+
+    /// The task's cgroup.
+    pub fn cgroup(&self) -> &Cgroup {
+        &self.cgroup
+    }
+
+    /// The limits in force now (lower than the allocation after graceful steps).
+    pub fn limits(&self) -> Allocation {
+        self.limits
+    }
+
+    /// The memory counters of the task's cgroup.
+    pub fn memory(&self) -> Result<MemoryStats, MechanismError> {
+        Ok(self.cgroup.memory()?)
+    }
+
+    /// The exit status, if the task has exited.
+    pub fn try_wait(&mut self) -> Result<Option<ExitStatus>, MechanismError> {
+        Ok(self.process.try_wait()?)
+    }
+
+    /// True when the task is frozen (by the freezer or SIGSTOP).
+    pub fn is_frozen(&self) -> Result<bool, MechanismError> {
+        Ok(self.stopped_by_signal || (self.cgroup.controllers().freezer && self.cgroup.is_frozen()?))
+    }
+
+    /// Kill: the whole tree (the cgroup, and the process group for good
+    /// measure), then reaps the main process.
+    pub fn kill(&mut self) -> Result<ExitStatus, MechanismError> {
+        self.cgroup.kill_all()?;
+        Ok(self.process.kill_group()?)
+    }
+
+    /// Suspend in place: freeze, memory kept.
+    pub fn suspend(&mut self) -> Result<(), MechanismError> {
+        if self.cgroup.controllers().freezer {
+            self.cgroup.freeze()?;
+        } else {
+            self.process.signal_group(libc::SIGSTOP)?;
+            self.stopped_by_signal = true;
+        }
+        Ok(())
+    }
+
+    fn unfreeze(&mut self) -> Result<(), MechanismError> {
+        if self.stopped_by_signal {
+            self.process.signal_group(libc::SIGCONT)?;
+            self.stopped_by_signal = false;
+        } else if self.cgroup.controllers().freezer {
+            self.cgroup.thaw()?;
+        }
+        Ok(())
+    }
+
+    /// Immediate preemption (BIG-C §3.2): CPU to 1 %, freeze (reclaim from a
+    /// frozen task is several times faster), then the memory limit down to
+    /// `footprint` so the kernel swaps the rest out. Waits up to `patience`
+    /// for reclaim; on [`CgroupError::LimitBusy`] the task stays frozen with
+    /// its old limit.
+    pub fn immediate(&mut self, footprint: u64, patience: Duration) -> Result<Reclaim, MechanismError> {
+        if self.cgroup.controllers().cpu {
+            self.cgroup.set_cpu_quota(Some(FOOTPRINT_CPU_MILLI))?;
+            self.limits.cpu_milli = FOOTPRINT_CPU_MILLI;
+        }
+        self.suspend()?;
+        let before = self.cgroup.memory()?;
+        let start = Instant::now();
+        self.cgroup.set_memory_limit(Some(footprint), patience)?;
+        self.limits.mem_bytes = footprint;
+        Ok(Reclaim { before, after: self.cgroup.memory()?, took: start.elapsed() })
+    }
+
+    /// Resume after immediate or graceful preemption or suspend: memory back
+    /// first, then thaw, then the CPU quota. The swapped-out pages come back
+    /// as the task touches them.
+    pub fn resume(&mut self) -> Result<(), MechanismError> {
+        let controllers = self.cgroup.controllers();
+        if controllers.memory {
+            self.cgroup.set_memory_limit(Some(self.allocation.mem_bytes), Duration::ZERO)?;
+        }
+        self.unfreeze()?;
+        if controllers.cpu {
+            self.cgroup.set_cpu_quota(Some(self.allocation.cpu_milli))?;
+        }
+        self.limits = self.allocation;
+        self.baseline = None;
+        Ok(())
+    }
+
+    /// One round of graceful preemption (BIG-C §3.3): lower the CPU quota by
+    /// `step.cpu_milli` and the memory limit by `step.mem_bytes`, not below
+    /// the footprint. If reclaim stalls for `patience`, the task is frozen and
+    /// reclaim finishes from the frozen task. Afterwards call
+    /// [`LiveTask::freeze_if_swapping`] periodically.
+    pub fn graceful_step(&mut self, step: Allocation, patience: Duration) -> Result<Step, MechanismError> {
+        let target = Allocation {
+            cpu_milli: self.limits.cpu_milli.saturating_sub(step.cpu_milli).max(FOOTPRINT_CPU_MILLI),
+            mem_bytes: self.limits.mem_bytes.saturating_sub(step.mem_bytes).max(FOOTPRINT_MEM_BYTES),
+        };
+        self.cgroup.set_cpu_quota(Some(target.cpu_milli))?;
+        self.limits.cpu_milli = target.cpu_milli;
+        let froze = match self.cgroup.set_memory_limit(Some(target.mem_bytes), patience) {
+            Ok(()) => false,
+            Err(CgroupError::LimitBusy { .. }) => {
+                self.suspend()?;
+                self.cgroup.set_memory_limit(Some(target.mem_bytes), patience)?;
+                true
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.limits.mem_bytes = target.mem_bytes;
+        self.baseline = Some(self.cgroup.memory()?);
+        Ok(Step { limits: self.limits, froze })
+    }
+
+    /// BIG-C §4.2 container monitor: if the task swapped since the last look
+    /// (see [`MemoryStats::swapping_since`]), freeze it. Returns true when it
+    /// froze the task now.
+    pub fn freeze_if_swapping(&mut self) -> Result<bool, MechanismError> {
+        let now = self.cgroup.memory()?;
+        let swapping = self.baseline.is_some_and(|b| now.swapping_since(&b));
+        self.baseline = Some(now);
+        if swapping && !self.is_frozen()? {
+            self.suspend()?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Cooperative checkpoint: SIGUSR1 to the task's process group; the task
+    /// writes its state to its checkpoint directory and exits 0 within
+    /// `deadline`. Whatever is left in the cgroup is killed afterwards.
+    pub fn checkpoint(&mut self, deadline: Duration) -> Result<CheckpointOutcome, MechanismError> {
+        let dir = self.checkpoint_dir.clone().ok_or(MechanismError::NoCheckpointDir)?;
+        self.unfreeze()?;
+        self.process.signal_group(libc::SIGUSR1)?;
+        let outcome = match self.process.wait_timeout(deadline)? {
+            Some(s) if s.success() => CheckpointOutcome::Saved(dir),
+            Some(s) => CheckpointOutcome::Lost(describe(s)),
+            None => CheckpointOutcome::TimedOut,
+        };
+        self.kill()?;
+        Ok(outcome)
+    }
+
+    /// Removes the task's cgroup, killing whatever still runs in it.
+    pub fn remove(self) -> Result<(), MechanismError> {
+        let LiveTask { process, cgroup, .. } = self;
+        drop(process);
+        Ok(cgroup.remove()?)
+    }
+}

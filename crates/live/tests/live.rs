@@ -1,0 +1,366 @@
+//! The mechanisms on real processes, real cgroups and real swap.
+//!
+//! These need root, the cgroup memory, cpu and freezer controllers, and (for
+//! immediate and graceful preemption) a swap file they turn on themselves.
+//! Where something is missing a test prints `SKIPPED: <reason>` to stderr and
+//! returns — unless `PLIANT_REQUIRE_LIVE=1` (CI), where it fails instead.
+//! The tests run one at a time: swap and CPU are shared by the whole machine.
+
+use pliant_live::capabilities::{Capabilities, NodeMechanism};
+use pliant_live::cgroup::{Cgroup, CgroupError, Layout, Version};
+use pliant_live::dirtier::{read_progress, Progress};
+use pliant_live::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError};
+use pliant_live::process::{CommandSpec, TaskProcess};
+use pliant_live::scratch::ScratchDir;
+use pliant_live::swap::{self, TempSwap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const MB: u64 = 1 << 20;
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// One test's world. Fields drop in order: the cgroups (and every task in
+/// them) go first, then swap is turned off, then the scratch directory goes.
+struct Live {
+    layout: Layout,
+    top: Cgroup,
+    _swap: Option<TempSwap>,
+    dir: ScratchDir,
+    _serial: MutexGuard<'static, ()>,
+    _machine: std::fs::File,
+}
+
+fn skip(reason: &str) -> Option<Live> {
+    if std::env::var("PLIANT_REQUIRE_LIVE").as_deref() == Ok("1") {
+        panic!("live test cannot run and PLIANT_REQUIRE_LIVE=1: {reason}");
+    }
+    say_skipped(reason);
+    None
+}
+
+fn say_skipped(reason: &str) {
+    // Straight to the stderr handle: the test harness captures `eprintln!`.
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+}
+
+/// Sets up a test: root, cgroups, and `swap_mb` of fresh swap if asked.
+fn live(test: &str, swap_mb: Option<u64>) -> Option<Live> {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return skip(&format!("{test}: needs root to create cgroups"));
+    }
+    let machine = machine_lock();
+    let layout = match Layout::detect() {
+        Ok(l) => l,
+        Err(e) => return skip(&format!("{test}: {e}")),
+    };
+    let name = format!("pliant-test-{}-{test}", std::process::id());
+    let top = match layout.create_fresh(&name) {
+        Ok((top, _)) => top,
+        Err(e) => return skip(&format!("{test}: cannot create a cgroup: {e}")),
+    };
+    let c = top.controllers();
+    if !(c.memory && c.cpu && c.freezer) {
+        return skip(&format!("{test}: needs the cpu, memory and freezer controllers, have {c:?}"));
+    }
+    let dir = ScratchDir::new(&format!("pliant-test-{test}")).expect("scratch dir");
+    let swap = match swap_mb {
+        Some(mb) => match TempSwap::enable(dir.path(), mb * MB) {
+            Ok(s) => Some(s),
+            Err(e) => return skip(&format!("{test}: cannot turn on a swap file: {e}")),
+        },
+        None => None,
+    };
+    Some(Live { layout, top, _swap: swap, dir, _serial: serial, _machine: machine })
+}
+
+/// Serialises live tests across test processes too (two developers' runs,
+/// or a release and a debug build): swap and memory are machine-wide.
+fn machine_lock() -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let path = std::env::temp_dir().join("pliant-live-tests.lock");
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).expect("lock file");
+    // SAFETY: flock only takes the descriptor; the lock goes with the file.
+    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0, "flock {}", path.display());
+    file
+}
+
+fn dirty_spec(dir: &Path, name: &str, mb: u64, checkpoint: bool) -> CommandSpec {
+    let argv = vec![env!("CARGO_BIN_EXE_pliant-dirty").to_string(), "--mb".into(), mb.to_string()];
+    spec(dir, name, argv, checkpoint)
+}
+
+fn spec(dir: &Path, name: &str, argv: Vec<String>, checkpoint: bool) -> CommandSpec {
+    let ckpt = dir.join(format!("{name}.ckpt"));
+    if checkpoint {
+        std::fs::create_dir_all(&ckpt).unwrap();
+    }
+    CommandSpec {
+        argv,
+        env: Vec::new(),
+        stdout: dir.join(format!("{name}.out")),
+        stderr: dir.join(format!("{name}.err")),
+        checkpoint_dir: checkpoint.then_some(ckpt),
+    }
+}
+
+/// Waits until the task's progress satisfies `done`, failing if it exits or stalls.
+fn wait_for(task: &mut LiveTask, spec: &CommandSpec, what: &str, done: impl Fn(&Progress) -> bool) -> Progress {
+    let start = Instant::now();
+    loop {
+        let p = read_progress(&spec.stdout);
+        if done(&p) {
+            return p;
+        }
+        if let Some(status) = task.try_wait().unwrap() {
+            let err = std::fs::read_to_string(&spec.stderr).unwrap_or_default();
+            panic!("task exited ({status}) while waiting for {what}: {err}");
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "timed out waiting for {what}; progress {p:?}");
+        sleep(Duration::from_millis(5));
+    }
+}
+
+/// The pass count after `d`, checking it did not move.
+fn stays_put(spec: &CommandSpec, d: Duration) -> u64 {
+    let before = read_progress(&spec.stdout).passes;
+    sleep(d);
+    let after = read_progress(&spec.stdout).passes;
+    assert_eq!(after, before, "a frozen task made progress");
+    after
+}
+
+fn alloc(cpu_milli: u64, mem_mb: u64) -> Allocation {
+    Allocation { cpu_milli, mem_bytes: mem_mb * MB }
+}
+
+#[test]
+fn immediate_preemption_swaps_out_to_the_footprint_and_resume_continues() {
+    let Some(w) = live("ip", Some(512)) else { return };
+    let caps = Capabilities::detect(&w.top).unwrap();
+    assert!(caps.swap_bytes >= 500 * MB, "{caps:?}");
+    assert!(caps.supports(NodeMechanism::Immediate) && caps.supports(NodeMechanism::Graceful));
+
+    let spec = dirty_spec(w.dir.path(), "ip", 256, false);
+    let mut task = LiveTask::launch(&w.top, "ip", &spec, alloc(1000, 512)).unwrap();
+    wait_for(&mut task, &spec, "two passes", |p| p.passes >= 2);
+    assert!(task.memory().unwrap().usage >= 256 * MB);
+
+    let r = task.immediate(64 * MB, Duration::from_secs(30)).unwrap();
+    eprintln!("reclaimed {} MB in {:?}", (r.before.usage - r.after.usage) / MB, r.took);
+    assert!(r.before.usage >= 256 * MB, "{r:?}");
+    assert!(r.after.usage <= 64 * MB, "usage {} is over the footprint", r.after.usage);
+    assert!(r.after.swap >= 180 * MB, "only {} MB went to swap", r.after.swap / MB);
+    assert_eq!(task.cgroup().cpu_quota().unwrap(), Some(10), "1 % of a core");
+    assert!(task.is_frozen().unwrap());
+    let frozen_at = stays_put(&spec, Duration::from_millis(300));
+
+    task.resume().unwrap();
+    assert_eq!(task.memory().unwrap().limit, Some(512 * MB));
+    assert_eq!(task.cgroup().cpu_quota().unwrap(), Some(1000));
+    let p = wait_for(&mut task, &spec, "progress after resume", |p| p.passes >= frozen_at + 3);
+    assert_eq!((p.starts, p.first_start), (1, 0), "the task restarted");
+    assert!(task.try_wait().unwrap().is_none(), "the dirtier exits if a page comes back wrong");
+}
+
+#[test]
+fn suspend_in_place_keeps_memory_and_stops_progress() {
+    let Some(w) = live("suspend", None) else { return };
+    let spec = dirty_spec(w.dir.path(), "s", 128, false);
+    let mut task = LiveTask::launch(&w.top, "s", &spec, alloc(1000, 512)).unwrap();
+    wait_for(&mut task, &spec, "a pass", |p| p.passes >= 1);
+    let before = task.memory().unwrap();
+
+    task.suspend().unwrap();
+    let frozen_at = stays_put(&spec, Duration::from_millis(300));
+    let during = task.memory().unwrap();
+    assert!(during.usage >= 128 * MB && during.usage >= before.usage - MB, "{before:?} -> {during:?}");
+    assert_eq!(during.swap, before.swap, "suspend must not swap");
+
+    task.resume().unwrap();
+    let p = wait_for(&mut task, &spec, "progress after thaw", |p| p.passes >= frozen_at + 2);
+    assert_eq!(p.starts, 1);
+}
+
+#[test]
+fn kill_kills_the_whole_tree_and_removal_leaves_no_cgroup() {
+    let Some(w) = live("kill", None) else { return };
+    let dirty = env!("CARGO_BIN_EXE_pliant-dirty");
+    let argv = vec!["sh".into(), "-c".into(), format!("sleep 600 & sleep 600 & exec {dirty} --mb 16")];
+    let spec = spec(w.dir.path(), "k", argv, false);
+    let mut task = LiveTask::launch(&w.top, "k", &spec, alloc(1000, 256)).unwrap();
+    wait_for(&mut task, &spec, "a pass", |p| p.passes >= 1);
+    let pids = task.cgroup().pids().unwrap();
+    assert_eq!(pids.len(), 3, "sh (now the dirtier) and two sleeps: {pids:?}");
+
+    let status = task.kill().unwrap();
+    assert_eq!(pliant_live::process::describe(status), "signal 9");
+    assert!(task.cgroup().pids().unwrap().is_empty());
+    for pid in pids {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(state.is_empty() || state.contains(") Z "), "pid {pid} still alive: {state}");
+    }
+    let dirs = task.cgroup().dirs();
+    assert!(dirs.iter().all(|d| d.exists()));
+    task.remove().unwrap();
+    for d in dirs {
+        assert!(!d.exists(), "{} left behind", d.display());
+    }
+}
+
+#[test]
+fn graceful_steps_shrink_the_task_then_freeze_it_when_it_swaps() {
+    let Some(w) = live("gp", Some(512)) else { return };
+    let spec = dirty_spec(w.dir.path(), "gp", 192, false);
+    let mut task = LiveTask::launch(&w.top, "gp", &spec, alloc(2000, 512)).unwrap();
+    wait_for(&mut task, &spec, "a pass", |p| p.passes >= 1);
+
+    let step = alloc(500, 128);
+    let first = task.graceful_step(step, Duration::from_secs(10)).unwrap();
+    assert_eq!(first.limits, alloc(1500, 384));
+    assert!(!first.froze);
+    assert_eq!(task.cgroup().cpu_quota().unwrap(), Some(1500));
+    assert_eq!(task.memory().unwrap().limit, Some(384 * MB));
+    let p = read_progress(&spec.stdout).passes;
+    wait_for(&mut task, &spec, "progress while shrunk", |q| q.passes >= p + 2);
+    assert!(!task.freeze_if_swapping().unwrap(), "192 MB fits in 384 MB: no swapping");
+
+    let second = task.graceful_step(alloc(1000, 256), Duration::from_secs(10)).unwrap();
+    assert_eq!(second.limits, alloc(500, 128));
+    let start = Instant::now();
+    while !task.is_frozen().unwrap() {
+        assert!(start.elapsed() < Duration::from_secs(10), "the swapping task was never frozen");
+        task.freeze_if_swapping().unwrap();
+        sleep(Duration::from_millis(100));
+    }
+    let m = task.memory().unwrap();
+    assert!(m.usage <= 128 * MB && m.swap >= 60 * MB, "{m:?}");
+    let frozen_at = stays_put(&spec, Duration::from_millis(300));
+
+    task.resume().unwrap();
+    let p = wait_for(&mut task, &spec, "progress after resume", |p| p.passes >= frozen_at + 2);
+    assert_eq!(p.starts, 1);
+}
+
+#[test]
+fn cooperative_checkpoint_restarts_from_the_saved_state() {
+    let Some(w) = live("ckpt", None) else { return };
+    let spec = dirty_spec(w.dir.path(), "c", 32, true);
+    let mut task = LiveTask::launch(&w.top, "c", &spec, alloc(1000, 256)).unwrap();
+    wait_for(&mut task, &spec, "three passes", |p| p.passes >= 3);
+
+    let dir = spec.checkpoint_dir.clone().unwrap();
+    assert_eq!(task.checkpoint(Duration::from_secs(10)).unwrap(), CheckpointOutcome::Saved(dir.clone()));
+    let saved = read_progress(&spec.stdout);
+    assert!(saved.checkpointed && saved.passes >= 3, "{saved:?}");
+    assert_eq!(std::fs::metadata(dir.join("state")).unwrap().len(), 8 + 32 * MB);
+    task.remove().unwrap();
+
+    let mut again = LiveTask::launch(&w.top, "c2", &spec, alloc(1000, 256)).unwrap();
+    let p = wait_for(&mut again, &spec, "progress after restart", |p| p.starts == 2 && p.passes >= saved.passes + 2);
+    let out = std::fs::read_to_string(&spec.stdout).unwrap();
+    assert!(out.contains(&format!("restored {}\nstart {}\n", saved.passes, saved.passes)), "{out}");
+    assert!(p.passes > saved.passes);
+}
+
+#[test]
+fn a_task_that_ignores_the_checkpoint_protocol_loses_its_progress() {
+    let Some(w) = live("ckpt-lost", None) else { return };
+    let spec = spec(w.dir.path(), "l", vec!["sleep".into(), "600".into()], true);
+    let mut task = LiveTask::launch(&w.top, "l", &spec, alloc(1000, 64)).unwrap();
+    sleep(Duration::from_millis(50));
+    let outcome = task.checkpoint(Duration::from_secs(5)).unwrap();
+    assert_eq!(outcome, CheckpointOutcome::Lost(format!("signal {}", libc::SIGUSR1)));
+}
+
+#[test]
+fn a_memory_limit_that_cannot_be_reached_is_refused_and_not_applied() {
+    let Some(w) = live("ebusy", None) else { return };
+    if swap::total_bytes().unwrap() > 0 {
+        // Not a missing capability: this machine's swap keeps reclaim from stalling.
+        say_skipped("ebusy: this machine has swap on, so reclaim cannot stall");
+        return;
+    }
+    let spec = dirty_spec(w.dir.path(), "b", 128, false);
+    let mut task = LiveTask::launch(&w.top, "b", &spec, alloc(1000, 512)).unwrap();
+    wait_for(&mut task, &spec, "a pass", |p| p.passes >= 1);
+
+    let refused = task.cgroup().set_memory_limit(Some(32 * MB), Duration::from_millis(300));
+    match refused {
+        Err(CgroupError::LimitBusy { limit, usage, waited }) => {
+            assert_eq!(limit, 32 * MB);
+            assert!(usage >= 100 * MB, "usage {usage}");
+            assert!(waited >= Duration::from_millis(300));
+        }
+        other => panic!("expected LimitBusy, got {other:?}"),
+    }
+    assert_eq!(task.memory().unwrap().limit, Some(512 * MB), "the old limit stays");
+    let p = read_progress(&spec.stdout).passes;
+    wait_for(&mut task, &spec, "progress after the refusal", |q| q.passes >= p + 2);
+}
+
+#[test]
+fn a_killed_agents_leftover_cgroups_are_removed_at_the_next_start() {
+    let Some(w) = live("leftover", None) else { return };
+    let name = format!("pliant-test-{}-agent", std::process::id());
+    let (top, had) = w.layout.create_fresh(&name).unwrap();
+    assert!(!had);
+    let child = top.child("task").unwrap();
+    let sleeper = spec(w.dir.path(), "z", vec!["sleep".into(), "600".into()], false);
+    let process = TaskProcess::spawn(&sleeper, &child).unwrap();
+    let pid = process.pid() as i32;
+    let dirs: Vec<PathBuf> = child.dirs();
+    // The agent dies: nothing of it runs its clean-up.
+    std::mem::forget((process, child, top));
+
+    let (fresh, had) = w.layout.create_fresh(&name).unwrap();
+    assert!(had, "the leftover was not seen");
+    assert!(dirs.iter().all(|d| !d.exists()));
+    let mut status = 0;
+    // SAFETY: waitpid writes only to `status`.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL);
+    fresh.remove().unwrap();
+}
+
+/// On a machine whose controllers are bound to v1 the unified hierarchy
+/// still freezes and kills (core v2 files); CPU and memory report Unsupported.
+#[test]
+fn cgroup_v2_freezes_kills_and_cleans_up() {
+    let Some(w) = live("v2", None) else { return };
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    let Some(root) = mounts.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).find(|f| f[2] == "cgroup2")
+    else {
+        skip("v2: no cgroup2 hierarchy mounted");
+        return;
+    };
+    let layout = Layout::v2_at(root[1]);
+    let (top, _) = layout.create_fresh(&format!("pliant-test-{}-v2", std::process::id())).unwrap();
+    assert_eq!(top.version(), Version::V2);
+    let spec = dirty_spec(w.dir.path(), "v2", 16, false);
+    let mut task = LiveTask::launch(&top, "v2", &spec, alloc(1000, 64)).unwrap();
+    assert_eq!(task.cgroup().pids().unwrap(), vec![task.pid() as i32]);
+    wait_for(&mut task, &spec, "a pass", |p| p.passes >= 1);
+
+    task.suspend().unwrap();
+    assert!(task.cgroup().is_frozen().unwrap());
+    let frozen_at = stays_put(&spec, Duration::from_millis(200));
+    task.resume().unwrap();
+    wait_for(&mut task, &spec, "progress after thaw", |p| p.passes >= frozen_at + 2);
+
+    if !top.controllers().memory {
+        assert!(matches!(task.memory(), Err(MechanismError::Cgroup(CgroupError::Unsupported(_)))));
+    }
+    let status = task.kill().unwrap();
+    assert_eq!(pliant_live::process::describe(status), "signal 9");
+    let dir = task.cgroup().path().to_path_buf();
+    task.remove().unwrap();
+    assert!(!dir.exists());
+    let top_dir = top.path().to_path_buf();
+    top.remove().unwrap();
+    assert!(!top_dir.exists());
+}

@@ -1,0 +1,10 @@
+//! The metrics of DESIGN.md, defined once for every body: what a run records
+//! (per-job records, utilisation, waste, preemptions) and how it is summarised
+//! (per-class percentiles and CoV).
+#![warn(missing_docs)]
+
+mod record;
+mod summary;
+
+pub use record::{JobRecord, RunRecord, Sample, SimCost};
+pub use summary::{percentile, summarise, ClassSummary, Stats};

@@ -1,0 +1,86 @@
+//! What a body records during a run.
+
+use pliant_core::model::JobClass;
+use pliant_core::Micros;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One job's life.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobRecord {
+    /// The job's name.
+    pub name: String,
+    /// Short or long.
+    pub class: JobClass,
+    /// Priority 0–11.
+    pub priority: u8,
+    /// Submission time.
+    pub submit: Micros,
+    /// When its first task started, if any did.
+    pub first_start: Option<Micros>,
+    /// When its last task finished (absent for failed or unfinished jobs).
+    pub end: Option<Micros>,
+    /// True if the job failed (a task exceeded its attempts).
+    pub failed: bool,
+    /// Number of its tasks.
+    pub tasks: u32,
+    /// Times its tasks were preempted (any mechanism).
+    pub preemptions: u32,
+}
+
+impl JobRecord {
+    /// Job completion time: submission to last task finished.
+    pub fn jct(&self) -> Option<Micros> {
+        self.end.map(|e| e - self.submit)
+    }
+
+    /// Queueing delay: submission to first task started.
+    pub fn queue_delay(&self) -> Option<Micros> {
+        self.first_start.map(|s| s - self.submit)
+    }
+}
+
+/// One point of the utilisation timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Sample {
+    /// When.
+    pub time: Micros,
+    /// CPU in use by progressing tasks over total CPU.
+    pub cpu: f64,
+    /// Memory allocated over total memory.
+    pub mem: f64,
+}
+
+/// What the run cost the body itself.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SimCost {
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock seconds (the only field that differs between identical runs).
+    pub wall_seconds: f64,
+}
+
+/// Everything recorded for one policy on one workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRecord {
+    /// The policy's name.
+    pub policy: String,
+    /// Per-job records, in submission order.
+    pub jobs: Vec<JobRecord>,
+    /// Time-weighted mean CPU utilisation (progressing tasks) from 0 to the last event.
+    pub cpu_mean: f64,
+    /// Time-weighted mean memory allocation.
+    pub mem_mean: f64,
+    /// Sampled utilisation.
+    pub timeline: Vec<Sample>,
+    /// Core-seconds lost to kills plus core-seconds held while reclaiming, dumping or restoring.
+    pub waste_core_seconds: f64,
+    /// Energy in joules (per-node linear power model).
+    pub energy_joules: f64,
+    /// Preemptions by mechanism name.
+    pub preemptions: BTreeMap<String, u64>,
+    /// Time of the last event.
+    pub makespan: Micros,
+    /// The body's own cost.
+    pub cost: SimCost,
+}

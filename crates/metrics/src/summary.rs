@@ -1,0 +1,124 @@
+//! Per-class summaries: count, failures, and the JCT and queueing-delay
+//! distributions (mean, p50, p90, p95, p99) with the CoV of JCT.
+
+use crate::JobRecord;
+use pliant_core::model::JobClass;
+use pliant_core::time::to_secs_f64;
+use serde::Serialize;
+
+/// Mean and percentiles of a distribution, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Stats {
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// A class's summary.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct ClassSummary {
+    /// Jobs of the class.
+    pub jobs: usize,
+    /// Of which failed (excluded from JCT, as in BIG-C §5.2 footnote 4).
+    pub failed: usize,
+    /// Job completion time of finished jobs.
+    pub jct: Stats,
+    /// Queueing delay of jobs that started.
+    pub queue_delay: Stats,
+    /// Coefficient of variation of JCT (standard deviation over mean).
+    pub cov: f64,
+}
+
+/// Nearest-rank percentile of sorted values (`q` in 0..=100); 0 for no values.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((q / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn stats(mut v: Vec<f64>) -> (Stats, f64) {
+    if v.is_empty() {
+        return (Stats::default(), 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    let cov = if mean > 0.0 { var.sqrt() / mean } else { 0.0 };
+    let s = Stats {
+        mean,
+        p50: percentile(&v, 50.0),
+        p90: percentile(&v, 90.0),
+        p95: percentile(&v, 95.0),
+        p99: percentile(&v, 99.0),
+    };
+    (s, cov)
+}
+
+/// Summarises the jobs of `class`.
+pub fn summarise(jobs: &[JobRecord], class: JobClass) -> ClassSummary {
+    let of_class: Vec<&JobRecord> = jobs.iter().filter(|j| j.class == class).collect();
+    let failed = of_class.iter().filter(|j| j.failed).count();
+    let (jct, cov) = stats(of_class.iter().filter(|j| !j.failed).filter_map(|j| j.jct()).map(to_secs_f64).collect());
+    let (queue_delay, _) = stats(of_class.iter().filter_map(|j| j.queue_delay()).map(to_secs_f64).collect());
+    ClassSummary { jobs: of_class.len(), failed, jct, queue_delay, cov }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pliant_core::SECOND;
+
+    fn job(class: JobClass, submit_s: u64, start_s: u64, end_s: Option<u64>) -> JobRecord {
+        JobRecord {
+            name: String::new(),
+            class,
+            priority: 0,
+            submit: submit_s * SECOND,
+            first_start: Some(start_s * SECOND),
+            end: end_s.map(|e| e * SECOND),
+            failed: end_s.is_none(),
+            tasks: 1,
+            preemptions: 0,
+        }
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), 5.0);
+        assert_eq!(percentile(&v, 90.0), 9.0);
+        assert_eq!(percentile(&v, 95.0), 10.0);
+        assert_eq!(percentile(&v, 0.0), 1.0);
+        assert_eq!(percentile(&[], 50.0), 0.0);
+    }
+
+    // Short JCTs 10 s and 30 s: mean 20, sd 10, CoV 0.5. Queue delays 0 s, 2 s and 5 s
+    // (the failed job started too). The long job is not counted.
+    #[test]
+    fn class_summary_by_hand() {
+        let jobs = vec![
+            job(JobClass::Short, 0, 0, Some(10)),
+            job(JobClass::Short, 10, 12, Some(40)),
+            job(JobClass::Short, 5, 10, None),
+            job(JobClass::Long, 0, 0, Some(1000)),
+        ];
+        let s = summarise(&jobs, JobClass::Short);
+        assert_eq!((s.jobs, s.failed), (3, 1));
+        assert_eq!(s.jct.mean, 20.0);
+        assert_eq!(s.jct.p50, 10.0);
+        assert_eq!(s.jct.p99, 30.0);
+        assert!((s.cov - 0.5).abs() < 1e-12);
+        assert!((s.queue_delay.mean - 7.0 / 3.0).abs() < 1e-12);
+        assert_eq!(s.queue_delay.p95, 5.0);
+    }
+}

@@ -1,0 +1,102 @@
+//! The JSON report. Its keys are stable and documented in the README:
+//! `scenario`, `seed`, `scale`, `params`, and `results`, one object per policy.
+
+use pliant_core::model::JobClass;
+use pliant_metrics::{summarise, ClassSummary, RunRecord};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One policy's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyResult {
+    /// The policy's name.
+    pub policy: String,
+    /// Per-class summaries, keyed `short` and `long`.
+    pub classes: BTreeMap<&'static str, ClassSummary>,
+    /// Utilisation means.
+    pub utilization: Utilization,
+    /// Core-seconds lost to kills and held while reclaiming, dumping or restoring.
+    pub waste_core_seconds: f64,
+    /// Energy from the per-node linear power model, in kWh.
+    pub energy_kwh: f64,
+    /// Preemptions by mechanism.
+    pub preemptions: BTreeMap<String, u64>,
+    /// Time of the last event, in seconds.
+    pub makespan_s: f64,
+    /// The simulator's own cost.
+    pub sim: SimFigures,
+}
+
+/// Utilisation means over the run.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Utilization {
+    /// Mean CPU in use by progressing tasks over total CPU.
+    pub cpu_mean: f64,
+    /// Mean memory allocated over total memory.
+    pub mem_mean: f64,
+}
+
+/// The simulator's cost for one run.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SimFigures {
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock seconds (the only non-deterministic field).
+    pub wall_seconds: f64,
+    /// Events per wall-clock second.
+    pub events_per_second: f64,
+}
+
+/// A side-by-side comparison of policies on one workload.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison<P: Serialize> {
+    /// The scenario name or workload file.
+    pub scenario: String,
+    /// The seed.
+    pub seed: u64,
+    /// The scale factor.
+    pub scale: f64,
+    /// The policy parameters in force.
+    pub params: P,
+    /// One entry per policy, in the order run.
+    pub results: Vec<PolicyResult>,
+}
+
+fn policy_result(run: &RunRecord) -> PolicyResult {
+    let mut classes = BTreeMap::new();
+    for class in [JobClass::Short, JobClass::Long] {
+        classes.insert(class.name(), summarise(&run.jobs, class));
+    }
+    let wall = run.cost.wall_seconds;
+    PolicyResult {
+        policy: run.policy.clone(),
+        classes,
+        utilization: Utilization { cpu_mean: run.cpu_mean, mem_mean: run.mem_mean },
+        waste_core_seconds: run.waste_core_seconds,
+        energy_kwh: run.energy_joules / 3.6e6,
+        preemptions: run.preemptions.clone(),
+        makespan_s: run.makespan as f64 / 1e6,
+        sim: SimFigures {
+            events: run.cost.events,
+            wall_seconds: wall,
+            events_per_second: if wall > 0.0 { run.cost.events as f64 / wall } else { 0.0 },
+        },
+    }
+}
+
+/// Builds the comparison document.
+pub fn comparison_json<P: Serialize>(
+    scenario: &str,
+    seed: u64,
+    scale: f64,
+    params: P,
+    runs: &[RunRecord],
+) -> Comparison<P> {
+    Comparison {
+        scenario: scenario.to_string(),
+        seed,
+        scale,
+        params,
+        results: runs.iter().map(policy_result).collect(),
+    }
+}

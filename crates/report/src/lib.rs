@@ -1,0 +1,13 @@
+//! Reports: turn run records into what people read — a table, JSON with
+//! stable keys, a per-job CSV and SVG plots.
+#![warn(missing_docs)]
+
+mod csv_jobs;
+mod json;
+mod plots;
+mod table;
+
+pub use csv_jobs::write_jobs_csv;
+pub use json::{comparison_json, Comparison};
+pub use plots::{plot_cpu_timeline, plot_jct_cdf};
+pub use table::comparison_table;

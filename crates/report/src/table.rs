@@ -1,0 +1,67 @@
+//! The comparison table: a row per policy, short-job and long-job columns.
+
+use pliant_core::model::JobClass;
+use pliant_metrics::{summarise, RunRecord};
+use std::fmt::Write;
+
+/// Renders runs side by side, readable at a glance in a terminal.
+pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{title}");
+    let _ = writeln!(
+        s,
+        "{:<10} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>5} | {:>5} {:>9} {:>6} {:>9}",
+        "", "short", "", "", "", "", "", "long", "", "", "", "", "", "", "", ""
+    );
+    let _ = writeln!(
+        s,
+        "{:<10} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>5} | {:>5} {:>9} {:>6} {:>9}",
+        "policy",
+        "jobs",
+        "fail",
+        "p50 s",
+        "p95 s",
+        "p99 s",
+        "queue s",
+        "jobs",
+        "fail",
+        "p50 s",
+        "p90 s",
+        "CoV",
+        "cpu %",
+        "waste c·h",
+        "preempt",
+        "events/s"
+    );
+    for run in runs {
+        let sh = summarise(&run.jobs, JobClass::Short);
+        let lo = summarise(&run.jobs, JobClass::Long);
+        let preempt: u64 = run.preemptions.values().sum();
+        let eps = if run.cost.wall_seconds > 0.0 { run.cost.events as f64 / run.cost.wall_seconds } else { 0.0 };
+        let _ = writeln!(
+            s,
+            "{:<10} | {:>5} {:>4} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>5} {:>4} {:>8.1} {:>8.1} {:>5.2} | {:>5.1} {:>9.2} {:>6} {:>9.2e}",
+            run.policy,
+            sh.jobs,
+            sh.failed,
+            sh.jct.p50,
+            sh.jct.p95,
+            sh.jct.p99,
+            sh.queue_delay.mean,
+            lo.jobs,
+            lo.failed,
+            lo.jct.p50,
+            lo.jct.p90,
+            lo.cov,
+            run.cpu_mean * 100.0,
+            run.waste_core_seconds / 3600.0,
+            preempt,
+            eps
+        );
+    }
+    let _ = writeln!(
+        s,
+        "p50/p95/p99/p90: job completion time percentiles; queue: mean queueing delay; waste: core-hours lost to kills"
+    );
+    s
+}

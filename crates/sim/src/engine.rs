@@ -1,0 +1,196 @@
+//! The discrete-event loop: feed arrivals and task completions to the core,
+//! carry out its actions on the execution model, and record what happens.
+
+use crate::event_queue::{Event, EventQueue};
+use crate::execution::{Execution, JobExec, Usage};
+use crate::{SimError, SimOptions};
+use pliant_core::model::{JobId, TaskRef};
+use pliant_core::policy::Policy;
+use pliant_core::time::to_secs_f64;
+use pliant_core::{Action, Micros, Observation, Scheduler};
+use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
+use pliant_workload::Workload;
+use std::collections::BTreeMap;
+
+struct Run<'w> {
+    workload: &'w Workload,
+    core: Scheduler,
+    exec: Execution,
+    events: EventQueue,
+    records: Vec<JobRecord>,
+    preemptions: BTreeMap<String, u64>,
+    timeline: Vec<Sample>,
+    next_arrival: usize,
+    ended_jobs: usize,
+    processed: u64,
+    actions: Vec<Action>,
+    total_cpu: f64,
+    total_mem: f64,
+}
+
+/// Replays `workload` under `policy` and returns what happened.
+pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Result<RunRecord, SimError> {
+    let started = std::time::Instant::now();
+    let core = Scheduler::new(&workload.cluster.nodes, policy)?;
+    let total = workload.cluster.total();
+    let mut run = Run {
+        workload,
+        exec: Execution {
+            jobs: workload.jobs.iter().map(JobExec::new).collect(),
+            node_cpu: workload.cluster.nodes.iter().map(|n| n.cpu_milli).collect(),
+            usage: Usage::default(),
+            lost_core_us: 0.0,
+            running_tasks: 0,
+        },
+        core,
+        events: EventQueue::default(),
+        records: workload
+            .jobs
+            .iter()
+            .map(|j| JobRecord {
+                name: j.name.clone(),
+                class: j.class,
+                priority: j.priority,
+                submit: j.submit,
+                first_start: None,
+                end: None,
+                failed: false,
+                tasks: j.tasks().count() as u32,
+                preemptions: 0,
+            })
+            .collect(),
+        preemptions: BTreeMap::new(),
+        timeline: Vec::new(),
+        next_arrival: 0,
+        ended_jobs: 0,
+        processed: 0,
+        actions: Vec::new(),
+        total_cpu: total.cpu_milli as f64,
+        total_mem: total.mem_mb as f64,
+    };
+    if let Some(interval) = run.core.monitor_interval() {
+        run.events.push(interval, Event::Monitor);
+    }
+    run.events.push(0, Event::Sample);
+    run.main_loop(opts)?;
+
+    let now = run.exec.usage.last;
+    let span = now.max(1) as f64;
+    let u = &run.exec.usage;
+    let nodes = workload.cluster.nodes.len() as f64;
+    let energy =
+        opts.power.idle_w * nodes * to_secs_f64(now) + (opts.power.peak_w - opts.power.idle_w) * u.node_area / 1e6;
+    Ok(RunRecord {
+        policy: run.core.policy().name.clone(),
+        cpu_mean: u.cpu_area / span / run.total_cpu,
+        mem_mean: u.mem_area / span / run.total_mem,
+        timeline: run.timeline,
+        waste_core_seconds: run.exec.lost_core_us / 1e6,
+        energy_joules: energy,
+        preemptions: run.preemptions,
+        makespan: now,
+        cost: SimCost { events: run.processed, wall_seconds: started.elapsed().as_secs_f64() },
+        jobs: run.records,
+    })
+}
+
+impl Run<'_> {
+    fn main_loop(&mut self, opts: &SimOptions) -> Result<(), SimError> {
+        let jobs = &self.workload.jobs;
+        while self.ended_jobs < jobs.len() {
+            let arrival = jobs.get(self.next_arrival).map(|j| j.submit);
+            let now = match (arrival, self.events.peek_time()) {
+                (Some(a), Some(e)) => a.min(e),
+                (Some(a), None) => a,
+                (None, Some(e)) => e,
+                (None, None) => break,
+            };
+            self.exec.usage.advance(now);
+            while self.next_arrival < jobs.len() && jobs[self.next_arrival].submit == now {
+                let id = self.next_arrival as u32;
+                self.core.observe(now, Observation::JobSubmitted(jobs[id as usize].request(JobId(id))))?;
+                self.next_arrival += 1;
+                self.processed += 1;
+            }
+            while self.events.peek_time() == Some(now) {
+                let (_, event) = self.events.pop().expect("peeked");
+                self.handle(now, event, opts)?;
+            }
+            let mut actions = std::mem::take(&mut self.actions);
+            self.core.schedule(now, &mut actions);
+            for a in actions.drain(..) {
+                self.apply(now, a);
+            }
+            self.actions = actions;
+            // With nothing running and nothing left to arrive, no event can free
+            // resources any more: the remaining jobs can never start.
+            if self.exec.running_tasks == 0 && self.next_arrival == jobs.len() && self.ended_jobs < jobs.len() {
+                return Err(SimError::Stuck { unfinished: jobs.len() - self.ended_jobs, at: now });
+            }
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, now: Micros, event: Event, opts: &SimOptions) -> Result<(), SimError> {
+        match event {
+            Event::TaskFinish { job, task, epoch } => {
+                let t = &self.exec.jobs[job as usize].tasks[task as usize];
+                if !t.running || t.epoch != epoch {
+                    return Ok(());
+                }
+                self.processed += 1;
+                let job_done = self.exec.finish(now, job, task, &mut self.events);
+                self.core.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
+                if job_done {
+                    self.records[job as usize].end = Some(now);
+                    self.ended_jobs += 1;
+                }
+            }
+            Event::Monitor => {
+                self.processed += 1;
+                let mut actions = std::mem::take(&mut self.actions);
+                self.core.monitor(now, &mut actions);
+                for a in actions.drain(..) {
+                    self.apply(now, a);
+                }
+                self.actions = actions;
+                if let Some(interval) = self.core.monitor_interval() {
+                    self.events.push(now + interval, Event::Monitor);
+                }
+            }
+            Event::Sample => {
+                self.processed += 1;
+                let u = &self.exec.usage;
+                self.timeline.push(Sample {
+                    time: now,
+                    cpu: u.busy_cpu / self.total_cpu,
+                    mem: u.held_mem as f64 / self.total_mem,
+                });
+                self.events.push(now + opts.sample_interval, Event::Sample);
+            }
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, now: Micros, action: Action) {
+        match action {
+            Action::Launch { task, node, resources } => {
+                let rec = &mut self.records[task.job.0 as usize];
+                rec.first_start.get_or_insert(now);
+                self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
+            }
+            Action::Preempt { task, mechanism } => {
+                *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
+                self.records[task.job.0 as usize].preemptions += 1;
+                match mechanism {
+                    pliant_core::Mechanism::Kill => self.exec.kill(now, task.job.0, task.task, &mut self.events),
+                }
+            }
+            Action::FailJob { job } => {
+                self.exec.fail(now, job.0, &mut self.events);
+                self.records[job.0 as usize].failed = true;
+                self.ended_jobs += 1;
+            }
+        }
+    }
+}

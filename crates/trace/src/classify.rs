@@ -1,0 +1,118 @@
+//! Job classes: short vs long by a configurable rule, and Google's priority bands.
+//!
+//! The default rule follows BIG-C §5.5 ("classified … based on job completion
+//! time and resource usage", after Hawk): a job is **short** when it ran for at
+//! most `max_short_duration` in the trace (submission → last task end) **and**
+//! used at most `max_short_core_seconds` of CPU (Σ requested cores × run time);
+//! otherwise it is **long**. Defaults: 300 s and 1,000 core-seconds. Both are
+//! options (`--short-max-s`, `--short-max-core-s` in the CLI).
+
+use crate::record::TraceJob;
+use pliant_core::model::JobClass;
+use pliant_core::{Micros, SECOND};
+
+/// The short-vs-long rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClassRule {
+    /// Longest duration (submission → last task end) of a short job.
+    pub max_short_duration: Micros,
+    /// Most CPU-time (core-seconds at the requested size) of a short job.
+    pub max_short_core_seconds: f64,
+}
+
+impl Default for ClassRule {
+    fn default() -> Self {
+        ClassRule { max_short_duration: 300 * SECOND, max_short_core_seconds: 1000.0 }
+    }
+}
+
+impl ClassRule {
+    /// The class of `job` under this rule.
+    pub fn classify(&self, job: &TraceJob) -> JobClass {
+        if job.duration() <= self.max_short_duration && job.core_seconds() <= self.max_short_core_seconds {
+            JobClass::Short
+        } else {
+            JobClass::Long
+        }
+    }
+}
+
+/// Google's priority bands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Band {
+    /// Priorities 0–1.
+    Free,
+    /// Priorities 2–8.
+    Middle,
+    /// Priorities 9–11.
+    Production,
+}
+
+impl Band {
+    /// Every band, lowest first.
+    pub const ALL: [Band; 3] = [Band::Free, Band::Middle, Band::Production];
+
+    /// The band of a priority (anything above 11 counts as production).
+    pub fn of(priority: u8) -> Band {
+        match priority {
+            0..=1 => Band::Free,
+            2..=8 => Band::Middle,
+            _ => Band::Production,
+        }
+    }
+
+    /// Position in [`Band::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A label for tables: name and priority range.
+    pub fn label(self) -> &'static str {
+        match self {
+            Band::Free => "free (0-1)",
+            Band::Middle => "middle (2-8)",
+            Band::Production => "production (9-11)",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::task;
+    use pliant_core::Resources;
+    use pliant_workload::Phase;
+
+    fn job(duration_s: u64, tasks: usize, cores: u64, task_s: u64) -> TraceJob {
+        let t = task(Resources::cores_gb(cores, 1), task_s * SECOND);
+        TraceJob {
+            id: "j".into(),
+            submit: 10 * SECOND,
+            end: (10 + duration_s) * SECOND,
+            priority: 0,
+            sched_class: None,
+            phases: vec![Phase { deps: vec![], coupled: false, tasks: vec![t; tasks] }],
+        }
+    }
+
+    #[test]
+    fn short_needs_both_a_short_duration_and_little_cpu() {
+        let rule = ClassRule::default();
+        // 300 s, 10 tasks × 1 core × 100 s = 1,000 core-s: both limits reached, not passed.
+        assert_eq!(rule.classify(&job(300, 10, 1, 100)), JobClass::Short);
+        // 301 s: too long.
+        assert_eq!(rule.classify(&job(301, 10, 1, 100)), JobClass::Long);
+        // 11 tasks: 1,100 core-s, too big.
+        assert_eq!(rule.classify(&job(300, 11, 1, 100)), JobClass::Long);
+    }
+
+    #[test]
+    fn bands_follow_the_google_documentation() {
+        let bands: Vec<Band> = (0..=11).map(Band::of).collect();
+        use Band::*;
+        assert_eq!(
+            bands,
+            [Free, Free, Middle, Middle, Middle, Middle, Middle, Middle, Middle, Production, Production, Production]
+        );
+    }
+}

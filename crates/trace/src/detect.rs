@@ -1,0 +1,173 @@
+//! Which format a set of inputs is in: by file name first (`task_events*`,
+//! `job_events*`, `batch_task*`, `batch_instance*`), then by the first
+//! non-blank line (JSON with a `cluster` record: native; other JSON: SLS;
+//! CSV: by field count and content). Files inside a directory that match no
+//! format (READMEs, checksums) are skipped; a file named on its own must match.
+
+use crate::error::TraceError;
+use crate::input::{base_name, expand, Lines, Progress};
+use std::path::{Path, PathBuf};
+
+/// A supported input format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// pliant's native JSON Lines workload (`pliant_workload::format`).
+    Native,
+    /// Google cluster-data 2011.
+    Google2011,
+    /// Alibaba cluster-trace-v2018.
+    Alibaba2018,
+    /// Alibaba cluster-trace-v2017.
+    Alibaba2017,
+    /// YARN SLS JSON.
+    Sls,
+}
+
+impl Format {
+    /// The name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Native => "pliant native",
+            Format::Google2011 => "Google 2011",
+            Format::Alibaba2018 => "Alibaba v2018",
+            Format::Alibaba2017 => "Alibaba v2017",
+            Format::Sls => "YARN SLS",
+        }
+    }
+}
+
+/// The role of one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Native,
+    GoogleTasks,
+    GoogleJobs,
+    AliTasks2018,
+    AliTasks2017,
+    AliInstances,
+    Sls,
+}
+
+/// The inputs, sorted by role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inputs {
+    /// Their format.
+    pub format: Format,
+    /// The main files: native or SLS files, `task_events`, `batch_task`.
+    pub main: Vec<PathBuf>,
+    /// Companion files: Google `job_events`, Alibaba `batch_instance`.
+    pub companion: Vec<PathBuf>,
+}
+
+impl Inputs {
+    /// Every file, main ones first.
+    pub fn all(&self) -> Vec<PathBuf> {
+        self.main.iter().chain(&self.companion).cloned().collect()
+    }
+}
+
+fn is_int(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn sniff(path: &Path) -> Result<Option<Kind>, TraceError> {
+    let name = base_name(path);
+    for (prefix, kind) in
+        [("task_events", Kind::GoogleTasks), ("job_events", Kind::GoogleJobs), ("batch_instance", Kind::AliInstances)]
+    {
+        if name.starts_with(prefix) {
+            return Ok(Some(kind));
+        }
+    }
+    let mut lines = Lines::open(path, &Progress::hidden())?;
+    let first = loop {
+        match lines.next_line() {
+            Ok(Some((_, Ok(t)))) if t.trim().is_empty() || t.starts_with('#') => continue,
+            Ok(Some((_, Ok(t)))) => break t.trim().to_owned(),
+            _ => return Ok(None),
+        }
+    };
+    if first.starts_with('{') || first.starts_with('[') {
+        let native = first.starts_with("{\"cluster\"") || first.replace(' ', "").starts_with("{\"cluster\"");
+        return Ok(Some(if native { Kind::Native } else { Kind::Sls }));
+    }
+    let f: Vec<&str> = first.split(',').collect();
+    let batch_task = name.starts_with("batch_task");
+    Ok(match f.len() {
+        13 if is_int(f[0]) && is_int(f[2]) => Some(Kind::GoogleTasks),
+        8 if is_int(f[0]) && is_int(f[3]) && !batch_task => Some(Kind::GoogleJobs),
+        8 if is_int(f[4]) => Some(Kind::AliTasks2017),
+        9 if is_int(f[1]) => Some(Kind::AliTasks2018),
+        14 => Some(Kind::AliInstances),
+        _ => None,
+    })
+}
+
+/// Lists the files under `paths` and works out their format.
+pub fn detect(paths: &[PathBuf]) -> Result<Inputs, TraceError> {
+    let mut kinds = Vec::new();
+    for p in paths {
+        let from_dir = p.is_dir();
+        for f in expand(std::slice::from_ref(p))? {
+            match sniff(&f)? {
+                Some(k) => kinds.push((k, f)),
+                None if from_dir => {}
+                None => {
+                    return Err(TraceError::Format(format!(
+                        "{}: not a supported trace or workload format",
+                        f.display()
+                    )))
+                }
+            }
+        }
+    }
+    let has = |k: Kind| kinds.iter().any(|(x, _)| *x == k);
+    let format = if has(Kind::GoogleTasks) {
+        Format::Google2011
+    } else if has(Kind::AliTasks2018) {
+        Format::Alibaba2018
+    } else if has(Kind::AliTasks2017) {
+        Format::Alibaba2017
+    } else if has(Kind::Native) {
+        Format::Native
+    } else if has(Kind::Sls) {
+        Format::Sls
+    } else if has(Kind::GoogleJobs) {
+        return Err(TraceError::Format(
+            "Google job_events without task_events: the task_events files are needed".into(),
+        ));
+    } else if has(Kind::AliInstances) {
+        return Err(TraceError::Format(
+            "Alibaba batch_instance without batch_task: the batch_task files are needed".into(),
+        ));
+    } else {
+        return Err(TraceError::Format("no trace or workload file found".into()));
+    };
+    let (main_kind, companion_kind) = match format {
+        Format::Google2011 => (Kind::GoogleTasks, Some(Kind::GoogleJobs)),
+        Format::Alibaba2018 => (Kind::AliTasks2018, Some(Kind::AliInstances)),
+        Format::Alibaba2017 => (Kind::AliTasks2017, None),
+        Format::Native => (Kind::Native, None),
+        Format::Sls => (Kind::Sls, None),
+    };
+    let mut inputs = Inputs { format, main: Vec::new(), companion: Vec::new() };
+    for (k, f) in kinds {
+        if k == main_kind {
+            inputs.main.push(f);
+        } else if Some(k) == companion_kind {
+            inputs.companion.push(f);
+        } else {
+            return Err(TraceError::Format(format!(
+                "{}: a different format from the other inputs ({})",
+                f.display(),
+                format.name()
+            )));
+        }
+    }
+    if format == Format::Native && inputs.main.len() > 1 {
+        return Err(TraceError::Format("give one native workload file at a time".into()));
+    }
+    inputs.main.sort();
+    inputs.companion.sort();
+    Ok(inputs)
+}

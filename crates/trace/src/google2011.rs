@@ -1,0 +1,458 @@
+//! Google cluster-data 2011 (`task_events` + optional `job_events`).
+//!
+//! * A job per job ID, a task per (job ID, task index), tasks in index order,
+//!   one phase, independent tasks.
+//! * Submission: the job's first SUBMIT (task or job event).
+//! * A task's work is its final SCHEDULE → FINISH run; earlier runs ended by
+//!   EVICT are counted as evictions (per priority band, in the report).
+//! * A task whose last event is FAIL, KILL or LOST is dropped (counted).
+//! * Timestamp 0 marks events before the trace window (which starts at
+//!   600 s): a run that "began" at 0 or whose start is not in the files has no
+//!   known length — dropped, or with [`Unfinished::Truncate`] measured from
+//!   600 s. Tasks still running at the end are dropped, or truncated there.
+//!   Timestamps beyond 2^62 (the documentation's "after the window") are ignored.
+//! * Requests: the latest non-empty CPU and memory request, fractions of
+//!   [`ReadOptions::node`], rounded up to at least 1 millicore and 1 MB.
+//! * Priority: the highest of the tasks' priorities; scheduling class: the
+//!   first one seen for the job.
+//!
+//! Streaming: both files are sorted by time, so they are merged by time and a
+//! job is finished and handed out [`GRACE`] after its terminal job event. Only
+//! live jobs are held. Without `job_events`, every job is held to the end.
+
+use crate::classify::Band;
+use crate::error::{BadRows, RowError, TraceError};
+use crate::input::{Lines, Progress};
+use crate::record::{fraction_of, task, ReadOptions, TaskOutcomes, TraceJob, Unfinished};
+use pliant_core::{Micros, SECOND};
+use pliant_workload::Phase;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+
+/// The trace window starts 600 s after timestamp 0 (the trace documentation).
+pub const WINDOW_START: Micros = 600 * SECOND;
+/// How long after a job's terminal job event its task events are still awaited.
+pub const GRACE: Micros = 5 * SECOND;
+/// Timestamps above this mean "after the trace window".
+const AFTER_END: Micros = 1 << 62;
+/// Number of machines in the 2011 cluster (for scaling a trace to a smaller cluster).
+pub const MACHINES: u32 = 12_583;
+
+/// Evictions per priority band: the checkpoint paper's Table 1.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EvictionTable {
+    /// Per band ([`Band::ALL`] order): tasks scheduled at least once.
+    pub scheduled: [u64; 3],
+    /// Per band: of those, tasks evicted at least once.
+    pub evicted: [u64; 3],
+    /// Per band: EVICT events.
+    pub evictions: [u64; 3],
+}
+
+impl EvictionTable {
+    /// Share of the band's scheduled tasks that were evicted at least once (0 when none ran).
+    pub fn evicted_share(&self, band: Band) -> f64 {
+        let i = band.index();
+        if self.scheduled[i] == 0 {
+            0.0
+        } else {
+            self.evicted[i] as f64 / self.scheduled[i] as f64
+        }
+    }
+}
+
+/// What a Google read found besides the jobs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GoogleReport {
+    /// Rows read (both kinds of file), bad ones included.
+    pub rows: u64,
+    /// Bad rows skipped.
+    pub bad: BadRows,
+    /// Distinct jobs with task events.
+    pub jobs: u64,
+    /// How the tasks ended up.
+    pub tasks: TaskOutcomes,
+    /// Evictions per priority band.
+    pub evictions: EvictionTable,
+    /// Task events for a job already handed out (more than [`GRACE`] after its end).
+    pub late_events: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    Pending,
+    Running(Micros),
+    Finished { start: Option<Micros>, end: Micros },
+    Dead,
+}
+
+#[derive(Debug, Clone)]
+struct TaskState {
+    state: State,
+    priority: u8,
+    scheduled: bool,
+    evictions: u32,
+    submit: Option<Micros>,
+    cpu: f64,
+    mem: f64,
+}
+
+#[derive(Debug, Default)]
+struct JobState {
+    submit: Option<Micros>,
+    first_seen: Micros,
+    sched_class: Option<u8>,
+    tasks: HashMap<u32, TaskState>,
+}
+
+struct TaskEvent {
+    ts: Micros,
+    job: u64,
+    index: u32,
+    kind: u8,
+    sched_class: u8,
+    priority: u8,
+    cpu: Option<f64>,
+    mem: Option<f64>,
+}
+
+struct JobEvent {
+    ts: Micros,
+    job: u64,
+    kind: u8,
+    sched_class: u8,
+}
+
+fn field<T: std::str::FromStr>(f: &[&str], i: usize, name: &str) -> Result<T, String> {
+    f[i].parse().map_err(|_| format!("field {} ({name}): expected a number, got `{}`", i + 1, f[i]))
+}
+
+fn optional(f: &[&str], i: usize, name: &str) -> Result<Option<f64>, String> {
+    if f[i].is_empty() {
+        return Ok(None);
+    }
+    let x: f64 = field(f, i, name)?;
+    if x.is_finite() && x >= 0.0 {
+        Ok(Some(x))
+    } else {
+        Err(format!("field {} ({name}): expected a non-negative number, got `{}`", i + 1, f[i]))
+    }
+}
+
+fn bounded(f: &[&str], i: usize, name: &str, max: u8) -> Result<u8, String> {
+    let x: u8 = field(f, i, name)?;
+    if x > max {
+        return Err(format!("field {} ({name}): {x} is above {max}", i + 1));
+    }
+    Ok(x)
+}
+
+fn split<'a>(line: &'a str, out: &mut [&'a str], name: &str) -> Result<(), String> {
+    let mut n = 0;
+    for part in line.split(',') {
+        if n == out.len() {
+            return Err(format!("more than {} fields in a {name} row", out.len()));
+        }
+        out[n] = part;
+        n += 1;
+    }
+    if n != out.len() {
+        return Err(format!("{n} fields in a {name} row, expected {}", out.len()));
+    }
+    Ok(())
+}
+
+fn parse_task(line: &str) -> Result<TaskEvent, String> {
+    let mut f = [""; 13];
+    split(line, &mut f, "task_events")?;
+    Ok(TaskEvent {
+        ts: field(&f, 0, "timestamp")?,
+        job: field(&f, 2, "job ID")?,
+        index: field(&f, 3, "task index")?,
+        kind: bounded(&f, 5, "event type", 8)?,
+        sched_class: bounded(&f, 7, "scheduling class", 3)?,
+        priority: bounded(&f, 8, "priority", 11)?,
+        cpu: optional(&f, 9, "CPU request")?,
+        mem: optional(&f, 10, "memory request")?,
+    })
+}
+
+fn parse_job(line: &str) -> Result<JobEvent, String> {
+    let mut f = [""; 8];
+    split(line, &mut f, "job_events")?;
+    Ok(JobEvent {
+        ts: field(&f, 0, "timestamp")?,
+        job: field(&f, 2, "job ID")?,
+        kind: bounded(&f, 3, "event type", 8)?,
+        sched_class: bounded(&f, 5, "scheduling class", 3)?,
+    })
+}
+
+/// Several files read one after the other as one stream of parsed rows.
+struct Stream<T> {
+    files: VecDeque<PathBuf>,
+    current: Option<Lines>,
+    parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T> Stream<T> {
+    fn new(files: Vec<PathBuf>, parse: fn(&str) -> Result<T, String>) -> Self {
+        Stream { files: files.into(), current: None, parse }
+    }
+
+    fn next(&mut self, progress: &Progress, rep: &mut GoogleReport, strict: bool) -> Result<Option<T>, TraceError> {
+        loop {
+            if self.current.is_none() {
+                match self.files.pop_front() {
+                    Some(p) => self.current = Some(Lines::open(&p, progress)?),
+                    None => return Ok(None),
+                }
+            }
+            let Some(lines) = self.current.as_mut() else { continue };
+            let path = lines.path().to_owned();
+            match lines.next_line()? {
+                None => self.current = None,
+                Some((_, Ok(""))) => {}
+                Some((line, text)) => {
+                    rep.rows += 1;
+                    match text.and_then(self.parse) {
+                        Ok(row) => return Ok(Some(row)),
+                        Err(reason) => rep.bad.record(RowError { file: path, line, reason }, strict)?,
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Reader<'a> {
+    opts: &'a ReadOptions,
+    live: HashMap<u64, JobState>,
+    done: HashSet<u64>,
+    ending: VecDeque<(Micros, u64)>,
+    rep: GoogleReport,
+    last_ts: Micros,
+}
+
+impl Reader<'_> {
+    fn job(&mut self, id: u64, ts: Micros) -> &mut JobState {
+        self.live.entry(id).or_insert_with(|| JobState { first_seen: ts, ..JobState::default() })
+    }
+
+    fn apply_task(&mut self, e: TaskEvent) {
+        if self.done.contains(&e.job) {
+            self.rep.late_events += 1;
+            return;
+        }
+        let job = self.job(e.job, e.ts);
+        job.sched_class.get_or_insert(e.sched_class);
+        let t = job.tasks.entry(e.index).or_insert(TaskState {
+            state: State::Pending,
+            priority: e.priority,
+            scheduled: false,
+            evictions: 0,
+            submit: None,
+            cpu: 0.0,
+            mem: 0.0,
+        });
+        if let Some(c) = e.cpu {
+            t.cpu = c;
+        }
+        if let Some(m) = e.mem {
+            t.mem = m;
+        }
+        match e.kind {
+            0 => {
+                t.submit.get_or_insert(e.ts);
+                t.state = State::Pending;
+                let s = job.submit.get_or_insert(e.ts);
+                *s = (*s).min(e.ts);
+            }
+            1 => {
+                t.scheduled = true;
+                t.state = State::Running(e.ts);
+            }
+            2 => {
+                t.evictions += 1;
+                t.state = State::Pending;
+            }
+            4 => {
+                let start = match t.state {
+                    State::Running(s) => Some(s),
+                    _ => None,
+                };
+                t.state = State::Finished { start, end: e.ts };
+            }
+            3 | 5 | 6 => t.state = State::Dead,
+            _ => {}
+        }
+    }
+
+    fn apply_job(&mut self, e: JobEvent) {
+        if self.done.contains(&e.job) {
+            return;
+        }
+        let job = self.job(e.job, e.ts);
+        job.sched_class.get_or_insert(e.sched_class);
+        match e.kind {
+            0 => {
+                let s = job.submit.get_or_insert(e.ts);
+                *s = (*s).min(e.ts);
+            }
+            3..=6 => self.ending.push_back((e.ts + GRACE, e.job)),
+            _ => {}
+        }
+    }
+
+    /// Hands out the jobs whose grace ran out before `now`.
+    fn expire(
+        &mut self,
+        now: Micros,
+        sink: &mut dyn FnMut(TraceJob) -> Result<(), TraceError>,
+    ) -> Result<(), TraceError> {
+        while let Some(&(deadline, id)) = self.ending.front() {
+            if deadline >= now {
+                break;
+            }
+            self.ending.pop_front();
+            if let Some(job) = self.live.remove(&id) {
+                self.done.insert(id);
+                self.finish(id, job, deadline - GRACE, sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Turns a job's state into a [`TraceJob`]; `horizon` is where running tasks are cut.
+    fn finish(
+        &mut self,
+        id: u64,
+        job: JobState,
+        horizon: Micros,
+        sink: &mut dyn FnMut(TraceJob) -> Result<(), TraceError>,
+    ) -> Result<(), TraceError> {
+        if job.tasks.is_empty() {
+            return Ok(());
+        }
+        self.rep.jobs += 1;
+        let truncate = self.opts.unfinished == Unfinished::Truncate;
+        let mut indices: Vec<u32> = job.tasks.keys().copied().collect();
+        indices.sort_unstable();
+        let mut tasks = Vec::new();
+        let mut end = 0;
+        let mut priority = 0;
+        let out = &mut self.rep.tasks;
+        for i in indices {
+            let t = &job.tasks[&i];
+            let band = Band::of(t.priority).index();
+            if t.scheduled {
+                self.rep.evictions.scheduled[band] += 1;
+                self.rep.evictions.evicted[band] += u64::from(t.evictions > 0);
+            }
+            self.rep.evictions.evictions[band] += u64::from(t.evictions);
+            let run = match t.state {
+                State::Finished { start: Some(s), end: e } if s > 0 => {
+                    out.finished += 1;
+                    Some((s, e))
+                }
+                State::Finished { end: e, .. } if truncate => {
+                    out.truncated += 1;
+                    Some((WINDOW_START.min(e), e))
+                }
+                State::Finished { .. } => {
+                    out.started_before += 1;
+                    None
+                }
+                State::Running(s) if s > 0 && truncate => {
+                    out.truncated += 1;
+                    Some((s, horizon.max(s)))
+                }
+                State::Running(_) => {
+                    out.unfinished += 1;
+                    None
+                }
+                State::Pending if t.scheduled => {
+                    out.unfinished += 1;
+                    None
+                }
+                State::Pending => {
+                    out.never_ran += 1;
+                    None
+                }
+                State::Dead => {
+                    out.abnormal += 1;
+                    None
+                }
+            };
+            if let Some((s, e)) = run {
+                end = end.max(e);
+                priority = priority.max(t.priority);
+                tasks.push(task(fraction_of(self.opts.node, t.cpu, t.mem), e - s));
+            }
+        }
+        if tasks.is_empty() {
+            return Ok(());
+        }
+        let submit = job.submit.unwrap_or(job.first_seen);
+        sink(TraceJob {
+            id: id.to_string(),
+            submit,
+            end: end.max(submit),
+            priority,
+            sched_class: job.sched_class,
+            phases: vec![Phase { deps: vec![], coupled: false, tasks }],
+        })
+    }
+}
+
+/// Reads `task_files` (required) and `job_files` (optional, sorted like the
+/// task files), handing each finished job to `sink` as soon as it is complete.
+pub fn read(
+    task_files: Vec<PathBuf>,
+    job_files: Vec<PathBuf>,
+    opts: &ReadOptions,
+    progress: &Progress,
+    sink: &mut dyn FnMut(TraceJob) -> Result<(), TraceError>,
+) -> Result<GoogleReport, TraceError> {
+    let mut tasks = Stream::new(task_files, parse_task);
+    let mut jobs = Stream::new(job_files, parse_job);
+    let mut r = Reader {
+        opts,
+        live: HashMap::new(),
+        done: HashSet::new(),
+        ending: VecDeque::new(),
+        rep: GoogleReport::default(),
+        last_ts: 0,
+    };
+    let stop = opts.window.map_or(AFTER_END, |w| w.end.min(AFTER_END));
+    let mut next_job = jobs.next(progress, &mut r.rep, opts.strict)?;
+    while let Some(e) = tasks.next(progress, &mut r.rep, opts.strict)? {
+        if e.ts >= stop {
+            if e.ts < AFTER_END {
+                break;
+            }
+            continue;
+        }
+        while let Some(j) = next_job.take_if(|j| j.ts < e.ts) {
+            r.expire(j.ts, sink)?;
+            r.apply_job(j);
+            next_job = jobs.next(progress, &mut r.rep, opts.strict)?;
+        }
+        r.expire(e.ts, sink)?;
+        r.last_ts = r.last_ts.max(e.ts);
+        r.apply_task(e);
+    }
+    while let Some(j) = next_job.take_if(|j| j.ts < stop) {
+        r.expire(j.ts, sink)?;
+        r.apply_job(j);
+        next_job = jobs.next(progress, &mut r.rep, opts.strict)?;
+    }
+    r.expire(Micros::MAX, sink)?;
+    let horizon = opts.window.map_or(r.last_ts, |w| w.end.min(r.last_ts.max(w.start)));
+    let mut rest: Vec<(u64, JobState)> = r.live.drain().collect();
+    rest.sort_unstable_by_key(|(id, _)| *id);
+    for (id, job) in rest {
+        r.finish(id, job, horizon, sink)?;
+    }
+    Ok(r.rep)
+}

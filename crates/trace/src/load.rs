@@ -1,0 +1,392 @@
+//! Reading any supported input into pliant's model: format detection, the
+//! readers, classes, and the window / sample / scale filters. Three entry
+//! points: [`read_trace`] (trace jobs, for statistics), [`load_workload`]
+//! (a whole [`Workload`], for `pliant simulate --workload`) and [`import`]
+//! (streamed into a native file, for `pliant trace import`).
+
+use crate::classify::ClassRule;
+use crate::detect::{detect, Format, Inputs};
+use crate::error::{BadRows, TraceError};
+use crate::google2011::{self, EvictionTable};
+use crate::input::Progress;
+use crate::native::{trace_job, NativeWriter};
+use crate::record::{ReadOptions, TaskOutcomes, TraceJob};
+use crate::shrink::{Shrink, Verdict};
+use crate::{alibaba, sls};
+use pliant_core::model::JobClass;
+use pliant_core::Resources;
+use pliant_workload::{read_workload, Cluster, Job, Workload};
+use std::fmt;
+use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
+
+/// What a read found, whatever the format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadReport {
+    /// The inputs' format.
+    pub format: Format,
+    /// Files read.
+    pub files: usize,
+    /// Rows (or JSON records) read, bad ones included.
+    pub rows: u64,
+    /// Bad rows skipped (none in strict mode: the first one is an error).
+    pub bad: BadRows,
+    /// Distinct jobs in the input.
+    pub jobs_in_trace: u64,
+    /// How the input's tasks ended up (kept or dropped, and why).
+    pub tasks: TaskOutcomes,
+    /// Google only: evictions per priority band.
+    pub evictions: Option<EvictionTable>,
+    /// Google only: task events after their job was complete (ignored).
+    pub late_events: u64,
+    /// Alibaba only: instances whose task is not in `batch_task` (ignored).
+    pub orphan_instances: u64,
+}
+
+/// Reads every job of `inputs`, handing each to `sink` as soon as it is
+/// complete (jobs of a native file or of an Alibaba table: after the whole read).
+pub fn read_trace(
+    inputs: &Inputs,
+    opts: &ReadOptions,
+    progress: &Progress,
+    sink: &mut dyn FnMut(TraceJob) -> Result<(), TraceError>,
+) -> Result<ReadReport, TraceError> {
+    let mut rep = ReadReport {
+        format: inputs.format,
+        files: inputs.main.len() + inputs.companion.len(),
+        rows: 0,
+        bad: BadRows::default(),
+        jobs_in_trace: 0,
+        tasks: TaskOutcomes::default(),
+        evictions: None,
+        late_events: 0,
+        orphan_instances: 0,
+    };
+    match inputs.format {
+        Format::Google2011 => {
+            let g = google2011::read(inputs.main.clone(), inputs.companion.clone(), opts, progress, sink)?;
+            (rep.rows, rep.bad, rep.jobs_in_trace, rep.tasks) = (g.rows, g.bad, g.jobs, g.tasks);
+            rep.evictions = Some(g.evictions);
+            rep.late_events = g.late_events;
+        }
+        Format::Alibaba2018 | Format::Alibaba2017 => {
+            let v =
+                if inputs.format == Format::Alibaba2018 { alibaba::Version::V2018 } else { alibaba::Version::V2017 };
+            let a = alibaba::read(v, &inputs.main, &inputs.companion, opts, progress, sink)?;
+            (rep.rows, rep.bad, rep.jobs_in_trace, rep.tasks) = (a.rows, a.bad, a.jobs, a.tasks);
+            rep.orphan_instances = a.orphan_instances;
+        }
+        Format::Sls => {
+            let s = sls::read(&inputs.main, opts, progress, sink)?;
+            (rep.rows, rep.bad, rep.jobs_in_trace) = (s.rows, s.bad, s.jobs);
+            rep.tasks.finished = s.tasks;
+        }
+        Format::Native => {
+            let w = read_native(&inputs.main[0], progress)?;
+            rep.rows = w.jobs.len() as u64 + 1;
+            rep.jobs_in_trace = w.jobs.len() as u64;
+            for job in w.jobs {
+                rep.tasks.finished += job.tasks().count() as u64;
+                sink(trace_job(job))?;
+            }
+        }
+    }
+    Ok(rep)
+}
+
+fn read_native(path: &Path, progress: &Progress) -> Result<Workload, TraceError> {
+    let input = crate::input::open(path, progress)?;
+    read_workload(BufReader::new(input)).map_err(|source| TraceError::Native { path: path.to_owned(), source })
+}
+
+/// How to turn inputs into a workload. Built by the CLI from its flags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadOptions {
+    /// Node size for normalised requests, window, unfinished tasks, strictness.
+    /// The window (`--window START..END`, trace seconds) keeps the jobs
+    /// submitted inside it and shifts time so that START becomes 0.
+    pub read: ReadOptions,
+    /// Nodes of the target cluster, each of size `read.node`. `None`: the
+    /// cluster the trace was recorded on (Google 12,583 machines, Alibaba
+    /// v2018 4,034, v2017 1,300; SLS has none and needs it) or, for a native
+    /// file, the file's own cluster.
+    pub nodes: Option<u32>,
+    /// Scale the trace to `nodes` (`--scale`): keep a fraction
+    /// `nodes / source machines` of the jobs so each node sees the load it had.
+    pub scale: bool,
+    /// Machines the trace was recorded on, if not the format's default.
+    pub source_machines: Option<u32>,
+    /// Fraction of jobs kept (`--sample`), in (0, 1].
+    pub sample: f64,
+    /// Seed for the sample (one seed, one sample).
+    pub seed: u64,
+    /// The short-vs-long rule (native files keep their own classes).
+    pub classes: ClassRule,
+    /// Draw a progress bar on stderr (only when it is a terminal).
+    pub progress: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            read: ReadOptions::default(),
+            nodes: None,
+            scale: false,
+            source_machines: None,
+            sample: 1.0,
+            seed: 0,
+            classes: ClassRule::default(),
+            progress: false,
+        }
+    }
+}
+
+/// What a load did, for a summary on stderr.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadReport {
+    /// What the read found.
+    pub read: ReadReport,
+    /// The target cluster: node count and node size.
+    pub nodes: u32,
+    /// The size of each node.
+    pub node: Resources,
+    /// Fraction of jobs sampled (sample × scale).
+    pub fraction: f64,
+    /// Jobs left out because they were submitted outside the window.
+    pub outside_window: u64,
+    /// Jobs left out by the sample.
+    pub not_sampled: u64,
+    /// Jobs in the workload.
+    pub jobs: u64,
+    /// Tasks in the workload.
+    pub tasks: u64,
+    /// Short jobs in the workload.
+    pub short: u64,
+}
+
+impl fmt::Display for LoadReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.read;
+        writeln!(
+            f,
+            "read {} file(s) of {}: {} rows, {} bad rows skipped",
+            r.files,
+            r.format.name(),
+            r.rows,
+            r.bad.count
+        )?;
+        for e in &r.bad.examples {
+            writeln!(f, "  {e}")?;
+        }
+        let t = &r.tasks;
+        writeln!(
+            f,
+            "tasks: {} kept ({} truncated); dropped: {} unfinished in the window, {} started before it, {} failed/killed/lost, {} never ran",
+            t.finished + t.truncated,
+            t.truncated,
+            t.unfinished,
+            t.started_before,
+            t.abnormal,
+            t.never_ran
+        )?;
+        writeln!(
+            f,
+            "jobs: {} in the input, {} outside the window, {} not sampled (fraction {:.4})",
+            r.jobs_in_trace, self.outside_window, self.not_sampled, self.fraction
+        )?;
+        write!(
+            f,
+            "workload: {} jobs ({} short, {} long), {} tasks on {} nodes of {}",
+            self.jobs,
+            self.short,
+            self.jobs - self.short,
+            self.tasks,
+            self.nodes,
+            self.node
+        )
+    }
+}
+
+/// The plan of a load: target cluster and job filters.
+struct Plan {
+    nodes: u32,
+    node: Resources,
+    shrink: Shrink,
+    cluster: Cluster,
+}
+
+fn plan(inputs: &Inputs, opts: &LoadOptions, native_nodes: Option<u32>) -> Result<Plan, TraceError> {
+    if !(opts.sample > 0.0 && opts.sample <= 1.0) {
+        return Err(TraceError::Options(format!("the sample fraction must be in (0, 1], got {}", opts.sample)));
+    }
+    if let Some(w) = opts.read.window {
+        if w.start >= w.end {
+            return Err(TraceError::Options("the window's start must come before its end".into()));
+        }
+    }
+    let source = opts.source_machines.or(match inputs.format {
+        Format::Google2011 => Some(google2011::MACHINES),
+        Format::Alibaba2018 => Some(alibaba::MACHINES_2018),
+        Format::Alibaba2017 => Some(alibaba::MACHINES_2017),
+        Format::Native => native_nodes,
+        Format::Sls => None,
+    });
+    let nodes = match (opts.nodes, source) {
+        (Some(0), _) => return Err(TraceError::Options("the cluster needs at least one node".into())),
+        (Some(n), _) => n,
+        (None, Some(s)) => s,
+        (None, None) => {
+            return Err(TraceError::Options(format!(
+                "{} traces do not say how many machines they ran on: give the cluster size",
+                inputs.format.name()
+            )))
+        }
+    };
+    let mut fraction = opts.sample;
+    if opts.scale {
+        let source = source
+            .ok_or_else(|| TraceError::Options("--scale needs the number of machines the trace ran on".into()))?;
+        fraction *= (f64::from(nodes) / f64::from(source)).min(1.0);
+    }
+    let node = opts.read.node;
+    let cluster = Cluster { nodes: vec![node; nodes as usize] };
+    Ok(Plan { nodes, node, shrink: Shrink { window: opts.read.window, fraction, seed: opts.seed }, cluster })
+}
+
+fn empty_report(inputs: &Inputs, plan: &Plan) -> LoadReport {
+    LoadReport {
+        read: ReadReport {
+            format: inputs.format,
+            files: 0,
+            rows: 0,
+            bad: BadRows::default(),
+            jobs_in_trace: 0,
+            tasks: TaskOutcomes::default(),
+            evictions: None,
+            late_events: 0,
+            orphan_instances: 0,
+        },
+        nodes: plan.nodes,
+        node: plan.node,
+        fraction: plan.shrink.fraction,
+        outside_window: 0,
+        not_sampled: 0,
+        jobs: 0,
+        tasks: 0,
+        short: 0,
+    }
+}
+
+/// Applies the filters to one job; `Some` when it stays (time rebased).
+fn admit(job: Job, plan: &Plan, rep: &mut LoadReport) -> Option<Job> {
+    match plan.shrink.verdict(&job.name, job.submit) {
+        Verdict::Window => rep.outside_window += 1,
+        Verdict::Sample => rep.not_sampled += 1,
+        Verdict::Keep => {
+            rep.jobs += 1;
+            rep.tasks += job.tasks().count() as u64;
+            rep.short += u64::from(job.class == JobClass::Short);
+            return Some(Job { submit: plan.shrink.rebase(job.submit), ..job });
+        }
+    }
+    None
+}
+
+/// A trace job as a workload job, classed by `rule`.
+pub fn to_job(t: TraceJob, rule: &ClassRule) -> Job {
+    let class = rule.classify(&t);
+    Job { name: t.id, submit: t.submit, class, priority: t.priority.min(11), phases: t.phases }
+}
+
+/// What [`each_job`] hands out: the plan once, first, then the jobs.
+enum Item<'a> {
+    Plan(&'a Plan),
+    Job(Job),
+}
+
+/// Streams the jobs of `paths` through detection, reading, classes and filters into `out`.
+fn each_job(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+    out: &mut dyn FnMut(Item) -> Result<(), TraceError>,
+) -> Result<LoadReport, TraceError> {
+    let inputs = detect(paths)?;
+    let progress = Progress::new(opts.progress, &inputs.all());
+    if inputs.format == Format::Native {
+        let w = read_native(&inputs.main[0], &progress)?;
+        let mut plan = plan(&inputs, opts, Some(w.cluster.nodes.len() as u32))?;
+        if opts.nodes.is_none() {
+            plan.cluster = w.cluster;
+        }
+        out(Item::Plan(&plan))?;
+        let mut rep = empty_report(&inputs, &plan);
+        rep.read.files = 1;
+        rep.read.rows = w.jobs.len() as u64 + 1;
+        rep.read.jobs_in_trace = w.jobs.len() as u64;
+        for job in w.jobs {
+            rep.read.tasks.finished += job.tasks().count() as u64;
+            if let Some(j) = admit(job, &plan, &mut rep) {
+                out(Item::Job(j))?;
+            }
+        }
+        progress.finish();
+        return Ok(rep);
+    }
+    let plan = plan(&inputs, opts, None)?;
+    out(Item::Plan(&plan))?;
+    let mut rep = empty_report(&inputs, &plan);
+    let read =
+        read_trace(&inputs, &opts.read, &progress, &mut |t| match admit(to_job(t, &opts.classes), &plan, &mut rep) {
+            Some(j) => out(Item::Job(j)),
+            None => Ok(()),
+        })?;
+    progress.finish();
+    rep.read = read;
+    Ok(rep)
+}
+
+/// Loads a workload from `paths` (one native file, or the files/directories
+/// of one trace; the format is detected), applying `opts`. Jobs are sorted
+/// by submission time; the cluster is `nodes` × `read.node` (or the native
+/// file's own when `nodes` is `None`). Errors when nothing is left to run.
+pub fn load_workload(paths: &[PathBuf], opts: &LoadOptions) -> Result<(Workload, LoadReport), TraceError> {
+    let mut jobs = Vec::new();
+    let mut cluster = None;
+    let rep = each_job(paths, opts, &mut |item| {
+        match item {
+            Item::Plan(p) => cluster = Some(p.cluster.clone()),
+            Item::Job(j) => jobs.push(j),
+        }
+        Ok(())
+    })?;
+    if jobs.is_empty() {
+        return Err(TraceError::Workload(format!(
+            "no job left to run ({} jobs in the input, {} outside the window, {} not sampled)",
+            rep.read.jobs_in_trace, rep.outside_window, rep.not_sampled
+        )));
+    }
+    let mut w = Workload { cluster: cluster.unwrap_or(Cluster { nodes: Vec::new() }), jobs };
+    w.validate().map_err(|e| TraceError::Workload(e.to_string()))?;
+    Ok((w, rep))
+}
+
+/// Converts `paths` into a native workload written to `out`, job by job as
+/// the trace completes them (memory bounded by the live jobs for Google
+/// traces). Same options as [`load_workload`].
+pub fn import<W: Write>(paths: &[PathBuf], opts: &LoadOptions, out: W) -> Result<LoadReport, TraceError> {
+    let io = |source| TraceError::Io { path: PathBuf::from("<output>"), source };
+    let mut writer: Option<NativeWriter<W>> = None;
+    let mut out = Some(out);
+    let rep = each_job(paths, opts, &mut |item| match (item, writer.as_mut(), out.take()) {
+        (Item::Plan(p), None, Some(sink)) => {
+            writer = Some(NativeWriter::new(sink, &p.cluster).map_err(io)?);
+            Ok(())
+        }
+        (Item::Job(j), Some(w), _) => w.job(j).map_err(io),
+        _ => Err(TraceError::Workload("internal: the cluster record must come first, once".into())),
+    })?;
+    if let Some(w) = writer {
+        w.finish().map_err(io)?;
+    }
+    Ok(rep)
+}

@@ -1,0 +1,142 @@
+//! What every reader produces: a job in pliant's model plus what the trace
+//! said about it that the model has no field for.
+
+use pliant_core::{Micros, Resources};
+use pliant_workload::Phase;
+
+/// Options every reader takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadOptions {
+    /// The machine that normalised requests are fractions of (Google's 1.0,
+    /// Alibaba's memory 100 %). Default ⟨32 CPU, 128 GB⟩, BIG-C's node.
+    pub node: Resources,
+    /// Only trace time `[start, end)` is read; events after `end` are not.
+    pub window: Option<Window>,
+    /// What becomes of tasks with no complete run inside the window.
+    pub unfinished: Unfinished,
+    /// Stop at the first bad row instead of skipping and counting it.
+    pub strict: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { node: DEFAULT_NODE, window: None, unfinished: Unfinished::Drop, strict: false }
+    }
+}
+
+/// ⟨32 CPU, 128 GB⟩: the default size of the largest machine of a trace.
+pub const DEFAULT_NODE: Resources = Resources::cores_gb(32, 128);
+
+/// A span of trace time, `[start, end)`, in microseconds of trace time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// First instant kept.
+    pub start: Micros,
+    /// First instant no longer kept.
+    pub end: Micros,
+}
+
+impl Window {
+    /// True when `t` lies inside the window.
+    pub fn contains(&self, t: Micros) -> bool {
+        self.start <= t && t < self.end
+    }
+}
+
+/// Tasks that never finish inside the window (still running at its end, or
+/// whose run began before the trace started).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unfinished {
+    /// Leave them out (counted in the report).
+    #[default]
+    Drop,
+    /// Keep them with the part of their run that the window shows.
+    Truncate,
+}
+
+/// One job as read from a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceJob {
+    /// The trace's own job identifier.
+    pub id: String,
+    /// Submission time (trace time).
+    pub submit: Micros,
+    /// When its last kept task ended (trace time); `end - submit` is the
+    /// job's duration in the trace.
+    pub end: Micros,
+    /// Priority 0–11.
+    pub priority: u8,
+    /// Google's scheduling class (0–3, latency sensitivity), where the trace has one.
+    pub sched_class: Option<u8>,
+    /// The job's phases; every task's estimate is its duration.
+    pub phases: Vec<Phase>,
+}
+
+impl TraceJob {
+    /// Number of tasks.
+    pub fn task_count(&self) -> usize {
+        self.phases.iter().map(|p| p.tasks.len()).sum()
+    }
+
+    /// Sum of the tasks' run times (task-time).
+    pub fn task_time(&self) -> Micros {
+        self.phases.iter().flat_map(|p| &p.tasks).map(|t| t.duration).sum()
+    }
+
+    /// CPU-time at full allocation: Σ requested CPU × run time, in core-seconds.
+    pub fn core_seconds(&self) -> f64 {
+        self.phases
+            .iter()
+            .flat_map(|p| &p.tasks)
+            .map(|t| t.request.cpu_milli as f64 / 1000.0 * t.duration as f64 / 1e6)
+            .sum()
+    }
+
+    /// `end - submit`.
+    pub fn duration(&self) -> Micros {
+        self.end.saturating_sub(self.submit)
+    }
+}
+
+/// A task with a request and duration, and its estimate set to its duration
+/// (a trace has no owner's estimate; the truth is the best one available).
+pub fn task(request: Resources, duration: Micros) -> pliant_workload::Task {
+    let duration = duration.max(1);
+    pliant_workload::Task { request, duration, estimate: Some(duration) }
+}
+
+/// A fraction of a machine's capacity, rounded up, at least 1 (pliant rejects
+/// empty requests). Fractions outside 0..=1 are clamped.
+pub fn fraction_of(node: Resources, cpu: f64, mem: f64) -> Resources {
+    let part = |x: f64, cap: u64| ((x.clamp(0.0, 1.0) * cap as f64).ceil() as u64).clamp(1, cap.max(1));
+    Resources::new(part(cpu, node.cpu_milli), part(mem, node.mem_mb))
+}
+
+/// How the tasks of a trace ended up, counted by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskOutcomes {
+    /// Kept with a complete run.
+    pub finished: u64,
+    /// Kept, with their run cut at the window's end or the trace's start.
+    pub truncated: u64,
+    /// Dropped: still running or pending at the end of the window.
+    pub unfinished: u64,
+    /// Dropped: their last run began before the trace window (timestamp 0 or unseen).
+    pub started_before: u64,
+    /// Dropped: they ended by failing, being killed or lost, not by finishing.
+    pub abnormal: u64,
+    /// Dropped: never scheduled inside the window.
+    pub never_ran: u64,
+}
+
+impl TaskOutcomes {
+    /// Every task counted.
+    pub fn total(&self) -> u64 {
+        self.finished + self.truncated + self.unfinished + self.started_before + self.abnormal + self.never_ran
+    }
+
+    /// Tasks left out of the workload.
+    pub fn dropped(&self) -> u64 {
+        self.unfinished + self.started_before + self.abnormal + self.never_ran
+    }
+}

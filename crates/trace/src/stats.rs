@@ -1,0 +1,247 @@
+//! `pliant trace stats`: what is in a trace. Counts, arrivals over time,
+//! percentiles of durations and sizes, the share of short jobs, the share of
+//! task-time taken by the longest 10 % of jobs, and (Google) evictions per
+//! priority band.
+//!
+//! Definitions: a job's duration is submission → last kept task end; its
+//! task-time is the sum of its kept tasks' run times. Percentiles are
+//! nearest-rank (the value at position ⌈p·n⌉ of the sorted list). The
+//! longest 10 % are the ⌈n/10⌉ jobs of largest duration (ties: larger
+//! task-time first).
+
+use crate::classify::{Band, ClassRule};
+use crate::detect::detect;
+use crate::error::TraceError;
+use crate::input::Progress;
+use crate::load::{read_trace, ReadReport};
+use crate::record::ReadOptions;
+use pliant_core::model::JobClass;
+use pliant_core::{Micros, SECOND};
+use std::fmt;
+use std::path::PathBuf;
+
+/// Options of a statistics pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatsOptions {
+    /// Reader options (node size, window, unfinished tasks, strictness).
+    pub read: ReadOptions,
+    /// The short-vs-long rule.
+    pub classes: ClassRule,
+    /// Width of an arrival-rate bucket (default 10 minutes).
+    pub bucket: Micros,
+    /// Draw a progress bar on stderr (only when it is a terminal).
+    pub progress: bool,
+}
+
+impl Default for StatsOptions {
+    fn default() -> Self {
+        StatsOptions {
+            read: ReadOptions::default(),
+            classes: ClassRule::default(),
+            bucket: 600 * SECOND,
+            progress: false,
+        }
+    }
+}
+
+/// Summary of a sample: nearest-rank percentiles, mean and maximum.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Summary {
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+/// The nearest-rank `p`-quantile (0 < p ≤ 1) of sorted values (0 when empty).
+pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+impl Summary {
+    /// Summarises `values` (sorted here).
+    pub fn of(mut values: Vec<f64>) -> Summary {
+        values.sort_by(f64::total_cmp);
+        let mean = if values.is_empty() { 0.0 } else { values.iter().sum::<f64>() / values.len() as f64 };
+        Summary {
+            p50: nearest_rank(&values, 0.5),
+            p90: nearest_rank(&values, 0.9),
+            p99: nearest_rank(&values, 0.99),
+            max: values.last().copied().unwrap_or(0.0),
+            mean,
+        }
+    }
+}
+
+/// The statistics of one trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceStats {
+    /// What the read found (rows, bad rows, tasks kept and dropped, evictions).
+    pub read: ReadReport,
+    /// Jobs with at least one kept task.
+    pub jobs: u64,
+    /// Kept tasks.
+    pub tasks: u64,
+    /// Width of an arrival bucket.
+    pub bucket: Micros,
+    /// Jobs submitted in each bucket, from time 0 to the last submission.
+    pub arrivals: Vec<u64>,
+    /// Job durations, seconds.
+    pub job_duration: Summary,
+    /// Tasks per job.
+    pub tasks_per_job: Summary,
+    /// Task run times, seconds.
+    pub task_duration: Summary,
+    /// Task CPU requests, cores.
+    pub task_cpu: Summary,
+    /// Task memory requests, MB.
+    pub task_mem: Summary,
+    /// Short jobs under the rule.
+    pub short: u64,
+    /// The rule used.
+    pub rule: ClassRule,
+    /// Share of all task-time used by the longest 10 % of jobs.
+    pub top10_task_time: f64,
+}
+
+/// Reads `paths` once and computes their statistics.
+pub fn trace_stats(paths: &[PathBuf], opts: &StatsOptions) -> Result<TraceStats, TraceError> {
+    let inputs = detect(paths)?;
+    let progress = Progress::new(opts.progress, &inputs.all());
+    let bucket = opts.bucket.max(1);
+    let mut arrivals: Vec<u64> = Vec::new();
+    let mut jobs: Vec<(Micros, Micros, f64)> = Vec::new();
+    let (mut task_s, mut cpu, mut mem) = (Vec::new(), Vec::new(), Vec::new());
+    let mut short = 0;
+    let read = read_trace(&inputs, &opts.read, &progress, &mut |j| {
+        let b = usize::try_from(j.submit / bucket).unwrap_or(usize::MAX).min(1 << 24);
+        if arrivals.len() <= b {
+            arrivals.resize(b + 1, 0);
+        }
+        arrivals[b] += 1;
+        short += u64::from(opts.classes.classify(&j) == JobClass::Short);
+        for t in j.phases.iter().flat_map(|p| &p.tasks) {
+            task_s.push(t.duration as f64 / 1e6);
+            cpu.push(t.request.cpu_milli as f64 / 1000.0);
+            mem.push(t.request.mem_mb as f64);
+        }
+        jobs.push((j.duration(), j.task_time(), j.task_count() as f64));
+        Ok(())
+    })?;
+    progress.finish();
+    jobs.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let total: u128 = jobs.iter().map(|j| u128::from(j.1)).sum();
+    let top: u128 = jobs.iter().take(jobs.len().div_ceil(10)).map(|j| u128::from(j.1)).sum();
+    Ok(TraceStats {
+        read,
+        jobs: jobs.len() as u64,
+        tasks: task_s.len() as u64,
+        bucket,
+        arrivals,
+        job_duration: Summary::of(jobs.iter().map(|j| j.0 as f64 / 1e6).collect()),
+        tasks_per_job: Summary::of(jobs.iter().map(|j| j.2).collect()),
+        task_duration: Summary::of(task_s),
+        task_cpu: Summary::of(cpu),
+        task_mem: Summary::of(mem),
+        short,
+        rule: opts.classes,
+        top10_task_time: if total == 0 { 0.0 } else { top as f64 / total as f64 },
+    })
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+impl fmt::Display for TraceStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.read;
+        let t = &r.tasks;
+        writeln!(
+            f,
+            "format        {} ({} files, {} rows, {} bad rows skipped)",
+            r.format.name(),
+            r.files,
+            r.rows,
+            r.bad.count
+        )?;
+        for e in &r.bad.examples {
+            writeln!(f, "              {e}")?;
+        }
+        writeln!(f, "jobs          {} in the trace, {} with a complete task", r.jobs_in_trace, self.jobs)?;
+        writeln!(f, "tasks         {} in the trace, {} kept ({} truncated)", t.total(), self.tasks, t.truncated)?;
+        writeln!(
+            f,
+            "dropped tasks {} unfinished in the window, {} started before it, {} failed/killed/lost, {} never ran",
+            t.unfinished, t.started_before, t.abnormal, t.never_ran
+        )?;
+        if r.late_events > 0 {
+            writeln!(f, "late events   {} (task events after their job ended; ignored)", r.late_events)?;
+        }
+        let secs = self.rule.max_short_duration as f64 / 1e6;
+        writeln!(
+            f,
+            "short jobs    {:.1} % ({} of {}; short = at most {secs} s and {} core-seconds)",
+            pct(self.short, self.jobs),
+            self.short,
+            self.jobs,
+            self.rule.max_short_core_seconds
+        )?;
+        writeln!(
+            f,
+            "top 10 %      the longest 10 % of jobs use {:.1} % of all task-time",
+            100.0 * self.top10_task_time
+        )?;
+        writeln!(f)?;
+        writeln!(f, "{:<22}{:>10}{:>10}{:>10}{:>12}{:>10}", "", "p50", "p90", "p99", "max", "mean")?;
+        for (name, s) in [
+            ("job duration (s)", self.job_duration),
+            ("tasks per job", self.tasks_per_job),
+            ("task duration (s)", self.task_duration),
+            ("task CPU (cores)", self.task_cpu),
+            ("task memory (MB)", self.task_mem),
+        ] {
+            writeln!(f, "{name:<22}{:>10.2}{:>10.2}{:>10.2}{:>12.2}{:>10.2}", s.p50, s.p90, s.p99, s.max, s.mean)?;
+        }
+        writeln!(f)?;
+        let width = self.bucket as f64 / 1e6;
+        writeln!(f, "arrivals (jobs per {width} s; per minute)")?;
+        let peak = self.arrivals.iter().copied().max().unwrap_or(0).max(1);
+        for (i, n) in self.arrivals.iter().enumerate() {
+            let bar = "#".repeat((40 * n).div_ceil(peak) as usize);
+            writeln!(f, "  {:>9.0} s {:>8} {:>8.2}/min {bar}", i as f64 * width, n, *n as f64 * 60.0 / width)?;
+        }
+        if let Some(e) = &r.evictions {
+            writeln!(f)?;
+            writeln!(f, "evictions per priority band (tasks scheduled in the window, evicted at least once)")?;
+            writeln!(f, "  {:<20}{:>12}{:>12}{:>10}{:>12}", "band", "scheduled", "evicted", "share", "evictions")?;
+            for b in Band::ALL {
+                let i = b.index();
+                writeln!(
+                    f,
+                    "  {:<20}{:>12}{:>12}{:>9.2}%{:>12}",
+                    b.label(),
+                    e.scheduled[i],
+                    e.evicted[i],
+                    100.0 * e.evicted_share(b),
+                    e.evictions[i]
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,178 @@
+//! `trace stats` on the shared part of the Google 2011 trace, checked against
+//! figures computed here by a separate, naive pass: every row in memory,
+//! events grouped per task, no streaming, no job events for completion.
+
+use flate2::read::GzDecoder;
+use pliant_trace::{trace_stats, StatsOptions};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/google2011");
+
+fn trace_dir() -> Option<PathBuf> {
+    let d = PathBuf::from(DIR);
+    if d.join("task_events_part-00000-of-00500.csv.gz").exists() {
+        return Some(d);
+    }
+    if std::env::var("PLIANT_ALLOW_MISSING_TRACES").as_deref() == Ok("1") {
+        eprintln!("skipped: {DIR} is missing and PLIANT_ALLOW_MISSING_TRACES=1");
+        return None;
+    }
+    panic!("the shared Google trace part is missing at {DIR} (set PLIANT_ALLOW_MISSING_TRACES=1 to skip)");
+}
+
+fn rows(path: PathBuf) -> Vec<Vec<String>> {
+    let mut text = String::new();
+    GzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut text).unwrap();
+    text.lines().map(|l| l.split(',').map(str::to_owned).collect()).collect()
+}
+
+struct Ev {
+    ts: u64,
+    kind: u8,
+}
+
+struct Expected {
+    jobs_in_trace: usize,
+    tasks_in_trace: usize,
+    kept_tasks: usize,
+    jobs: usize,
+    short: usize,
+    top10: f64,
+    job_p50: f64,
+    job_p90: f64,
+    task_p50: f64,
+    scheduled: [u64; 3],
+    evicted: [u64; 3],
+    evictions: [u64; 3],
+}
+
+fn band(p: u8) -> usize {
+    if p <= 1 {
+        0
+    } else if p <= 8 {
+        1
+    } else {
+        2
+    }
+}
+
+fn rank(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let k = (p * v.len() as f64).ceil() as usize;
+    v[k.max(1) - 1]
+}
+
+fn naive(dir: &Path) -> Expected {
+    let tasks = rows(dir.join("task_events_part-00000-of-00500.csv.gz"));
+    let jobs = rows(dir.join("job_events_part-00000-of-00500.csv.gz"));
+    let mut per_task: BTreeMap<(u64, u64), Vec<Ev>> = BTreeMap::new();
+    let mut prio: HashMap<(u64, u64), u8> = HashMap::new();
+    let mut cpu: HashMap<(u64, u64), f64> = HashMap::new();
+    let mut submit: HashMap<u64, u64> = HashMap::new();
+    let mut first: HashMap<u64, u64> = HashMap::new();
+    for r in &tasks {
+        let key = (r[2].parse().unwrap(), r[3].parse().unwrap());
+        let ts: u64 = r[0].parse().unwrap();
+        let kind: u8 = r[5].parse().unwrap();
+        prio.entry(key).or_insert(r[8].parse().unwrap());
+        if !r[9].is_empty() {
+            cpu.insert(key, r[9].parse().unwrap());
+        }
+        per_task.entry(key).or_default().push(Ev { ts, kind });
+        let f = first.entry(key.0).or_insert(ts);
+        *f = (*f).min(ts);
+        if kind == 0 {
+            let s = submit.entry(key.0).or_insert(ts);
+            *s = (*s).min(ts);
+        }
+    }
+    for r in &jobs {
+        let (ts, job, kind): (u64, u64, u8) = (r[0].parse().unwrap(), r[2].parse().unwrap(), r[3].parse().unwrap());
+        if kind == 0 && first.contains_key(&job) {
+            let s = submit.entry(job).or_insert(ts);
+            *s = (*s).min(ts);
+        }
+    }
+    let (mut scheduled, mut evicted, mut evictions) = ([0u64; 3], [0u64; 3], [0u64; 3]);
+    // job → (end, task-time µs, core-seconds)
+    let mut kept_jobs: HashMap<u64, (u64, u64, f64)> = HashMap::new();
+    let mut task_secs = Vec::new();
+    for (key, evs) in &per_task {
+        let b = band(prio[key]);
+        let n_evict = evs.iter().filter(|e| e.kind == 2).count() as u64;
+        if evs.iter().any(|e| e.kind == 1) {
+            scheduled[b] += 1;
+            evicted[b] += u64::from(n_evict > 0);
+        }
+        evictions[b] += n_evict;
+        // The last run: the SCHEDULE right before the last lifecycle event, if that is a FINISH.
+        let life: Vec<&Ev> = evs.iter().filter(|e| e.kind <= 6).collect();
+        let Some(last) = life.last() else { continue };
+        if last.kind != 4 || life.len() < 2 {
+            continue;
+        }
+        let before = life[life.len() - 2];
+        if before.kind != 1 || before.ts == 0 {
+            continue;
+        }
+        let d = (last.ts - before.ts).max(1);
+        task_secs.push(d as f64 / 1e6);
+        let milli = ((cpu.get(key).copied().unwrap_or(0.0) * 32_000.0).ceil() as u64).clamp(1, 32_000);
+        let j = kept_jobs.entry(key.0).or_insert((0, 0, 0.0));
+        j.0 = j.0.max(last.ts);
+        j.1 += d;
+        j.2 += milli as f64 / 1000.0 * d as f64 / 1e6;
+    }
+    let mut per_job: Vec<(u64, u64, f64)> = kept_jobs
+        .iter()
+        .map(|(id, &(end, tt, core_s))| {
+            let s = submit.get(id).copied().unwrap_or(first[id]);
+            (end.max(s) - s, tt, core_s)
+        })
+        .collect();
+    let short = per_job.iter().filter(|j| j.0 <= 300_000_000 && j.2 <= 1000.0).count();
+    per_job.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let total: u64 = per_job.iter().map(|j| j.1).sum();
+    let top: u64 = per_job.iter().take(per_job.len().div_ceil(10)).map(|j| j.1).sum();
+    let durs: Vec<f64> = per_job.iter().map(|j| j.0 as f64 / 1e6).collect();
+    Expected {
+        jobs_in_trace: first.len(),
+        tasks_in_trace: per_task.len(),
+        kept_tasks: task_secs.len(),
+        jobs: per_job.len(),
+        short,
+        top10: top as f64 / total as f64,
+        job_p50: rank(durs.clone(), 0.5),
+        job_p90: rank(durs, 0.9),
+        task_p50: rank(task_secs, 0.5),
+        scheduled,
+        evicted,
+        evictions,
+    }
+}
+
+#[test]
+fn stats_match_a_naive_recount() {
+    let Some(dir) = trace_dir() else { return };
+    let s = trace_stats(std::slice::from_ref(&dir), &StatsOptions::default()).unwrap();
+    let e = naive(&dir);
+    // The README of the shared part: 450,146 task rows, 10,704 job rows, 4,895 jobs.
+    assert_eq!(s.read.rows, 450_146 + 10_704);
+    assert_eq!(s.read.bad.count, 0);
+    assert_eq!(s.read.jobs_in_trace as usize, e.jobs_in_trace);
+    assert_eq!(e.jobs_in_trace, 4_895);
+    assert_eq!(s.read.tasks.total() as usize, e.tasks_in_trace);
+    assert_eq!(s.tasks as usize, e.kept_tasks);
+    assert_eq!(s.jobs as usize, e.jobs);
+    assert_eq!(s.short as usize, e.short);
+    assert!((s.top10_task_time - e.top10).abs() < 1e-12, "{} vs {}", s.top10_task_time, e.top10);
+    assert_eq!((s.job_duration.p50, s.job_duration.p90), (e.job_p50, e.job_p90));
+    assert_eq!(s.task_duration.p50, e.task_p50);
+    let ev = s.read.evictions.unwrap();
+    assert_eq!((ev.scheduled, ev.evicted, ev.evictions), (e.scheduled, e.evicted, e.evictions));
+    // The printed report carries the evictions table.
+    let text = s.to_string();
+    assert!(text.contains("evictions per priority band") && text.contains("production (9-11)"), "{text}");
+}

@@ -1,0 +1,219 @@
+//! Each reader on small hand-written files; expected values worked out by hand
+//! in the comments.
+
+use pliant_core::model::JobClass;
+use pliant_core::{Resources, SECOND};
+use pliant_trace::input::Progress;
+use pliant_trace::{
+    detect, import, load_workload, read_trace, Format, LoadOptions, ReadOptions, TraceError, TraceJob, Unfinished,
+    Window,
+};
+use pliant_workload::read_workload;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(name)
+}
+
+fn read(name: &str, opts: &ReadOptions) -> (Vec<TraceJob>, pliant_trace::ReadReport) {
+    let inputs = detect(&[fixture(name)]).unwrap();
+    let mut jobs = Vec::new();
+    let rep = read_trace(&inputs, opts, &Progress::hidden(), &mut |j| {
+        jobs.push(j);
+        Ok(())
+    })
+    .unwrap();
+    (jobs, rep)
+}
+
+fn durations(j: &TraceJob) -> Vec<Vec<u64>> {
+    j.phases.iter().map(|p| p.tasks.iter().map(|t| t.duration).collect()).collect()
+}
+
+#[test]
+fn google_final_runs_evictions_and_drops() {
+    let (jobs, rep) = read("google", &ReadOptions::default());
+    assert_eq!(rep.format, Format::Google2011);
+    // 20 task rows + 3 job rows; line 12 of task_events is bad.
+    assert_eq!(rep.rows, 23);
+    assert_eq!(rep.bad.count, 1);
+    let e = &rep.bad.examples[0];
+    assert!(e.file.ends_with("task_events-part-0.csv") && e.line == 12, "{e}");
+    assert!(e.to_string().contains("task_events-part-0.csv:12: 1 fields"), "{e}");
+    assert_eq!(rep.jobs_in_trace, 3);
+    // Job 1: task 0 finished (730 → 790 s), task 1 killed. Job 2: task 0 ran from
+    // timestamp 0 (before the window), task 1 still running, task 2 never scheduled.
+    // Job 3: task 0 finished (800 → 801.5 s).
+    let t = rep.tasks;
+    assert_eq!((t.finished, t.truncated, t.unfinished, t.started_before, t.abnormal, t.never_ran), (2, 0, 1, 1, 1, 1));
+    // Job 1 is handed out first (its FINISH job event, 795 s + 5 s grace, expires at 801.5 s).
+    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["1", "3"]);
+    let j1 = &jobs[0];
+    assert_eq!((j1.submit, j1.end, j1.priority, j1.sched_class), (700 * SECOND, 790 * SECOND, 0, Some(0)));
+    assert_eq!(durations(j1), [[60 * SECOND]]);
+    // 0.5 and 0.25 of ⟨32 CPU, 128 GB⟩.
+    assert_eq!(j1.phases[0].tasks[0].request, Resources::new(16_000, 32_768));
+    assert_eq!(j1.phases[0].tasks[0].estimate, Some(60 * SECOND));
+    let j3 = &jobs[1];
+    assert_eq!((j3.submit, j3.priority), (800 * SECOND, 5));
+    assert_eq!(durations(j3), [[1_500_000]]);
+    // CPU 0 → the 1-millicore floor; memory 0.001 × 131,072 = 131.07 → 132 MB.
+    assert_eq!(j3.phases[0].tasks[0].request, Resources::new(1, 132));
+    // Free band: tasks 1/0 and 1/1 scheduled, one evicted once. Middle: 3/0.
+    // Production: 2/0 and 2/1 scheduled (2/2 never), none evicted.
+    let ev = rep.evictions.unwrap();
+    assert_eq!(ev.scheduled, [2, 1, 2]);
+    assert_eq!(ev.evicted, [1, 0, 0]);
+    assert_eq!(ev.evictions, [1, 0, 0]);
+}
+
+#[test]
+fn google_truncation_keeps_partial_runs() {
+    let opts = ReadOptions { unfinished: Unfinished::Truncate, ..ReadOptions::default() };
+    let (jobs, rep) = read("google", &opts);
+    assert_eq!((rep.tasks.truncated, rep.tasks.unfinished, rep.tasks.started_before), (2, 0, 0));
+    let j2 = jobs.iter().find(|j| j.id == "2").unwrap();
+    // Task 0: window start 600 s → 800 s = 200 s. Task 1: 660 s → last event 900 s = 240 s.
+    assert_eq!(durations(j2), [[200 * SECOND, 240 * SECOND]]);
+    assert_eq!((j2.submit, j2.end, j2.priority), (0, 900 * SECOND, 9));
+}
+
+#[test]
+fn google_window_stops_reading_at_its_end() {
+    // Window [650 s, 795 s): job 3's events (800 s) are never read; job 1 finishes at 790 s.
+    let opts =
+        ReadOptions { window: Some(Window { start: 650 * SECOND, end: 795 * SECOND }), ..ReadOptions::default() };
+    let (jobs, _) = read("google", &opts);
+    assert_eq!(jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["1"]);
+}
+
+#[test]
+fn strict_mode_stops_at_the_first_bad_row() {
+    let inputs = detect(&[fixture("google")]).unwrap();
+    let opts = ReadOptions { strict: true, ..ReadOptions::default() };
+    let err = read_trace(&inputs, &opts, &Progress::hidden(), &mut |_| Ok(())).unwrap_err();
+    match err {
+        TraceError::Row(e) => assert_eq!(e.line, 12),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn alibaba_2018_dag_from_task_names() {
+    let (jobs, rep) = read("alibaba2018", &ReadOptions::default());
+    assert_eq!(rep.format, Format::Alibaba2018);
+    assert_eq!((rep.rows, rep.bad.count), (7, 1));
+    assert_eq!(rep.bad.examples[0].line, 7);
+    // Instances: M1 2 + R2 1 + J4 1 + task_abc 3 finished; M3 failed; task_def running.
+    let t = rep.tasks;
+    assert_eq!((t.finished, t.abnormal, t.unfinished), (7, 1, 1));
+    let j1 = &jobs[0];
+    assert_eq!(j1.id, "j_1");
+    // Phases: M1, R2 (after M1), J4 (after R2; its dependency on the failed M3 is gone).
+    let deps: Vec<Vec<u32>> = j1.phases.iter().map(|p| p.deps.clone()).collect();
+    assert_eq!(deps, [vec![], vec![0], vec![1]]);
+    assert_eq!(durations(j1), [vec![60 * SECOND; 2], vec![30 * SECOND], vec![20 * SECOND]]);
+    // plan_cpu 100 = 1 core; plan_mem 0.5 % of 131,072 MB = 655.36 → 656.
+    assert_eq!(j1.phases[0].tasks[0].request, Resources::new(1000, 656));
+    assert_eq!(j1.phases[2].tasks[0].request, Resources::new(2000, 2622));
+    assert_eq!((j1.submit, j1.end), (100 * SECOND, 230 * SECOND));
+    let j2 = &jobs[1];
+    assert_eq!(durations(j2), [vec![5 * SECOND; 3]]);
+    assert_eq!(j2.submit, 50 * SECOND);
+}
+
+#[test]
+fn alibaba_2018_instances_give_each_instance_its_run() {
+    let (jobs, rep) = read("alibaba2018_instances", &ReadOptions::default());
+    assert_eq!(rep.orphan_instances, 1);
+    // ins_1: 100 → 130 s; ins_2: 100 → 160 s.
+    assert_eq!(durations(&jobs[0]), [[30 * SECOND, 60 * SECOND]]);
+}
+
+#[test]
+fn alibaba_2017_independent_tasks() {
+    let (jobs, rep) = read("alibaba2017", &ReadOptions::default());
+    assert_eq!(rep.format, Format::Alibaba2017);
+    assert_eq!((rep.tasks.finished, rep.tasks.never_ran), (3, 1));
+    assert_eq!(jobs.len(), 1);
+    let j = &jobs[0];
+    assert_eq!(j.id, "1");
+    assert_eq!(durations(j), [vec![60 * SECOND; 2], vec![10 * SECOND]]);
+    assert!(j.phases.iter().all(|p| p.deps.is_empty()));
+    // 0.5 cores; 1 % of 131,072 MB = 1,310.72 → 1,311 MB.
+    assert_eq!(j.phases[0].tasks[0].request, Resources::new(500, 1311));
+}
+
+#[test]
+fn sls_task_classes_become_phases() {
+    let (jobs, rep) = read("sls.json", &ReadOptions::default());
+    assert_eq!(rep.format, Format::Sls);
+    assert_eq!((rep.rows, rep.bad.count), (3, 1));
+    // The third record ends on line 13 of the file.
+    assert_eq!(rep.bad.examples[0].line, 13, "{}", rep.bad.examples[0]);
+    let j = &jobs[0];
+    assert_eq!((j.id.as_str(), j.submit, j.end, j.priority), ("job_1", SECOND, 61 * SECOND, 3));
+    assert_eq!(j.phases[1].deps, vec![0]);
+    assert_eq!(durations(j), [vec![20 * SECOND; 2], vec![30 * SECOND]]);
+    assert_eq!(j.phases[0].tasks[0].request, Resources::new(2000, 2048));
+    // Defaults: one core, 1,024 MB.
+    assert_eq!(j.phases[1].tasks[0].request, Resources::new(1000, 1024));
+    let j7 = &jobs[1];
+    // No end given: 5 s + the longest map (1.5 s).
+    assert_eq!((j7.id.as_str(), j7.submit, j7.end), ("7", 5 * SECOND, 6_500_000));
+}
+
+#[test]
+fn load_applies_window_cluster_and_classes() {
+    let opts = LoadOptions {
+        nodes: Some(2),
+        read: ReadOptions { window: Some(Window { start: 700 * SECOND, end: 800 * SECOND }), ..ReadOptions::default() },
+        ..LoadOptions::default()
+    };
+    let (w, rep) = load_workload(&[fixture("google")], &opts).unwrap();
+    assert_eq!(w.cluster.nodes, vec![Resources::cores_gb(32, 128); 2]);
+    // Job 1 (700 s) stays, rebased to 0. Job 3 (800 s) is outside [700, 800): the
+    // reader stops at 800 s, so it is never even read (not counted as filtered).
+    assert_eq!(w.jobs.len(), 1);
+    assert_eq!((w.jobs[0].name.as_str(), w.jobs[0].submit), ("1", 0));
+    // 90 s long, 16 cores × 60 s = 960 core-s: short under the default rule.
+    assert_eq!(w.jobs[0].class, JobClass::Short);
+    assert_eq!((rep.outside_window, rep.read.jobs_in_trace), (0, 2));
+}
+
+#[test]
+fn scale_samples_by_nodes_over_machines() {
+    // 2 of 4 source machines: keep each job when draw(seed, name) < 0.5.
+    let opts = LoadOptions { nodes: Some(2), scale: true, source_machines: Some(4), seed: 3, ..LoadOptions::default() };
+    let expected: Vec<&str> = ["job_1", "7"].into_iter().filter(|n| pliant_trace::shrink::draw(3, n) < 0.5).collect();
+    match load_workload(&[fixture("sls.json")], &opts) {
+        Ok((w, rep)) => {
+            assert_eq!(rep.fraction, 0.5);
+            let mut names: Vec<&str> = w.jobs.iter().map(|j| j.name.as_str()).collect();
+            names.sort_unstable();
+            let mut exp = expected.clone();
+            exp.sort_unstable();
+            assert_eq!(names, exp);
+        }
+        Err(e) => assert!(expected.is_empty(), "{e}"),
+    }
+}
+
+#[test]
+fn import_writes_what_load_returns() {
+    let opts = LoadOptions { nodes: Some(3), ..LoadOptions::default() };
+    for name in ["google", "alibaba2018", "alibaba2017", "sls.json"] {
+        let mut buf = Vec::new();
+        import(&[fixture(name)], &opts, &mut buf).unwrap();
+        let back = read_workload(buf.as_slice()).unwrap();
+        let (w, _) = load_workload(&[fixture(name)], &opts).unwrap();
+        assert_eq!(back, w, "{name}");
+        // And the native file loads as a workload in its own right.
+        let path = std::env::temp_dir().join(format!("pliant-trace-import-{}-{name}.jsonl", std::process::id()));
+        std::fs::write(&path, &buf).unwrap();
+        let (again, _) = load_workload(std::slice::from_ref(&path), &LoadOptions::default()).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(again, w, "{name}");
+    }
+}
