@@ -2,7 +2,9 @@
 //! about files: it reads inputs, runs the bodies and writes outputs.
 
 mod catalog_cmd;
+mod live_cmd;
 mod simulate_cmd;
+mod trace_cmd;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -23,6 +25,12 @@ enum Command {
     Scenarios,
     /// List the policy presets and their settable parameters.
     Policies,
+    /// Inspect and import real cluster traces (Google 2011, Alibaba, YARN SLS).
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCommand),
+    /// Live-mode mechanisms on this machine (measure).
+    #[command(flatten)]
+    Live(live_cmd::LiveCommand),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +39,8 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate_cmd::run(args),
         Command::Scenarios => catalog_cmd::scenarios(),
         Command::Policies => catalog_cmd::policies(),
+        Command::Trace(cmd) => trace_cmd::run(cmd),
+        Command::Live(cmd) => live_cmd::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

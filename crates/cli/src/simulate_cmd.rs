@@ -5,6 +5,7 @@ use pliant_core::policy::{preset, Params, PRESETS};
 use pliant_metrics::RunRecord;
 use pliant_report::{comparison_json, comparison_table, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
 use pliant_sim::{simulate, SimOptions};
+use pliant_trace::LoadOptions;
 use pliant_workload::scenarios::{self, DEFAULT_SCENARIO, SCENARIOS};
 use pliant_workload::{read_workload, Workload};
 use std::fs::File;
@@ -26,9 +27,19 @@ pub struct SimulateArgs {
     /// A built-in scenario (see `pliant scenarios`).
     #[arg(long, conflicts_with = "workload")]
     scenario: Option<String>,
-    /// A workload file in pliant's native JSON Lines format.
+    /// A workload: pliant's native JSON Lines file, or a trace (Google 2011 files or
+    /// directory, Alibaba, YARN SLS; the format is detected).
     #[arg(long)]
     workload: Option<PathBuf>,
+    /// With --workload: replay only trace time START..END (seconds).
+    #[arg(long, value_parser = crate::trace_cmd::parse_window, requires = "workload")]
+    window: Option<pliant_trace::Window>,
+    /// With --workload: keep this fraction of the jobs, chosen from --seed.
+    #[arg(long, default_value_t = 1.0, requires = "workload")]
+    sample: f64,
+    /// With --workload: replay on this many nodes of the trace's node size instead of its own cluster.
+    #[arg(long, requires = "workload")]
+    nodes: Option<u32>,
     /// Comma-separated policy presets (see `pliant policies`); default: all.
     #[arg(long, value_delimiter = ',')]
     policies: Option<Vec<String>>,
@@ -51,9 +62,23 @@ pub struct SimulateArgs {
 
 fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
     if let Some(path) = &args.workload {
-        let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
-        let w =
-            read_workload(BufReader::new(file)).map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
+        let plain = args.window.is_none() && args.sample == 1.0 && args.nodes.is_none();
+        if plain && is_native(path) {
+            let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+            let w = read_workload(BufReader::new(file))
+                .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
+            return Ok((path.display().to_string(), w));
+        }
+        let mut opts = LoadOptions {
+            nodes: args.nodes,
+            sample: args.sample,
+            seed: args.seed,
+            progress: true,
+            ..Default::default()
+        };
+        opts.read.window = args.window;
+        let (w, report) = pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;
+        eprintln!("{report}");
         return Ok((path.display().to_string(), w));
     }
     if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= 10_000.0) {
@@ -65,6 +90,17 @@ fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
         format!("unknown scenario `{name}` (known: {})", known.join(", "))
     })?;
     Ok((name.to_string(), w))
+}
+
+/// A native workload file starts (after blank and `#` lines) with the cluster record.
+fn is_native(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else { return path.extension().is_some_and(|e| e == "jsonl") };
+    std::io::BufRead::lines(BufReader::new(file))
+        .map_while(Result::ok)
+        .map(|l| l.trim().to_string())
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.starts_with("{\"cluster\""))
+        || path.extension().is_some_and(|e| e == "jsonl")
 }
 
 fn params(args: &SimulateArgs) -> Result<Params, String> {

@@ -83,11 +83,12 @@ fn parse_node(s: &str) -> Result<Resources, String> {
     Ok(Resources::new((cores * 1000.0).round() as u64, (gb * 1024.0).round() as u64))
 }
 
-fn parse_window(s: &str) -> Result<Window, String> {
+/// Parses `START..END` in seconds (also used by `pliant simulate --window`).
+pub(crate) fn parse_window(s: &str) -> Result<Window, String> {
     let (a, b) = s.split_once("..").ok_or("expected START..END in seconds, e.g. 600..4200")?;
     let secs = |x: &str| -> Result<u64, String> {
         let v: f64 = x.trim().parse().map_err(|_| format!("bad time `{x}`"))?;
-        if v.is_finite() && v >= 0.0 && v < 1e12 {
+        if (0.0..1e12).contains(&v) {
             Ok((v * SECOND as f64).round() as u64)
         } else {
             Err(format!("bad time `{x}`"))
@@ -101,7 +102,7 @@ fn parse_window(s: &str) -> Result<Window, String> {
 }
 
 fn seconds(s: f64, what: &str) -> Result<u64, String> {
-    if s.is_finite() && s >= 0.0 && s < 1e12 {
+    if (0.0..1e12).contains(&s) {
         Ok((s * SECOND as f64).round() as u64)
     } else {
         Err(format!("{what} must be a non-negative number of seconds"))

@@ -77,11 +77,8 @@ const GIB: f64 = (1u64 << 30) as f64;
 /// Runs every measurement; `log` gets a line as each step starts.
 pub fn measure(cfg: &MeasureConfig, log: &mut dyn FnMut(&str)) -> Result<Vec<Row>, MeasureError> {
     let layout = Layout::detect()?;
-    let (top, _) = layout.create_fresh(&format!("pliant-measure-{}", std::process::id()))?;
-    let c = top.controllers();
-    if !(c.memory && c.cpu && c.freezer) {
-        return Err(MeasureError::Setup(format!("need the cpu, memory and freezer controllers; have {c:?}")));
-    }
+    // Declared in this order so they drop in reverse: tasks and cgroups go
+    // before swap is turned off, and swap before its directory is removed.
     let scratch = ScratchDir::new("pliant-measure").map_err(|e| MeasureError::Setup(e.to_string()))?;
     let largest = cfg.sizes_mb.iter().copied().max().unwrap_or(0);
     let _swap = if cfg.temp_swap {
@@ -94,6 +91,11 @@ pub fn measure(cfg: &MeasureConfig, log: &mut dyn FnMut(&str)) -> Result<Vec<Row
         return Err(MeasureError::Setup(format!(
             "reclaim needs at least {largest} MB of swap: turn swap on, or pass --temp-swap (as root)"
         )));
+    }
+    let (top, _) = layout.create_fresh(&format!("pliant-measure-{}", std::process::id()))?;
+    let c = top.controllers();
+    if !(c.memory && c.cpu && c.freezer) {
+        return Err(MeasureError::Setup(format!("need the cpu, memory and freezer controllers; have {c:?}")));
     }
     cfg.sizes_mb.iter().map(|&mb| measure_size(cfg, &top, scratch.path(), mb, log)).collect()
 }

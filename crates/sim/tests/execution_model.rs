@@ -140,8 +140,7 @@ proptest! {
         }).collect();
         let mut w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(8, 8); 2] }, jobs };
         w.validate().unwrap();
-        let mut params = Params::default();
-        params.max_attempts = u32::MAX;
+        let params = Params { max_attempts: u32::MAX, ..Params::default() };
         let r = simulate(&w, preset(PRESETS[policy].name, &params).unwrap(), &SimOptions::default()).unwrap();
         prop_assert!(r.jobs.iter().all(|j| j.end.is_some()));
         let work: f64 = w.jobs.iter().flat_map(|j| j.tasks()).map(|t| t.request.cpu_milli as f64 / 1000.0 * t.duration as f64 / 1e6).sum();

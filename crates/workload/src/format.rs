@@ -100,7 +100,7 @@ enum Record {
 }
 
 fn cores_to_milli(cpu: f64) -> Result<u64, String> {
-    if cpu.is_finite() && cpu >= 0.001 && cpu <= 1e6 {
+    if (0.001..=1e6).contains(&cpu) {
         Ok((cpu * 1000.0).round() as u64)
     } else {
         Err(format!("cpu must be between 0.001 and 1000000 cores, got {cpu}"))
@@ -108,7 +108,7 @@ fn cores_to_milli(cpu: f64) -> Result<u64, String> {
 }
 
 fn seconds(value: f64, what: &str, positive: bool) -> Result<u64, String> {
-    let ok = value.is_finite() && value >= 0.0 && value < 1e12 && (!positive || value > 0.0);
+    let ok = (0.0..1e12).contains(&value) && (!positive || value > 0.0);
     if ok {
         Ok(from_secs_f64(value))
     } else {
@@ -130,7 +130,7 @@ fn cluster_from(rec: ClusterRecord) -> Result<Cluster, String> {
     for g in rec.nodes {
         let n = check_count(g.count)?;
         let r = Resources::new(cores_to_milli(g.cpu)?, g.mem_mb);
-        nodes.extend(std::iter::repeat(r).take(n));
+        nodes.extend(std::iter::repeat_n(r, n));
     }
     Ok(Cluster { nodes })
 }
@@ -146,7 +146,7 @@ fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
                 duration: seconds(g.duration_s, "duration_s", true)?,
                 estimate: g.estimate_s.map(|e| seconds(e, "estimate_s", false)).transpose()?,
             };
-            tasks.extend(std::iter::repeat(task).take(n));
+            tasks.extend(std::iter::repeat_n(task, n));
         }
         phases.push(Phase { deps: p.after, coupled: p.coupled, tasks });
     }

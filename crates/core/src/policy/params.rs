@@ -78,7 +78,7 @@ impl Params {
 
     /// The monitor period in microseconds (at least 1 µs).
     pub fn monitor_interval(&self) -> Micros {
-        from_secs_f64(self.monitor_interval_s).max(1).min(3600 * SECOND)
+        from_secs_f64(self.monitor_interval_s).clamp(1, 3600 * SECOND)
     }
 }
 
