@@ -51,17 +51,7 @@ pub fn read_trace(
     progress: &Progress,
     sink: &mut dyn FnMut(TraceJob) -> Result<(), TraceError>,
 ) -> Result<ReadReport, TraceError> {
-    let mut rep = ReadReport {
-        format: inputs.format,
-        files: inputs.main.len() + inputs.companion.len(),
-        rows: 0,
-        bad: BadRows::default(),
-        jobs_in_trace: 0,
-        tasks: TaskOutcomes::default(),
-        evictions: None,
-        late_events: 0,
-        orphan_instances: 0,
-    };
+    let mut rep = ReadReport::empty(inputs.format, inputs.main.len() + inputs.companion.len());
     match inputs.format {
         Format::Google2011 => {
             let g = google2011::read(inputs.main.clone(), inputs.companion.clone(), opts, progress, sink)?;
@@ -253,11 +243,12 @@ fn plan(inputs: &Inputs, opts: &LoadOptions, native_nodes: Option<u32>) -> Resul
     Ok(Plan { nodes, node, shrink: Shrink { window: opts.read.window, fraction, seed: opts.seed }, cluster })
 }
 
-fn empty_report(inputs: &Inputs, plan: &Plan) -> LoadReport {
-    LoadReport {
-        read: ReadReport {
-            format: inputs.format,
-            files: 0,
+impl ReadReport {
+    /// A report of `files` files of `format` with nothing read yet.
+    fn empty(format: Format, files: usize) -> Self {
+        ReadReport {
+            format,
+            files,
             rows: 0,
             bad: BadRows::default(),
             jobs_in_trace: 0,
@@ -265,7 +256,13 @@ fn empty_report(inputs: &Inputs, plan: &Plan) -> LoadReport {
             evictions: None,
             late_events: 0,
             orphan_instances: 0,
-        },
+        }
+    }
+}
+
+fn empty_report(inputs: &Inputs, plan: &Plan) -> LoadReport {
+    LoadReport {
+        read: ReadReport::empty(inputs.format, 0),
         nodes: plan.nodes,
         node: plan.node,
         fraction: plan.shrink.fraction,
