@@ -17,6 +17,7 @@ use crate::load::{read_trace, ReadReport};
 use crate::record::ReadOptions;
 use pliant_core::model::JobClass;
 use pliant_core::{Micros, SECOND};
+use pliant_metrics::percentile;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -59,24 +60,15 @@ pub struct Summary {
     pub mean: f64,
 }
 
-/// The nearest-rank `p`-quantile (0 < p ≤ 1) of sorted values (0 when empty).
-pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = (p * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 impl Summary {
     /// Summarises `values` (sorted here).
     pub fn of(mut values: Vec<f64>) -> Summary {
         values.sort_by(f64::total_cmp);
         let mean = if values.is_empty() { 0.0 } else { values.iter().sum::<f64>() / values.len() as f64 };
         Summary {
-            p50: nearest_rank(&values, 0.5),
-            p90: nearest_rank(&values, 0.9),
-            p99: nearest_rank(&values, 0.99),
+            p50: percentile(&values, 50.0),
+            p90: percentile(&values, 90.0),
+            p99: percentile(&values, 99.0),
             max: values.last().copied().unwrap_or(0.0),
             mean,
         }

@@ -2,7 +2,6 @@
 
 use crate::{Micros, Resources};
 use serde::{Deserialize, Serialize};
-use std::ops::Range;
 
 use super::JobId;
 
@@ -67,24 +66,5 @@ impl JobRequest {
     /// Number of tasks over all phases.
     pub fn task_count(&self) -> usize {
         self.phases.iter().map(|p| p.tasks.len()).sum()
-    }
-
-    /// For each phase, the range of job-level task indices it covers.
-    pub fn phase_ranges(&self) -> Vec<Range<u32>> {
-        let mut start = 0u32;
-        self.phases
-            .iter()
-            .map(|p| {
-                let end = start + p.tasks.len() as u32;
-                let r = start..end;
-                start = end;
-                r
-            })
-            .collect()
-    }
-
-    /// Iterates over every task request with its job-level index.
-    pub fn tasks(&self) -> impl Iterator<Item = &TaskRequest> {
-        self.phases.iter().flat_map(|p| p.tasks.iter())
     }
 }

@@ -50,6 +50,7 @@ pub(crate) struct TaskRuntime {
 /// A phase's barrier bookkeeping.
 #[derive(Debug, Clone)]
 pub(crate) struct PhaseRuntime {
+    pub tasks: std::ops::Range<u32>,
     pub unfinished: u32,
     pub upstream_left: u32,
     pub downstream: Vec<u32>,
@@ -83,7 +84,9 @@ impl JobState {
         let mut tasks = Vec::with_capacity(req.task_count());
         let mut phases: Vec<PhaseRuntime> = Vec::with_capacity(req.phases.len());
         for (i, p) in req.phases.iter().enumerate() {
+            let first = tasks.len() as u32;
             phases.push(PhaseRuntime {
+                tasks: first..first + p.tasks.len() as u32,
                 unfinished: p.tasks.len() as u32,
                 upstream_left: p.deps.len() as u32,
                 downstream: Vec::new(),
@@ -128,8 +131,7 @@ impl JobState {
 
     /// Makes a phase's tasks runnable once its barrier is passed.
     pub fn release_phase(&mut self, phase: u32) {
-        let ranges = self.req.phase_ranges();
-        self.pending.extend(ranges[phase as usize].clone());
+        self.pending.extend(self.phases[phase as usize].tasks.clone());
         // An empty phase finishes at once and releases its downstream phases.
         if self.phases[phase as usize].unfinished == 0 {
             self.finish_phase(phase);
