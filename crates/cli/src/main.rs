@@ -3,6 +3,7 @@
 
 mod catalog_cmd;
 mod live_cmd;
+mod settings;
 mod simulate_cmd;
 mod trace_cmd;
 

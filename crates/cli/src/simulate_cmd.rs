@@ -1,12 +1,13 @@
 //! `pliant simulate`: build a workload, run each policy on it, report.
 
+use crate::settings::Settings;
 use clap::{Args, ValueEnum};
-use pliant_core::policy::{preset, Params, PRESETS};
+use pliant_core::policy::{preset, PRESETS};
 use pliant_metrics::RunRecord;
 use pliant_report::{comparison_json, comparison_table, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
-use pliant_sim::{simulate, SimOptions};
+use pliant_sim::{simulate, ExecModel, SimOptions};
 use pliant_trace::LoadOptions;
-use pliant_workload::scenarios::{self, DEFAULT_SCENARIO, SCENARIOS};
+use pliant_workload::scenarios::{self, LongJobs, DEFAULT_SCENARIO, SCENARIOS};
 use pliant_workload::{read_workload, Workload};
 use std::fs::File;
 use std::io::BufReader;
@@ -49,9 +50,15 @@ pub struct SimulateArgs {
     /// Scale factor for scenarios: nodes and arrival rates grow together.
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
-    /// Policy parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
+    /// Parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// A file of `KEY = VALUE` lines (same keys as --set, which wins over it).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Long jobs of the synthetic scenarios: spark, wordcount or terasort.
+    #[arg(long, default_value = "spark", value_parser = ["spark", "wordcount", "terasort"])]
+    long_jobs: String,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -85,10 +92,12 @@ fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
         return Err(format!("--scale must be a number in (0, 10000], got {}", args.scale));
     }
     let name = args.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
-    let w = scenarios::build(name, args.seed, args.scale).ok_or_else(|| {
-        let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
-        format!("unknown scenario `{name}` (known: {})", known.join(", "))
-    })?;
+    let w =
+        scenarios::build(name, args.seed, args.scale, LongJobs::from_name(&args.long_jobs).expect("clap checked it"))
+            .ok_or_else(|| {
+            let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
+            format!("unknown scenario `{name}` (known: {})", known.join(", "))
+        })?;
     Ok((name.to_string(), w))
 }
 
@@ -103,18 +112,13 @@ fn is_native(path: &Path) -> bool {
         || path.extension().is_some_and(|e| e == "jsonl")
 }
 
-fn params(args: &SimulateArgs) -> Result<Params, String> {
-    let mut p = Params::default();
-    for kv in &args.set {
-        let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set expects KEY=VALUE, got `{kv}`"))?;
-        p.set(k.trim(), v.trim()).map_err(|e| e.to_string())?;
-    }
-    Ok(p)
-}
-
 /// Runs the policies, in parallel on the available cores, keeping their order.
-fn run_all(workload: &Workload, policies: Vec<pliant_core::policy::Policy>) -> Result<Vec<RunRecord>, String> {
-    let opts = SimOptions::default();
+pub fn run_all(
+    workload: &Workload,
+    policies: Vec<pliant_core::policy::Policy>,
+    exec: &ExecModel,
+) -> Result<Vec<RunRecord>, String> {
+    let opts = SimOptions { exec: exec.clone(), ..SimOptions::default() };
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let mut results: Vec<Option<Result<RunRecord, String>>> = vec![None; policies.len()];
     for (chunk, slots) in policies.chunks(threads).zip(results.chunks_mut(threads)) {
@@ -148,7 +152,8 @@ fn write_outputs(dir: &Path, json: &str, runs: &[RunRecord]) -> Result<(), Strin
 /// Runs `pliant simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), String> {
     let (name, workload) = load_workload(&args)?;
-    let params = params(&args)?;
+    let settings = Settings::load(args.config.as_deref(), &args.set)?;
+    let params = &settings.params;
     let names: Vec<String> = match &args.policies {
         Some(list) => list.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
         None => PRESETS.iter().map(|p| p.name.to_string()).collect(),
@@ -159,14 +164,14 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     let policies = names
         .iter()
         .map(|n| {
-            preset(n, &params).ok_or_else(|| {
+            preset(n, params).ok_or_else(|| {
                 let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
                 format!("unknown policy `{n}` (known: {})", known.join(", "))
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let runs = run_all(&workload, policies)?;
-    let doc = comparison_json(&name, args.seed, args.scale, &params, &runs);
+    let runs = run_all(&workload, policies, &settings.exec)?;
+    let doc = comparison_json(&name, args.seed, args.scale, &settings, &runs);
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
     match args.format {
         Format::Json => println!("{json}"),

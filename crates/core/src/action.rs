@@ -4,12 +4,16 @@ use crate::model::{JobId, NodeId, TaskRef};
 use crate::Resources;
 use serde::Serialize;
 
-/// How resources are taken back from a running task.
+/// How a policy takes resources back from running tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mechanism {
     /// Kill the task; its progress is lost and it is requeued.
     Kill,
+    /// Immediate preemption (BIG-C §3.2): suspend the whole container to its footprint.
+    Immediate,
+    /// Graceful preemption (BIG-C §3.3): shrink containers step by step.
+    Graceful,
 }
 
 impl Mechanism {
@@ -17,6 +21,8 @@ impl Mechanism {
     pub fn name(self) -> &'static str {
         match self {
             Mechanism::Kill => "kill",
+            Mechanism::Immediate => "immediate",
+            Mechanism::Graceful => "graceful",
         }
     }
 }
@@ -33,12 +39,35 @@ pub enum Action {
         /// The allocation it gets.
         resources: Resources,
     },
-    /// Preempt a running task by `mechanism`.
-    Preempt {
+    /// Kill a running task: its progress is lost; the core has requeued it.
+    Kill {
         /// The victim.
         task: TaskRef,
-        /// How its resources are taken back.
-        mechanism: Mechanism,
+    },
+    /// Immediate preemption: deprive the task of CPU, then lower its memory
+    /// limit to `footprint`; the body reports memory as it is reclaimed.
+    Suspend {
+        /// The victim.
+        task: TaskRef,
+        /// What it keeps (BIG-C §3.2: 1 % CPU and 64 MB).
+        footprint: Resources,
+    },
+    /// One or more graceful-preemption steps: lower the task's CPU and memory
+    /// limits to `to`; the body reports memory as it is reclaimed, and
+    /// freezes the task and reports it if it starts swapping.
+    Shrink {
+        /// The victim.
+        task: TaskRef,
+        /// Its new limits.
+        to: Resources,
+    },
+    /// Give a suspended or shrunk task its full allocation back on its node
+    /// and let it run again once its memory is restored.
+    Resume {
+        /// The task.
+        task: TaskRef,
+        /// Its full allocation.
+        resources: Resources,
     },
     /// The job has failed: stop all its tasks; it will not be scheduled again.
     FailJob {

@@ -9,4 +9,15 @@ pub enum Observation {
     JobSubmitted(JobRequest),
     /// A running task completed its work.
     TaskFinished(TaskRef),
+    /// A suspended or shrunk task gave back `mem_mb` of memory (reclaimed so far).
+    MemoryReclaimed {
+        /// The task.
+        task: TaskRef,
+        /// Memory freed since the last report, in MB.
+        mem_mb: u64,
+    },
+    /// A shrunk task started swapping and its node froze it (BIG-C §4.2).
+    Swapping(TaskRef),
+    /// A resumed task has its memory back and runs again.
+    Resumed(TaskRef),
 }

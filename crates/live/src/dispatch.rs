@@ -17,12 +17,22 @@ pub enum NodeOp {
         /// Its allocation.
         resources: Resources,
     },
-    /// Take the task's resources back by `mechanism`.
+    /// Take resources back from the task by `mechanism`, down to `limits`
+    /// (kill frees everything; `limits` is then zero).
     Preempt {
         /// The victim.
         task: TaskRef,
         /// How, as the node carries it out.
         mechanism: NodeMechanism,
+        /// The CPU and memory it keeps.
+        limits: Resources,
+    },
+    /// Restore the task's full allocation, memory first, then CPU.
+    Resume {
+        /// The task.
+        task: TaskRef,
+        /// Its full allocation.
+        resources: Resources,
     },
     /// Kill every task of the job that still runs; the job is over.
     StopJob {
@@ -35,6 +45,8 @@ pub enum NodeOp {
 pub fn node_mechanism(mechanism: Mechanism) -> NodeMechanism {
     match mechanism {
         Mechanism::Kill => NodeMechanism::Kill,
+        Mechanism::Immediate => NodeMechanism::Immediate,
+        Mechanism::Graceful => NodeMechanism::Graceful,
     }
 }
 
@@ -42,7 +54,12 @@ pub fn node_mechanism(mechanism: Mechanism) -> NodeMechanism {
 pub fn node_op(action: &Action) -> NodeOp {
     match *action {
         Action::Launch { task, node, resources } => NodeOp::Launch { task, node, resources },
-        Action::Preempt { task, mechanism } => NodeOp::Preempt { task, mechanism: node_mechanism(mechanism) },
+        Action::Kill { task } => NodeOp::Preempt { task, mechanism: NodeMechanism::Kill, limits: Resources::ZERO },
+        Action::Suspend { task, footprint } => {
+            NodeOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits: footprint }
+        }
+        Action::Shrink { task, to } => NodeOp::Preempt { task, mechanism: NodeMechanism::Graceful, limits: to },
+        Action::Resume { task, resources } => NodeOp::Resume { task, resources },
         Action::FailJob { job } => NodeOp::StopJob { job },
     }
 }
@@ -56,8 +73,22 @@ mod tests {
         let task = TaskRef { job: JobId(3), task: 1 };
         let launch = Action::Launch { task, node: NodeId(0), resources: Resources::new(1000, 512) };
         assert_eq!(node_op(&launch), NodeOp::Launch { task, node: NodeId(0), resources: Resources::new(1000, 512) });
-        let kill = Action::Preempt { task, mechanism: Mechanism::Kill };
-        assert_eq!(node_op(&kill), NodeOp::Preempt { task, mechanism: NodeMechanism::Kill });
+        assert_eq!(
+            node_op(&Action::Kill { task }),
+            NodeOp::Preempt { task, mechanism: NodeMechanism::Kill, limits: Resources::ZERO }
+        );
+        let footprint = Resources::new(10, 64);
+        assert_eq!(
+            node_op(&Action::Suspend { task, footprint }),
+            NodeOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits: footprint }
+        );
+        let to = Resources::new(2000, 4096);
+        assert_eq!(
+            node_op(&Action::Shrink { task, to }),
+            NodeOp::Preempt { task, mechanism: NodeMechanism::Graceful, limits: to }
+        );
+        assert_eq!(node_op(&Action::Resume { task, resources: to }), NodeOp::Resume { task, resources: to });
         assert_eq!(node_op(&Action::FailJob { job: JobId(3) }), NodeOp::StopJob { job: JobId(3) });
+        assert_eq!(node_mechanism(Mechanism::Graceful), NodeMechanism::Graceful);
     }
 }

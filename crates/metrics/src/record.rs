@@ -75,6 +75,8 @@ pub struct RunRecord {
     pub timeline: Vec<Sample>,
     /// Core-seconds lost to kills plus core-seconds held while reclaiming, dumping or restoring.
     pub waste_core_seconds: f64,
+    /// The part of the waste that is work lost to kills.
+    pub lost_core_seconds: f64,
     /// Energy in joules (per-node linear power model).
     pub energy_joules: f64,
     /// Preemptions by mechanism name.

@@ -17,6 +17,8 @@ pub struct PolicyResult {
     pub utilization: Utilization,
     /// Core-seconds lost to kills and held while reclaiming, dumping or restoring.
     pub waste_core_seconds: f64,
+    /// The part of the waste that is work lost to kills.
+    pub lost_work_core_seconds: f64,
     /// Energy from the per-node linear power model, in kWh.
     pub energy_kwh: f64,
     /// Preemptions by mechanism.
@@ -73,6 +75,7 @@ fn policy_result(run: &RunRecord) -> PolicyResult {
         classes,
         utilization: Utilization { cpu_mean: run.cpu_mean, mem_mean: run.mem_mean },
         waste_core_seconds: run.waste_core_seconds,
+        lost_work_core_seconds: run.lost_core_seconds,
         energy_kwh: run.energy_joules / 3.6e6,
         preemptions: run.preemptions.clone(),
         makespan_s: run.makespan as f64 / 1e6,

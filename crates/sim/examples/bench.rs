@@ -18,7 +18,8 @@ fn peak_rss_mb() -> f64 {
 }
 
 fn run_scale(scale: f64) {
-    let w = pliant_workload::scenarios::build("mixed", 1, scale).expect("built-in scenario");
+    let w = pliant_workload::scenarios::build("mixed", 1, scale, pliant_workload::scenarios::LongJobs::Spark)
+        .expect("built-in scenario");
     let tasks: usize = w.jobs.iter().map(|j| j.tasks().count()).sum();
     for p in PRESETS {
         let policy = preset(p.name, &Params::default()).expect("preset");

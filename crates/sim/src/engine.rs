@@ -7,7 +7,7 @@ use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
-use pliant_core::{Action, Micros, Observation, Scheduler};
+use pliant_core::{Action, Mechanism, Micros, Observation, Scheduler};
 use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
 use pliant_workload::Workload;
 use std::collections::BTreeMap;
@@ -26,7 +26,15 @@ struct Run<'w> {
     actions: Vec<Action>,
     total_cpu: f64,
     total_mem: f64,
+    /// Actions applied so far, and as of the last check for a stall.
+    actions_applied: u64,
+    seen_actions: u64,
+    /// When something last progressed or changed.
+    last_change: Micros,
 }
+
+/// Simulated time without progress or decisions after which a run is stuck.
+const STALL_LIMIT: Micros = 3600 * pliant_core::SECOND;
 
 /// Replays `workload` under `policy` and returns what happened.
 pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Result<RunRecord, SimError> {
@@ -36,11 +44,14 @@ pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Resul
     let mut run = Run {
         workload,
         exec: Execution {
-            jobs: workload.jobs.iter().map(JobExec::new).collect(),
+            model: opts.exec.clone(),
+            jobs: workload.jobs.iter().map(|j| JobExec::new(j, &opts.exec)).collect(),
             node_cpu: workload.cluster.nodes.iter().map(|n| n.cpu_milli).collect(),
             usage: Usage::default(),
             lost_core_us: 0.0,
+            held_core_us: 0.0,
             running_tasks: 0,
+            reports: Vec::new(),
         },
         core,
         events: EventQueue::default(),
@@ -67,6 +78,9 @@ pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Resul
         actions: Vec::new(),
         total_cpu: total.cpu_milli as f64,
         total_mem: total.mem_mb as f64,
+        actions_applied: 0,
+        seen_actions: 0,
+        last_change: 0,
     };
     if let Some(interval) = run.core.monitor_interval() {
         run.events.push(interval, Event::Monitor);
@@ -85,7 +99,8 @@ pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Resul
         cpu_mean: u.cpu_area / span / run.total_cpu,
         mem_mean: u.mem_area / span / run.total_mem,
         timeline: run.timeline,
-        waste_core_seconds: run.exec.lost_core_us / 1e6,
+        waste_core_seconds: (run.exec.lost_core_us + run.exec.held_core_us) / 1e6,
+        lost_core_seconds: run.exec.lost_core_us / 1e6,
         energy_joules: energy,
         preemptions: run.preemptions,
         makespan: now,
@@ -115,16 +130,24 @@ impl Run<'_> {
             while self.events.peek_time() == Some(now) {
                 let (_, event) = self.events.pop().expect("peeked");
                 self.handle(now, event, opts)?;
+                self.report(now)?;
             }
-            let mut actions = std::mem::take(&mut self.actions);
-            self.core.schedule(now, &mut actions);
-            for a in actions.drain(..) {
-                self.apply(now, a);
-            }
-            self.actions = actions;
+            self.schedule(now)?;
             // With nothing running and nothing left to arrive, no event can free
             // resources any more: the remaining jobs can never start.
             if self.exec.running_tasks == 0 && self.next_arrival == jobs.len() && self.ended_jobs < jobs.len() {
+                return Err(SimError::Stuck { unfinished: jobs.len() - self.ended_jobs, at: now });
+            }
+            // Tasks may hold resources without progressing (suspended, stalled):
+            // if nothing has progressed or changed for an hour of simulated time
+            // after the last arrival, nothing ever will.
+            if self.exec.usage.busy_cpu > 0.0
+                || self.next_arrival < jobs.len()
+                || self.actions_applied > self.seen_actions
+            {
+                self.seen_actions = self.actions_applied;
+                self.last_change = now;
+            } else if now - self.last_change > STALL_LIMIT {
                 return Err(SimError::Stuck { unfinished: jobs.len() - self.ended_jobs, at: now });
             }
         }
@@ -146,6 +169,14 @@ impl Run<'_> {
                     self.ended_jobs += 1;
                 }
             }
+            Event::Reclaimed { job, task, epoch, mem_mb } => {
+                self.processed += 1;
+                self.exec.reclaimed(now, job, task, epoch, mem_mb, &mut self.events);
+            }
+            Event::Restored { job, task, epoch } => {
+                self.processed += 1;
+                self.exec.restored(now, job, task, epoch, &mut self.events);
+            }
             Event::Monitor => {
                 self.processed += 1;
                 let mut actions = std::mem::take(&mut self.actions);
@@ -154,6 +185,7 @@ impl Run<'_> {
                     self.apply(now, a);
                 }
                 self.actions = actions;
+                self.report(now)?;
                 if let Some(interval) = self.core.monitor_interval() {
                     self.events.push(now + interval, Event::Monitor);
                 }
@@ -172,19 +204,58 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Tells the core what the execution model observed.
+    fn report(&mut self, now: Micros) -> Result<(), SimError> {
+        for obs in std::mem::take(&mut self.exec.reports) {
+            self.core.observe(now, obs)?;
+        }
+        Ok(())
+    }
+
+    /// Runs allocation passes until the core has nothing more to do at `now`.
+    fn schedule(&mut self, now: Micros) -> Result<(), SimError> {
+        loop {
+            self.report(now)?;
+            let mut actions = std::mem::take(&mut self.actions);
+            self.core.schedule(now, &mut actions);
+            let idle = actions.is_empty();
+            for a in actions.drain(..) {
+                self.apply(now, a);
+            }
+            self.actions = actions;
+            if idle && self.exec.reports.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    fn count_preemption(&mut self, job: JobId, mechanism: Mechanism) {
+        *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
+        self.records[job.0 as usize].preemptions += 1;
+    }
+
     fn apply(&mut self, now: Micros, action: Action) {
+        self.actions_applied += 1;
         match action {
             Action::Launch { task, node, resources } => {
                 let rec = &mut self.records[task.job.0 as usize];
                 rec.first_start.get_or_insert(now);
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
-            Action::Preempt { task, mechanism } => {
-                *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
-                self.records[task.job.0 as usize].preemptions += 1;
-                match mechanism {
-                    pliant_core::Mechanism::Kill => self.exec.kill(now, task.job.0, task.task, &mut self.events),
-                }
+            Action::Kill { task } => {
+                self.count_preemption(task.job, Mechanism::Kill);
+                self.exec.kill(now, task.job.0, task.task, &mut self.events);
+            }
+            Action::Suspend { task, footprint } => {
+                self.count_preemption(task.job, Mechanism::Immediate);
+                self.exec.suspend(now, task.job.0, task.task, footprint, &mut self.events);
+            }
+            Action::Shrink { task, to } => {
+                self.count_preemption(task.job, Mechanism::Graceful);
+                self.exec.shrink(now, task.job.0, task.task, to, &mut self.events);
+            }
+            Action::Resume { task, resources } => {
+                self.exec.resume(now, task.job.0, task.task, resources, &mut self.events);
             }
             Action::FailJob { job } => {
                 self.exec.fail(now, job.0, &mut self.events);

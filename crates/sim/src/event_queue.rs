@@ -19,6 +19,27 @@ pub enum Event {
         /// The task's epoch when this was scheduled.
         epoch: u32,
     },
+    /// A chunk of a task's memory has been swapped out, unless its memory
+    /// epoch has moved on.
+    Reclaimed {
+        /// The job's dense id.
+        job: u32,
+        /// The task's index in the job.
+        task: u32,
+        /// The task's memory epoch when this was scheduled.
+        epoch: u32,
+        /// Memory swapped out, MB.
+        mem_mb: u64,
+    },
+    /// A resumed task has read its memory back, unless its memory epoch has moved on.
+    Restored {
+        /// The job's dense id.
+        job: u32,
+        /// The task's index in the job.
+        task: u32,
+        /// The task's memory epoch when this was scheduled.
+        epoch: u32,
+    },
     /// The core's resource monitor runs.
     Monitor,
     /// The utilisation timeline takes a sample.

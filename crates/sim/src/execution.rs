@@ -1,15 +1,28 @@
 //! The ground truth: how tasks really progress on the simulated cluster. The
-//! core never reads this; it only hears of its consequences (a task finished).
+//! core never reads this; it only hears of its consequences (a task finished,
+//! memory was reclaimed, a task swapped, a task was restored).
 //!
 //! Progress rate of a running task = min(allocated CPU, requested CPU) /
-//! requested CPU × memory factor (DESIGN.md). A coupled (Spark-like) phase
-//! stalls while any of its started tasks is not running: its siblings wait at
-//! the next synchronisation point.
+//! requested CPU (DESIGN.md); a frozen, suspended or restoring task makes no
+//! progress. A coupled (Spark-like) phase moves in lockstep: every running
+//! task of it progresses at the slowest started task's rate, so one stopped
+//! task (killed and waiting, suspended, restoring) stalls all of them.
+//!
+//! Memory (BIG-C §3.2, §5.4): a task's resident set is its working set
+//! (a fraction of its request). Lowering its limit frees the slack above the
+//! resident set at once; the rest is swapped out at the reclaim rate and read
+//! back at the restore rate when it resumes.
 
 use crate::event_queue::{Event, EventQueue};
-use pliant_core::{Micros, Resources};
+use crate::ExecModel;
+use pliant_core::model::{JobId, TaskRef};
+use pliant_core::policy::FOOTPRINT_CPU_MILLI;
+use pliant_core::{Micros, Observation, Resources};
 use pliant_workload::Job;
 use std::ops::Range;
+
+/// Largest amount of memory reported reclaimed in one step, in MB.
+const RECLAIM_CHUNK_MB: u64 = 1024;
 
 /// One task's true state.
 #[derive(Debug, Clone)]
@@ -21,23 +34,42 @@ pub(crate) struct TaskExec {
     /// Current progress rate (0 = stalled, 1 = full speed).
     pub rate: f64,
     pub since: Micros,
+    /// Invalidates scheduled finishes when the rate changes.
     pub epoch: u32,
+    /// Invalidates scheduled reclaim and restore steps.
+    pub mem_epoch: u32,
     pub phase: u32,
     pub node: u32,
-    /// What it holds while running (zero otherwise).
+    /// What it holds now (zero when not running).
     pub held: Resources,
     pub requested: Resources,
+    pub working_set_mb: u64,
+    pub swapped_mb: u64,
+    /// Memory still to be swapped out by the reclaim in progress.
+    pub to_reclaim_mb: u64,
     pub running: bool,
+    pub frozen: bool,
+    pub restoring: bool,
     pub ever_started: bool,
+    pub finished: bool,
 }
 
-/// A phase's coupling state.
+impl TaskExec {
+    /// The rate the task could progress at on its own.
+    fn own_rate(&self) -> f64 {
+        if !self.running || self.frozen || self.restoring {
+            0.0
+        } else {
+            self.held.cpu_milli.min(self.requested.cpu_milli) as f64 / self.requested.cpu_milli as f64
+        }
+    }
+}
+
+/// A phase's coupling.
 #[derive(Debug, Clone)]
 pub(crate) struct PhaseExec {
     pub coupled: bool,
     pub tasks: Range<u32>,
-    /// Started tasks of a coupled phase that are not running now.
-    pub stalled_by: u32,
 }
 
 /// A job's true state.
@@ -49,7 +81,7 @@ pub(crate) struct JobExec {
 }
 
 impl JobExec {
-    pub fn new(job: &Job) -> Self {
+    pub fn new(job: &Job, model: &ExecModel) -> Self {
         let mut tasks = Vec::new();
         let mut phases = Vec::new();
         for (pi, p) in job.phases.iter().enumerate() {
@@ -61,15 +93,22 @@ impl JobExec {
                     rate: 0.0,
                     since: 0,
                     epoch: 0,
+                    mem_epoch: 0,
                     phase: pi as u32,
                     node: 0,
                     held: Resources::ZERO,
                     requested: t.request,
+                    working_set_mb: (t.request.mem_mb as f64 * model.working_set_fraction).ceil() as u64,
+                    swapped_mb: 0,
+                    to_reclaim_mb: 0,
                     running: false,
+                    frozen: false,
+                    restoring: false,
                     ever_started: false,
+                    finished: false,
                 });
             }
-            phases.push(PhaseExec { coupled: p.coupled, tasks: start..tasks.len() as u32, stalled_by: 0 });
+            phases.push(PhaseExec { coupled: p.coupled, tasks: start..tasks.len() as u32 });
         }
         let unfinished = tasks.len() as u32;
         JobExec { tasks, phases, unfinished }
@@ -81,7 +120,7 @@ impl JobExec {
 pub(crate) struct Usage {
     /// CPU (millicores) used by progressing tasks.
     pub busy_cpu: f64,
-    /// Σ over progressing tasks of their CPU over their node's CPU.
+    /// Σ over progressing tasks of their CPU use over their node's CPU.
     pub busy_nodes: f64,
     /// Memory (MB) held by running tasks.
     pub held_mem: u64,
@@ -104,25 +143,41 @@ impl Usage {
 
 /// The true state of every job and the usage it adds up to.
 pub(crate) struct Execution {
+    pub model: ExecModel,
     pub jobs: Vec<JobExec>,
     pub node_cpu: Vec<u64>,
     pub usage: Usage,
     /// Core-microseconds of work lost to kills.
     pub lost_core_us: f64,
+    /// Core-microseconds held without progress while restoring.
+    pub held_core_us: f64,
     pub running_tasks: u64,
+    /// What the core must be told, in order.
+    pub reports: Vec<Observation>,
+}
+
+fn task_ref(job: u32, task: u32) -> TaskRef {
+    TaskRef { job: JobId(job), task }
 }
 
 impl Execution {
+    fn task(&mut self, job: u32, task: u32) -> &mut TaskExec {
+        &mut self.jobs[job as usize].tasks[task as usize]
+    }
+
     /// Settles a task's progress to `now` and gives it a new rate, scheduling
     /// its finish if it progresses.
-    pub fn set_rate(&mut self, now: Micros, job: u32, task: u32, rate: f64, events: &mut EventQueue) {
+    fn set_rate(&mut self, now: Micros, job: u32, task: u32, rate: f64, events: &mut EventQueue) {
+        let node_cpu = {
+            let t = &self.jobs[job as usize].tasks[task as usize];
+            self.node_cpu[t.node as usize] as f64
+        };
         let t = &mut self.jobs[job as usize].tasks[task as usize];
         t.done = (t.done + t.rate * (now - t.since) as f64).min(t.duration as f64);
         t.since = now;
-        let cpu = t.requested.cpu_milli.min(t.held.cpu_milli) as f64;
-        let delta = rate - t.rate;
-        self.usage.busy_cpu += cpu * delta;
-        self.usage.busy_nodes += cpu * delta / self.node_cpu[t.node as usize] as f64;
+        let used = t.requested.cpu_milli as f64 * (rate - t.rate);
+        self.usage.busy_cpu += used;
+        self.usage.busy_nodes += used / node_cpu;
         t.rate = rate;
         t.epoch += 1;
         if rate > 0.0 {
@@ -132,30 +187,33 @@ impl Execution {
         }
     }
 
-    fn phase_rate(&self, job: u32, phase: u32) -> f64 {
-        let p = &self.jobs[job as usize].phases[phase as usize];
-        if p.coupled && p.stalled_by > 0 {
-            0.0
+    /// Brings the rates of a task (and of its coupled siblings) up to date.
+    fn update_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+        let phase = &self.jobs[job as usize].phases[self.jobs[job as usize].tasks[task as usize].phase as usize];
+        let members: Vec<u32> = if phase.coupled { phase.tasks.clone().collect() } else { vec![task] };
+        let tasks = &self.jobs[job as usize].tasks;
+        let lockstep = if phase.coupled {
+            members
+                .iter()
+                .map(|&i| &tasks[i as usize])
+                .filter(|t| t.ever_started && !t.finished)
+                .map(TaskExec::own_rate)
+                .fold(1.0, f64::min)
         } else {
             1.0
-        }
-    }
-
-    /// Sets every running task of a phase to the phase's current rate.
-    fn refresh_phase(&mut self, now: Micros, job: u32, phase: u32, events: &mut EventQueue) {
-        let rate = self.phase_rate(job, phase);
-        for task in self.jobs[job as usize].phases[phase as usize].tasks.clone() {
-            let t = &self.jobs[job as usize].tasks[task as usize];
-            if t.running && t.rate != rate {
-                self.set_rate(now, job, task, rate, events);
+        };
+        for i in members {
+            let t = &self.jobs[job as usize].tasks[i as usize];
+            let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
+            if rate != t.rate {
+                self.set_rate(now, job, i, rate, events);
             }
         }
     }
 
     /// Starts (or restarts, from zero) a task on `node` holding `held`.
     pub fn launch(&mut self, now: Micros, job: u32, task: u32, node: u32, held: Resources, events: &mut EventQueue) {
-        let t = &mut self.jobs[job as usize].tasks[task as usize];
-        let restarted = t.ever_started;
+        let t = self.task(job, task);
         t.ever_started = true;
         t.running = true;
         t.node = node;
@@ -163,51 +221,43 @@ impl Execution {
         t.done = 0.0;
         t.rate = 0.0;
         t.since = now;
-        let phase = t.phase;
         self.usage.held_mem += held.mem_mb;
         self.running_tasks += 1;
-        let p = &mut self.jobs[job as usize].phases[phase as usize];
-        if p.coupled && restarted {
-            p.stalled_by -= 1;
-            if p.stalled_by == 0 {
-                self.refresh_phase(now, job, phase, events);
-            }
-        }
-        let rate = self.phase_rate(job, phase);
-        self.set_rate(now, job, task, rate, events);
+        self.update_rates(now, job, task, events);
     }
 
-    /// Stops a running task: its resources are freed; returns the work it had done.
-    fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> f64 {
+    /// Stops a running task: its resources are freed and pending steps cancelled.
+    fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         self.set_rate(now, job, task, 0.0, events);
-        let t = &mut self.jobs[job as usize].tasks[task as usize];
+        let t = self.task(job, task);
         t.running = false;
-        self.usage.held_mem -= t.held.mem_mb;
+        t.frozen = false;
+        t.restoring = false;
+        t.swapped_mb = 0;
+        t.to_reclaim_mb = 0;
+        t.mem_epoch += 1;
+        let mem = t.held.mem_mb;
         t.held = Resources::ZERO;
+        self.usage.held_mem -= mem;
         self.running_tasks -= 1;
-        t.done
     }
 
-    /// Kills a running task: its progress is lost (counted as waste) and, in a
-    /// coupled phase, its siblings stall until it runs again.
+    /// Kills a running task: its progress is lost and counted as waste; a
+    /// coupled phase stalls until it runs again.
     pub fn kill(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
-        let done = self.stop(now, job, task, events);
-        let t = &mut self.jobs[job as usize].tasks[task as usize];
-        self.lost_core_us += done * t.requested.cpu_milli as f64 / 1000.0;
+        self.stop(now, job, task, events);
+        let t = self.task(job, task);
+        let lost = t.done * t.requested.cpu_milli as f64 / 1000.0;
         t.done = 0.0;
-        let phase = t.phase;
-        let p = &mut self.jobs[job as usize].phases[phase as usize];
-        if p.coupled {
-            p.stalled_by += 1;
-            if p.stalled_by == 1 {
-                self.refresh_phase(now, job, phase, events);
-            }
-        }
+        self.lost_core_us += lost;
+        self.update_rates(now, job, task, events);
     }
 
     /// Records a task's completion; returns true when its job has no task left.
     pub fn finish(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
         self.stop(now, job, task, events);
+        self.task(job, task).finished = true;
+        self.update_rates(now, job, task, events);
         let j = &mut self.jobs[job as usize];
         j.unfinished -= 1;
         j.unfinished == 0
@@ -216,11 +266,104 @@ impl Execution {
     /// Stops every running task of a failed job, counting their work as lost.
     pub fn fail(&mut self, now: Micros, job: u32, events: &mut EventQueue) {
         for task in 0..self.jobs[job as usize].tasks.len() as u32 {
-            if self.jobs[job as usize].tasks[task as usize].running {
-                let done = self.stop(now, job, task, events);
-                let cpu = self.jobs[job as usize].tasks[task as usize].requested.cpu_milli as f64 / 1000.0;
-                self.lost_core_us += done * cpu;
+            if self.task(job, task).running {
+                self.kill(now, job, task, events);
             }
         }
+    }
+
+    /// Immediate preemption: CPU to the footprint, the task frozen, memory
+    /// reclaimed down to the footprint.
+    pub fn suspend(&mut self, now: Micros, job: u32, task: u32, footprint: Resources, events: &mut EventQueue) {
+        let t = self.task(job, task);
+        t.held.cpu_milli = t.held.cpu_milli.min(footprint.cpu_milli);
+        t.frozen = true;
+        self.update_rates(now, job, task, events);
+        self.reclaim_to(now, job, task, footprint.mem_mb, events);
+    }
+
+    /// Graceful preemption step: new limits; a limit under the resident set
+    /// means swapping, and the node freezes the task (BIG-C §4.2) and says so.
+    pub fn shrink(&mut self, now: Micros, job: u32, task: u32, to: Resources, events: &mut EventQueue) {
+        let t = self.task(job, task);
+        t.held.cpu_milli = t.held.cpu_milli.min(to.cpu_milli);
+        if to.mem_mb < t.working_set_mb.saturating_sub(t.swapped_mb) && !t.frozen {
+            t.frozen = true;
+            t.held.cpu_milli = t.held.cpu_milli.min(FOOTPRINT_CPU_MILLI);
+            self.reports.push(Observation::Swapping(task_ref(job, task)));
+        }
+        self.update_rates(now, job, task, events);
+        self.reclaim_to(now, job, task, to.mem_mb, events);
+    }
+
+    /// Lowers a task's memory to `target_mb`: the slack above its resident
+    /// set frees at once; the rest is swapped out chunk by chunk.
+    fn reclaim_to(&mut self, now: Micros, job: u32, task: u32, target_mb: u64, events: &mut EventQueue) {
+        let t = self.task(job, task);
+        let resident = t.working_set_mb.saturating_sub(t.swapped_mb);
+        let slack = t.held.mem_mb.saturating_sub(resident.max(target_mb));
+        t.held.mem_mb -= slack;
+        t.to_reclaim_mb = resident.saturating_sub(target_mb).min(t.held.mem_mb);
+        t.mem_epoch += 1;
+        self.usage.held_mem -= slack;
+        if slack > 0 {
+            self.reports.push(Observation::MemoryReclaimed { task: task_ref(job, task), mem_mb: slack });
+        }
+        self.next_reclaim_chunk(now, job, task, events);
+    }
+
+    fn next_reclaim_chunk(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+        let per_mb = self.model.reclaim_s_per_gb * 1e6 / 1024.0;
+        let t = self.task(job, task);
+        let mb = t.to_reclaim_mb.min(RECLAIM_CHUNK_MB);
+        if mb > 0 {
+            let at = now + (mb as f64 * per_mb).ceil() as Micros;
+            events.push(at, Event::Reclaimed { job, task, epoch: t.mem_epoch, mem_mb: mb });
+        }
+    }
+
+    /// A chunk of memory has been swapped out.
+    pub fn reclaimed(&mut self, now: Micros, job: u32, task: u32, epoch: u32, mb: u64, events: &mut EventQueue) {
+        let t = self.task(job, task);
+        if t.mem_epoch != epoch || !t.running {
+            return;
+        }
+        t.swapped_mb += mb;
+        t.to_reclaim_mb -= mb;
+        t.held.mem_mb -= mb;
+        self.usage.held_mem -= mb;
+        self.reports.push(Observation::MemoryReclaimed { task: task_ref(job, task), mem_mb: mb });
+        self.next_reclaim_chunk(now, job, task, events);
+    }
+
+    /// Gives a task its full allocation back: it reads its swapped-out memory
+    /// back at the restore rate, holding its CPU without progress (waste).
+    pub fn resume(&mut self, now: Micros, job: u32, task: u32, full: Resources, events: &mut EventQueue) {
+        let per_mb = self.model.restore_s_per_gb * 1e6 / 1024.0;
+        let t = self.task(job, task);
+        let added = full.mem_mb - t.held.mem_mb;
+        t.held = full;
+        t.frozen = false;
+        t.restoring = true;
+        t.to_reclaim_mb = 0;
+        t.mem_epoch += 1;
+        let restore = (t.swapped_mb as f64 * per_mb).ceil() as Micros;
+        let (epoch, cores) = (t.mem_epoch, full.cpu_milli as f64 / 1000.0);
+        self.usage.held_mem += added;
+        self.held_core_us += cores * restore as f64;
+        events.push(now + restore, Event::Restored { job, task, epoch });
+        self.update_rates(now, job, task, events);
+    }
+
+    /// A resumed task has its memory back and runs again.
+    pub fn restored(&mut self, now: Micros, job: u32, task: u32, epoch: u32, events: &mut EventQueue) {
+        let t = self.task(job, task);
+        if t.mem_epoch != epoch || !t.restoring {
+            return;
+        }
+        t.restoring = false;
+        t.swapped_mb = 0;
+        self.reports.push(Observation::Resumed(task_ref(job, task)));
+        self.update_rates(now, job, task, events);
     }
 }

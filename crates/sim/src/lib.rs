@@ -24,6 +24,50 @@ pub struct PowerModel {
     pub peak_w: f64,
 }
 
+/// The execution model's memory numbers (the simulator's ground truth).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ExecModel {
+    /// Seconds to swap out 1 GB of a container deprived of CPU (BIG-C §5.4: about 3 s).
+    pub reclaim_s_per_gb: f64,
+    /// Seconds to read 1 GB back on resume: about 1.7× the reclaim time
+    /// (measured on this kind of machine: 2.5–2.9 s/GB restore vs 1.5–1.7 s/GB reclaim).
+    pub restore_s_per_gb: f64,
+    /// Resident working set as a fraction of the requested memory (DESIGN.md: 0.8).
+    pub working_set_fraction: f64,
+}
+
+impl Default for ExecModel {
+    fn default() -> Self {
+        ExecModel { reclaim_s_per_gb: 3.0, restore_s_per_gb: 5.1, working_set_fraction: 0.8 }
+    }
+}
+
+/// The execution-model keys settable with `--set`, with their meaning.
+pub const EXEC_KEYS: &[(&str, &str)] = &[
+    ("reclaim_s_per_gb", "seconds to swap out 1 GB of a CPU-deprived container (default 3, BIG-C §5.4)"),
+    ("restore_s_per_gb", "seconds to read 1 GB back on resume (default 5.1 = 1.7x reclaim, measured)"),
+    ("working_set_fraction", "resident working set over requested memory (default 0.8)"),
+];
+
+impl ExecModel {
+    /// Sets one key of [`EXEC_KEYS`]; `None` for an unknown key.
+    pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
+        let slot = match key {
+            "reclaim_s_per_gb" => &mut self.reclaim_s_per_gb,
+            "restore_s_per_gb" => &mut self.restore_s_per_gb,
+            "working_set_fraction" => &mut self.working_set_fraction,
+            _ => return None,
+        };
+        Some(match value.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 && (key != "working_set_fraction" || x <= 1.0) => {
+                *slot = x;
+                Ok(())
+            }
+            _ => Err(format!("bad value `{value}` for `{key}`: expected a non-negative number")),
+        })
+    }
+}
+
 /// Knobs of the simulator itself (not of the policy).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SimOptions {
@@ -31,12 +75,18 @@ pub struct SimOptions {
     pub sample_interval: Micros,
     /// Power model for the energy figure.
     pub power: PowerModel,
+    /// The memory side of the execution model.
+    pub exec: ExecModel,
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
         // BIG-C Fig. 8d samples utilisation every 2 s.
-        SimOptions { sample_interval: 2 * SECOND, power: PowerModel { idle_w: 100.0, peak_w: 250.0 } }
+        SimOptions {
+            sample_interval: 2 * SECOND,
+            power: PowerModel { idle_w: 100.0, peak_w: 250.0 },
+            exec: ExecModel::default(),
+        }
     }
 }
 
@@ -46,8 +96,10 @@ pub enum SimError {
     /// The core refused an observation (a bug in the body or the core).
     #[error("core error: {0}")]
     Core(#[from] CoreError),
-    /// Nothing runs, nothing arrives, yet jobs remain: they can never start
-    /// (for example long jobs under `reserve` with every node reserved).
+    /// Jobs remain but nothing can move any more: nothing runs and nothing
+    /// arrives (for example long jobs under `reserve` with every node
+    /// reserved), or for an hour of simulated time no task progressed and the
+    /// core decided nothing.
     #[error("{unfinished} jobs can never run under this policy (stuck at t = {at} µs)")]
     Stuck {
         /// Jobs left.

@@ -41,7 +41,7 @@ impl TaskState {
             (Pending, Running | Failed) => true,
             // Killed-and-requeued is `Running -> Pending`.
             (Running, Finished | Pending | Failed | Shrunk | Suspended) => true,
-            (Shrunk, Running | Shrunk | Suspended | Finished | Pending | Failed) => true,
+            (Shrunk, Running | Shrunk | Suspended | Restoring | Finished | Pending | Failed) => true,
             (Suspended, Restoring | Pending | Failed) => true,
             (Restoring, Running | Pending | Failed) => true,
             _ => false,

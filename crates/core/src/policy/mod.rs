@@ -6,12 +6,12 @@ mod params;
 pub mod preemption;
 mod presets;
 
-pub use params::{ParamError, Params, PARAM_KEYS};
+pub use params::{ParamError, Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT, PARAM_KEYS};
 pub use presets::{preset, PresetInfo, PRESETS};
 
 use crate::action::Mechanism;
 use crate::model::JobClass;
-use crate::Micros;
+use crate::{Micros, Resources};
 
 /// A queue with a guaranteed share of the cluster (YARN's capacity).
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +65,12 @@ pub struct PreemptionSpec {
     pub compute_dr: bool,
     /// How each victim gives its resources back.
     pub mechanism: Mechanism,
+    /// Offers of its node a preempted container waits for before resuming (D).
+    pub delayed_resumption: u32,
+    /// The graceful-preemption step r⃗_GP.
+    pub gp_step: Resources,
+    /// What a suspended container keeps.
+    pub footprint: Resources,
 }
 
 /// A complete scheduling policy.

@@ -1,6 +1,7 @@
 //! The tunable numbers of the presets, settable by name (`--set KEY=VALUE`).
 
 use crate::time::{from_secs_f64, Micros, SECOND};
+use crate::Resources;
 use serde::Serialize;
 
 /// Parameters shared by the presets; defaults trace to the papers.
@@ -14,11 +15,26 @@ pub struct Params {
     pub monitor_interval_s: f64,
     /// Launches of a task after which a kill fails its job (DESIGN.md: 4, YARN's default).
     pub max_attempts: u32,
+    /// Scheduling opportunities a preempted container is offered on its node
+    /// before it really resumes (BIG-C §4.3 and §5.3: D = 3).
+    pub delayed_resumption: u32,
+    /// Graceful-preemption step in basic units of ⟨1 CPU, 2 GB⟩ (BIG-C §5.3: 2).
+    pub gp_units: u32,
+    /// Memory a suspended container keeps, in MB (BIG-C §3.2: 64; the authors' code used 128).
+    pub footprint_mb: u64,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params { reserve_fraction: 0.6, short_share: 0.95, monitor_interval_s: 3.0, max_attempts: 4 }
+        Params {
+            reserve_fraction: 0.6,
+            short_share: 0.95,
+            monitor_interval_s: 3.0,
+            max_attempts: 4,
+            delayed_resumption: 3,
+            gp_units: 2,
+            footprint_mb: 64,
+        }
     }
 }
 
@@ -28,7 +44,16 @@ pub const PARAM_KEYS: &[(&str, &str)] = &[
     ("short_share", "guaranteed share of the short queue in preempting presets (0..1, default 0.95)"),
     ("monitor_interval_s", "resource monitor period in seconds (default 3)"),
     ("max_attempts", "launches of a task after which a kill fails its job (default 4)"),
+    ("delayed_resumption", "offers of its node a preempted container waits for before resuming, D (default 3)"),
+    ("gp_units", "graceful-preemption step in basic units of <1 CPU, 2 GB> (default 2)"),
+    ("footprint_mb", "memory a suspended container keeps, MB (default 64)"),
 ];
+
+/// The basic unit graceful preemption steps in (BIG-C §5.3: ⟨1 CPU, 2 GB⟩).
+pub const GP_BASIC_UNIT: Resources = Resources::cores_gb(1, 2);
+
+/// The CPU a suspended container keeps (BIG-C §3.2: 1 % of a core).
+pub const FOOTPRINT_CPU_MILLI: u64 = 10;
 
 /// A rejected `KEY=VALUE`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -52,6 +77,11 @@ impl Params {
     /// Sets one parameter from its textual form.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), ParamError> {
         let bad = |reason| ParamError::BadValue { key: key.into(), value: value.into(), reason };
+        let whole = |min: u64| match value.parse::<u64>() {
+            Ok(n) if n >= min && n <= u32::MAX as u64 => Ok(n),
+            _ if min == 0 => Err(bad("expected a whole number")),
+            _ => Err(bad("expected a whole number of at least 1")),
+        };
         let fraction = || match value.parse::<f64>() {
             Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
             _ => Err(bad("expected a number between 0 and 1")),
@@ -65,15 +95,23 @@ impl Params {
                     _ => return Err(bad("expected a positive number of seconds")),
                 }
             }
-            "max_attempts" => {
-                self.max_attempts = match value.parse::<u32>() {
-                    Ok(n) if n >= 1 => n,
-                    _ => return Err(bad("expected a whole number of at least 1")),
-                }
-            }
+            "max_attempts" => self.max_attempts = whole(1)? as u32,
+            "delayed_resumption" => self.delayed_resumption = whole(0)? as u32,
+            "gp_units" => self.gp_units = whole(1)? as u32,
+            "footprint_mb" => self.footprint_mb = whole(1)?,
             _ => return Err(ParamError::UnknownKey(key.into())),
         }
         Ok(())
+    }
+
+    /// The graceful-preemption step r⃗_GP.
+    pub fn gp_step(&self) -> Resources {
+        GP_BASIC_UNIT.times(self.gp_units as u64)
+    }
+
+    /// What a suspended container keeps.
+    pub fn footprint(&self) -> Resources {
+        Resources::new(FOOTPRINT_CPU_MILLI, self.footprint_mb)
     }
 
     /// The monitor period in microseconds (at least 1 µs).

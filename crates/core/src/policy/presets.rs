@@ -24,6 +24,14 @@ pub const PRESETS: &[PresetInfo] = &[
         name: "kill",
         about: "YARN capacity scheduler: queues short (short_share) and long, work-conserving, kills per BIG-C Alg. 1 (no ComputeDR) and Alg. 2",
     },
+    PresetInfo {
+        name: "ip",
+        about: "BIG-C immediate preemption: like kill, but sized with ComputeDR and victims suspended to a footprint; delayed resumption D",
+    },
+    PresetInfo {
+        name: "gp",
+        about: "BIG-C graceful preemption: ComputeDR, containers shrunk by gp_units basic units per round, frozen when swapping; delayed resumption D",
+    },
 ];
 
 fn single_queue() -> Vec<QueueSpec> {
@@ -54,6 +62,17 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         preemption,
         max_attempts: params.max_attempts,
     };
+    let capacity = |compute_dr, mechanism| {
+        let spec = PreemptionSpec {
+            interval: params.monitor_interval(),
+            compute_dr,
+            mechanism,
+            delayed_resumption: params.delayed_resumption,
+            gp_step: params.gp_step(),
+            footprint: params.footprint(),
+        };
+        base(two_queues(params.short_share), JobOrder::Fifo, Placement::FirstFit, Some(spec))
+    };
     let policy = match name {
         "fifo" => base(single_queue(), JobOrder::Fifo, Placement::FirstFit, None),
         "priority" => base(single_queue(), JobOrder::Priority, Placement::FirstFit, None),
@@ -63,12 +82,9 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
             Placement::ReservedForShort { fraction: params.reserve_fraction },
             None,
         ),
-        "kill" => base(
-            two_queues(params.short_share),
-            JobOrder::Fifo,
-            Placement::FirstFit,
-            Some(PreemptionSpec { interval: params.monitor_interval(), compute_dr: false, mechanism: Mechanism::Kill }),
-        ),
+        "kill" => capacity(false, Mechanism::Kill),
+        "ip" => capacity(true, Mechanism::Immediate),
+        "gp" => capacity(true, Mechanism::Graceful),
         _ => return None,
     };
     Some(policy)

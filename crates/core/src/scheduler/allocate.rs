@@ -72,8 +72,11 @@ impl Scheduler {
 
     /// First fit among the nodes `class` may use.
     fn find_node(&self, req: Resources, class: JobClass) -> Option<NodeId> {
-        let from = if class == JobClass::Long { self.first_shared_node } else { 0 };
-        self.free_index.first_fit(req, from).map(|i| NodeId(i as u32))
+        let found = match class {
+            JobClass::Short => self.free_index.first_fit(req, 0),
+            JobClass::Long => self.long_index.first_fit(req, self.first_shared_node),
+        };
+        found.map(|i| NodeId(i as u32))
     }
 
     fn launch(&mut self, now: Micros, job: usize, task: u32, node: NodeId, out: &mut Vec<Action>) {
@@ -85,6 +88,8 @@ impl Scheduler {
         t.allocated = t.request;
         t.attempts += 1;
         t.started = now;
+        t.ran_before = 0;
+        t.running_since = Some(now);
         let res = t.request;
         j.running += 1;
         let queue = j.queue;

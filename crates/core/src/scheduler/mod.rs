@@ -2,17 +2,19 @@
 //! code decides in the simulator and in live mode.
 
 mod allocate;
+mod container_preemption;
 mod monitor;
 mod node_index;
 mod state;
 
-use crate::action::{Action, Mechanism};
+use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef, TaskState};
 use crate::observation::Observation;
 use crate::policy::{Placement, Policy};
 use crate::{Micros, Resources};
 use node_index::NodeIndex;
-use state::{JobState, JobStatus, NodeState, QueueState};
+use state::{JobState, JobStatus, NodeState, QueueState, ServiceKey};
+use std::collections::BTreeSet;
 
 /// A refused observation: the body and the core disagree about the world.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +46,11 @@ pub struct Scheduler {
     policy: Policy,
     nodes: Vec<NodeState>,
     free_index: NodeIndex,
+    /// Per node, the resources preempted tasks there gave up and will take
+    /// back on resumption: long work may not be placed into them.
+    promised: Vec<Resources>,
+    /// Free resources less `promised`, per node: where long tasks may go.
+    long_index: NodeIndex,
     /// Nodes before this index are only for short jobs.
     first_shared_node: usize,
     total: Resources,
@@ -52,6 +59,13 @@ pub struct Scheduler {
     jobs: Vec<JobState>,
     /// Something changed since the last allocation pass.
     dirty: bool,
+    /// Memory that suspended and shrunk tasks have still to give back.
+    reclaiming_mb: u64,
+    /// Suspended and shrunk tasks awaiting resumption, in service order.
+    preempted: BTreeSet<(ServiceKey, u32)>,
+    /// The resource monitor ran since the last allocation pass: the next pass
+    /// is a heartbeat, which offers nodes to preempted tasks.
+    heartbeat: bool,
 }
 
 impl Scheduler {
@@ -65,6 +79,7 @@ impl Scheduler {
             Placement::ReservedForShort { fraction } => (nodes.len() as f64 * fraction).round() as usize,
         };
         let free_index = NodeIndex::new(nodes);
+        let free_index_len = nodes.len();
         let nodes: Vec<NodeState> =
             nodes.iter().map(|&capacity| NodeState { capacity, allocated: Resources::ZERO }).collect();
         let total = nodes.iter().fold(Resources::ZERO, |acc, n| acc + n.capacity);
@@ -81,6 +96,8 @@ impl Scheduler {
         Ok(Scheduler {
             policy,
             nodes,
+            long_index: free_index.clone(),
+            promised: vec![Resources::ZERO; free_index_len],
             free_index,
             first_shared_node: short_only,
             total,
@@ -88,6 +105,9 @@ impl Scheduler {
             queues,
             jobs: Vec::new(),
             dirty: false,
+            reclaiming_mb: 0,
+            preempted: BTreeSet::new(),
+            heartbeat: false,
         })
     }
 
@@ -121,6 +141,9 @@ impl Scheduler {
                 self.sync_waiting(expected as usize);
             }
             Observation::TaskFinished(task) => self.task_finished(now, task)?,
+            Observation::MemoryReclaimed { task, mem_mb } => self.memory_reclaimed(task, mem_mb)?,
+            Observation::Swapping(task) => self.task_swapping(now, task)?,
+            Observation::Resumed(task) => self.task_resumed(now, task)?,
         }
         self.dirty = true;
         Ok(())
@@ -153,7 +176,6 @@ impl Scheduler {
         }
         let (node, res) = (t.node, t.allocated);
         t.state.transition(TaskState::Finished).expect("checked above");
-        t.allocated = Resources::ZERO;
         let phase = t.phase;
         job.running -= 1;
         job.unfinished -= 1;
@@ -166,6 +188,8 @@ impl Scheduler {
         if finished {
             job.status = JobStatus::Finished;
         }
+        self.forget_preemption(task);
+        self.jobs[task.job.0 as usize].tasks[task.task as usize].allocated = Resources::ZERO;
         self.release(node, queue, res);
         if finished {
             self.retire(task.job.0 as usize);
@@ -186,31 +210,45 @@ impl Scheduler {
         Ok(job)
     }
 
+    /// Brings a node's entries in both placement indexes up to date.
+    fn refresh_node(&mut self, node: NodeId) {
+        let i = node.0 as usize;
+        let free = self.nodes[i].free();
+        self.free_index.update(i, free);
+        self.long_index.update(i, free.saturating_sub(&self.promised[i]));
+    }
+
     fn release(&mut self, node: NodeId, queue: usize, res: Resources) {
-        let n = &mut self.nodes[node.0 as usize];
-        n.allocated -= res;
-        self.free_index.update(node.0 as usize, n.free());
+        self.nodes[node.0 as usize].allocated -= res;
+        self.refresh_node(node);
         self.queues[queue].used -= res;
         self.allocated -= res;
     }
 
     fn reserve(&mut self, node: NodeId, queue: usize, res: Resources) {
-        let n = &mut self.nodes[node.0 as usize];
-        n.allocated += res;
-        self.free_index.update(node.0 as usize, n.free());
+        self.nodes[node.0 as usize].allocated += res;
+        self.refresh_node(node);
         self.queues[queue].used += res;
         self.allocated += res;
     }
 
-    /// Runs an allocation pass if anything changed; appends launches to `out`.
+    /// Runs an allocation pass if anything changed; appends its actions to
+    /// `out`. After a monitor run it is also a heartbeat: once pending tasks
+    /// are placed, preempted tasks are offered their nodes' free resources.
     pub fn schedule(&mut self, now: Micros, out: &mut Vec<Action>) {
         if self.dirty {
             self.dirty = false;
             self.allocate(now, out);
         }
+        if std::mem::take(&mut self.heartbeat) {
+            if let Some(spec) = self.policy.preemption {
+                self.offer_resumptions(spec.delayed_resumption, out);
+            }
+        }
     }
 
     /// Runs the resource monitor (preemption); appends its actions to `out`.
+    /// Call [`Scheduler::schedule`] after it: that pass is the heartbeat.
     pub fn monitor(&mut self, now: Micros, out: &mut Vec<Action>) {
         if let Some(spec) = self.policy.preemption {
             let before = out.len();
@@ -218,14 +256,7 @@ impl Scheduler {
             if out.len() > before {
                 self.dirty = true;
             }
-        }
-    }
-
-    /// Takes a running task's resources back by `mechanism`, failing its job
-    /// when the task has used up its attempts.
-    fn preempt_task(&mut self, task: TaskRef, mechanism: Mechanism, out: &mut Vec<Action>) {
-        match mechanism {
-            Mechanism::Kill => self.kill(task, out),
+            self.heartbeat = !self.preempted.is_empty();
         }
     }
 
@@ -242,7 +273,7 @@ impl Scheduler {
         let queue = job.queue;
         self.release(node, queue, res);
         self.sync_waiting(task.job.0 as usize);
-        out.push(Action::Preempt { task, mechanism: Mechanism::Kill });
+        out.push(Action::Kill { task });
         if exhausted {
             self.fail_job(task.job, out);
         }
@@ -253,13 +284,19 @@ impl Scheduler {
         let job = &mut self.jobs[id.0 as usize];
         let queue = job.queue;
         let mut freed = Vec::new();
-        for t in job.tasks.iter_mut().filter(|t| !t.state.is_terminal()) {
+        let mut owed = Vec::new();
+        for (i, t) in job.tasks.iter_mut().enumerate().filter(|(_, t)| !t.state.is_terminal()) {
             if t.state.holds_resources() {
                 freed.push((t.node, t.allocated));
+                owed.push(TaskRef { job: id, task: i as u32 });
             }
             t.state.transition(TaskState::Failed).expect("non-terminal tasks can fail");
             t.allocated = Resources::ZERO;
         }
+        for task in owed {
+            self.forget_preemption(task);
+        }
+        let job = &mut self.jobs[id.0 as usize];
         job.pending.clear();
         job.running = 0;
         job.status = JobStatus::Failed;

@@ -4,9 +4,9 @@
 
 use super::state::{JobStatus, TaskRuntime};
 use super::Scheduler;
-use crate::action::Action;
+use crate::action::{Action, Mechanism};
 use crate::model::{JobId, TaskRef, TaskState};
-use crate::policy::preemption::{choose_victims, preempted_resources, Container, VictimJob};
+use crate::policy::preemption::{choose_graceful, choose_victims, preempted_resources, Container, VictimJob};
 use crate::policy::PreemptionSpec;
 use crate::{Micros, Resources};
 
@@ -21,8 +21,9 @@ impl Scheduler {
             // to its guarantee, less what is already free in the cluster.
             let room = q.guaranteed.saturating_sub(&q.used);
             let demand = self.pending_demand(starved).min(&room);
-            let free = self.total - self.allocated;
-            let mut need = demand.saturating_sub(&free);
+            // Memory that preempted tasks are still giving back is on its way.
+            let coming = self.total - self.allocated + Resources::new(0, self.reclaiming_mb);
+            let mut need = demand.saturating_sub(&coming);
             for over in 0..self.queues.len() {
                 if over == starved || need.is_zero() {
                     continue;
@@ -34,11 +35,26 @@ impl Scheduler {
                     continue;
                 }
                 let p = preempted_resources(need, a, spec.compute_dr);
-                let victims = choose_victims(self.victim_jobs(over, now), p, self.total);
-                for c in victims {
-                    need = need.saturating_sub(&c.resources);
-                    if self.jobs[c.task.job.0 as usize].status == JobStatus::Active {
-                        self.preempt_task(c.task, spec.mechanism, out);
+                need = need.saturating_sub(&p);
+                match spec.mechanism {
+                    Mechanism::Graceful => {
+                        let jobs = self.victim_jobs(over, now, |s| matches!(s, TaskState::Running | TaskState::Shrunk));
+                        for (task, to) in choose_graceful(jobs, p, spec.gp_step, spec.footprint, self.total) {
+                            self.shrink(task, to, out);
+                        }
+                    }
+                    Mechanism::Immediate | Mechanism::Kill => {
+                        let jobs = self.victim_jobs(over, now, |s| s == TaskState::Running);
+                        for c in choose_victims(jobs, p, self.total) {
+                            // A kill can fail a job, whose other victims are then gone already.
+                            if self.jobs[c.task.job.0 as usize].status != JobStatus::Active {
+                                continue;
+                            }
+                            match spec.mechanism {
+                                Mechanism::Kill => self.kill(c.task, out),
+                                _ => self.suspend(now, c.task, spec.footprint, out),
+                            }
+                        }
                     }
                 }
             }
@@ -58,8 +74,8 @@ impl Scheduler {
     }
 
     /// The jobs of a queue with their running containers, for Algorithm 2.
-    fn victim_jobs(&self, queue: usize, now: Micros) -> Vec<VictimJob> {
-        let running = |t: &TaskRuntime| t.state == TaskState::Running;
+    fn victim_jobs(&self, queue: usize, now: Micros, eligible: impl Fn(TaskState) -> bool) -> Vec<VictimJob> {
+        let running = |t: &TaskRuntime| eligible(t.state);
         self.queues[queue]
             .active
             .iter()

@@ -44,7 +44,33 @@ pub(crate) struct TaskRuntime {
     pub node: NodeId,
     pub allocated: Resources,
     pub attempts: u32,
+    /// When this attempt started (the youngest container is preempted first).
     pub started: Micros,
+    /// Run time of this attempt banked before its current run (suspensions excluded).
+    pub ran_before: Micros,
+    /// Since when it has been running, if it is (running or shrunk).
+    pub running_since: Option<Micros>,
+    /// Memory a suspended or shrunk task has still to give back.
+    pub reclaiming_mb: u64,
+    /// What it has given up and is promised back on its node (while preempted).
+    pub promise: Resources,
+    /// Footprint memory still booked while a suspended task is being reclaimed.
+    pub footprint_mb: u64,
+    /// Times its node was offered to it since it was preempted (delayed resumption).
+    pub offers: u32,
+}
+
+impl TaskRuntime {
+    /// Run time of the current attempt up to `now`, suspensions excluded.
+    pub fn ran(&self, now: Micros) -> Micros {
+        self.ran_before + self.running_since.map_or(0, |since| now.saturating_sub(since))
+    }
+
+    /// Stops the run clock (the task is suspended or frozen).
+    pub fn pause(&mut self, now: Micros) {
+        self.ran_before = self.ran(now);
+        self.running_since = None;
+    }
 }
 
 /// A phase's barrier bookkeeping.
@@ -101,6 +127,12 @@ impl JobState {
                     allocated: Resources::ZERO,
                     attempts: 0,
                     started: 0,
+                    ran_before: 0,
+                    running_since: None,
+                    reclaiming_mb: 0,
+                    footprint_mb: 0,
+                    promise: Resources::ZERO,
+                    offers: 0,
                 });
             }
         }
@@ -151,22 +183,24 @@ impl JobState {
     }
 
     /// Estimated remaining run time: per unfinished phase, the longest task's
-    /// estimate minus the time it has run so far; phases add up (barriers).
+    /// estimate less the time it has run (suspensions excluded); phases add up
+    /// (barriers). A coupled phase advances in lockstep, so its progress is
+    /// that of its least advanced task.
     pub fn estimated_remaining(&self, now: Micros) -> Micros {
         let mut total = 0;
-        let mut phase_max = vec![0u64; self.phases.len()];
-        for t in &self.tasks {
-            let estimate = t.estimate.unwrap_or(0);
-            let left = match t.state {
-                TaskState::Finished | TaskState::Failed => continue,
-                TaskState::Pending => estimate,
-                _ => estimate.saturating_sub(now.saturating_sub(t.started)),
+        for (p, req) in self.phases.iter().zip(&self.req.phases) {
+            if p.unfinished == 0 {
+                continue;
+            }
+            let live =
+                || self.tasks[p.tasks.start as usize..p.tasks.end as usize].iter().filter(|t| !t.state.is_terminal());
+            let longest = live().map(|t| t.estimate.unwrap_or(0)).max().unwrap_or(0);
+            let left = if req.coupled {
+                longest.saturating_sub(live().map(|t| t.ran(now)).min().unwrap_or(0))
+            } else {
+                live().map(|t| t.estimate.unwrap_or(0).saturating_sub(t.ran(now))).max().unwrap_or(0)
             };
-            let m = &mut phase_max[t.phase as usize];
-            *m = (*m).max(left);
-        }
-        for m in phase_max {
-            total += m;
+            total += left;
         }
         total
     }

@@ -4,11 +4,11 @@
 //! shape (Fig. 5a) names the scenario.
 
 use super::arrivals::{poisson_arrivals, Segment};
+use super::long_jobs::LongJobs;
 use crate::{Cluster, Job, Phase, Task, Workload};
 use pliant_core::model::JobClass;
 use pliant_core::time::from_secs_f64;
 use pliant_core::Resources;
-use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -23,17 +23,11 @@ const LONG_LOAD: f64 = 0.8;
 const SHORT_BASE: f64 = 0.2;
 /// BIG-C §5.1: Spark-SQL task containers are ⟨4 CPU, 4 GB⟩.
 const SHORT_TASK: Resources = Resources::cores_gb(4, 4);
-/// BIG-C §5.1: Spark executors are ⟨8, 16⟩, ⟨8, 32⟩ or ⟨16, 32⟩ (CPU, GB).
-const EXECUTORS: [Resources; 3] = [Resources::cores_gb(8, 16), Resources::cores_gb(8, 32), Resources::cores_gb(16, 32)];
 /// Short queries finish within about a minute (BIG-C §2.1, Fig. 1a): tasks of 5–30 s, 1–8 per query.
 const SHORT_TASK_S: (f64, f64) = (5.0, 30.0);
 const SHORT_TASKS: (u32, u32) = (1, 8);
-/// Long Spark jobs: 4–8 executors running 200–400 s (HiBench PageRank, Kmeans, Bayes, WordCount).
-const LONG_EXECUTORS: (u32, u32) = (4, 8);
-const LONG_S: (f64, f64) = (200.0, 400.0);
-/// Short queries are latency-critical: production priority; long jobs are best effort.
+/// Short queries are latency-critical: production priority.
 const SHORT_PRIORITY: u8 = 9;
-const LONG_PRIORITY: u8 = 0;
 
 /// The short jobs' total demand over time, as fractions of the cluster.
 #[derive(Debug, Clone)]
@@ -101,22 +95,9 @@ fn short_job(rng: &mut ChaCha8Rng, submit: u64, n: usize) -> Job {
     }
 }
 
-fn long_job(rng: &mut ChaCha8Rng, submit: u64, duration_s: f64, n: usize) -> Job {
-    let executors = rng.gen_range(LONG_EXECUTORS.0..=LONG_EXECUTORS.1);
-    let size = *EXECUTORS.choose(rng).expect("non-empty");
-    let d = from_secs_f64(duration_s);
-    let tasks = (0..executors).map(|_| Task { request: size, duration: d, estimate: Some(d) }).collect();
-    Job {
-        name: format!("spark-{n}"),
-        submit,
-        class: JobClass::Long,
-        priority: LONG_PRIORITY,
-        phases: vec![Phase { deps: vec![], coupled: true, tasks }],
-    }
-}
-
-/// Generates the workload for `shape` from `seed`; `scale` multiplies nodes and arrival rates.
-pub fn generate(shape: &ShortLoad, seed: u64, scale: f64) -> Workload {
+/// Generates the workload for `shape` and `long` jobs from `seed`; `scale`
+/// multiplies nodes and arrival rates.
+pub fn generate(shape: &ShortLoad, long: LongJobs, seed: u64, scale: f64) -> Workload {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let nodes = ((NODES * scale).round() as usize).max(1);
     let cluster_cores = (nodes as u64 * NODE.cpu_milli) as f64 / 1000.0;
@@ -131,22 +112,17 @@ pub fn generate(shape: &ShortLoad, seed: u64, scale: f64) -> Workload {
         jobs.push(short_job(&mut rng, t, n));
     }
 
-    // Long jobs: enough at t = 0 to fill LONG_LOAD (with staggered run times,
-    // as if the cluster had been running), then Poisson arrivals that keep it there.
-    let mean_cores = mean((LONG_EXECUTORS.0 as f64, LONG_EXECUTORS.1 as f64))
-        * EXECUTORS.iter().map(|r| r.cpu_milli as f64 / 1000.0).sum::<f64>()
-        / EXECUTORS.len() as f64;
-    let initial = (LONG_LOAD * cluster_cores / mean_cores).round() as usize;
+    // Long jobs: enough at t = 0 to fill LONG_LOAD (part-way through, as if the
+    // cluster had been running), then Poisson arrivals that keep it there.
+    let initial = (LONG_LOAD * cluster_cores * long.mean_span_seconds() / long.mean_core_seconds()).round() as usize;
     for _ in 0..initial {
         let n = jobs.len();
-        let residual = rng.gen_range(LONG_S.0 * 0.25..LONG_S.1);
-        jobs.push(long_job(&mut rng, 0, residual, n));
+        jobs.push(long.job(&mut rng, 0, true, 1.0, n));
     }
-    let long_rate = LONG_LOAD * cluster_cores / (mean_cores * mean(LONG_S));
+    let long_rate = LONG_LOAD * cluster_cores / long.mean_core_seconds();
     for t in poisson_arrivals(&[Segment { start_s: 0.0, end_s: HORIZON_S, rate: long_rate }], &mut rng) {
         let n = jobs.len();
-        let d = rng.gen_range(LONG_S.0..LONG_S.1);
-        jobs.push(long_job(&mut rng, t, d, n));
+        jobs.push(long.job(&mut rng, t, false, 1.0, n));
     }
     jobs.sort_by_key(|j| j.submit);
     Workload { cluster: Cluster { nodes: vec![NODE; nodes] }, jobs }
@@ -171,7 +147,7 @@ mod tests {
 
     #[test]
     fn short_load_matches_the_shape() {
-        let w = generate(&ShortLoad::single_burst(0.9), 3, 4.0);
+        let w = generate(&ShortLoad::single_burst(0.9), LongJobs::Spark, 3, 4.0);
         let base = offered(&w, JobClass::Short, (0.0, 300.0));
         let burst = offered(&w, JobClass::Short, (300.0, 700.0));
         assert!((0.15..0.25).contains(&base), "base {base}");
@@ -180,9 +156,11 @@ mod tests {
 
     #[test]
     fn long_jobs_arrive_throughout() {
-        let w = generate(&ShortLoad::single_burst(0.6), 3, 4.0);
-        let load = offered(&w, JobClass::Long, (1.0, 900.0));
-        assert!((0.6..1.0).contains(&load), "long load {load}");
-        assert!(w.jobs.iter().any(|j| j.class == JobClass::Long && j.submit == 0));
+        for long in [LongJobs::Spark, LongJobs::WordCount, LongJobs::TeraSort] {
+            let w = generate(&ShortLoad::single_burst(0.6), long, 3, 4.0);
+            let load = offered(&w, JobClass::Long, (1.0, 900.0));
+            assert!((0.6..1.0).contains(&load), "{long:?} long load {load}");
+            assert!(w.jobs.iter().any(|j| j.class == JobClass::Long && j.submit == 0));
+        }
     }
 }

@@ -3,6 +3,10 @@
 
 mod arrivals;
 mod bigc_synthetic;
+mod google_like;
+mod long_jobs;
+
+pub use long_jobs::LongJobs;
 
 use crate::Workload;
 
@@ -18,30 +22,45 @@ pub struct ScenarioInfo {
 pub const SCENARIOS: &[ScenarioInfo] = &[
     ScenarioInfo {
         name: "mixed",
-        about: "BIG-C §5.2 setting: long Spark jobs keep ~80% busy for 900 s; short queries: 20% base, 60% burst at 300-700 s",
+        about:
+            "BIG-C §5.2 setting: long jobs keep ~80% busy for 900 s; short queries: 20% base, 60% burst at 300-700 s",
     },
-    ScenarioInfo { name: "high-load", about: "BIG-C Fig. 5a high-load: short-query burst to ~90% of the cluster at 300-700 s" },
-    ScenarioInfo { name: "low-load", about: "BIG-C Fig. 5a low-load: short-query burst to ~40% of the cluster at 300-700 s" },
+    ScenarioInfo {
+        name: "high-load",
+        about: "BIG-C Fig. 5a high-load: short-query burst to ~90% of the cluster at 300-700 s",
+    },
+    ScenarioInfo {
+        name: "low-load",
+        about: "BIG-C Fig. 5a low-load: short-query burst to ~40% of the cluster at 300-700 s",
+    },
     ScenarioInfo {
         name: "multi-load",
         about: "BIG-C Fig. 5a multi-load: two short-query peaks of ~85% (350-450 s, 550-650 s)",
+    },
+    ScenarioInfo {
+        name: "google-like",
+        about:
+            "BIG-C §5.5: 2,202 jobs (2,020 short, 182 long Spark) over 3.8 h; short ~17% with spikes to 95%, long ~75%",
     },
 ];
 
 /// The default scenario's name.
 pub const DEFAULT_SCENARIO: &str = "mixed";
 
-/// Builds scenario `name` from `seed` at `scale`, or `None` for an unknown name.
-pub fn build(name: &str, seed: u64, scale: f64) -> Option<Workload> {
+/// Builds scenario `name` from `seed` at `scale`, or `None` for an unknown
+/// name. `long` picks the long jobs of the synthetic scenarios (BIG-C §5.2 ran
+/// each load with Spark and with MapReduce long jobs); `google-like` has its own.
+pub fn build(name: &str, seed: u64, scale: f64, long: LongJobs) -> Option<Workload> {
     use bigc_synthetic::{generate, ShortLoad};
     let shape = match name {
         "mixed" => ShortLoad::single_burst(0.6),
         "high-load" => ShortLoad::single_burst(0.9),
         "low-load" => ShortLoad::single_burst(0.4),
         "multi-load" => ShortLoad::two_peaks(0.85),
+        "google-like" => return Some(google_like::generate(seed, scale)),
         _ => return None,
     };
-    Some(generate(&shape, seed, scale))
+    Some(generate(&shape, long, seed, scale))
 }
 
 #[cfg(test)]
@@ -51,12 +70,14 @@ mod tests {
     #[test]
     fn every_scenario_builds_valid_and_deterministic() {
         for s in SCENARIOS {
-            let mut w = build(s.name, 7, 0.2).unwrap();
-            w.validate().unwrap();
-            assert!(!w.jobs.is_empty());
-            assert_eq!(build(s.name, 7, 0.2).unwrap(), w);
-            assert_ne!(build(s.name, 8, 0.2).unwrap(), w);
+            for (_, long) in LongJobs::ALL {
+                let mut w = build(s.name, 7, 0.2, long).unwrap();
+                w.validate().unwrap();
+                assert!(!w.jobs.is_empty());
+                assert_eq!(build(s.name, 7, 0.2, long).unwrap(), w);
+                assert_ne!(build(s.name, 8, 0.2, long).unwrap(), w);
+            }
         }
-        assert!(build("nope", 1, 1.0).is_none());
+        assert!(build("nope", 1, 1.0, LongJobs::Spark).is_none());
     }
 }

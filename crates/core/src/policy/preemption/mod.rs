@@ -5,4 +5,4 @@ mod preempted_resources;
 mod victim_selection;
 
 pub use preempted_resources::{compute_dr, preempted_resources};
-pub use victim_selection::{choose_victims, Container, VictimJob};
+pub use victim_selection::{choose_graceful, choose_victims, Container, VictimJob};

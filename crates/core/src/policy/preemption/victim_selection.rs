@@ -1,6 +1,8 @@
-//! BIG-C Algorithm 2 (§4.3) with whole-container takes (kill and immediate
-//! preemption): pick the job with the longest remaining time, take its
-//! containers until p⃗ is satisfied, then move to the next job.
+//! BIG-C Algorithm 2 (§4.3): pick the job with the longest remaining time and
+//! take from its containers until p⃗ is satisfied, then move to the next job.
+//! Kill and immediate preemption take whole containers ([`choose_victims`]);
+//! graceful preemption takes r⃗_GP steps, largest container first
+//! ([`choose_graceful`]).
 
 use crate::model::{JobId, TaskRef};
 use crate::{Micros, Resources};
@@ -62,6 +64,56 @@ pub fn choose_victims(mut jobs: Vec<VictimJob>, p: Resources, total: Resources) 
     chosen
 }
 
+/// Algorithm 2 with graceful preemption (the red lines 7–8): each step takes
+/// `step` (r⃗_GP) from the job's currently largest container, never below
+/// `footprint`; an emptied container leaves the set. Returns each touched
+/// container with its new limits, in the order first touched. (Containers that
+/// swap are frozen by their node and leave the set through the core's state.)
+pub fn choose_graceful(
+    mut jobs: Vec<VictimJob>,
+    p: Resources,
+    step: Resources,
+    footprint: Resources,
+    total: Resources,
+) -> Vec<(TaskRef, Resources)> {
+    let mut out: Vec<(TaskRef, Resources)> = Vec::new();
+    if p.is_zero() || step.is_zero() {
+        return out;
+    }
+    jobs.sort_by(|a, b| b.remaining.cmp(&a.remaining).then(b.job.cmp(&a.job)));
+    let mut left = p;
+    for job in jobs {
+        let mut set: Vec<(TaskRef, Resources)> = job.containers.iter().map(|c| (c.task, c.resources)).collect();
+        loop {
+            if satisfied(left, p, total) {
+                return out;
+            }
+            // Line 5: the largest container that still has something above its footprint.
+            let pick = set
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, cur))| !cur.saturating_sub(&footprint).is_zero())
+                .max_by(|(_, a), (_, b)| {
+                    let (sa, sb) = (a.1.dominant_share(&total), b.1.dominant_share(&total));
+                    sa.total_cmp(&sb).then(b.0.cmp(&a.0))
+                })
+                .map(|(i, _)| i);
+            let Some(i) = pick else { break };
+            // Line 7: p⃗ = p⃗ − r⃗_GP, r⃗_c = r⃗_c − r⃗_GP.
+            let (task, cur) = set[i];
+            let take = step.min(&cur.saturating_sub(&footprint));
+            let now = cur - take;
+            left = left.saturating_sub(&take);
+            set[i].1 = now;
+            match out.iter_mut().find(|(t, _)| *t == task) {
+                Some(entry) => entry.1 = now,
+                None => out.push((task, now)),
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +159,64 @@ mod tests {
     fn nothing_to_take_takes_nothing() {
         let jobs = vec![VictimJob { job: JobId(1), remaining: 1, containers: vec![container(1, 0, 1, 1, 0)] }];
         assert!(choose_victims(jobs, Resources::ZERO, Resources::cores_gb(1, 1)).is_empty());
+    }
+
+    // Graceful, cluster ⟨100 CPU, 100 GB⟩, r_GP = ⟨2 CPU, 4 GB⟩, footprint ⟨0, 0⟩ for
+    // round numbers, p = ⟨5 CPU, 3 GB⟩ (CPU-dominant). One job with containers
+    // A = ⟨8, 16⟩ (task 0) and B = ⟨16, 32⟩ (task 1).
+    // Step 1: B is largest → B = ⟨14, 28⟩, left ⟨3, 0⟩.
+    // Step 2: B (14/100) still largest → B = ⟨12, 24⟩, left ⟨1, 0⟩.
+    // Step 3: B (12) > A (8) → B = ⟨10, 20⟩, left ⟨0, 0⟩: done. A is untouched.
+    #[test]
+    fn graceful_steps_come_from_the_largest_container() {
+        let jobs = vec![VictimJob {
+            job: JobId(1),
+            remaining: 100,
+            containers: vec![container(1, 0, 8, 16, 0), container(1, 1, 16, 32, 0)],
+        }];
+        let out = choose_graceful(
+            jobs,
+            Resources::cores_gb(5, 3),
+            Resources::cores_gb(2, 4),
+            Resources::ZERO,
+            Resources::cores_gb(100, 100),
+        );
+        assert_eq!(out, vec![(TaskRef { job: JobId(1), task: 1 }, Resources::cores_gb(10, 20))]);
+    }
+
+    // Two equal containers ⟨4, 8⟩ and p = ⟨4 CPU, 0⟩ with r_GP = ⟨1, 2⟩: steps alternate
+    // between them (largest first, ties to the lower task), two from each.
+    #[test]
+    fn graceful_spreads_over_equal_containers_and_respects_the_footprint() {
+        let jobs = vec![VictimJob {
+            job: JobId(1),
+            remaining: 100,
+            containers: vec![container(1, 0, 4, 8, 0), container(1, 1, 4, 8, 0)],
+        }];
+        let out = choose_graceful(
+            jobs,
+            Resources::cores_gb(4, 0),
+            Resources::cores_gb(1, 2),
+            Resources::cores_gb(0, 1),
+            Resources::cores_gb(100, 100),
+        );
+        assert_eq!(
+            out,
+            vec![
+                (TaskRef { job: JobId(1), task: 0 }, Resources::cores_gb(2, 4)),
+                (TaskRef { job: JobId(1), task: 1 }, Resources::cores_gb(2, 4)),
+            ]
+        );
+        // A take that would cross the footprint stops at it: ⟨1, 3⟩ with footprint ⟨0, 1⟩
+        // and r_GP ⟨2, 4⟩ leaves ⟨0, 1⟩, then the container is empty and leaves the set.
+        let jobs = vec![VictimJob { job: JobId(2), remaining: 1, containers: vec![container(2, 0, 1, 3, 0)] }];
+        let out = choose_graceful(
+            jobs,
+            Resources::cores_gb(10, 10),
+            Resources::cores_gb(2, 4),
+            Resources::cores_gb(0, 1),
+            Resources::cores_gb(100, 100),
+        );
+        assert_eq!(out, vec![(TaskRef { job: JobId(2), task: 0 }, Resources::cores_gb(0, 1))]);
     }
 }

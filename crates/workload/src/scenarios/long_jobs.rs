@@ -1,0 +1,168 @@
+//! The long jobs of BIG-C's synthetic workloads (§5.1): Spark jobs of coupled
+//! executors, or MapReduce jobs — map-heavy `wordcount` and reduce-heavy
+//! `terasort` — with a barrier between map and reduce.
+
+use crate::{Job, Phase, Task};
+use pliant_core::model::JobClass;
+use pliant_core::time::from_secs_f64;
+use pliant_core::Resources;
+use rand::seq::SliceRandom;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// BIG-C §5.1: Spark executors are ⟨8, 16⟩, ⟨8, 32⟩ or ⟨16, 32⟩ (CPU, GB).
+const EXECUTORS: [Resources; 3] = [Resources::cores_gb(8, 16), Resources::cores_gb(8, 32), Resources::cores_gb(16, 32)];
+/// Spark jobs: 4–8 executors running 200–400 s (HiBench PageRank, Kmeans, Bayes, WordCount).
+const SPARK_EXECUTORS: (u32, u32) = (4, 8);
+const SPARK_S: (f64, f64) = (200.0, 400.0);
+/// BIG-C §5.1: map containers ⟨1 CPU, 2 GB⟩, reduce containers ⟨1 CPU, 4 GB⟩.
+const MAPPER: Resources = Resources::cores_gb(1, 2);
+const REDUCER: Resources = Resources::cores_gb(1, 4);
+/// Long jobs are best effort.
+const LONG_PRIORITY: u8 = 0;
+
+/// A MapReduce job's shape: task counts and run times of each phase.
+struct MapReduce {
+    name: &'static str,
+    mappers: (u32, u32),
+    map_s: (f64, f64),
+    reducers: (u32, u32),
+    reduce_s: (f64, f64),
+}
+
+/// Map-heavy: many small, short mappers and a few short reducers.
+const WORDCOUNT: MapReduce =
+    MapReduce { name: "wordcount", mappers: (100, 200), map_s: (20.0, 60.0), reducers: (4, 8), reduce_s: (30.0, 60.0) };
+/// Reduce-heavy: fewer mappers; long reducers that shuffle and sort (a killed one starts over).
+const TERASORT: MapReduce = MapReduce {
+    name: "terasort",
+    mappers: (40, 80),
+    map_s: (15.0, 30.0),
+    reducers: (20, 40),
+    reduce_s: (200.0, 400.0),
+};
+
+/// Which long jobs a synthetic scenario runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LongJobs {
+    /// Spark jobs: one coupled phase of large executors.
+    Spark,
+    /// MapReduce wordcount: map-heavy.
+    WordCount,
+    /// MapReduce terasort: reduce-heavy.
+    TeraSort,
+}
+
+fn mean(range: (f64, f64)) -> f64 {
+    (range.0 + range.1) / 2.0
+}
+
+fn mean_count(range: (u32, u32)) -> f64 {
+    (range.0 + range.1) as f64 / 2.0
+}
+
+fn cores(r: Resources) -> f64 {
+    r.cpu_milli as f64 / 1000.0
+}
+
+impl LongJobs {
+    /// Every kind, with its name for `--long-jobs`.
+    pub const ALL: [(&'static str, LongJobs); 3] =
+        [("spark", LongJobs::Spark), ("wordcount", LongJobs::WordCount), ("terasort", LongJobs::TeraSort)];
+
+    /// The kind called `name`.
+    pub fn from_name(name: &str) -> Option<LongJobs> {
+        LongJobs::ALL.iter().find(|(n, _)| *n == name).map(|&(_, k)| k)
+    }
+
+    fn mapreduce(self) -> Option<&'static MapReduce> {
+        match self {
+            LongJobs::Spark => None,
+            LongJobs::WordCount => Some(&WORDCOUNT),
+            LongJobs::TeraSort => Some(&TERASORT),
+        }
+    }
+
+    /// Mean CPU core-seconds of one job.
+    pub fn mean_core_seconds(self) -> f64 {
+        match self.mapreduce() {
+            None => {
+                let mean_cores = EXECUTORS.iter().map(|&r| cores(r)).sum::<f64>() / EXECUTORS.len() as f64;
+                mean_count(SPARK_EXECUTORS) * mean_cores * mean(SPARK_S)
+            }
+            Some(m) => {
+                mean_count(m.mappers) * cores(MAPPER) * mean(m.map_s)
+                    + mean_count(m.reducers) * cores(REDUCER) * mean(m.reduce_s)
+            }
+        }
+    }
+
+    /// Mean run time of one job with all its tasks running at once.
+    pub fn mean_span_seconds(self) -> f64 {
+        match self.mapreduce() {
+            None => mean(SPARK_S),
+            Some(m) => mean(m.map_s) + mean(m.reduce_s),
+        }
+    }
+
+    /// A job submitted at `submit`, its run times scaled by `stretch`. A
+    /// `part_way` job is already under way when the scenario starts: its
+    /// remaining run time is drawn down to a quarter of a full one.
+    pub fn job(self, rng: &mut ChaCha8Rng, submit: u64, part_way: bool, stretch: f64, n: usize) -> Job {
+        let (name, phases) = match self.mapreduce() {
+            None => {
+                let low = if part_way { SPARK_S.0 * 0.25 } else { SPARK_S.0 };
+                let d = from_secs_f64(rng.gen_range(low..SPARK_S.1) * stretch).max(1);
+                let executors = rng.gen_range(SPARK_EXECUTORS.0..=SPARK_EXECUTORS.1);
+                let size = *EXECUTORS.choose(rng).expect("non-empty");
+                let t = Task { request: size, duration: d, estimate: Some(d) };
+                ("spark", vec![Phase { deps: vec![], coupled: true, tasks: vec![t; executors as usize] }])
+            }
+            Some(m) => {
+                let stretch = if part_way { rng.gen_range(0.25..1.0) * stretch } else { stretch };
+                let task = |request, range: (f64, f64), rng: &mut ChaCha8Rng| {
+                    let d = from_secs_f64(rng.gen_range(range.0..range.1) * stretch).max(1);
+                    Task { request, duration: d, estimate: Some(d) }
+                };
+                let maps = rng.gen_range(m.mappers.0..=m.mappers.1);
+                let map_tasks = (0..maps).map(|_| task(MAPPER, m.map_s, rng)).collect();
+                let reduces = rng.gen_range(m.reducers.0..=m.reducers.1);
+                let reduce_tasks = (0..reduces).map(|_| task(REDUCER, m.reduce_s, rng)).collect();
+                (
+                    m.name,
+                    vec![
+                        Phase { deps: vec![], coupled: false, tasks: map_tasks },
+                        Phase { deps: vec![0], coupled: false, tasks: reduce_tasks },
+                    ],
+                )
+            }
+        };
+        Job { name: format!("{name}-{n}"), submit, class: JobClass::Long, priority: LONG_PRIORITY, phases }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    // Hand-worked means: Spark 6 executors × 32/3 cores × 300 s = 19,200 core-s;
+    // wordcount 150 × 1 × 40 + 6 × 1 × 45 = 6,270; terasort 60 × 22.5 + 30 × 300 = 10,350.
+    #[test]
+    fn mean_core_seconds_by_hand() {
+        assert!((LongJobs::Spark.mean_core_seconds() - 19_200.0).abs() < 1e-6);
+        assert!((LongJobs::WordCount.mean_core_seconds() - 6_270.0).abs() < 1e-6);
+        assert!((LongJobs::TeraSort.mean_core_seconds() - 10_350.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn mapreduce_jobs_have_a_reduce_barrier() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let j = LongJobs::TeraSort.job(&mut rng, 0, false, 1.0, 0);
+        assert_eq!(j.phases.len(), 2);
+        assert_eq!(j.phases[1].deps, vec![0]);
+        assert!(j.phases[1].tasks.iter().all(|t| t.request == REDUCER && t.duration >= 200_000_000));
+        assert_eq!(LongJobs::from_name("wordcount"), Some(LongJobs::WordCount));
+        assert_eq!(LongJobs::from_name("hadoop"), None);
+    }
+}
