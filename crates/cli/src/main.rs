@@ -5,7 +5,9 @@ mod catalog_cmd;
 mod live_cmd;
 mod settings;
 mod simulate_cmd;
+mod sweep_cmd;
 mod trace_cmd;
+mod workload_args;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -22,6 +24,8 @@ struct Cli {
 enum Command {
     /// Replay a scenario or workload under several policies and compare them.
     Simulate(simulate_cmd::SimulateArgs),
+    /// Vary one setting over values and compare policies on chosen metrics.
+    Sweep(sweep_cmd::SweepArgs),
     /// List the built-in scenarios.
     Scenarios,
     /// List the policy presets and their settable parameters.
@@ -38,6 +42,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate_cmd::run(args),
+        Command::Sweep(args) => sweep_cmd::run(args),
         Command::Scenarios => catalog_cmd::scenarios(),
         Command::Policies => catalog_cmd::policies(),
         Command::Trace(cmd) => trace_cmd::run(cmd),

@@ -1,16 +1,15 @@
 //! `pliant simulate`: build a workload, run each policy on it, report.
 
 use crate::settings::Settings;
+use crate::workload_args::WorkloadArgs;
 use clap::{Args, ValueEnum};
 use pliant_core::policy::{preset, PRESETS};
+use pliant_core::policy::{Params, Policy};
 use pliant_metrics::RunRecord;
 use pliant_report::{comparison_json, comparison_table, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
 use pliant_sim::{simulate, ExecModel, SimOptions};
-use pliant_trace::LoadOptions;
-use pliant_workload::scenarios::{self, LongJobs, DEFAULT_SCENARIO, SCENARIOS};
-use pliant_workload::{read_workload, Workload};
+use pliant_workload::Workload;
 use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 /// Output format.
@@ -25,40 +24,17 @@ pub enum Format {
 /// Arguments of `pliant simulate`.
 #[derive(Args)]
 pub struct SimulateArgs {
-    /// A built-in scenario (see `pliant scenarios`).
-    #[arg(long, conflicts_with = "workload")]
-    scenario: Option<String>,
-    /// A workload: pliant's native JSON Lines file, or a trace (Google 2011 files or
-    /// directory, Alibaba, YARN SLS; the format is detected).
-    #[arg(long)]
-    workload: Option<PathBuf>,
-    /// With --workload: replay only trace time START..END (seconds).
-    #[arg(long, value_parser = crate::trace_cmd::parse_window, requires = "workload")]
-    window: Option<pliant_trace::Window>,
-    /// With --workload: keep this fraction of the jobs, chosen from --seed.
-    #[arg(long, default_value_t = 1.0, requires = "workload")]
-    sample: f64,
-    /// With --workload: replay on this many nodes of the trace's node size instead of its own cluster.
-    #[arg(long, requires = "workload")]
-    nodes: Option<u32>,
+    #[command(flatten)]
+    workload: WorkloadArgs,
     /// Comma-separated policy presets (see `pliant policies`); default: all.
     #[arg(long, value_delimiter = ',')]
     policies: Option<Vec<String>>,
-    /// Seed for scenario generation.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Scale factor for scenarios: nodes and arrival rates grow together.
-    #[arg(long, default_value_t = 1.0)]
-    scale: f64,
     /// Parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// A file of `KEY = VALUE` lines (same keys as --set, which wins over it).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Long jobs of the synthetic scenarios: spark, wordcount or terasort.
-    #[arg(long, default_value = "spark", value_parser = ["spark", "wordcount", "terasort"])]
-    long_jobs: String,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -67,75 +43,55 @@ pub struct SimulateArgs {
     out: Option<PathBuf>,
 }
 
-fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
-    if let Some(path) = &args.workload {
-        let plain = args.window.is_none() && args.sample == 1.0 && args.nodes.is_none();
-        if plain && is_native(path) {
-            let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
-            let w = read_workload(BufReader::new(file))
-                .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
-            return Ok((path.display().to_string(), w));
-        }
-        let mut opts = LoadOptions {
-            nodes: args.nodes,
-            sample: args.sample,
-            seed: args.seed,
-            progress: true,
-            ..Default::default()
-        };
-        opts.read.window = args.window;
-        let (w, report) = pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;
-        eprintln!("{report}");
-        return Ok((path.display().to_string(), w));
-    }
-    if !(args.scale.is_finite() && args.scale > 0.0 && args.scale <= 10_000.0) {
-        return Err(format!("--scale must be a number in (0, 10000], got {}", args.scale));
-    }
-    let name = args.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
-    let w =
-        scenarios::build(name, args.seed, args.scale, LongJobs::from_name(&args.long_jobs).expect("clap checked it"))
-            .ok_or_else(|| {
-            let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
-            format!("unknown scenario `{name}` (known: {})", known.join(", "))
-        })?;
-    Ok((name.to_string(), w))
-}
-
-/// A native workload file starts (after blank and `#` lines) with the cluster record.
-fn is_native(path: &Path) -> bool {
-    let Ok(file) = File::open(path) else { return path.extension().is_some_and(|e| e == "jsonl") };
-    std::io::BufRead::lines(BufReader::new(file))
-        .map_while(Result::ok)
-        .map(|l| l.trim().to_string())
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .is_some_and(|l| l.starts_with("{\"cluster\""))
-        || path.extension().is_some_and(|e| e == "jsonl")
-}
-
-/// Runs the policies, in parallel on the available cores, keeping their order.
-pub fn run_all(
-    workload: &Workload,
-    policies: Vec<pliant_core::policy::Policy>,
-    exec: &ExecModel,
-) -> Result<Vec<RunRecord>, String> {
+/// Runs the policies on one workload, in parallel on the available cores, keeping their order.
+pub fn run_all(workload: &Workload, policies: Vec<Policy>, exec: &ExecModel) -> Result<Vec<RunRecord>, String> {
     let opts = SimOptions { exec: exec.clone(), ..SimOptions::default() };
+    parallel_map(policies, |p| simulate(workload, p.clone(), &opts).map_err(|e| format!("policy {}: {e}", p.name)))
+        .into_iter()
+        .collect()
+}
+
+/// Applies `f` to every item on as many threads as there are cores, keeping the order.
+pub fn parallel_map<T: Sync, R: Send>(items: Vec<T>, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let mut results: Vec<Option<Result<RunRecord, String>>> = vec![None; policies.len()];
-    for (chunk, slots) in policies.chunks(threads).zip(results.chunks_mut(threads)) {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = chunk
-                .iter()
-                .map(|p| {
-                    let opts = &opts;
-                    s.spawn(move || simulate(workload, p.clone(), opts).map_err(|e| format!("policy {}: {e}", p.name)))
-                })
-                .collect();
-            for (slot, h) in slots.iter_mut().zip(handles) {
-                *slot = Some(h.join().unwrap_or_else(|_| Err("simulation thread panicked".into())));
-            }
-        });
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new((0..items.len()).map(|_| None).collect::<Vec<Option<R>>>());
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(items.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = f(item);
+                results.lock().expect("no thread panics holding the lock")[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("no thread panics holding the lock")
+        .into_iter()
+        .map(|r| r.expect("every item ran"))
+        .collect()
+}
+
+/// Resolves preset names (all presets when `names` is `None`) with `params`.
+pub fn policies_named(names: Option<&[String]>, params: &Params) -> Result<Vec<Policy>, String> {
+    let names: Vec<String> = match names {
+        Some(list) => list.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+        None => PRESETS.iter().map(|p| p.name.to_string()).collect(),
+    };
+    if names.is_empty() {
+        return Err("--policies is empty".into());
     }
-    results.into_iter().map(|r| r.expect("every slot filled")).collect()
+    names
+        .iter()
+        .map(|n| {
+            preset(n, params).ok_or_else(|| {
+                let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+                format!("unknown policy `{n}` (known: {})", known.join(", "))
+            })
+        })
+        .collect()
 }
 
 fn write_outputs(dir: &Path, json: &str, runs: &[RunRecord]) -> Result<(), String> {
@@ -151,35 +107,18 @@ fn write_outputs(dir: &Path, json: &str, runs: &[RunRecord]) -> Result<(), Strin
 
 /// Runs `pliant simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), String> {
-    let (name, workload) = load_workload(&args)?;
+    let (name, workload) = args.workload.load(args.workload.seed)?;
     let settings = Settings::load(args.config.as_deref(), &args.set)?;
-    let params = &settings.params;
-    let names: Vec<String> = match &args.policies {
-        Some(list) => list.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
-        None => PRESETS.iter().map(|p| p.name.to_string()).collect(),
-    };
-    if names.is_empty() {
-        return Err("--policies is empty".into());
-    }
-    let policies = names
-        .iter()
-        .map(|n| {
-            preset(n, params).ok_or_else(|| {
-                let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-                format!("unknown policy `{n}` (known: {})", known.join(", "))
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let policies = policies_named(args.policies.as_deref(), &settings.params)?;
     let runs = run_all(&workload, policies, &settings.exec)?;
-    let doc = comparison_json(&name, args.seed, args.scale, &settings, &runs);
+    let (seed, scale) = (args.workload.seed, args.workload.scale);
+    let doc = comparison_json(&name, seed, scale, &settings, &runs);
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
     match args.format {
         Format::Json => println!("{json}"),
         Format::Table => {
             let title = format!(
-                "{name} (seed {}, scale {}): {} jobs on {} nodes",
-                args.seed,
-                args.scale,
+                "{name} (seed {seed}, scale {scale}): {} jobs on {} nodes",
                 workload.jobs.len(),
                 workload.cluster.nodes.len()
             );

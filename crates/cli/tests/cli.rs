@@ -195,3 +195,83 @@ fn catalogues_list_scenarios_presets_and_keys() {
         assert!(out.contains(s), "{out}");
     }
 }
+
+/// Each point of a sweep is the mean over its seeds of what `simulate --set` gives
+/// for that value and seed, computed here by separate `simulate` runs.
+#[test]
+fn sweep_points_are_seed_means_of_simulate_runs() {
+    let doc = json(&[
+        "sweep",
+        "--scenario",
+        "high-load",
+        "--scale",
+        "0.3",
+        "--vary",
+        "delayed_resumption=0,3",
+        "--policies",
+        "ip,gp",
+        "--seeds",
+        "2",
+        "--metric",
+        "classes.short.queue_delay.mean,classes.long.jct.p90",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(doc["key"], "delayed_resumption");
+    assert_eq!(doc["seeds"], serde_json::json!([1, 2]));
+    let metrics = doc["metrics"].as_array().unwrap();
+    assert_eq!(metrics.len(), 2);
+    for (value, d) in ["0", "3"].iter().enumerate() {
+        let set = format!("delayed_resumption={d}");
+        let runs: Vec<Value> = ["1", "2"]
+            .iter()
+            .map(|seed| {
+                let args = ["simulate", "--scenario", "high-load", "--scale", "0.3", "--seed", seed, "--set", &set];
+                json(&[&args[..], &["--policies", "ip,gp", "--format", "json"]].concat())
+            })
+            .collect();
+        for (m, path) in [["short", "queue_delay", "mean"], ["long", "jct", "p90"]].iter().enumerate() {
+            for (p, policy) in ["ip", "gp"].iter().enumerate() {
+                let series = &metrics[m]["series"][p];
+                assert_eq!(series["policy"], *policy);
+                let figures: Vec<f64> = runs
+                    .iter()
+                    .map(|r| result(r, policy)["classes"][path[0]][path[1]][path[2]].as_f64().unwrap())
+                    .collect();
+                assert_eq!(series["per_seed"][value], serde_json::json!(figures), "{policy} {path:?} D={d}");
+                let mean = series["mean"][value].as_f64().unwrap();
+                assert!((mean - (figures[0] + figures[1]) / 2.0).abs() < 1e-9, "{policy} {path:?} D={d}");
+            }
+        }
+    }
+}
+
+/// A bad key, value or metric is a clear error before anything is written.
+#[test]
+fn sweep_rejects_bad_keys_values_and_metrics() {
+    let dir = temp_dir("sweep-errors");
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    assert!(error_of(&["sweep", "--vary", "no_such_key=1,2", "--out", out]).contains("unknown parameter `no_such_key`"));
+    assert!(error_of(&["sweep", "--vary", "delayed_resumption=1,x", "--out", out]).contains("delayed_resumption=x"));
+    assert!(error_of(&["sweep", "--vary", "delayed_resumption", "--out", out]).contains("KEY=V1,V2"));
+    let err = error_of(&["sweep", "--vary", "delayed_resumption=1", "--metric", "classes.short.p95", "--out", out]);
+    assert!(err.contains("`classes.short` has keys") && err.contains("queue_delay"), "{err}");
+    assert!(!dir.join("out").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--out` writes the JSON and one plot per metric.
+#[test]
+fn sweep_out_writes_json_and_a_plot_per_metric() {
+    let dir = temp_dir("sweep-out");
+    let args =
+        ["sweep", "--scale", "0.3", "--vary", "gp_units=1,4", "--policies", "gp", "--metric", "classes.long.cov"];
+    let out = pliant(&[&args[..], &["--out", dir.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(doc["values"], serde_json::json!(["1", "4"]));
+    let svg = std::fs::read_to_string(dir.join("sweep_classes_long_cov.svg")).unwrap();
+    assert!(svg.contains("gp_units") && svg.contains("<svg"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -103,3 +103,23 @@ pub fn comparison_json<P: Serialize>(
         results: runs.iter().map(policy_result).collect(),
     }
 }
+
+/// One figure of a run by its dotted path in the run's JSON result, e.g.
+/// `classes.short.queue_delay.mean` or `waste_core_seconds`.
+pub fn result_metric(run: &RunRecord, path: &str) -> Result<f64, String> {
+    let doc = serde_json::to_value(policy_result(run)).map_err(|e| e.to_string())?;
+    let mut at = &doc;
+    for (depth, part) in path.split('.').enumerate() {
+        at = match at.get(part) {
+            Some(next) => next,
+            None => {
+                let known: Vec<&str> =
+                    at.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+                let parent = path.split('.').take(depth).collect::<Vec<_>>().join(".");
+                let parent = if parent.is_empty() { "a result".to_string() } else { format!("`{parent}`") };
+                return Err(format!("no metric `{path}`: {parent} has keys {}", known.join(", ")));
+            }
+        };
+    }
+    at.as_f64().ok_or_else(|| format!("metric `{path}` is not a number"))
+}

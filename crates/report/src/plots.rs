@@ -7,9 +7,11 @@ use pliant_metrics::RunRecord;
 use plotters::prelude::*;
 use std::path::Path;
 
-type PlotResult = Result<(), Box<dyn std::error::Error>>;
+/// What a plot writer returns.
+pub(crate) type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
-fn color(i: usize) -> RGBColor {
+/// The i-th colour of the palette shared by every plot.
+pub(crate) fn color(i: usize) -> RGBColor {
     const PALETTE: [RGBColor; 8] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),

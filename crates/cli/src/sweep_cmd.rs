@@ -1,0 +1,167 @@
+//! `pliant sweep`: vary one setting over values and compare policies on a few
+//! metrics at each value, averaged over seeds (BIG-C Fig. 7; the checkpoint
+//! paper's bandwidth sweep).
+
+use crate::settings::Settings;
+use crate::simulate_cmd::{parallel_map, policies_named, Format};
+use crate::workload_args::WorkloadArgs;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use pliant_report::{plot_sweep, result_metric, sweep_table, Sweep, SweepMetric, SweepSeries};
+use pliant_sim::{simulate, SimOptions};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `pliant sweep`.
+#[derive(Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// The setting to vary and its values, KEY=V1,V2,... (keys in `pliant policies`).
+    #[arg(long, value_name = "KEY=V1,V2,...")]
+    vary: String,
+    /// Average each point over this many seeds, from --seed upwards.
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
+    /// Comma-separated policy presets (see `pliant policies`); default: all.
+    #[arg(long, value_delimiter = ',')]
+    policies: Option<Vec<String>>,
+    /// Comma-separated metrics: dotted paths into a policy's JSON result
+    /// (`pliant simulate --format json`), e.g. classes.long.cov or waste_core_seconds.
+    #[arg(
+        long = "metric",
+        value_delimiter = ',',
+        default_value = "classes.short.queue_delay.mean,classes.short.jct.p95,classes.long.jct.p90,classes.long.cov"
+    )]
+    metrics: Vec<String>,
+    /// Parameter override for every point, KEY=VALUE (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// A file of `KEY = VALUE` lines (same keys as --set, which wins over it).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Also write sweep.json and one sweep_<metric>.svg per metric here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Splits `KEY=V1,V2,...` into the key and its values.
+fn parse_vary(vary: &str) -> Result<(String, Vec<String>), String> {
+    let (key, values) = vary.split_once('=').ok_or_else(|| format!("--vary expects KEY=V1,V2,..., got `{vary}`"))?;
+    let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect();
+    if key.trim().is_empty() || values.is_empty() {
+        return Err(format!("--vary expects KEY=V1,V2,..., got `{vary}`"));
+    }
+    Ok((key.trim().to_string(), values))
+}
+
+/// One simulation of the sweep: which seed, which value, which policy.
+struct Point {
+    seed: usize,
+    value: usize,
+    policy: usize,
+}
+
+/// Runs `pliant sweep`.
+pub fn run(args: SweepArgs) -> Result<(), String> {
+    let (key, values) = parse_vary(&args.vary)?;
+    if args.seeds == 0 {
+        return Err("--seeds must be at least 1".into());
+    }
+    let base = Settings::load(args.config.as_deref(), &args.set)?;
+    let settings = values
+        .iter()
+        .map(|v| {
+            let mut s = base.clone();
+            s.set(&key, v).map(|()| s).map_err(|e| format!("--vary {key}={v}: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let policies =
+        settings.iter().map(|s| policies_named(args.policies.as_deref(), &s.params)).collect::<Result<Vec<_>, _>>()?;
+    let seeds: Vec<u64> = (0..args.seeds).map(|i| args.workload.seed + i).collect();
+    let loaded = seeds.iter().map(|&seed| args.workload.load(seed)).collect::<Result<Vec<_>, _>>()?;
+    let scenario = loaded[0].0.clone();
+    let workloads: Vec<_> = loaded.into_iter().map(|(_, w)| w).collect();
+
+    let points: Vec<Point> = (0..seeds.len())
+        .flat_map(|seed| (0..values.len()).map(move |value| (seed, value)))
+        .flat_map(|(seed, value)| (0..policies[0].len()).map(move |policy| Point { seed, value, policy }))
+        .collect();
+    let bar = ProgressBar::new(points.len() as u64).with_style(
+        ProgressStyle::with_template("sweep {bar:30} {pos}/{len} runs, {elapsed}").expect("valid template"),
+    );
+    let measure = |p: &Point| -> Result<Vec<f64>, String> {
+        let policy = policies[p.value][p.policy].clone();
+        let opts = SimOptions { exec: settings[p.value].exec.clone(), ..SimOptions::default() };
+        let name = policy.name.clone();
+        let run = simulate(&workloads[p.seed], policy, &opts).map_err(|e| format!("policy {name}: {e}"))?;
+        bar.inc(1);
+        args.metrics.iter().map(|m| result_metric(&run, m)).collect()
+    };
+    // The first point alone, so that a misspelt metric fails before the long part.
+    let mut figures = vec![measure(&points[0])?];
+    let rest: Vec<&Point> = points[1..].iter().collect();
+    figures.extend(parallel_map(rest, |p| measure(p)).into_iter().collect::<Result<Vec<_>, _>>()?);
+    bar.finish_and_clear();
+
+    let names: Vec<String> = policies[0].iter().map(|p| p.name.clone()).collect();
+    let mut sweep = Sweep { scenario, key, values, seeds, metrics: Vec::new() };
+    sweep.metrics = args
+        .metrics
+        .iter()
+        .enumerate()
+        .map(|(m, metric)| collect_metric(&sweep, m, metric, &names, &points, &figures))
+        .collect();
+    let json = serde_json::to_string_pretty(&sweep).map_err(|e| e.to_string())?;
+    match args.format {
+        Format::Json => println!("{json}"),
+        Format::Table => print!("{}", sweep_table(&sweep)),
+    }
+    if let Some(dir) = &args.out {
+        write_outputs(dir, &json, &sweep)?;
+    }
+    Ok(())
+}
+
+/// Gathers metric `m` of every point into one series per policy, with means over seeds.
+fn collect_metric(
+    sweep: &Sweep,
+    m: usize,
+    metric: &str,
+    names: &[String],
+    points: &[Point],
+    figures: &[Vec<f64>],
+) -> SweepMetric {
+    let series = names
+        .iter()
+        .enumerate()
+        .map(|(policy, name)| {
+            let per_seed: Vec<Vec<f64>> = (0..sweep.values.len())
+                .map(|value| {
+                    points
+                        .iter()
+                        .zip(figures)
+                        .filter(|(p, _)| p.policy == policy && p.value == value)
+                        .map(|(_, f)| f[m])
+                        .collect()
+                })
+                .collect();
+            let mean = per_seed.iter().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
+            SweepSeries { policy: name.clone(), mean, per_seed }
+        })
+        .collect();
+    SweepMetric { metric: metric.to_string(), series }
+}
+
+fn write_outputs(dir: &Path, json: &str, sweep: &Sweep) -> Result<(), String> {
+    let ctx = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(|e| ctx("cannot create", &e))?;
+    std::fs::write(dir.join("sweep.json"), json).map_err(|e| ctx("cannot write sweep.json", &e))?;
+    for metric in &sweep.metrics {
+        let file = format!("sweep_{}.svg", metric.metric.replace('.', "_"));
+        plot_sweep(sweep, metric, &dir.join(&file)).map_err(|e| ctx(&format!("cannot plot {file}"), &e))?;
+    }
+    Ok(())
+}

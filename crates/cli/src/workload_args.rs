@@ -1,0 +1,83 @@
+//! The workload a run replays: a built-in scenario or a file (native or trace),
+//! shared by `pliant simulate` and `pliant sweep`.
+
+use clap::Args;
+use pliant_trace::LoadOptions;
+use pliant_workload::scenarios::{self, LongJobs, DEFAULT_SCENARIO, SCENARIOS};
+use pliant_workload::{read_workload, Workload};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+/// Which workload to replay and how to shape it.
+#[derive(Args)]
+pub struct WorkloadArgs {
+    /// A built-in scenario (see `pliant scenarios`).
+    #[arg(long, conflicts_with = "workload")]
+    scenario: Option<String>,
+    /// A workload: pliant's native JSON Lines file, or a trace (Google 2011 files or
+    /// directory, Alibaba, YARN SLS; the format is detected).
+    #[arg(long)]
+    workload: Option<PathBuf>,
+    /// With --workload: replay only trace time START..END (seconds).
+    #[arg(long, value_parser = crate::trace_cmd::parse_window, requires = "workload")]
+    window: Option<pliant_trace::Window>,
+    /// With --workload: keep this fraction of the jobs, chosen from --seed.
+    #[arg(long, default_value_t = 1.0, requires = "workload")]
+    sample: f64,
+    /// With --workload: replay on this many nodes of the trace's node size instead of its own cluster.
+    #[arg(long, requires = "workload")]
+    nodes: Option<u32>,
+    /// Seed for scenario generation.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Scale factor for scenarios: nodes and arrival rates grow together.
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Long jobs of the synthetic scenarios: spark, wordcount or terasort.
+    #[arg(long, default_value = "spark", value_parser = ["spark", "wordcount", "terasort"])]
+    long_jobs: String,
+}
+
+impl WorkloadArgs {
+    /// Builds or reads the workload for `seed`; returns its display name too.
+    pub fn load(&self, seed: u64) -> Result<(String, Workload), String> {
+        if let Some(path) = &self.workload {
+            let plain = self.window.is_none() && self.sample == 1.0 && self.nodes.is_none();
+            if plain && is_native(path) {
+                let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+                let w = read_workload(BufReader::new(file))
+                    .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
+                return Ok((path.display().to_string(), w));
+            }
+            let mut opts =
+                LoadOptions { nodes: self.nodes, sample: self.sample, seed, progress: true, ..Default::default() };
+            opts.read.window = self.window;
+            let (w, report) =
+                pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;
+            eprintln!("{report}");
+            return Ok((path.display().to_string(), w));
+        }
+        if !(self.scale.is_finite() && self.scale > 0.0 && self.scale <= 10_000.0) {
+            return Err(format!("--scale must be a number in (0, 10000], got {}", self.scale));
+        }
+        let name = self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
+        let long_jobs = LongJobs::from_name(&self.long_jobs).expect("clap checked it");
+        let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| {
+            let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
+            format!("unknown scenario `{name}` (known: {})", known.join(", "))
+        })?;
+        Ok((name.to_string(), w))
+    }
+}
+
+/// A native workload file starts (after blank and `#` lines) with the cluster record.
+fn is_native(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else { return path.extension().is_some_and(|e| e == "jsonl") };
+    std::io::BufRead::lines(BufReader::new(file))
+        .map_while(Result::ok)
+        .map(|l| l.trim().to_string())
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.starts_with("{\"cluster\""))
+        || path.extension().is_some_and(|e| e == "jsonl")
+}
