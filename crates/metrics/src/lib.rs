@@ -7,4 +7,4 @@ mod record;
 mod summary;
 
 pub use record::{CheckpointCounts, JobRecord, RunRecord, Sample, SimCost};
-pub use summary::{percentile, summarise, ClassSummary, Stats};
+pub use summary::{percentile, summarise, summarise_level, ClassSummary, Stats};
