@@ -5,8 +5,10 @@
 //! about 25,000 cores kept near saturation (95 % offered load), so that
 //! higher levels must preempt free tasks to run.
 //!
-//! The shapes not in the paper are assumptions: Poisson arrivals per level
-//! over the day; tasks per job uniform with the level's mean; a job's tasks
+//! The shapes not in the paper are assumptions: Poisson arrivals per level,
+//! free jobs at a constant rate, middle and production jobs with a daily
+//! swing of ±`SWING` around their mean rate (peak at 18:00), hour by hour,
+//! so that preemption comes in waves (Fig. 1a); tasks per job uniform with the level's mean; a job's tasks
 //! last its base duration ±20 %, bases exponential with the level's mean; 1 or
 //! 2 cores and 0.5–4 GB per task (Google tasks are small).
 
@@ -54,6 +56,21 @@ const LEVELS: [Level; 3] = [
 ];
 /// Mean cores per task (1 or 2, equally likely).
 const MEAN_CORES: f64 = 1.5;
+/// Relative daily swing of the middle and production arrival rates.
+const SWING: f64 = 0.5;
+
+/// Hourly arrival-rate segments of `level` averaging `jobs` per day.
+fn segments(level: &Level, jobs: f64) -> Vec<Segment> {
+    let mean = jobs / HORIZON_S;
+    let swing = if level.class == JobClass::Long { 0.0 } else { SWING };
+    (0..24)
+        .map(|h| {
+            let phase = (h as f64 + 0.5 - 12.0) / 24.0 * std::f64::consts::TAU;
+            let rate = mean * (1.0 + swing * phase.sin());
+            Segment { start_s: h as f64 * 3600.0, end_s: (h + 1) as f64 * 3600.0, rate }
+        })
+        .collect()
+}
 
 fn job(level: &Level, submit: u64, n: usize, rng: &mut ChaCha8Rng) -> Job {
     let max_tasks = (2.0 * level.tasks - 1.0).round() as u32;
@@ -83,8 +100,7 @@ pub fn generate(seed: u64, scale: f64) -> Workload {
     let nodes = ((cores / (NODE.cpu_milli as f64 / 1000.0)).round() as usize).max(1);
     let mut jobs = Vec::new();
     for level in &LEVELS {
-        let rate = level.jobs * scale / HORIZON_S;
-        for t in poisson_arrivals(&[Segment { start_s: 0.0, end_s: HORIZON_S, rate }], &mut rng) {
+        for t in poisson_arrivals(&segments(level, level.jobs * scale), &mut rng) {
             let n = jobs.len();
             jobs.push(job(level, t, n, &mut rng));
         }
@@ -117,6 +133,17 @@ mod tests {
         let shares = tasks.map(|t| t / total);
         assert!((shares[0] - 0.599).abs() < 0.02 && (shares[2] - 0.037).abs() < 0.01, "{shares:?}");
         assert!(w.jobs.windows(2).all(|p| p[0].submit <= p[1].submit));
+        // The swing: sin averages 2/π over each half day, so middle jobs
+        // arrive (1 + 0.5·0.637) / (1 − 0.5·0.637) = 1.93 times as often from
+        // 12:00 to 24:00 as before; free jobs evenly.
+        let halves = |lvl: PriorityLevel| {
+            let of = |j: &&Job| PriorityLevel::of(j.priority) == lvl;
+            let noon = from_secs_f64(HORIZON_S / 2.0);
+            let late = w.jobs.iter().filter(of).filter(|j| j.submit >= noon).count() as f64;
+            late / w.jobs.iter().filter(of).filter(|j| j.submit < noon).count() as f64
+        };
+        assert!((halves(PriorityLevel::Middle) - 1.93).abs() < 0.1, "{}", halves(PriorityLevel::Middle));
+        assert!((halves(PriorityLevel::Free) - 1.0).abs() < 0.08, "{}", halves(PriorityLevel::Free));
         assert!(w.jobs.iter().all(|j| j.submit < from_secs_f64(HORIZON_S)));
     }
 }
