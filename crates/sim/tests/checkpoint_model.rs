@@ -3,23 +3,18 @@
 //! from Table 3: 5 GB = 5120 MB dumps in 169.18 s on HDD, 2.92 s on NVM;
 //! restores read at the same rate; an incremental dump writes 10 %.
 
-use pliant_core::model::JobClass;
 use pliant_core::policy::{preset, Params};
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::{CheckpointCounts, RunRecord};
 use pliant_sim::{simulate, SimOptions};
-use pliant_workload::{Cluster, Job, Phase, Task, Workload};
+use pliant_workload::scenarios::{self, LongJobs};
+use pliant_workload::{Cluster, Job, Workload};
 
-/// A one-task job of ⟨4 CPU, 5 GB⟩ running 60 s, submitted at `submit_s`.
+/// A one-task job of ⟨4 CPU, 5 GB⟩ running 60 s, submitted at `submit_s`:
+/// the `two-job` scenario's low job, renamed, reprioritised and resubmitted.
 fn job(name: &str, priority: u8, submit_s: u64) -> Job {
-    let task = Task { request: Resources::new(4000, 5120), duration: 60 * SECOND, estimate: Some(60 * SECOND) };
-    Job {
-        name: name.into(),
-        submit: submit_s * SECOND,
-        class: if priority >= 9 { JobClass::Short } else { JobClass::Long },
-        priority,
-        phases: vec![Phase { deps: vec![], coupled: false, tasks: vec![task] }],
-    }
+    let low = scenarios::build("two-job", 1, 1.0, LongJobs::Spark).unwrap().jobs.remove(0);
+    Job { name: name.into(), priority, submit: submit_s * SECOND, ..low }
 }
 
 fn workload(nodes: usize, jobs: Vec<Job>) -> Workload {
