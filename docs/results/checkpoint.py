@@ -17,6 +17,7 @@ PLIANT = os.environ.get("PLIANT", "target/release/pliant")
 SEEDS = [1, 2, 3]
 LEVELS = ["free", "middle", "production"]
 TIERS = ["hdd", "ssd", "nvm"]
+TRACE = "../shared/traces/google2011/"
 GOOGLE = ["priority", "priority-kill"] + [f"checkpoint-{t}" for t in TIERS] + [f"adaptive-{t}" for t in TIERS]
 SWEEP = ["priority", "priority-kill", "checkpoint-nvm", "adaptive-nvm"]
 BANDWIDTHS = "10,20,50,100,200,300,500,1000,2000"
@@ -27,10 +28,9 @@ def pliant(*args):
     return subprocess.run([PLIANT, *args], check=True, capture_output=True, text=True).stdout
 
 
-def google_day(seed, scale):
-    print(f"running google-day seed {seed} scale {scale}", file=sys.stderr)
-    out = pliant("simulate", "--scenario", "google-day", "--seed", str(seed), "--scale", str(scale),
-                 "--policies", ",".join(GOOGLE), "--format", "json")
+def simulate(*args):
+    print("running pliant simulate " + " ".join(args), file=sys.stderr)
+    out = pliant("simulate", *args, "--policies", ",".join(GOOGLE), "--format", "json")
     return {r["policy"]: r for r in json.loads(out)["results"]}
 
 
@@ -43,14 +43,23 @@ def check(ok, text):
 
 
 def google_tables(scale):
-    runs = [google_day(s, scale) for s in SEEDS]
-    print(f"\n## google-day, scale {scale}\n")
-    print("`pliant simulate --scenario google-day --scale %s --seed S --policies %s`\n" % (scale, ",".join(GOOGLE)))
+    runs = [simulate("--scenario", "google-day", "--seed", str(s), "--scale", str(scale)) for s in SEEDS]
+    report(f"google-day, scale {scale} (runs: seeds 1, 2, 3)", f"--scenario google-day --scale {scale} --seed S", runs)
+
+
+def trace_tables(nodes):
+    runs = [simulate("--workload", TRACE, "--nodes", str(nodes))]
+    report(f"Google 2011 trace, part 00000, on {nodes} nodes", f"--workload {TRACE} --nodes {nodes}", runs)
+
+
+def report(title, args, runs):
+    print(f"\n## {title}\n")
+    print(f"`pliant simulate {args} --policies {','.join(GOOGLE)}`\n")
     print("Waste = core time lost to kills + core time held while dumping, queueing for a dump or restoring, "
-          "as % of capacity (cores × makespan) per seed; JCT = mean job response time per level relative to "
-          "`priority-kill` (the paper's kill), mean over the seeds; energy from the linear power model "
+          "as % of capacity (cores × makespan) per run; JCT = mean job response time per level relative to "
+          "`priority-kill` (the paper's kill), mean over the runs; energy from the linear power model "
           "(idle 100 W, peak 250 W per node).\n")
-    print("| policy | waste % (seeds 1/2/3) | waste core-h (mean) | free JCT | middle JCT | production JCT "
+    print(f"| policy | waste % ({' / '.join(f'run {i + 1}' for i in range(len(runs)))}) | waste core-h (mean) | free JCT | middle JCT | production JCT "
           "| energy kWh (mean) | dumps full / incr. | restores local / remote | adaptive kills | preemptions |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for p in GOOGLE:
@@ -63,20 +72,20 @@ def google_tables(scale):
         print(f"| {p} | {waste} | {mean([r['waste_core_hours'] for r in rs]):.0f} | {rel[0]:.3f} | {rel[1]:.3f} "
               f"| {rel[2]:.3f} | {mean([r['energy_kwh'] for r in rs]):.0f} | {c[0]:.0f} / {c[1]:.0f} "
               f"| {c[2]:.0f} / {c[3]:.0f} | {c[4]:.0f} | {pre:.0f} |")
-    print("\nMean JCT in seconds (mean over the seeds):\n")
+    print("\nMean JCT in seconds (mean over the runs):\n")
     print("| policy | free | middle | production |")
     print("|---|---|---|---|")
     for p in GOOGLE:
         print(f"| {p} | " + " | ".join(f"{mean([r[p]['classes'][lv]['jct']['mean'] for r in runs]):.0f}"
                                       for lv in LEVELS) + " |")
-    print("\nFig. 5 (adaptive over basic checkpointing, mean JCT ratio, mean over seeds; < 1 = adaptive faster):\n")
+    print("\nFig. 5 (adaptive over basic checkpointing, mean JCT ratio, mean over runs; < 1 = adaptive faster):\n")
     print("| tier | free | middle | production |")
     print("|---|---|---|---|")
     for t in TIERS:
         ratios = [mean([r[f"adaptive-{t}"]["classes"][lv]["jct"]["mean"] / r[f"checkpoint-{t}"]["classes"][lv]["jct"]["mean"]
                         for r in runs]) for lv in LEVELS]
         print(f"| {t} | " + " | ".join(f"{x:.3f}" for x in ratios) + " |")
-    print(f"\nChecks (each seed separately):\n")
+    print("\nChecks (each run separately):\n")
     order = ["priority-kill", "checkpoint-hdd", "checkpoint-ssd", "checkpoint-nvm"]
     check(all(all(r[a]["waste_pct_capacity"] > r[b]["waste_pct_capacity"] for a, b in zip(order, order[1:])) for r in runs),
           "waste orders kill > checkpoint-hdd > checkpoint-ssd > checkpoint-nvm")
@@ -128,4 +137,5 @@ print("Tier rates from Table 3 (5 GB first dump: HDD 169.18 s, SSD 43.73 s, NVM 
       "penalty, one dump or restore at a time per node.")
 google_tables(1)
 google_tables(0.1)
+trace_tables(100)
 sweep()
