@@ -221,3 +221,20 @@ fn delayed_resumption_counts_heartbeat_offers() {
     let r = simulate(&w, preset("ip", &params).unwrap(), &SimOptions::default()).unwrap();
     assert_eq!(r.jobs[0].jct(), Some(171_323_243 - 9 * SECOND));
 }
+
+/// A regression: on `high-load` (seed 1) with small working sets, `gp` used to
+/// deadlock — suspended short tasks' footprints kept an older executor from
+/// fitting back on its node, and the executor's claim on the node held the short
+/// tasks back. Every job must now finish, under `ip` and `gp` alike.
+#[test]
+fn small_working_sets_do_not_deadlock_resumption() {
+    let w =
+        pliant_workload::scenarios::build("high-load", 1, 1.0, pliant_workload::scenarios::LongJobs::Spark).unwrap();
+    let mut opts = SimOptions::default();
+    opts.exec.working_set_fraction = 0.3;
+    for name in ["ip", "gp"] {
+        let r = simulate(&w, preset(name, &Params::default()).unwrap(), &opts).unwrap();
+        let finished = r.jobs.iter().filter(|j| j.end.is_some() && !j.failed).count();
+        assert_eq!(finished, w.jobs.len(), "{name}");
+    }
+}
