@@ -1,6 +1,6 @@
 //! `pliant scenarios` and `pliant policies`: what is built in.
 
-use pliant_core::policy::{PARAM_KEYS, PRESETS};
+use pliant_core::policy::{PARAM_KEYS, PRESETS, STORAGE_KEYS};
 use pliant_workload::scenarios::SCENARIOS;
 
 /// Prints every scenario with a line about it.
@@ -15,11 +15,11 @@ pub fn scenarios() -> Result<(), String> {
 pub fn policies() -> Result<(), String> {
     println!("presets:");
     for p in PRESETS {
-        println!("  {:<10} {}", p.name, p.about);
+        println!("  {:<14} {}", p.name, p.about);
     }
     let defaults = serde_json::to_value(crate::settings::Settings::default()).map_err(|e| e.to_string())?;
     println!("\nparameters (--set KEY=VALUE, or KEY = VALUE lines in a --config file):");
-    for (key, about) in PARAM_KEYS.iter().chain(pliant_sim::EXEC_KEYS) {
+    for (key, about) in PARAM_KEYS.iter().chain(STORAGE_KEYS).chain(pliant_sim::EXEC_KEYS) {
         println!("  {key:<20} = {:<6} {about}", defaults[key]);
     }
     Ok(())

@@ -27,7 +27,12 @@ impl Settings {
                 Some(result) => result,
                 None => Err(format!("unknown parameter `{key}` (see `pliant policies` for the list)")),
             },
-            other => other.map_err(|e| e.to_string()),
+            other => {
+                // The storage keys are both the core's estimates and the
+                // simulator's truth: one key sets both.
+                self.exec.storage = self.params.storage;
+                other.map_err(|e| e.to_string())
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! What the core decides, as data: the body carries these out.
 
 use crate::model::{JobId, NodeId, TaskRef};
+use crate::policy::Tier;
 use crate::Resources;
 use serde::Serialize;
 
@@ -14,6 +15,9 @@ pub enum Mechanism {
     Immediate,
     /// Graceful preemption (BIG-C §3.3): shrink containers step by step.
     Graceful,
+    /// Checkpoint-based preemption (checkpoint paper §3.2): dump the task's
+    /// state to storage, free its resources, restore it later on any node.
+    Checkpoint,
 }
 
 impl Mechanism {
@@ -23,6 +27,7 @@ impl Mechanism {
             Mechanism::Kill => "kill",
             Mechanism::Immediate => "immediate",
             Mechanism::Graceful => "graceful",
+            Mechanism::Checkpoint => "checkpoint",
         }
     }
 }
@@ -68,6 +73,30 @@ pub enum Action {
         task: TaskRef,
         /// Its full allocation.
         resources: Resources,
+    },
+    /// Freeze the task and dump its state to `tier` after the dumps and
+    /// restores queued on its node; its resources free when the dump ends,
+    /// which the body reports (`Observation::Checkpointed`).
+    Checkpoint {
+        /// The victim.
+        task: TaskRef,
+        /// Where the image goes.
+        tier: Tier,
+    },
+    /// Start a checkpointed task on `node` from its image on `image`: a local
+    /// restore if they are the same node, a remote one otherwise. It holds
+    /// `resources` from now on and runs once the body reports it restored.
+    Restore {
+        /// The task.
+        task: TaskRef,
+        /// Where it runs.
+        node: NodeId,
+        /// The allocation it gets.
+        resources: Resources,
+        /// The node whose dump wrote the image.
+        image: NodeId,
+        /// The tier the image is on.
+        tier: Tier,
     },
     /// The job has failed: stop all its tasks; it will not be scheduled again.
     FailJob {

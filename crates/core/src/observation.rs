@@ -18,6 +18,8 @@ pub enum Observation {
     },
     /// A shrunk task started swapping and its node froze it (BIG-C §4.2).
     Swapping(TaskRef),
-    /// A resumed task has its memory back and runs again.
+    /// A resumed or restored task has its memory back and runs again.
     Resumed(TaskRef),
+    /// A checkpointed task's dump is written: its resources are free.
+    Checkpointed(TaskRef),
 }

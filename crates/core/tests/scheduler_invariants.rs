@@ -49,6 +49,7 @@ proptest! {
             now += SECOND;
             s.monitor(now, &mut out);
             s.schedule(now, &mut out);
+            let mut reports = Vec::new();
             for a in out.drain(..) {
                 match a {
                     Action::Launch { task, .. } => running.push(task),
@@ -56,9 +57,21 @@ proptest! {
                     Action::FailJob { job } => running.retain(|t| t.job != job),
                     // Shrunk tasks keep running; resumed ones report back before finishing.
                     Action::Shrink { .. } | Action::Resume { .. } => {}
+                    // Dumps end and restores finish before the next step.
+                    Action::Checkpoint { task, .. } => {
+                        running.retain(|t| *t != task);
+                        reports.push(Observation::Checkpointed(task));
+                    }
+                    Action::Restore { task, .. } => {
+                        running.push(task);
+                        reports.push(Observation::Resumed(task));
+                    }
                 }
             }
             assert_no_overallocation(&s);
+            for r in reports {
+                s.observe(now, r).unwrap();
+            }
             if let (Some(pick), false) = (picks.next(), running.is_empty()) {
                 let t = running.remove(pick.index(running.len()));
                 s.observe(now, Observation::TaskFinished(t)).unwrap();

@@ -34,6 +34,17 @@ pub enum NodeOp {
         /// Its full allocation.
         resources: Resources,
     },
+    /// Start a checkpointed task on `node` from the image its dump left on `image`.
+    Restore {
+        /// The task.
+        task: TaskRef,
+        /// Where it runs.
+        node: NodeId,
+        /// Its allocation.
+        resources: Resources,
+        /// The node whose dump wrote the image.
+        image: NodeId,
+    },
     /// Kill every task of the job that still runs; the job is over.
     StopJob {
         /// The job.
@@ -47,6 +58,7 @@ pub fn node_mechanism(mechanism: Mechanism) -> NodeMechanism {
         Mechanism::Kill => NodeMechanism::Kill,
         Mechanism::Immediate => NodeMechanism::Immediate,
         Mechanism::Graceful => NodeMechanism::Graceful,
+        Mechanism::Checkpoint => NodeMechanism::Checkpoint,
     }
 }
 
@@ -60,6 +72,10 @@ pub fn node_op(action: &Action) -> NodeOp {
         }
         Action::Shrink { task, to } => NodeOp::Preempt { task, mechanism: NodeMechanism::Graceful, limits: to },
         Action::Resume { task, resources } => NodeOp::Resume { task, resources },
+        Action::Checkpoint { task, .. } => {
+            NodeOp::Preempt { task, mechanism: NodeMechanism::Checkpoint, limits: Resources::ZERO }
+        }
+        Action::Restore { task, node, resources, image, .. } => NodeOp::Restore { task, node, resources, image },
         Action::FailJob { job } => NodeOp::StopJob { job },
     }
 }

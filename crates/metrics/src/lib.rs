@@ -6,5 +6,5 @@
 mod record;
 mod summary;
 
-pub use record::{JobRecord, RunRecord, Sample, SimCost};
-pub use summary::{percentile, summarise, ClassSummary, Stats};
+pub use record::{CheckpointCounts, JobRecord, RunRecord, Sample, SimCost};
+pub use summary::{percentile, summarise, summarise_level, ClassSummary, Stats};

@@ -60,6 +60,21 @@ pub struct SimCost {
     pub wall_seconds: f64,
 }
 
+/// What checkpoint-based preemption did in a run (checkpoint paper §4.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct CheckpointCounts {
+    /// Dumps of a task's whole memory (its first).
+    pub full_dumps: u64,
+    /// Dumps of only what a task dirtied since its last one.
+    pub incremental_dumps: u64,
+    /// Restores on the node that wrote the image.
+    pub local_restores: u64,
+    /// Restores on another node.
+    pub remote_restores: u64,
+    /// Victims an adaptive policy killed because a checkpoint would not pay (Alg. 1).
+    pub adaptive_kills: u64,
+}
+
 /// Everything recorded for one policy on one workload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunRecord {
@@ -81,6 +96,10 @@ pub struct RunRecord {
     pub energy_joules: f64,
     /// Preemptions by mechanism name.
     pub preemptions: BTreeMap<String, u64>,
+    /// Dumps, restores and adaptive kills.
+    pub checkpoints: CheckpointCounts,
+    /// Cores in the cluster (capacity = cores × makespan).
+    pub cluster_cores: f64,
     /// Time of the last event.
     pub makespan: Micros,
     /// The body's own cost.

@@ -2,7 +2,7 @@
 //! distributions (mean, p50, p90, p95, p99) with the CoV of JCT.
 
 use crate::JobRecord;
-use pliant_core::model::JobClass;
+use pliant_core::model::{JobClass, PriorityLevel};
 use pliant_core::time::to_secs_f64;
 use serde::Serialize;
 
@@ -66,7 +66,16 @@ fn stats(mut v: Vec<f64>) -> (Stats, f64) {
 
 /// Summarises the jobs of `class`.
 pub fn summarise(jobs: &[JobRecord], class: JobClass) -> ClassSummary {
-    let of_class: Vec<&JobRecord> = jobs.iter().filter(|j| j.class == class).collect();
+    summarise_where(jobs, |j| j.class == class)
+}
+
+/// Summarises the jobs of a priority level (checkpoint paper §2: free, middle, production).
+pub fn summarise_level(jobs: &[JobRecord], level: PriorityLevel) -> ClassSummary {
+    summarise_where(jobs, |j| PriorityLevel::of(j.priority) == level)
+}
+
+fn summarise_where(jobs: &[JobRecord], keep: impl Fn(&JobRecord) -> bool) -> ClassSummary {
+    let of_class: Vec<&JobRecord> = jobs.iter().filter(|j| keep(j)).collect();
     let failed = of_class.iter().filter(|j| j.failed).count();
     let (jct, cov) = stats(of_class.iter().filter(|j| !j.failed).filter_map(|j| j.jct()).map(to_secs_f64).collect());
     let (queue_delay, _) = stats(of_class.iter().filter_map(|j| j.queue_delay()).map(to_secs_f64).collect());
@@ -90,6 +99,23 @@ mod tests {
             tasks: 1,
             preemptions: 0,
         }
+    }
+
+    // Priorities 0 and 1 are free, 5 middle, 10 production: the free level
+    // has JCTs 10 s and 30 s (mean 20), middle one job of 1000 s.
+    #[test]
+    fn level_summary_groups_priorities() {
+        let mut jobs = vec![
+            job(JobClass::Short, 0, 0, Some(10)),
+            job(JobClass::Long, 10, 12, Some(40)),
+            job(JobClass::Long, 0, 0, Some(1000)),
+        ];
+        jobs[1].priority = 1;
+        jobs[2].priority = 5;
+        let free = summarise_level(&jobs, PriorityLevel::Free);
+        assert_eq!((free.jobs, free.jct.mean), (2, 20.0));
+        assert_eq!(summarise_level(&jobs, PriorityLevel::Middle).jct.mean, 1000.0);
+        assert_eq!(summarise_level(&jobs, PriorityLevel::Production).jobs, 0);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The JSON report. Its keys are stable and documented in the README:
 //! `scenario`, `seed`, `scale`, `params`, and `results`, one object per policy.
 
-use pliant_core::model::JobClass;
-use pliant_metrics::{summarise, ClassSummary, RunRecord};
+use pliant_core::model::{JobClass, PriorityLevel};
+use pliant_metrics::{summarise, summarise_level, CheckpointCounts, ClassSummary, RunRecord};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -11,14 +11,25 @@ use std::collections::BTreeMap;
 pub struct PolicyResult {
     /// The policy's name.
     pub policy: String,
-    /// Per-class summaries, keyed `short` and `long`.
+    /// Per-class summaries, keyed `short` and `long`, and per priority level,
+    /// keyed `free`, `middle` and `production`.
     pub classes: BTreeMap<&'static str, ClassSummary>,
+    /// Mean JCT per priority level over that of the paper's kill baseline
+    /// (`priority-kill`, or else `kill`) in the same comparison, if it was run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jct_vs_kill: Option<BTreeMap<&'static str, f64>>,
     /// Utilisation means.
     pub utilization: Utilization,
     /// Core-seconds lost to kills and held while reclaiming, dumping or restoring.
     pub waste_core_seconds: f64,
     /// The part of the waste that is work lost to kills.
     pub lost_work_core_seconds: f64,
+    /// The waste in core-hours.
+    pub waste_core_hours: f64,
+    /// The waste as a percentage of the cluster's capacity (cores × makespan).
+    pub waste_pct_capacity: f64,
+    /// Dumps (full, incremental), restores (local, remote) and adaptive kills.
+    pub checkpoints: CheckpointCounts,
     /// Energy from the per-node linear power model, in kWh.
     pub energy_kwh: f64,
     /// Preemptions by mechanism.
@@ -69,10 +80,18 @@ fn policy_result(run: &RunRecord) -> PolicyResult {
     for class in [JobClass::Short, JobClass::Long] {
         classes.insert(class.name(), summarise(&run.jobs, class));
     }
+    for level in PriorityLevel::ALL {
+        classes.insert(level.name(), summarise_level(&run.jobs, level));
+    }
     let wall = run.cost.wall_seconds;
+    let capacity = run.cluster_cores * run.makespan as f64 / 1e6;
     PolicyResult {
         policy: run.policy.clone(),
         classes,
+        jct_vs_kill: None,
+        waste_core_hours: run.waste_core_seconds / 3600.0,
+        waste_pct_capacity: if capacity > 0.0 { 100.0 * run.waste_core_seconds / capacity } else { 0.0 },
+        checkpoints: run.checkpoints,
         utilization: Utilization { cpu_mean: run.cpu_mean, mem_mean: run.mem_mean },
         waste_core_seconds: run.waste_core_seconds,
         lost_work_core_seconds: run.lost_core_seconds,
@@ -87,6 +106,12 @@ fn policy_result(run: &RunRecord) -> PolicyResult {
     }
 }
 
+/// The run that per-level JCTs are normalised to: the checkpoint paper's
+/// kill baseline (`priority-kill`), or else `kill`.
+pub(crate) fn kill_baseline(runs: &[RunRecord]) -> Option<&RunRecord> {
+    ["priority-kill", "kill"].iter().find_map(|b| runs.iter().find(|r| r.policy == *b))
+}
+
 /// Builds the comparison document.
 pub fn comparison_json<P: Serialize>(
     scenario: &str,
@@ -95,13 +120,18 @@ pub fn comparison_json<P: Serialize>(
     params: P,
     runs: &[RunRecord],
 ) -> Comparison<P> {
-    Comparison {
-        scenario: scenario.to_string(),
-        seed,
-        scale,
-        params,
-        results: runs.iter().map(policy_result).collect(),
+    let mut results: Vec<PolicyResult> = runs.iter().map(policy_result).collect();
+    if let Some(base) = kill_baseline(runs).map(|b| policy_result(b).classes) {
+        for r in &mut results {
+            let ratios = PriorityLevel::ALL
+                .iter()
+                .filter(|l| base[l.name()].jct.mean > 0.0)
+                .map(|l| (l.name(), r.classes[l.name()].jct.mean / base[l.name()].jct.mean))
+                .collect();
+            r.jct_vs_kill = Some(ratios);
+        }
     }
+    Comparison { scenario: scenario.to_string(), seed, scale, params, results }
 }
 
 /// One figure of a run by its dotted path in the run's JSON result, e.g.

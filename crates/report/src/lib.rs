@@ -4,12 +4,14 @@
 
 mod csv_jobs;
 mod json;
+mod level_table;
 mod plots;
 mod sweep;
 mod table;
 
 pub use csv_jobs::write_jobs_csv;
 pub use json::{comparison_json, result_metric, Comparison};
+pub use level_table::level_table;
 pub use plots::{plot_cpu_timeline, plot_jct_cdf};
 pub use sweep::{plot_sweep, sweep_table, Sweep, SweepMetric, SweepSeries};
 pub use table::comparison_table;

@@ -10,12 +10,12 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
     let _ = writeln!(s, "{title}");
     let _ = writeln!(
         s,
-        "{:<10} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>5} | {:>5} {:>9} {:>6} {:>9}",
+        "{:<14} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>5} | {:>5} {:>9} {:>6} {:>9}",
         "", "short", "", "", "", "", "", "long", "", "", "", "", "", "", "", ""
     );
     let _ = writeln!(
         s,
-        "{:<10} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>5} | {:>5} {:>9} {:>6} {:>9}",
+        "{:<14} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>5} | {:>5} {:>9} {:>6} {:>9}",
         "policy",
         "jobs",
         "fail",
@@ -40,7 +40,7 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
         let eps = if run.cost.wall_seconds > 0.0 { run.cost.events as f64 / run.cost.wall_seconds } else { 0.0 };
         let _ = writeln!(
             s,
-            "{:<10} | {:>5} {:>4} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>5} {:>4} {:>8.1} {:>8.1} {:>5.2} | {:>5.1} {:>9.2} {:>6} {:>9.2e}",
+            "{:<14} | {:>5} {:>4} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>5} {:>4} {:>8.1} {:>8.1} {:>5.2} | {:>5.1} {:>9.2} {:>6} {:>9.2e}",
             run.policy,
             sh.jobs,
             sh.failed,
@@ -63,5 +63,7 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
         s,
         "p50/p95/p99/p90: job completion time percentiles; queue: mean queueing delay; waste: core-hours lost to kills"
     );
+    s.push('\n');
+    s.push_str(&crate::level_table(runs));
     s
 }

@@ -31,6 +31,8 @@ struct Run<'w> {
     seen_actions: u64,
     /// When something last progressed or changed.
     last_change: Micros,
+    /// The policy checkpoints adaptively: its kills are Algorithm 1's choice.
+    adaptive: bool,
 }
 
 /// Simulated time without progress or decisions after which a run is stuck.
@@ -39,6 +41,7 @@ const STALL_LIMIT: Micros = 3600 * pliant_core::SECOND;
 /// Replays `workload` under `policy` and returns what happened.
 pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Result<RunRecord, SimError> {
     let started = std::time::Instant::now();
+    let adaptive = policy.preemption.and_then(|p| p.checkpoint).is_some_and(|c| c.adaptive);
     let core = Scheduler::new(&workload.cluster.nodes, policy)?;
     let total = workload.cluster.total();
     let mut run = Run {
@@ -52,6 +55,7 @@ pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Resul
             held_core_us: 0.0,
             running_tasks: 0,
             reports: Vec::new(),
+            ckpt: crate::checkpoint::CheckpointExec::new(workload.cluster.nodes.len()),
         },
         core,
         events: EventQueue::default(),
@@ -81,6 +85,7 @@ pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Resul
         actions_applied: 0,
         seen_actions: 0,
         last_change: 0,
+        adaptive,
     };
     if let Some(interval) = run.core.monitor_interval() {
         run.events.push(interval, Event::Monitor);
@@ -103,6 +108,8 @@ pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Resul
         lost_core_seconds: run.exec.lost_core_us / 1e6,
         energy_joules: energy,
         preemptions: run.preemptions,
+        checkpoints: run.exec.ckpt.counts,
+        cluster_cores: run.total_cpu / 1000.0,
         makespan: now,
         cost: SimCost { events: run.processed, wall_seconds: started.elapsed().as_secs_f64() },
         jobs: run.records,
@@ -177,6 +184,10 @@ impl Run<'_> {
                 self.processed += 1;
                 self.exec.restored(now, job, task, epoch, &mut self.events);
             }
+            Event::Dumped { job, task, epoch } => {
+                self.processed += 1;
+                self.exec.dumped(now, job, task, epoch, &mut self.events);
+            }
             Event::Monitor => {
                 self.processed += 1;
                 let mut actions = std::mem::take(&mut self.actions);
@@ -245,6 +256,17 @@ impl Run<'_> {
             Action::Kill { task } => {
                 self.count_preemption(task.job, Mechanism::Kill);
                 self.exec.kill(now, task.job.0, task.task, &mut self.events);
+                self.exec.drop_image(task.job.0, task.task);
+                if self.adaptive {
+                    self.exec.ckpt.counts.adaptive_kills += 1;
+                }
+            }
+            Action::Checkpoint { task, tier } => {
+                self.count_preemption(task.job, Mechanism::Checkpoint);
+                self.exec.checkpoint(now, task.job.0, task.task, tier, &mut self.events);
+            }
+            Action::Restore { task, node, resources, image, tier } => {
+                self.exec.restore(now, task.job.0, task.task, node.0, resources, image.0, tier, &mut self.events);
             }
             Action::Suspend { task, footprint } => {
                 self.count_preemption(task.job, Mechanism::Immediate);

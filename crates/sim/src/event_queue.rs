@@ -40,6 +40,15 @@ pub enum Event {
         /// The task's memory epoch when this was scheduled.
         epoch: u32,
     },
+    /// A checkpoint dump is written, unless the task's memory epoch has moved on.
+    Dumped {
+        /// The job's dense id.
+        job: u32,
+        /// The task's index in the job.
+        task: u32,
+        /// The task's memory epoch when this was scheduled.
+        epoch: u32,
+    },
     /// The core's resource monitor runs.
     Monitor,
     /// The utilisation timeline takes a sample.

@@ -154,6 +154,8 @@ pub(crate) struct Execution {
     pub running_tasks: u64,
     /// What the core must be told, in order.
     pub reports: Vec<Observation>,
+    /// Checkpoint images and the nodes' dump queues.
+    pub ckpt: crate::checkpoint::CheckpointExec,
 }
 
 fn task_ref(job: u32, task: u32) -> TaskRef {
@@ -161,7 +163,7 @@ fn task_ref(job: u32, task: u32) -> TaskRef {
 }
 
 impl Execution {
-    fn task(&mut self, job: u32, task: u32) -> &mut TaskExec {
+    pub(crate) fn task(&mut self, job: u32, task: u32) -> &mut TaskExec {
         &mut self.jobs[job as usize].tasks[task as usize]
     }
 
@@ -188,7 +190,7 @@ impl Execution {
     }
 
     /// Brings the rates of a task (and of its coupled siblings) up to date.
-    fn update_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+    pub(crate) fn update_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         let phase = &self.jobs[job as usize].phases[self.jobs[job as usize].tasks[task as usize].phase as usize];
         let members: Vec<u32> = if phase.coupled { phase.tasks.clone().collect() } else { vec![task] };
         let tasks = &self.jobs[job as usize].tasks;
@@ -227,7 +229,7 @@ impl Execution {
     }
 
     /// Stops a running task: its resources are freed and pending steps cancelled.
-    fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+    pub(crate) fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         self.set_rate(now, job, task, 0.0, events);
         let t = self.task(job, task);
         t.running = false;

@@ -7,12 +7,14 @@
 //! reads a task's true duration.
 #![warn(missing_docs)]
 
+mod checkpoint;
 mod engine;
 mod event_queue;
 mod execution;
 
 pub use engine::simulate;
 
+use pliant_core::policy::StorageModel;
 use pliant_core::{CoreError, Micros, SECOND};
 
 /// The per-node linear power model of DESIGN.md: idle + (peak − idle) × CPU utilisation.
@@ -34,11 +36,20 @@ pub struct ExecModel {
     pub restore_s_per_gb: f64,
     /// Resident working set as a fraction of the requested memory (DESIGN.md: 0.8).
     pub working_set_fraction: f64,
+    /// True checkpoint dump, restore and network rates (set through the
+    /// storage keys, which also set the core's estimates; echoed there).
+    #[serde(skip)]
+    pub storage: StorageModel,
 }
 
 impl Default for ExecModel {
     fn default() -> Self {
-        ExecModel { reclaim_s_per_gb: 3.0, restore_s_per_gb: 5.1, working_set_fraction: 0.8 }
+        ExecModel {
+            reclaim_s_per_gb: 3.0,
+            restore_s_per_gb: 5.1,
+            working_set_fraction: 0.8,
+            storage: StorageModel::default(),
+        }
     }
 }
 

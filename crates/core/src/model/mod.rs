@@ -4,8 +4,10 @@
 
 mod ids;
 mod job;
+mod priority_level;
 mod task_state;
 
 pub use ids::{JobId, NodeId, TaskRef};
 pub use job::{JobClass, JobRequest, PhaseRequest, TaskRequest};
+pub use priority_level::PriorityLevel;
 pub use task_state::{IllegalTransition, TaskState};

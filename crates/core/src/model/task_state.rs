@@ -38,7 +38,8 @@ impl TaskState {
     pub fn can_become(self, to: TaskState) -> bool {
         use TaskState::*;
         match (self, to) {
-            (Pending, Running | Failed) => true,
+            // A checkpointed task restarts from its image: `Pending -> Restoring`.
+            (Pending, Running | Restoring | Failed) => true,
             // Killed-and-requeued is `Running -> Pending`.
             (Running, Finished | Pending | Failed | Shrunk | Suspended) => true,
             (Shrunk, Running | Shrunk | Suspended | Restoring | Finished | Pending | Failed) => true,

@@ -5,9 +5,11 @@
 mod params;
 pub mod preemption;
 mod presets;
+mod storage;
 
 pub use params::{ParamError, Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT, PARAM_KEYS};
 pub use presets::{preset, PresetInfo, PRESETS};
+pub use storage::{StorageModel, Tier, STORAGE_KEYS};
 
 use crate::action::Mechanism;
 use crate::model::JobClass;
@@ -58,9 +60,38 @@ pub enum Placement {
     },
 }
 
-/// How the resource monitor takes resources back from over-provisioned queues.
+/// Whom the resource monitor preempts, for whom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Planner {
+    /// Queues over their guaranteed share give back to starved queues (BIG-C Alg. 1 and 2).
+    Capacity,
+    /// A pending task preempts running tasks of a lower priority level
+    /// (checkpoint paper §3.1, §3.3.2).
+    PriorityLevels,
+}
+
+/// How checkpoint-based preemption is carried out (checkpoint paper §3–§4).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckpointSpec {
+    /// Where images are written.
+    pub tier: Tier,
+    /// Adaptive (§4.1): kill victims whose progress does not pay for their
+    /// checkpoint (Alg. 1), resume where it is estimated cheaper (Alg. 2) and
+    /// take the victims that are cheapest to dump first (§5.2.2). Otherwise
+    /// every victim is checkpointed and restored on its own node when it fits
+    /// there (the paper's "basic").
+    pub adaptive: bool,
+    /// The bandwidths the estimates use.
+    pub storage: StorageModel,
+}
+
+/// How the resource monitor takes resources back.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PreemptionSpec {
+    /// Whom it preempts, for whom.
+    pub planner: Planner,
+    /// Checkpointing, when `mechanism` is [`Mechanism::Checkpoint`].
+    pub checkpoint: Option<CheckpointSpec>,
     /// How often the resource monitor runs (BIG-C §4.2: every 3 s).
     pub interval: Micros,
     /// Whether Algorithm 1 sizes the take with COMPUTEDR (BIG-C) or takes all

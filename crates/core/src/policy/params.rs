@@ -1,5 +1,6 @@
 //! The tunable numbers of the presets, settable by name (`--set KEY=VALUE`).
 
+use super::StorageModel;
 use crate::time::{from_secs_f64, Micros, SECOND};
 use crate::Resources;
 use serde::Serialize;
@@ -22,6 +23,9 @@ pub struct Params {
     pub gp_units: u32,
     /// Memory a suspended container keeps, in MB (BIG-C §3.2: 64; the authors' code used 128).
     pub footprint_mb: u64,
+    /// Checkpoint storage bandwidths, as the checkpointing presets estimate with them.
+    #[serde(flatten)]
+    pub storage: StorageModel,
 }
 
 impl Default for Params {
@@ -34,6 +38,7 @@ impl Default for Params {
             delayed_resumption: 3,
             gp_units: 2,
             footprint_mb: 64,
+            storage: StorageModel::default(),
         }
     }
 }
@@ -71,6 +76,9 @@ pub enum ParamError {
         /// Why it was refused.
         reason: &'static str,
     },
+    /// A storage key with a bad value.
+    #[error("{0}")]
+    Storage(String),
 }
 
 impl Params {
@@ -99,7 +107,12 @@ impl Params {
             "delayed_resumption" => self.delayed_resumption = whole(0)? as u32,
             "gp_units" => self.gp_units = whole(1)? as u32,
             "footprint_mb" => self.footprint_mb = whole(1)?,
-            _ => return Err(ParamError::UnknownKey(key.into())),
+            _ => {
+                return match self.storage.set(key, value) {
+                    Some(result) => result.map_err(ParamError::Storage),
+                    None => Err(ParamError::UnknownKey(key.into())),
+                }
+            }
         }
         Ok(())
     }

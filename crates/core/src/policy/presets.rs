@@ -1,6 +1,8 @@
 //! Named policies. Each is a composition of the pieces in [`super`].
 
-use super::{HeadOfLine, JobOrder, Params, Placement, Policy, PreemptionSpec, QueueSpec};
+use super::{
+    CheckpointSpec, HeadOfLine, JobOrder, Params, Placement, Planner, Policy, PreemptionSpec, QueueSpec, Tier,
+};
 use crate::action::Mechanism;
 use crate::model::JobClass;
 
@@ -32,6 +34,19 @@ pub const PRESETS: &[PresetInfo] = &[
         name: "gp",
         about: "BIG-C graceful preemption: ComputeDR, containers shrunk by gp_units basic units per round, frozen when swapping; delayed resumption D",
     },
+    PresetInfo {
+        name: "priority-kill",
+        about: "strict priority; a task preempts lower priority levels (free 0-1 < middle 2-8 < production 9-11) by killing, youngest first (checkpoint paper's kill)",
+    },
+    PresetInfo { name: "checkpoint-hdd", about: "as priority-kill, but every victim is checkpointed to HDD and restored on its node if it fits there, else remotely" },
+    PresetInfo { name: "checkpoint-ssd", about: "as checkpoint-hdd, on SSD" },
+    PresetInfo { name: "checkpoint-nvm", about: "as checkpoint-hdd, on NVM" },
+    PresetInfo {
+        name: "adaptive-hdd",
+        about: "checkpoint paper §4.1 on HDD: cheapest-to-dump victims first; checkpoint only if progress exceeds dump + restore + queue (Alg. 1), else kill; local or remote restore, whichever is cheaper (Alg. 2)",
+    },
+    PresetInfo { name: "adaptive-ssd", about: "as adaptive-hdd, on SSD" },
+    PresetInfo { name: "adaptive-nvm", about: "as adaptive-hdd, on NVM" },
 ];
 
 fn single_queue() -> Vec<QueueSpec> {
@@ -71,6 +86,8 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
     };
     let capacity = |compute_dr, mechanism| {
         let spec = PreemptionSpec {
+            planner: Planner::Capacity,
+            checkpoint: None,
             interval: params.monitor_interval(),
             compute_dr,
             mechanism,
@@ -80,6 +97,36 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         };
         base(two_queues(params.short_share), JobOrder::Fifo, Placement::FirstFit, Some(spec))
     };
+    // Checkpoint paper §3.1: one strict priority queue; preempted tasks are
+    // resubmitted as often as it takes (§2: Google's evicted tasks are).
+    let by_level = |checkpoint: Option<CheckpointSpec>| Policy {
+        name: name.to_string(),
+        queues: single_queue(),
+        order: JobOrder::Priority,
+        head_of_line: HeadOfLine::All,
+        placement: Placement::FirstFit,
+        preemption: Some(PreemptionSpec {
+            planner: Planner::PriorityLevels,
+            checkpoint,
+            interval: params.monitor_interval(),
+            compute_dr: false,
+            mechanism: if checkpoint.is_some() { Mechanism::Checkpoint } else { Mechanism::Kill },
+            delayed_resumption: params.delayed_resumption,
+            gp_step: params.gp_step(),
+            footprint: params.footprint(),
+        }),
+        max_attempts: u32::MAX,
+    };
+    let checkpointing = |tier, adaptive| by_level(Some(CheckpointSpec { tier, adaptive, storage: params.storage }));
+    if let Some((kind, tier)) = name.split_once('-') {
+        if let Some(tier) = Tier::ALL.into_iter().find(|t| t.name() == tier) {
+            match kind {
+                "checkpoint" => return Some(checkpointing(tier, false)),
+                "adaptive" => return Some(checkpointing(tier, true)),
+                _ => {}
+            }
+        }
+    }
     let policy = match name {
         "fifo" => base(single_queue(), JobOrder::Fifo, Placement::FirstFit, None),
         "priority" => base(single_queue(), JobOrder::Priority, Placement::FirstFit, None),
@@ -92,6 +139,7 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         "kill" => capacity(false, Mechanism::Kill),
         "ip" => capacity(true, Mechanism::Immediate),
         "gp" => capacity(true, Mechanism::Graceful),
+        "priority-kill" => by_level(None),
         _ => return None,
     };
     Some(policy)

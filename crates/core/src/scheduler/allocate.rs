@@ -82,6 +82,9 @@ impl Scheduler {
     }
 
     fn launch(&mut self, now: Micros, job: usize, task: u32, node: NodeId, out: &mut Vec<Action>) {
+        if let Some(image) = self.jobs[job].tasks[task as usize].image {
+            return self.restore(now, job, task, image, node, out);
+        }
         let j = &mut self.jobs[job];
         j.pending.pop_front();
         let t = &mut j.tasks[task as usize];

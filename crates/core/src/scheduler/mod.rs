@@ -2,18 +2,20 @@
 //! code decides in the simulator and in live mode.
 
 mod allocate;
+mod checkpointing;
 mod container_preemption;
 mod monitor;
 mod node_index;
+mod priority_preemption;
 mod state;
 
 use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef, TaskState};
 use crate::observation::Observation;
-use crate::policy::{Placement, Policy};
+use crate::policy::{Placement, Planner, Policy};
 use crate::{Micros, Resources};
 use node_index::NodeIndex;
-use state::{JobState, JobStatus, NodeState, QueueState, ServiceKey};
+use state::{IoQueue, JobState, JobStatus, NodeState, QueueState, ServiceKey};
 use std::collections::BTreeSet;
 
 /// A refused observation: the body and the core disagree about the world.
@@ -66,6 +68,10 @@ pub struct Scheduler {
     /// The resource monitor ran since the last allocation pass: the next pass
     /// is a heartbeat, which offers nodes to preempted tasks.
     heartbeat: bool,
+    /// Per node, its queue of checkpoint dumps and restores.
+    io: Vec<IoQueue>,
+    /// Per node, what tasks being dumped there will free when their dumps end.
+    freeing: Vec<Resources>,
 }
 
 impl Scheduler {
@@ -108,6 +114,8 @@ impl Scheduler {
             reclaiming_mb: 0,
             preempted: BTreeSet::new(),
             heartbeat: false,
+            io: vec![IoQueue::default(); free_index_len],
+            freeing: vec![Resources::ZERO; free_index_len],
         })
     }
 
@@ -143,7 +151,11 @@ impl Scheduler {
             Observation::TaskFinished(task) => self.task_finished(now, task)?,
             Observation::MemoryReclaimed { task, mem_mb } => self.memory_reclaimed(task, mem_mb)?,
             Observation::Swapping(task) => self.task_swapping(now, task)?,
-            Observation::Resumed(task) => self.task_resumed(now, task)?,
+            Observation::Resumed(task) => {
+                self.task_resumed(now, task)?;
+                self.restore_done(now, task);
+            }
+            Observation::Checkpointed(task) => self.task_checkpointed(now, task)?,
         }
         self.dirty = true;
         Ok(())
@@ -252,7 +264,10 @@ impl Scheduler {
     pub fn monitor(&mut self, now: Micros, out: &mut Vec<Action>) {
         if let Some(spec) = self.policy.preemption {
             let before = out.len();
-            self.preempt(now, spec, out);
+            match spec.planner {
+                Planner::Capacity => self.preempt(now, spec, out),
+                Planner::PriorityLevels => self.preempt_by_level(now, spec, out),
+            }
             if out.len() > before {
                 self.dirty = true;
             }
@@ -267,6 +282,7 @@ impl Scheduler {
         let (node, res) = (t.node, t.allocated);
         t.state.transition(TaskState::Pending).expect("victims are running");
         t.allocated = Resources::ZERO;
+        t.image = None;
         let exhausted = t.attempts >= max_attempts;
         job.running -= 1;
         job.pending.push_front(task.task);
@@ -295,6 +311,7 @@ impl Scheduler {
         }
         for task in owed {
             self.forget_preemption(task);
+            self.forget_checkpoint(task);
         }
         let job = &mut self.jobs[id.0 as usize];
         job.pending.clear();

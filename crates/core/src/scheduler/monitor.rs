@@ -43,7 +43,7 @@ impl Scheduler {
                             self.shrink(task, to, spec.footprint, out);
                         }
                     }
-                    Mechanism::Immediate | Mechanism::Kill => {
+                    Mechanism::Immediate | Mechanism::Kill | Mechanism::Checkpoint => {
                         let jobs = self.victim_jobs(over, now, |s| s == TaskState::Running);
                         for c in choose_victims(jobs, p, self.total) {
                             // A kill can fail a job, whose other victims are then gone already.
@@ -52,6 +52,7 @@ impl Scheduler {
                             }
                             match spec.mechanism {
                                 Mechanism::Kill => self.kill(c.task, out),
+                                Mechanism::Checkpoint => self.preempt_victim(now, c.task, &spec, out),
                                 _ => self.suspend(now, c.task, spec.footprint, out),
                             }
                         }

@@ -58,6 +58,38 @@ pub(crate) struct TaskRuntime {
     pub footprint_mb: u64,
     /// Times its node was offered to it since it was preempted (delayed resumption).
     pub offers: u32,
+    /// Its last checkpoint image, if it has one it can restore from.
+    pub image: Option<Image>,
+    /// The dump or restore of it booked in its node's queue, if any.
+    pub io_op: Option<IoOp>,
+}
+
+/// A dump or restore in a node's queue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum IoOp {
+    /// The task is being dumped; it frees these resources when the dump ends.
+    Dump(Resources),
+    /// The task is being restored.
+    Restore,
+}
+
+/// Where a checkpointed task's image is and how far the task had got.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Image {
+    /// The node whose dump wrote it.
+    pub node: NodeId,
+    /// Run time of the attempt it saves (the task's progress, as the core saw it run).
+    pub banked: Micros,
+}
+
+/// A node's queue of dumps and restores (one at a time per node, checkpoint
+/// paper §5.2.2), as the core books it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct IoQueue {
+    /// Operations booked and not yet reported done.
+    pub ops: u32,
+    /// When, by the estimates, the last booked operation ends.
+    pub busy_until: Micros,
 }
 
 impl TaskRuntime {
@@ -133,6 +165,8 @@ impl JobState {
                     footprint_mb: 0,
                     promise: Resources::ZERO,
                     offers: 0,
+                    image: None,
+                    io_op: None,
                 });
             }
         }

@@ -1,0 +1,128 @@
+//! Checkpoint-based preemption on workloads small enough to work out by hand
+//! (checkpoint paper §3.3.3's two-job experiment and variations). Tier rates
+//! from Table 3: 5 GB = 5120 MB dumps in 169.18 s on HDD, 2.92 s on NVM;
+//! restores read at the same rate; an incremental dump writes 10 %.
+
+use pliant_core::model::JobClass;
+use pliant_core::policy::{preset, Params};
+use pliant_core::{Resources, SECOND};
+use pliant_metrics::{CheckpointCounts, RunRecord};
+use pliant_sim::{simulate, SimOptions};
+use pliant_workload::{Cluster, Job, Phase, Task, Workload};
+
+/// A one-task job of ⟨4 CPU, 5 GB⟩ running 60 s, submitted at `submit_s`.
+fn job(name: &str, priority: u8, submit_s: u64) -> Job {
+    let task = Task { request: Resources::new(4000, 5120), duration: 60 * SECOND, estimate: Some(60 * SECOND) };
+    Job {
+        name: name.into(),
+        submit: submit_s * SECOND,
+        class: if priority >= 9 { JobClass::Short } else { JobClass::Long },
+        priority,
+        phases: vec![Phase { deps: vec![], coupled: false, tasks: vec![task] }],
+    }
+}
+
+fn workload(nodes: usize, jobs: Vec<Job>) -> Workload {
+    Workload { cluster: Cluster { nodes: vec![Resources::new(4000, 8192); nodes] }, jobs }
+}
+
+fn run(w: &Workload, policy: &str) -> RunRecord {
+    simulate(w, preset(policy, &Params::default()).unwrap(), &SimOptions::default()).unwrap()
+}
+
+fn jct(r: &RunRecord, job: usize) -> f64 {
+    r.jobs[job].jct().unwrap() as f64 / SECOND as f64
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-5
+}
+
+/// §3.3.3 on one ⟨4, 8 GB⟩ node: low (priority 0) at 0, high (9) at 30; the
+/// monitor runs every 3 s, so it sees the high job at t = 30.
+/// - priority (wait): high runs 60–120 (JCT 90), low 0–60.
+/// - priority-kill: low killed at 30 (30 s × 4 cores = 120 core-s lost);
+///   high 30–90 (60); low restarts 90–150 (150).
+/// - checkpoint-hdd: the dump runs 30–199.18 (4 cores held: 676.72 core-s);
+///   high 199.18–259.18 (229.18); low restored locally 259.18–428.36
+///   (676.72 core-s more), then its last 30 s: ends 458.36.
+/// - adaptive-hdd: 30 s of progress < 169.18 + 169.18 s overhead: kill, as priority-kill.
+/// - adaptive-nvm: 30 > 2.92 + 2.92: dump 30–32.92, high 32.92–92.92 (62.92),
+///   restore 92.92–95.84, low ends 125.84; waste 4 × 5.84 = 23.36 core-s.
+#[test]
+fn two_job_experiment_by_hand() {
+    let w = workload(1, vec![job("low", 0, 0), job("high", 9, 30)]);
+
+    let wait = run(&w, "priority");
+    assert_eq!((jct(&wait, 0), jct(&wait, 1)), (60.0, 90.0));
+
+    let kill = run(&w, "priority-kill");
+    assert_eq!((jct(&kill, 0), jct(&kill, 1)), (150.0, 60.0));
+    assert_eq!(kill.waste_core_seconds, 120.0);
+    assert_eq!(kill.preemptions.get("kill"), Some(&1));
+
+    let hdd = run(&w, "checkpoint-hdd");
+    assert!(close(jct(&hdd, 1), 229.18), "{}", jct(&hdd, 1));
+    assert!(close(jct(&hdd, 0), 458.36), "{}", jct(&hdd, 0));
+    assert!(close(hdd.waste_core_seconds, 1353.44), "{}", hdd.waste_core_seconds);
+    assert_eq!(hdd.lost_core_seconds, 0.0);
+    assert_eq!(hdd.checkpoints, CheckpointCounts { full_dumps: 1, local_restores: 1, ..Default::default() });
+
+    let adaptive_hdd = run(&w, "adaptive-hdd");
+    assert_eq!((jct(&adaptive_hdd, 0), jct(&adaptive_hdd, 1)), (150.0, 60.0));
+    assert_eq!(adaptive_hdd.checkpoints, CheckpointCounts { adaptive_kills: 1, ..Default::default() });
+
+    let nvm = run(&w, "adaptive-nvm");
+    assert!(close(jct(&nvm, 1), 62.92), "{}", jct(&nvm, 1));
+    assert!(close(jct(&nvm, 0), 125.84), "{}", jct(&nvm, 0));
+    assert!(close(nvm.waste_core_seconds, 23.36), "{}", nvm.waste_core_seconds);
+}
+
+/// A second preemption dumps only the dirtied 10 %. NVM, one node: low at 0,
+/// high at 30 and another high at 102. As above, low is restored 92.92–95.84
+/// and runs with 30 s left; at 102 (a monitor tick) it has 23.84 s left. The
+/// incremental dump of 512 MB takes 0.292 s; the second high job runs
+/// 102.292–162.292 (JCT 60.292); low is restored (all 5 GB, 2.92 s) by
+/// 165.212 and ends at 189.052. Waste: 4 × (2.92 + 2.92 + 0.292 + 2.92) = 36.208 core-s.
+#[test]
+fn second_dump_is_incremental() {
+    let w = workload(1, vec![job("low", 0, 0), job("high", 9, 30), job("high2", 9, 102)]);
+    let r = run(&w, "checkpoint-nvm");
+    assert!(close(jct(&r, 2), 60.292), "{}", jct(&r, 2));
+    assert!(close(jct(&r, 0), 189.052), "{}", jct(&r, 0));
+    assert!(close(r.waste_core_seconds, 36.208), "{}", r.waste_core_seconds);
+    assert_eq!(
+        r.checkpoints,
+        CheckpointCounts { full_dumps: 1, incremental_dumps: 1, local_restores: 2, ..Default::default() }
+    );
+}
+
+/// Remote restore: two nodes; low on node 0 and a free-level filler of 40 s
+/// on node 1 at t = 0; high at 30 preempts low (node 0 is the first where a
+/// victim frees enough). NVM dump 30–32.92; high runs on node 0. The filler
+/// ends at 40 and low restores remotely on node 1: network 5120 / 1192.09 =
+/// 4.294967 s plus the DFS read 2.92 × 1.5 = 4.38 s, so it runs from 48.674967
+/// and ends at 78.674967.
+#[test]
+fn restore_on_another_node_pays_network_and_dfs() {
+    let mut filler = job("filler", 0, 0);
+    filler.phases[0].tasks[0].duration = 40 * SECOND;
+    let w = workload(2, vec![job("low", 0, 0), filler, job("high", 9, 30)]);
+    let r = run(&w, "checkpoint-nvm");
+    assert!(close(jct(&r, 0), 78.674967), "{}", jct(&r, 0));
+    assert!(close(jct(&r, 2), 62.92), "{}", jct(&r, 2));
+    assert_eq!(r.checkpoints.remote_restores, 1);
+    assert_eq!(r.checkpoints.local_restores, 0);
+}
+
+/// A middle-level job preempts only the free level; a free job waits (no
+/// preemption among equals). One node: free job at 0, another free job at 3
+/// (waits, FIFO), middle (priority 5) at 30: it kills the running free job.
+#[test]
+fn only_higher_levels_preempt() {
+    let w = workload(1, vec![job("free", 0, 0), job("free2", 1, 3), job("middle", 5, 30)]);
+    let r = run(&w, "priority-kill");
+    // free killed at 30; middle 30–90; free2 (priority 1 > 0) 90–150; free 150–210.
+    assert_eq!((jct(&r, 2), jct(&r, 1), jct(&r, 0)), (60.0, 147.0, 210.0));
+    assert_eq!(r.preemptions.get("kill"), Some(&1));
+}
