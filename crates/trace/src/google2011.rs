@@ -3,8 +3,10 @@
 //! * A job per job ID, a task per (job ID, task index), tasks in index order,
 //!   one phase, independent tasks.
 //! * Submission: the job's first SUBMIT (task or job event).
-//! * A task's work is its final SCHEDULE → FINISH run; earlier runs ended by
-//!   EVICT are counted as evictions (per priority band, in the report).
+//! * A task's work is its final SCHEDULE → FINISH run; its earlier runs ended
+//!   by EVICT stay in the report as statistics: schedules, evictions and
+//!   preemptions per priority band ([`crate::preemption`], the checkpoint
+//!   paper's Table 1).
 //! * A task whose last event is FAIL, KILL or LOST is dropped (counted).
 //! * Timestamp 0 marks events before the trace window (which starts at
 //!   600 s): a run that "began" at 0 or whose start is not in the files has no
@@ -20,9 +22,9 @@
 //! job is finished and handed out [`GRACE`] after its terminal job event. Only
 //! live jobs are held. Without `job_events`, every job is held to the end.
 
-use crate::classify::Band;
 use crate::error::{BadRows, RowError, TraceError};
 use crate::input::{Lines, Progress};
+use crate::preemption::{EvictionTable, PreemptionCounter};
 use crate::record::{fraction_of, task, ReadOptions, TaskOutcomes, TraceJob, Unfinished};
 use pliant_core::{Micros, SECOND};
 use pliant_workload::Phase;
@@ -38,29 +40,6 @@ const AFTER_END: Micros = 1 << 62;
 /// Number of machines in the 2011 cluster (for scaling a trace to a smaller cluster).
 pub const MACHINES: u32 = 12_583;
 
-/// Evictions per priority band: the checkpoint paper's Table 1.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EvictionTable {
-    /// Per band ([`Band::ALL`] order): tasks scheduled at least once.
-    pub scheduled: [u64; 3],
-    /// Per band: of those, tasks evicted at least once.
-    pub evicted: [u64; 3],
-    /// Per band: EVICT events.
-    pub evictions: [u64; 3],
-}
-
-impl EvictionTable {
-    /// Share of the band's scheduled tasks that were evicted at least once (0 when none ran).
-    pub fn evicted_share(&self, band: Band) -> f64 {
-        let i = band.index();
-        if self.scheduled[i] == 0 {
-            0.0
-        } else {
-            self.evicted[i] as f64 / self.scheduled[i] as f64
-        }
-    }
-}
-
 /// What a Google read found besides the jobs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GoogleReport {
@@ -72,7 +51,7 @@ pub struct GoogleReport {
     pub jobs: u64,
     /// How the tasks ended up.
     pub tasks: TaskOutcomes,
-    /// Evictions per priority band.
+    /// Schedules, evictions and preemptions per priority band.
     pub evictions: EvictionTable,
     /// Task events for a job already handed out (more than [`GRACE`] after its end).
     pub late_events: u64,
@@ -91,7 +70,6 @@ struct TaskState {
     state: State,
     priority: u8,
     scheduled: bool,
-    evictions: u32,
     submit: Option<Micros>,
     cpu: f64,
     mem: f64,
@@ -109,6 +87,7 @@ struct TaskEvent {
     ts: Micros,
     job: u64,
     index: u32,
+    machine: Option<u64>,
     kind: u8,
     sched_class: u8,
     priority: u8,
@@ -169,6 +148,7 @@ fn parse_task(line: &str) -> Result<TaskEvent, String> {
         ts: field(&f, 0, "timestamp")?,
         job: field(&f, 2, "job ID")?,
         index: field(&f, 3, "task index")?,
+        machine: if f[4].is_empty() { None } else { Some(field(&f, 4, "machine ID")?) },
         kind: bounded(&f, 5, "event type", 8)?,
         sched_class: bounded(&f, 7, "scheduling class", 3)?,
         priority: bounded(&f, 8, "priority", 11)?,
@@ -231,6 +211,7 @@ struct Reader<'a> {
     done: HashSet<u64>,
     ending: VecDeque<(Micros, u64)>,
     rep: GoogleReport,
+    preemptions: PreemptionCounter,
     last_ts: Micros,
 }
 
@@ -240,6 +221,11 @@ impl Reader<'_> {
     }
 
     fn apply_task(&mut self, e: TaskEvent) {
+        match e.kind {
+            1 => self.preemptions.schedule(e.ts, e.machine, e.priority),
+            2 => self.preemptions.evict(e.ts, e.machine, e.priority),
+            _ => {}
+        }
         if self.done.contains(&e.job) {
             self.rep.late_events += 1;
             return;
@@ -250,7 +236,6 @@ impl Reader<'_> {
             state: State::Pending,
             priority: e.priority,
             scheduled: false,
-            evictions: 0,
             submit: None,
             cpu: 0.0,
             mem: 0.0,
@@ -272,10 +257,7 @@ impl Reader<'_> {
                 t.scheduled = true;
                 t.state = State::Running(e.ts);
             }
-            2 => {
-                t.evictions += 1;
-                t.state = State::Pending;
-            }
+            2 => t.state = State::Pending,
             4 => {
                 let start = match t.state {
                     State::Running(s) => Some(s),
@@ -344,12 +326,6 @@ impl Reader<'_> {
         let out = &mut self.rep.tasks;
         for i in indices {
             let t = &job.tasks[&i];
-            let band = Band::of(t.priority).index();
-            if t.scheduled {
-                self.rep.evictions.scheduled[band] += 1;
-                self.rep.evictions.evicted[band] += u64::from(t.evictions > 0);
-            }
-            self.rep.evictions.evictions[band] += u64::from(t.evictions);
             let run = match t.state {
                 State::Finished { start: Some(s), end: e } if s > 0 => {
                     out.finished += 1;
@@ -422,6 +398,7 @@ pub fn read(
         done: HashSet::new(),
         ending: VecDeque::new(),
         rep: GoogleReport::default(),
+        preemptions: PreemptionCounter::default(),
         last_ts: 0,
     };
     let stop = opts.window.map_or(AFTER_END, |w| w.end.min(AFTER_END));
@@ -454,5 +431,6 @@ pub fn read(
     for (id, job) in rest {
         r.finish(id, job, horizon, sink)?;
     }
+    r.rep.evictions = r.preemptions.table();
     Ok(r.rep)
 }

@@ -19,6 +19,7 @@ pub mod google2011;
 pub mod input;
 pub mod load;
 pub mod native;
+pub mod preemption;
 pub mod record;
 pub mod shrink;
 pub mod sls;

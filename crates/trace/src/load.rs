@@ -7,9 +7,10 @@
 use crate::classify::ClassRule;
 use crate::detect::{detect, Format, Inputs};
 use crate::error::{BadRows, TraceError};
-use crate::google2011::{self, EvictionTable};
+use crate::google2011;
 use crate::input::Progress;
 use crate::native::{trace_job, NativeWriter};
+use crate::preemption::EvictionTable;
 use crate::record::{ReadOptions, TaskOutcomes, TraceJob};
 use crate::shrink::{Shrink, Verdict};
 use crate::{alibaba, sls};
@@ -35,7 +36,7 @@ pub struct ReadReport {
     pub jobs_in_trace: u64,
     /// How the input's tasks ended up (kept or dropped, and why).
     pub tasks: TaskOutcomes,
-    /// Google only: evictions per priority band.
+    /// Google only: schedules, evictions and preemptions per priority band.
     pub evictions: Option<EvictionTable>,
     /// Google only: task events after their job was complete (ignored).
     pub late_events: u64,

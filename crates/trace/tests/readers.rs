@@ -60,12 +60,42 @@ fn google_final_runs_evictions_and_drops() {
     assert_eq!(durations(j3), [[1_500_000]]);
     // CPU 0 → the 1-millicore floor; memory 0.001 × 131,072 = 131.07 → 132 MB.
     assert_eq!(j3.phases[0].tasks[0].request, Resources::new(1, 132));
-    // Free band: tasks 1/0 and 1/1 scheduled, one evicted once. Middle: 3/0.
-    // Production: 2/0 and 2/1 scheduled (2/2 never), none evicted.
+    // SCHEDULE events — free: 1/1 at 705 s, 1/0 at 710 s and 730 s; middle: 3/0;
+    // production: 2/0 at 0 s, 2/1 at 660 s. One EVICT (1/0 at 720 s, free), and
+    // nothing is scheduled on machine 7 in the 5 s after it: no preemption.
     let ev = rep.evictions.unwrap();
-    assert_eq!(ev.scheduled, [2, 1, 2]);
-    assert_eq!(ev.evicted, [1, 0, 0]);
+    assert_eq!(ev.schedules, [3, 1, 2]);
     assert_eq!(ev.evictions, [1, 0, 0]);
+    assert_eq!(ev.preemptions, [0, 0, 0]);
+}
+
+/// The checkpoint paper's Table 1 definition (§2): an eviction is a preemption
+/// when a higher-priority task is scheduled on the same machine within 5 s.
+#[test]
+fn google_preemptions_per_band_follow_the_checkpoint_paper() {
+    let (_, rep) = read("google_preempt", &ReadOptions::default());
+    assert_eq!(rep.bad.count, 0);
+    // Evictions, worked out by hand (machine: time):
+    //   10/0 free,  m1 1010 s → 20/0 (prio 9) on m1 at 1012 s: preempted.
+    //   11/0 free,  m2 1010 s → 21/0 (prio 9) on m2 at 1016 s: 6 s, not preempted.
+    //   12/0 middle, m3 1030 s → 22/0 (prio 10) on m3 at the same instant,
+    //        listed just before the eviction: preempted.
+    //   13/0 middle, m4 1040 s → 23/0 on m4 at 1041 s has the same priority (5);
+    //        24/0 (prio 11) at 1042 s is on m5: not preempted.
+    //   14/0 free (prio 1), m6 1060 s → 25/0 (prio 2) on m6 at 1065 s, exactly
+    //        5 s: preempted.
+    //   20/0 production (prio 9), m1 1100 s → 26/0 (prio 11) on m1 at 1101 s: preempted.
+    //   15/0 free, no machine in the row: cannot be matched, not preempted.
+    // SCHEDULE events — free: 10/0 (twice), 11/0, 14/0, 15/0 = 5; middle:
+    // 12/0, 13/0, 23/0, 25/0 = 4; production: 20/0, 21/0, 22/0, 24/0, 26/0, 27/0 = 6.
+    let ev = rep.evictions.unwrap();
+    assert_eq!(ev.schedules, [5, 4, 6]);
+    assert_eq!(ev.evictions, [4, 2, 1]);
+    assert_eq!(ev.preemptions, [2, 1, 1]);
+    use pliant_trace::Band;
+    assert_eq!(ev.preempted_share(Band::Free), 2.0 / 5.0);
+    assert_eq!(ev.preempted_share(Band::Middle), 1.0 / 4.0);
+    assert_eq!(ev.preempted_share(Band::Production), 1.0 / 6.0);
 }
 
 #[test]
