@@ -9,13 +9,14 @@ use crate::detect::{detect, Format, Inputs};
 use crate::error::{BadRows, TraceError};
 use crate::google2011;
 use crate::input::Progress;
-use crate::native::{trace_job, NativeWriter};
+use crate::native::trace_job;
 use crate::preemption::EvictionTable;
 use crate::record::{ReadOptions, TaskOutcomes, TraceJob};
 use crate::shrink::{Shrink, Verdict};
 use crate::{alibaba, sls};
 use pliant_core::model::JobClass;
 use pliant_core::Resources;
+use pliant_workload::format::WorkloadWriter;
 use pliant_workload::{read_workload, Cluster, Job, Workload};
 use std::fmt;
 use std::io::{BufReader, Write};
@@ -373,14 +374,14 @@ pub fn load_workload(paths: &[PathBuf], opts: &LoadOptions) -> Result<(Workload,
 /// traces). Same options as [`load_workload`].
 pub fn import<W: Write>(paths: &[PathBuf], opts: &LoadOptions, out: W) -> Result<LoadReport, TraceError> {
     let io = |source| TraceError::Io { path: PathBuf::from("<output>"), source };
-    let mut writer: Option<NativeWriter<W>> = None;
+    let mut writer: Option<WorkloadWriter<W>> = None;
     let mut out = Some(out);
     let rep = each_job(paths, opts, &mut |item| match (item, writer.as_mut(), out.take()) {
         (Item::Plan(p), None, Some(sink)) => {
-            writer = Some(NativeWriter::new(sink, &p.cluster).map_err(io)?);
+            writer = Some(WorkloadWriter::new(sink, &p.cluster).map_err(io)?);
             Ok(())
         }
-        (Item::Job(j), Some(w), _) => w.job(j).map_err(io),
+        (Item::Job(j), Some(w), _) => w.job(&j).map_err(io),
         _ => Err(TraceError::Workload("internal: the cluster record must come first, once".into())),
     })?;
     if let Some(w) = writer {
