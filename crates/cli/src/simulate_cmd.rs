@@ -6,7 +6,7 @@ use pliant_core::policy::{preset, PRESETS};
 use pliant_metrics::RunRecord;
 use pliant_report::{comparison_json, comparison_table, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
 use pliant_sim::{simulate, ExecModel, SimOptions};
-use pliant_trace::LoadOptions;
+use pliant_trace::{LoadOptions, Target};
 use pliant_workload::scenarios::{self, LongJobs, DEFAULT_SCENARIO, SCENARIOS};
 use pliant_workload::{read_workload, Workload};
 use std::fs::File;
@@ -38,16 +38,20 @@ pub struct SimulateArgs {
     /// With --workload: keep this fraction of the jobs, chosen from --seed.
     #[arg(long, default_value_t = 1.0, requires = "workload")]
     sample: f64,
-    /// With --workload: replay on this many nodes of the trace's node size instead of its own cluster.
+    /// With --workload: replay on this many nodes, keeping every job (instead of --scale).
     #[arg(long, requires = "workload")]
     nodes: Option<u32>,
+    /// With --workload: stop at the first malformed trace row instead of skipping and counting it.
+    #[arg(long, requires = "workload")]
+    strict: bool,
     /// Comma-separated policy presets (see `pliant policies`); default: all.
     #[arg(long, value_delimiter = ',')]
     policies: Option<Vec<String>>,
-    /// Seed for scenario generation.
+    /// Seed for scenario generation, and for the job sample of --sample and --scale on a trace.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Scale factor for scenarios: nodes and arrival rates grow together.
+    /// Scale factor: a scenario's nodes and arrival rates grow together; a --workload trace
+    /// shrinks (0 < X ≤ 1) to round(X × its machines) nodes with the same share of its jobs.
     #[arg(long, default_value_t = 1.0)]
     scale: f64,
     /// Parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
@@ -69,21 +73,29 @@ pub struct SimulateArgs {
 
 fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
     if let Some(path) = &args.workload {
-        let plain = args.window.is_none() && args.sample == 1.0 && args.nodes.is_none();
+        let plain = args.window.is_none() && args.sample == 1.0 && args.nodes.is_none() && args.scale == 1.0;
+        // A native file is read strictly whatever the flags: its first bad line is an error.
         if plain && is_native(path) {
             let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
             let w = read_workload(BufReader::new(file))
                 .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
             return Ok((path.display().to_string(), w));
         }
+        let target = match (args.nodes, args.scale) {
+            (Some(_), x) if x != 1.0 => return Err("give --nodes or --scale for a workload, not both".into()),
+            (Some(n), _) => Target::Nodes(n),
+            (None, x) if x != 1.0 => Target::Scale(x),
+            (None, _) => Target::Source,
+        };
         let mut opts = LoadOptions {
-            nodes: args.nodes,
+            target,
             sample: args.sample,
             seed: args.seed,
             progress: true,
             ..Default::default()
         };
         opts.read.window = args.window;
+        opts.read.strict = args.strict;
         let (w, report) = pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;
         eprintln!("{report}");
         return Ok((path.display().to_string(), w));

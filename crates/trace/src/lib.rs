@@ -28,6 +28,6 @@ pub mod stats;
 pub use classify::{Band, ClassRule};
 pub use detect::{detect, Format, Inputs};
 pub use error::{BadRows, RowError, TraceError};
-pub use load::{import, load_workload, read_trace, LoadOptions, LoadReport, ReadReport};
+pub use load::{import, load_workload, read_trace, LoadOptions, LoadReport, ReadReport, Target};
 pub use record::{ReadOptions, TraceJob, Unfinished, Window, DEFAULT_NODE};
 pub use stats::{trace_stats, StatsOptions, TraceStats};

@@ -12,7 +12,7 @@ use crate::input::Progress;
 use crate::native::trace_job;
 use crate::preemption::EvictionTable;
 use crate::record::{ReadOptions, TaskOutcomes, TraceJob};
-use crate::shrink::{Shrink, Verdict};
+use crate::shrink::{scaled_nodes, Shrink, Verdict};
 use crate::{alibaba, sls};
 use pliant_core::model::JobClass;
 use pliant_core::Resources;
@@ -91,6 +91,22 @@ fn read_native(path: &Path, progress: &Progress) -> Result<Workload, TraceError>
     read_workload(BufReader::new(input)).map_err(|source| TraceError::Native { path: path.to_owned(), source })
 }
 
+/// The cluster a load replays on. Its nodes have the trace's node size
+/// (`ReadOptions::node`); for a native file, the file's own nodes in turn.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Target {
+    /// The cluster the input was recorded on: Google 2011 12,583 machines,
+    /// Alibaba v2018 4,034, v2017 1,300, a native file's own cluster (YARN
+    /// SLS traces name none: give `Nodes`).
+    #[default]
+    Source,
+    /// This many nodes; every job kept (`--nodes N`).
+    Nodes(u32),
+    /// The source cluster shrunk by this factor in (0, 1] (`--scale X`), with
+    /// its jobs sampled in the same proportion: see [`crate::shrink`].
+    Scale(f64),
+}
+
 /// How to turn inputs into a workload. Built by the CLI from its flags.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadOptions {
@@ -98,14 +114,8 @@ pub struct LoadOptions {
     /// The window (`--window START..END`, trace seconds) keeps the jobs
     /// submitted inside it and shifts time so that START becomes 0.
     pub read: ReadOptions,
-    /// Nodes of the target cluster, each of size `read.node`. `None`: the
-    /// cluster the trace was recorded on (Google 12,583 machines, Alibaba
-    /// v2018 4,034, v2017 1,300; SLS has none and needs it) or, for a native
-    /// file, the file's own cluster.
-    pub nodes: Option<u32>,
-    /// Scale the trace to `nodes` (`--scale`): keep a fraction
-    /// `nodes / source machines` of the jobs so each node sees the load it had.
-    pub scale: bool,
+    /// The cluster to replay on.
+    pub target: Target,
     /// Machines the trace was recorded on, if not the format's default.
     pub source_machines: Option<u32>,
     /// Fraction of jobs kept (`--sample`), in (0, 1].
@@ -122,8 +132,7 @@ impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             read: ReadOptions::default(),
-            nodes: None,
-            scale: false,
+            target: Target::Source,
             source_machines: None,
             sample: 1.0,
             seed: 0,
@@ -207,7 +216,7 @@ struct Plan {
     cluster: Cluster,
 }
 
-fn plan(inputs: &Inputs, opts: &LoadOptions, native_nodes: Option<u32>) -> Result<Plan, TraceError> {
+fn plan(inputs: &Inputs, opts: &LoadOptions, native: Option<&Cluster>) -> Result<Plan, TraceError> {
     if !(opts.sample > 0.0 && opts.sample <= 1.0) {
         return Err(TraceError::Options(format!("the sample fraction must be in (0, 1], got {}", opts.sample)));
     }
@@ -220,29 +229,35 @@ fn plan(inputs: &Inputs, opts: &LoadOptions, native_nodes: Option<u32>) -> Resul
         Format::Google2011 => Some(google2011::MACHINES),
         Format::Alibaba2018 => Some(alibaba::MACHINES_2018),
         Format::Alibaba2017 => Some(alibaba::MACHINES_2017),
-        Format::Native => native_nodes,
+        Format::Native => native.map(|c| c.nodes.len() as u32),
         Format::Sls => None,
     });
-    let nodes = match (opts.nodes, source) {
-        (Some(0), _) => return Err(TraceError::Options("the cluster needs at least one node".into())),
-        (Some(n), _) => n,
-        (None, Some(s)) => s,
-        (None, None) => {
-            return Err(TraceError::Options(format!(
-                "{} traces do not say how many machines they ran on: give the cluster size",
+    let source = || {
+        source.ok_or_else(|| {
+            TraceError::Options(format!(
+                "{} traces do not say how many machines they ran on: give the cluster size (--nodes)",
                 inputs.format.name()
-            )))
+            ))
+        })
+    };
+    let (nodes, scale_fraction) = match opts.target {
+        Target::Source => (source()?, 1.0),
+        Target::Nodes(0) => return Err(TraceError::Options("the cluster needs at least one node".into())),
+        Target::Nodes(n) => (n, 1.0),
+        Target::Scale(x) => {
+            let machines = source()?;
+            let n = scaled_nodes(x, machines).ok_or_else(|| {
+                TraceError::Options(format!("--scale for a trace must be a factor in (0, 1], got {x}"))
+            })?;
+            (n, f64::from(n) / f64::from(machines))
         }
     };
-    let mut fraction = opts.sample;
-    if opts.scale {
-        let source = source
-            .ok_or_else(|| TraceError::Options("--scale needs the number of machines the trace ran on".into()))?;
-        fraction *= (f64::from(nodes) / f64::from(source)).min(1.0);
-    }
-    let node = opts.read.node;
-    let cluster = Cluster { nodes: vec![node; nodes as usize] };
-    Ok(Plan { nodes, node, shrink: Shrink { window: opts.read.window, fraction, seed: opts.seed }, cluster })
+    let (node, cluster) = match native {
+        Some(c) => (c.nodes[0], Cluster { nodes: c.nodes.iter().copied().cycle().take(nodes as usize).collect() }),
+        None => (opts.read.node, Cluster { nodes: vec![opts.read.node; nodes as usize] }),
+    };
+    let shrink = Shrink { window: opts.read.window, fraction: opts.sample * scale_fraction, seed: opts.seed };
+    Ok(Plan { nodes, node, shrink, cluster })
 }
 
 impl ReadReport {
@@ -313,10 +328,7 @@ fn each_job(
     let progress = Progress::new(opts.progress, &inputs.all());
     if inputs.format == Format::Native {
         let w = read_native(&inputs.main[0], &progress)?;
-        let mut plan = plan(&inputs, opts, Some(w.cluster.nodes.len() as u32))?;
-        if opts.nodes.is_none() {
-            plan.cluster = w.cluster;
-        }
+        let plan = plan(&inputs, opts, Some(&w.cluster))?;
         out(Item::Plan(&plan))?;
         let mut rep = empty_report(&inputs, &plan);
         rep.read.files = 1;
@@ -346,8 +358,8 @@ fn each_job(
 
 /// Loads a workload from `paths` (one native file, or the files/directories
 /// of one trace; the format is detected), applying `opts`. Jobs are sorted
-/// by submission time; the cluster is `nodes` × `read.node` (or the native
-/// file's own when `nodes` is `None`). Errors when nothing is left to run.
+/// by submission time; the cluster is `opts.target`. Errors when nothing is
+/// left to run.
 pub fn load_workload(paths: &[PathBuf], opts: &LoadOptions) -> Result<(Workload, LoadReport), TraceError> {
     let mut jobs = Vec::new();
     let mut cluster = None;

@@ -5,7 +5,7 @@ use pliant_core::model::JobClass;
 use pliant_core::{Resources, SECOND};
 use pliant_trace::input::Progress;
 use pliant_trace::{
-    detect, import, load_workload, read_trace, Format, LoadOptions, ReadOptions, TraceError, TraceJob, Unfinished,
+    detect, import, load_workload, read_trace, Format, LoadOptions, ReadOptions, Target, TraceError, TraceJob, Unfinished,
     Window,
 };
 use pliant_workload::read_workload;
@@ -197,7 +197,7 @@ fn sls_task_classes_become_phases() {
 #[test]
 fn load_applies_window_cluster_and_classes() {
     let opts = LoadOptions {
-        nodes: Some(2),
+        target: Target::Nodes(2),
         read: ReadOptions { window: Some(Window { start: 700 * SECOND, end: 800 * SECOND }), ..ReadOptions::default() },
         ..LoadOptions::default()
     };
@@ -215,7 +215,7 @@ fn load_applies_window_cluster_and_classes() {
 #[test]
 fn scale_samples_by_nodes_over_machines() {
     // 2 of 4 source machines: keep each job when draw(seed, name) < 0.5.
-    let opts = LoadOptions { nodes: Some(2), scale: true, source_machines: Some(4), seed: 3, ..LoadOptions::default() };
+    let opts = LoadOptions { target: Target::Scale(0.5), source_machines: Some(4), seed: 3, ..LoadOptions::default() };
     let expected: Vec<&str> = ["job_1", "7"].into_iter().filter(|n| pliant_trace::shrink::draw(3, n) < 0.5).collect();
     match load_workload(&[fixture("sls.json")], &opts) {
         Ok((w, rep)) => {
@@ -232,7 +232,7 @@ fn scale_samples_by_nodes_over_machines() {
 
 #[test]
 fn import_writes_what_load_returns() {
-    let opts = LoadOptions { nodes: Some(3), ..LoadOptions::default() };
+    let opts = LoadOptions { target: Target::Nodes(3), ..LoadOptions::default() };
     for name in ["google", "alibaba2018", "alibaba2017", "sls.json"] {
         let mut buf = Vec::new();
         import(&[fixture(name)], &opts, &mut buf).unwrap();
