@@ -4,6 +4,7 @@ use pliant_core::{Resources, SECOND};
 use pliant_trace::{
     import, trace_stats, ClassRule, LoadOptions, ReadOptions, StatsOptions, Target, Unfinished, Window,
 };
+use std::io::Write;
 use std::path::PathBuf;
 
 /// `pliant trace …`
@@ -136,8 +137,12 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             let opts =
                 StatsOptions { read, classes, bucket: seconds(a.bucket_s, "--bucket-s")?.max(1), progress: true };
             let stats = trace_stats(&a.read.files, &opts).map_err(|e| e.to_string())?;
-            print!("{stats}");
-            Ok(())
+            let mut out = std::io::stdout().lock();
+            match write!(out, "{stats}").and_then(|()| out.flush()) {
+                // A reader that stopped early (`| head`) is not an error.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write the statistics: {e}")),
+                _ => Ok(()),
+            }
         }
         TraceCommand::Import(a) => {
             let (read, classes) = a.read.options()?;

@@ -20,7 +20,8 @@
 //!
 //! Streaming: both files are sorted by time, so they are merged by time and a
 //! job is finished and handed out [`GRACE`] after its terminal job event. Only
-//! live jobs are held. Without `job_events`, every job is held to the end.
+//! live jobs are held, and the IDs of the jobs handed out in the last
+//! [`REMEMBER`] of trace time. Without `job_events`, every job is held to the end.
 
 use crate::error::{BadRows, RowError, TraceError};
 use crate::input::{Lines, Progress};
@@ -35,6 +36,10 @@ use std::path::PathBuf;
 pub const WINDOW_START: Micros = 600 * SECOND;
 /// How long after a job's terminal job event its task events are still awaited.
 pub const GRACE: Micros = 5 * SECOND;
+/// How long after a job is handed out its ID is remembered, so that its late
+/// task events are ignored instead of starting a new job. Memory then grows
+/// with the jobs of the last hour of trace time, not with the trace's length.
+pub const REMEMBER: Micros = 3600 * SECOND;
 /// Timestamps above this mean "after the trace window".
 const AFTER_END: Micros = 1 << 62;
 /// Number of machines in the 2011 cluster (for scaling a trace to a smaller cluster).
@@ -55,6 +60,8 @@ pub struct GoogleReport {
     pub evictions: EvictionTable,
     /// Task events for a job already handed out (more than [`GRACE`] after its end).
     pub late_events: u64,
+    /// Most jobs held at once (the reader's memory grows with this).
+    pub peak_live_jobs: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -209,6 +216,8 @@ struct Reader<'a> {
     opts: &'a ReadOptions,
     live: HashMap<u64, JobState>,
     done: HashSet<u64>,
+    /// When each remembered ID in `done` is forgotten, in time order.
+    forget: VecDeque<(Micros, u64)>,
     ending: VecDeque<(Micros, u64)>,
     rep: GoogleReport,
     preemptions: PreemptionCounter,
@@ -217,6 +226,9 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn job(&mut self, id: u64, ts: Micros) -> &mut JobState {
+        if !self.live.contains_key(&id) {
+            self.rep.peak_live_jobs = self.rep.peak_live_jobs.max(self.live.len() as u64 + 1);
+        }
         self.live.entry(id).or_insert_with(|| JobState { first_seen: ts, ..JobState::default() })
     }
 
@@ -292,6 +304,13 @@ impl Reader<'_> {
         now: Micros,
         sink: &mut dyn FnMut(TraceJob) -> Result<(), TraceError>,
     ) -> Result<(), TraceError> {
+        while let Some(&(at, id)) = self.forget.front() {
+            if at >= now {
+                break;
+            }
+            self.forget.pop_front();
+            self.done.remove(&id);
+        }
         while let Some(&(deadline, id)) = self.ending.front() {
             if deadline >= now {
                 break;
@@ -299,6 +318,7 @@ impl Reader<'_> {
             self.ending.pop_front();
             if let Some(job) = self.live.remove(&id) {
                 self.done.insert(id);
+                self.forget.push_back((deadline + REMEMBER, id));
                 self.finish(id, job, deadline - GRACE, sink)?;
             }
         }
@@ -396,6 +416,7 @@ pub fn read(
         opts,
         live: HashMap::new(),
         done: HashSet::new(),
+        forget: VecDeque::new(),
         ending: VecDeque::new(),
         rep: GoogleReport::default(),
         preemptions: PreemptionCounter::default(),

@@ -41,6 +41,8 @@ pub struct ReadReport {
     pub evictions: Option<EvictionTable>,
     /// Google only: task events after their job was complete (ignored).
     pub late_events: u64,
+    /// Google only: most jobs the reader held at once (its memory follows this).
+    pub peak_live_jobs: u64,
     /// Alibaba only: instances whose task is not in `batch_task` (ignored).
     pub orphan_instances: u64,
 }
@@ -60,6 +62,7 @@ pub fn read_trace(
             (rep.rows, rep.bad, rep.jobs_in_trace, rep.tasks) = (g.rows, g.bad, g.jobs, g.tasks);
             rep.evictions = Some(g.evictions);
             rep.late_events = g.late_events;
+            rep.peak_live_jobs = g.peak_live_jobs;
         }
         Format::Alibaba2018 | Format::Alibaba2017 => {
             let v =
@@ -272,6 +275,7 @@ impl ReadReport {
             tasks: TaskOutcomes::default(),
             evictions: None,
             late_events: 0,
+            peak_live_jobs: 0,
             orphan_instances: 0,
         }
     }

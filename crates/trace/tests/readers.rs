@@ -67,6 +67,19 @@ fn google_final_runs_evictions_and_drops() {
     assert_eq!(ev.schedules, [3, 1, 2]);
     assert_eq!(ev.evictions, [1, 0, 0]);
     assert_eq!(ev.preemptions, [0, 0, 0]);
+    // At 800 s jobs 2 (never ends), 1 (ended at 795 s, handed out after 800 s) and 3 are held.
+    assert_eq!(rep.peak_live_jobs, 3);
+    assert_eq!(rep.late_events, 0);
+}
+
+#[test]
+fn google_late_task_events_are_ignored() {
+    let (jobs, rep) = read("google_late", &ReadOptions::default());
+    // Job 5 runs 1000 → 1010 s and ends at 1010 s; the UPDATE_RUNNING at 1100 s
+    // comes 90 s later (more than the 5 s grace): ignored and counted.
+    assert_eq!(rep.late_events, 1);
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(durations(&jobs[0]), [[10 * SECOND]]);
 }
 
 /// The checkpoint paper's Table 1 definition (§2): an eviction is a preemption
