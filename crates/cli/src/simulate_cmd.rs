@@ -87,13 +87,8 @@ fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
             (None, x) if x != 1.0 => Target::Scale(x),
             (None, _) => Target::Source,
         };
-        let mut opts = LoadOptions {
-            target,
-            sample: args.sample,
-            seed: args.seed,
-            progress: true,
-            ..Default::default()
-        };
+        let mut opts =
+            LoadOptions { target, sample: args.sample, seed: args.seed, progress: true, ..Default::default() };
         opts.read.window = args.window;
         opts.read.strict = args.strict;
         let (w, report) = pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;

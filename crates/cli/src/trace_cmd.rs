@@ -140,7 +140,9 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             let mut out = std::io::stdout().lock();
             match write!(out, "{stats}").and_then(|()| out.flush()) {
                 // A reader that stopped early (`| head`) is not an error.
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write the statistics: {e}")),
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(format!("cannot write the statistics: {e}"))
+                }
                 _ => Ok(()),
             }
         }

@@ -44,7 +44,8 @@ fn check(bytes: &[u8], case: u64) {
     // A directory with the Google pair.
     std::fs::write(d.join("task_events-0.csv"), bytes).unwrap();
     std::fs::write(d.join("job_events-0.csv"), bytes).unwrap();
-    let _ = load_workload(std::slice::from_ref(&d), &LoadOptions { target: Target::Nodes(4), ..LoadOptions::default() });
+    let _ =
+        load_workload(std::slice::from_ref(&d), &LoadOptions { target: Target::Nodes(4), ..LoadOptions::default() });
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -192,7 +192,8 @@ fn stats_match_a_naive_recount() {
     let text = s.to_string();
     for (i, label) in ["free (0-1)", "middle (2-8)", "production (9-11)"].into_iter().enumerate() {
         let share = 100.0 * e.preemptions[i] as f64 / e.schedules[i] as f64;
-        let row = format!("{label:<20}{:>12}{:>12}{:>12}{share:>9.2}%", e.schedules[i], e.evictions[i], e.preemptions[i]);
+        let row =
+            format!("{label:<20}{:>12}{:>12}{:>12}{share:>9.2}%", e.schedules[i], e.evictions[i], e.preemptions[i]);
         assert!(text.contains(&row), "missing `{row}` in\n{text}");
     }
 }

@@ -5,8 +5,8 @@ use pliant_core::model::JobClass;
 use pliant_core::{Resources, SECOND};
 use pliant_trace::input::Progress;
 use pliant_trace::{
-    detect, import, load_workload, read_trace, Format, LoadOptions, ReadOptions, Target, TraceError, TraceJob, Unfinished,
-    Window,
+    detect, import, load_workload, read_trace, Format, LoadOptions, ReadOptions, Target, TraceError, TraceJob,
+    Unfinished, Window,
 };
 use pliant_workload::read_workload;
 use std::path::PathBuf;
