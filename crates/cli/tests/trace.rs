@@ -2,26 +2,18 @@
 //! end: import round trips, bad rows (file, line, reason; `--strict`), the
 //! scale rule and the shared Google part replayed under fifo, reserve and kill.
 
+mod common;
+
+use common::{error_of, pliant, temp_dir};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../trace/tests/fixtures");
 const GOOGLE_PART: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/google2011");
 
-fn pliant(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pliant")).args(args).output().expect("run pliant")
-}
-
 fn fixture(name: &str) -> String {
     format!("{FIXTURES}/{name}")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pliant-trace-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn ok(args: &[&str]) -> Output {
@@ -39,14 +31,6 @@ fn results(args: &[&str]) -> Value {
     doc["results"].take()
 }
 
-fn failure(args: &[&str]) -> String {
-    let out = pliant(args);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
 /// Jobs in each policy's result (short + long), one entry per policy.
 fn jobs_per_policy(results: &Value) -> Vec<u64> {
     let jobs = |r: &Value, c: &str| r["classes"][c]["jobs"].as_u64().unwrap();
@@ -56,7 +40,7 @@ fn jobs_per_policy(results: &Value) -> Vec<u64> {
 /// Importing then simulating the native file gives what simulating the trace gives.
 #[test]
 fn import_then_simulate_equals_simulating_the_trace() {
-    let dir = scratch("roundtrip");
+    let dir = temp_dir("trace-roundtrip");
     let native = dir.join("google.jsonl");
     let out = native.to_str().unwrap();
     let trace = fixture("google");
@@ -77,7 +61,7 @@ fn import_then_simulate_equals_simulating_the_trace() {
 /// A bad row is skipped and reported as `file:line: reason`; `--strict` stops there with exit code 2.
 #[test]
 fn bad_rows_are_reported_with_file_line_and_reason() {
-    let dir = scratch("bad");
+    let dir = temp_dir("trace-bad");
     let out = dir.join("w.jsonl");
     let out = out.to_str().unwrap();
     // Line 12 of the fixture's task_events is the text `this row is bad`: one field, not 13.
@@ -93,31 +77,31 @@ fn bad_rows_are_reported_with_file_line_and_reason() {
         vec!["trace", "stats", &fixture("google"), "--strict"],
         vec!["simulate", "--workload", &fixture("google"), "--nodes", "1", "--strict", "--policies", "fifo"],
     ] {
-        let err = failure(&args);
+        let err = error_of(&args);
         assert!(err.starts_with("error: ") && err.contains(reason), "{args:?}: {err}");
     }
     // SLS: the third record (ending on line 13) has an empty `job.tasks`.
-    let err = failure(&["trace", "stats", &fixture("sls.json"), "--strict"]);
+    let err = error_of(&["trace", "stats", &fixture("sls.json"), "--strict"]);
     assert!(err.contains("sls.json:13: a job needs at least one container"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn bad_inputs_and_flags_are_clear_errors() {
-    let dir = scratch("flags");
+    let dir = temp_dir("trace-flags");
     let junk = dir.join("notes.txt");
     std::fs::write(&junk, "hello\n").unwrap();
-    let err = failure(&["trace", "stats", junk.to_str().unwrap()]);
+    let err = error_of(&["trace", "stats", junk.to_str().unwrap()]);
     assert!(err.contains("notes.txt: not a supported trace or workload format"), "{err}");
-    let err = failure(&["trace", "stats", dir.join("missing").to_str().unwrap()]);
+    let err = error_of(&["trace", "stats", dir.join("missing").to_str().unwrap()]);
     assert!(err.contains("missing"), "{err}");
     let google = fixture("google");
-    let err = failure(&["simulate", "--workload", &google, "--scale", "2"]);
+    let err = error_of(&["simulate", "--workload", &google, "--scale", "2"]);
     assert!(err.contains("--scale for a trace must be a factor in (0, 1], got 2"), "{err}");
-    let err = failure(&["simulate", "--workload", &google, "--scale", "0.5", "--nodes", "3"]);
+    let err = error_of(&["simulate", "--workload", &google, "--scale", "0.5", "--nodes", "3"]);
     assert!(err.contains("--nodes or --scale"), "{err}");
     // SLS traces name no cluster: scaling one needs to know its machines.
-    let err = failure(&["simulate", "--workload", &fixture("sls.json"), "--scale", "0.5"]);
+    let err = error_of(&["simulate", "--workload", &fixture("sls.json"), "--scale", "0.5"]);
     assert!(err.contains("YARN SLS traces do not say how many machines"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -139,7 +123,7 @@ fn google_part() -> Option<String> {
 #[test]
 fn the_google_part_scaled_runs_every_baseline_with_all_outputs() {
     let Some(part) = google_part() else { return };
-    let dir = scratch("google");
+    let dir = temp_dir("trace-google");
     let native = dir.join("google-0.05.jsonl");
     ok(&["trace", "import", &part, "--scale", "0.05", "-o", native.to_str().unwrap()]);
     let text = std::fs::read_to_string(&native).unwrap();
