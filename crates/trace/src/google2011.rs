@@ -242,6 +242,8 @@ impl Reader<'_> {
             self.rep.late_events += 1;
             return;
         }
+        let node_cores = self.opts.node.cpu_milli as f64 / 1000.0;
+        let mut evicted_run = None;
         let job = self.job(e.job, e.ts);
         job.sched_class.get_or_insert(e.sched_class);
         let t = job.tasks.entry(e.index).or_insert(TaskState {
@@ -269,7 +271,14 @@ impl Reader<'_> {
                 t.scheduled = true;
                 t.state = State::Running(e.ts);
             }
-            2 => t.state = State::Pending,
+            2 => {
+                if let State::Running(start) = t.state {
+                    if start > 0 {
+                        evicted_run = Some(t.cpu * node_cores * e.ts.saturating_sub(start) as f64 / 1e6);
+                    }
+                }
+                t.state = State::Pending;
+            }
             4 => {
                 let start = match t.state {
                     State::Running(s) => Some(s),
@@ -279,6 +288,9 @@ impl Reader<'_> {
             }
             3 | 5 | 6 => t.state = State::Dead,
             _ => {}
+        }
+        if let Some(core_seconds) = evicted_run {
+            self.preemptions.evicted_run(e.priority, core_seconds);
         }
     }
 

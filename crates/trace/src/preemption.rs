@@ -29,7 +29,7 @@ pub const WITHIN: Micros = 5 * SECOND;
 pub const PAPER_SHARES: [f64; 3] = [0.2026, 0.0055, 0.0102];
 
 /// Evictions per priority band ([`Band::ALL`] order).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct EvictionTable {
     /// SCHEDULE events (the paper's "number of tasks": scheduled tasks).
     pub schedules: [u64; 3],
@@ -37,6 +37,10 @@ pub struct EvictionTable {
     pub evictions: [u64; 3],
     /// Evictions followed within [`WITHIN`] by a higher-priority schedule on the same machine.
     pub preemptions: [u64; 3],
+    /// Core-seconds of the runs that evictions ended (requested cores × time
+    /// since the run's SCHEDULE; runs that began before the trace left out):
+    /// the work a kill-based scheduler loses, as the paper's §2 estimates it.
+    pub evicted_core_seconds: [f64; 3],
 }
 
 impl EvictionTable {
@@ -74,7 +78,7 @@ impl PreemptionCounter {
         if let Some(list) = self.waiting.get_mut(&m) {
             let preemptions = &mut self.table.preemptions;
             list.retain(|&(t, p)| {
-                let preempted = p < priority && ts <= t + WITHIN;
+                let preempted = p < priority && ts <= t.saturating_add(WITHIN);
                 preemptions[Band::of(p).index()] += u64::from(preempted);
                 !preempted
             });
@@ -102,6 +106,11 @@ impl PreemptionCounter {
         }
         self.waiting.entry(m).or_default().push((ts, priority));
         self.deadlines.push_back((ts.saturating_add(WITHIN), m));
+    }
+
+    /// The run that an eviction of a task with `priority` ended used `core_seconds`.
+    pub fn evicted_run(&mut self, priority: u8, core_seconds: f64) {
+        self.table.evicted_core_seconds[Band::of(priority).index()] += core_seconds;
     }
 
     /// Forgets the evictions that can no longer become preemptions at `now`.

@@ -222,23 +222,25 @@ impl fmt::Display for TraceStats {
             writeln!(f)?;
             writeln!(f, "evictions per priority band (checkpoint paper §2, Table 1: an eviction is a preemption")?;
             writeln!(f, "when a higher-priority task is scheduled on its machine within 5 s; share = preemptions")?;
-            writeln!(f, "per scheduled task; the paper's share is for the whole 29-day trace)")?;
+            writeln!(f, "per scheduled task; the paper's share is for the whole 29-day trace; lost = core-hours")?;
+            writeln!(f, "of the runs that evictions ended)")?;
             writeln!(
                 f,
-                "  {:<20}{:>12}{:>12}{:>12}{:>10}{:>10}",
-                "band", "scheduled", "evictions", "preempted", "share", "paper"
+                "  {:<20}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}",
+                "band", "scheduled", "evictions", "preempted", "share", "paper", "lost core-h"
             )?;
             for b in Band::ALL {
                 let i = b.index();
                 writeln!(
                     f,
-                    "  {:<20}{:>12}{:>12}{:>12}{:>9.2}%{:>9.2}%",
+                    "  {:<20}{:>12}{:>12}{:>12}{:>9.2}%{:>9.2}%{:>14.1}",
                     b.label(),
                     e.schedules[i],
                     e.evictions[i],
                     e.preemptions[i],
                     100.0 * e.preempted_share(b),
-                    100.0 * PAPER_SHARES[i]
+                    100.0 * PAPER_SHARES[i],
+                    e.evicted_core_seconds[i] / 3600.0
                 )?;
             }
         }

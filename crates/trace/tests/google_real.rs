@@ -31,6 +31,8 @@ fn rows(path: PathBuf) -> Vec<Vec<String>> {
 struct Ev {
     ts: u64,
     kind: u8,
+    priority: u8,
+    cpu: Option<f64>,
 }
 
 struct Expected {
@@ -46,6 +48,8 @@ struct Expected {
     schedules: [u64; 3],
     evictions: [u64; 3],
     preemptions: [u64; 3],
+    evicted_core_seconds: [f64; 3],
+    arrivals: BTreeMap<u64, u64>,
 }
 
 fn band(p: u8) -> usize {
@@ -101,7 +105,8 @@ fn naive(dir: &Path) -> Expected {
         if !r[9].is_empty() {
             cpu.insert(key, r[9].parse().unwrap());
         }
-        per_task.entry(key).or_default().push(Ev { ts, kind });
+        let cpu = if r[9].is_empty() { None } else { Some(r[9].parse().unwrap()) };
+        per_task.entry(key).or_default().push(Ev { ts, kind, priority: r[8].parse().unwrap(), cpu });
         let f = first.entry(key.0).or_insert(ts);
         *f = (*f).min(ts);
         if kind == 0 {
@@ -120,7 +125,26 @@ fn naive(dir: &Path) -> Expected {
     // job → (end, task-time µs, core-seconds)
     let mut kept_jobs: HashMap<u64, (u64, u64, f64)> = HashMap::new();
     let mut task_secs = Vec::new();
+    let mut evicted_core_seconds = [0.0; 3];
     for (key, evs) in &per_task {
+        // Runs ended by EVICT: the latest CPU request so far × 32 cores × the time
+        // since the run's SCHEDULE (none after a SUBMIT, FINISH, FAIL, KILL or LOST;
+        // runs scheduled at timestamp 0 began before the trace and are left out).
+        let (mut cpu_now, mut started) = (0.0, None);
+        for e in evs {
+            cpu_now = e.cpu.unwrap_or(cpu_now);
+            match e.kind {
+                1 => started = Some(e.ts),
+                2 => {
+                    if let Some(s) = started.filter(|&s| s > 0) {
+                        evicted_core_seconds[band(e.priority)] += cpu_now * 32.0 * (e.ts - s) as f64 / 1e6;
+                    }
+                    started = None;
+                }
+                0 | 3..=6 => started = None,
+                _ => {}
+            }
+        }
         // The last run: the SCHEDULE right before the last lifecycle event, if that is a FINISH.
         let life: Vec<&Ev> = evs.iter().filter(|e| e.kind <= 6).collect();
         let Some(last) = life.last() else { continue };
@@ -146,6 +170,11 @@ fn naive(dir: &Path) -> Expected {
             (end.max(s) - s, tt, core_s)
         })
         .collect();
+    // Jobs with a kept task per 600 s of submission time.
+    let mut arrivals = BTreeMap::new();
+    for id in kept_jobs.keys() {
+        *arrivals.entry(submit.get(id).copied().unwrap_or(first[id]) / 600_000_000).or_insert(0) += 1;
+    }
     let short = per_job.iter().filter(|j| j.0 <= 300_000_000 && j.2 <= 1000.0).count();
     per_job.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
     let total: u64 = per_job.iter().map(|j| j.1).sum();
@@ -164,6 +193,8 @@ fn naive(dir: &Path) -> Expected {
         schedules,
         evictions,
         preemptions,
+        evicted_core_seconds,
+        arrivals,
     }
 }
 
@@ -184,8 +215,15 @@ fn stats_match_a_naive_recount() {
     assert!((s.top10_task_time - e.top10).abs() < 1e-12, "{} vs {}", s.top10_task_time, e.top10);
     assert_eq!((s.job_duration.p50, s.job_duration.p90), (e.job_p50, e.job_p90));
     assert_eq!(s.task_duration.p50, e.task_p50);
+    let buckets: BTreeMap<u64, u64> =
+        s.arrivals.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (i as u64, n)).collect();
+    assert_eq!(buckets, e.arrivals);
     let ev = s.read.evictions.unwrap();
     assert_eq!((ev.schedules, ev.evictions, ev.preemptions), (e.schedules, e.evictions, e.preemptions));
+    for (got, want) in ev.evicted_core_seconds.iter().zip(e.evicted_core_seconds) {
+        assert!((got - want).abs() <= 1e-9 * want.max(1.0), "{got} vs {want}");
+    }
+    assert!(e.evicted_core_seconds[0] > 0.0);
     // Every SCHEDULE row of the part is counted: 189,994 (`awk -F, '$6 == 1'`).
     assert_eq!(ev.schedules.iter().sum::<u64>(), 189_994);
     // The printed table carries the same counts and shares, one row per band.

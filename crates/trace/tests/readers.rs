@@ -67,6 +67,8 @@ fn google_final_runs_evictions_and_drops() {
     assert_eq!(ev.schedules, [3, 1, 2]);
     assert_eq!(ev.evictions, [1, 0, 0]);
     assert_eq!(ev.preemptions, [0, 0, 0]);
+    // The evicted run of 1/0: 710 → 720 s at 0.5 × 32 cores = 160 core-seconds.
+    assert_eq!(ev.evicted_core_seconds, [160.0, 0.0, 0.0]);
     // At 800 s jobs 2 (never ends), 1 (ended at 795 s, handed out after 800 s) and 3 are held.
     assert_eq!(rep.peak_live_jobs, 3);
     assert_eq!(rep.late_events, 0);
@@ -109,6 +111,12 @@ fn google_preemptions_per_band_follow_the_checkpoint_paper() {
     assert_eq!(ev.preempted_share(Band::Free), 2.0 / 5.0);
     assert_eq!(ev.preempted_share(Band::Middle), 1.0 / 4.0);
     assert_eq!(ev.preempted_share(Band::Production), 1.0 / 6.0);
+    // Evicted runs at 0.1 × 32 = 3.2 cores — free: 10/0, 11/0, 14/0, 15/0 ran 10 s
+    // each (128 core-s); middle: 12/0 10 s, 13/0 20 s (96); production: 20/0
+    // 1012 → 1100 s, 88 s (281.6).
+    for (got, want) in ev.evicted_core_seconds.iter().zip([128.0, 96.0, 281.6]) {
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    }
 }
 
 #[test]
