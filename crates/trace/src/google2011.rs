@@ -4,9 +4,9 @@
 //!   one phase, independent tasks.
 //! * Submission: the job's first SUBMIT (task or job event).
 //! * A task's work is its final SCHEDULE → FINISH run; its earlier runs ended
-//!   by EVICT stay in the report as statistics: schedules, evictions and
-//!   preemptions per priority band ([`crate::preemption`], the checkpoint
-//!   paper's Table 1).
+//!   by EVICT stay in the report as statistics: schedules, evictions,
+//!   preemptions and the core-seconds of the evicted runs per priority band
+//!   ([`crate::preemption`], the checkpoint paper's Table 1).
 //! * A task whose last event is FAIL, KILL or LOST is dropped (counted).
 //! * Timestamp 0 marks events before the trace window (which starts at
 //!   600 s): a run that "began" at 0 or whose start is not in the files has no

@@ -95,7 +95,8 @@ fn read_native(path: &Path, progress: &Progress) -> Result<Workload, TraceError>
 }
 
 /// The cluster a load replays on. Its nodes have the trace's node size
-/// (`ReadOptions::node`); for a native file, the file's own nodes in turn.
+/// (`ReadOptions::node`); for a native file, they are picked evenly from the
+/// file's own nodes (node i of N is node ⌊i·M/N⌋ of its M).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Target {
     /// The cluster the input was recorded on: Google 2011 12,583 machines,
@@ -256,11 +257,18 @@ fn plan(inputs: &Inputs, opts: &LoadOptions, native: Option<&Cluster>) -> Result
         }
     };
     let (node, cluster) = match native {
-        Some(c) => (c.nodes[0], Cluster { nodes: c.nodes.iter().copied().cycle().take(nodes as usize).collect() }),
+        Some(c) => (c.nodes[0], Cluster { nodes: spread(&c.nodes, nodes) }),
         None => (opts.read.node, Cluster { nodes: vec![opts.read.node; nodes as usize] }),
     };
     let shrink = Shrink { window: opts.read.window, fraction: opts.sample * scale_fraction, seed: opts.seed };
     Ok(Plan { nodes, node, shrink, cluster })
+}
+
+/// `n` nodes picked evenly from `nodes` (node i is ⌊i·M/n⌋ of the M given),
+/// so a cluster of mixed node sizes keeps its mix when it shrinks or grows.
+fn spread(nodes: &[Resources], n: u32) -> Vec<Resources> {
+    let m = nodes.len() as u64;
+    (0..u64::from(n)).map(|i| nodes[(i * m / u64::from(n)) as usize]).collect()
 }
 
 impl ReadReport {

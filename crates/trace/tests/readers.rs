@@ -268,3 +268,26 @@ fn import_writes_what_load_returns() {
         assert_eq!(again, w, "{name}");
     }
 }
+
+#[test]
+fn a_native_cluster_keeps_its_mix_when_resized() {
+    let path = std::env::temp_dir().join(format!("pliant-trace-mix-{}.jsonl", std::process::id()));
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"cluster\":{\"nodes\":[{\"count\":2,\"cpu\":4,\"mem_mb\":8192},{\"count\":2,\"cpu\":8,\"mem_mb\":16384}]}}\n",
+            "{\"job\":{\"name\":\"a\",\"submit_s\":0,\"class\":\"short\",\"phases\":[{\"tasks\":[{\"cpu\":2,\"mem_mb\":1024,\"duration_s\":5}]}]}}\n",
+        ),
+    )
+    .unwrap();
+    let (a, b) = (Resources::cores_gb(4, 8), Resources::cores_gb(8, 16));
+    let nodes = |target| {
+        let opts = LoadOptions { target, ..LoadOptions::default() };
+        load_workload(std::slice::from_ref(&path), &opts).unwrap().0.cluster.nodes
+    };
+    // Node i of N is node ⌊i·4/N⌋ of [a, a, b, b]: N = 2 → 0, 2; N = 6 → 0, 0, 1, 2, 2, 3.
+    assert_eq!(nodes(Target::Nodes(2)), [a, b]);
+    assert_eq!(nodes(Target::Nodes(6)), [a, a, a, b, b, b]);
+    assert_eq!(nodes(Target::Source), [a, a, b, b]);
+    std::fs::remove_file(&path).unwrap();
+}
