@@ -35,6 +35,12 @@ pub struct SimulateArgs {
     /// With --workload: replay only trace time START..END (seconds).
     #[arg(long, value_parser = crate::trace_cmd::parse_window, requires = "workload")]
     window: Option<pliant_trace::Window>,
+    /// With a --workload trace: size of its largest machine, which requests are fractions of: CORES,GB.
+    #[arg(long, default_value = "32,128", value_parser = crate::trace_cmd::parse_node, requires = "workload")]
+    node: pliant_core::Resources,
+    /// With a --workload trace: keep tasks unfinished in the trace with the part of their run it shows.
+    #[arg(long, requires = "workload")]
+    truncate: bool,
     /// With --workload: keep this fraction of the jobs, chosen from --seed.
     #[arg(long, default_value_t = 1.0, requires = "workload")]
     sample: f64,
@@ -91,6 +97,10 @@ fn load_workload(args: &SimulateArgs) -> Result<(String, Workload), String> {
             LoadOptions { target, sample: args.sample, seed: args.seed, progress: true, ..Default::default() };
         opts.read.window = args.window;
         opts.read.strict = args.strict;
+        opts.read.node = args.node;
+        if args.truncate {
+            opts.read.unfinished = pliant_trace::Unfinished::Truncate;
+        }
         let (w, report) = pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;
         eprintln!("{report}");
         return Ok((path.display().to_string(), w));

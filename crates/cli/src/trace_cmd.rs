@@ -77,7 +77,8 @@ pub struct ImportArgs {
     pub seed: u64,
 }
 
-fn parse_node(s: &str) -> Result<Resources, String> {
+/// Parses `CORES,GB` (also used by `pliant simulate --node`).
+pub(crate) fn parse_node(s: &str) -> Result<Resources, String> {
     let (c, g) = s.split_once(',').ok_or("expected CORES,GB, e.g. 32,128")?;
     let cores: f64 = c.trim().parse().map_err(|_| format!("bad core count `{c}`"))?;
     let gb: f64 = g.trim().parse().map_err(|_| format!("bad memory size `{g}`"))?;

@@ -37,24 +37,33 @@ fn jobs_per_policy(results: &Value) -> Vec<u64> {
     results.as_array().unwrap().iter().map(|r| jobs(r, "short") + jobs(r, "long")).collect()
 }
 
-/// Importing then simulating the native file gives what simulating the trace gives.
+/// Importing then simulating the native file gives what simulating the trace
+/// gives, with the read flags both commands share.
 #[test]
 fn import_then_simulate_equals_simulating_the_trace() {
     let dir = temp_dir("trace-roundtrip");
     let native = dir.join("google.jsonl");
     let out = native.to_str().unwrap();
     let trace = fixture("google");
-    ok(&["trace", "import", &trace, "--nodes", "2", "-o", out]);
-    let text = std::fs::read_to_string(&native).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    // Two ⟨32 CPU, 128 GB⟩ nodes, then jobs 1 and 3 (the fixture's only finished ones).
-    assert_eq!(lines[0], r#"{"cluster":{"nodes":[{"count":2,"cpu":32.0,"mem_mb":131072}]}}"#);
-    assert_eq!(lines.len(), 3, "{text}");
     let policies = ["--policies", "fifo,reserve,kill", "--format", "json"];
-    let from_native = results(&[&["simulate", "--workload", out], &policies[..]].concat());
-    let from_trace = results(&[&["simulate", "--workload", &trace, "--nodes", "2"], &policies[..]].concat());
-    assert_eq!(from_native, from_trace);
-    assert_eq!(jobs_per_policy(&from_trace), [2, 2, 2]);
+    // Without flags: jobs 1 and 3, the fixture's only finished ones, on two ⟨32 CPU, 128 GB⟩
+    // nodes. With --truncate, job 2's cut tasks too. With --node 16,64, nodes of that size.
+    let cases: [(&[&str], &str, u64); 3] = [
+        (&[], r#"{"cluster":{"nodes":[{"count":2,"cpu":32.0,"mem_mb":131072}]}}"#, 2),
+        (&["--truncate"], r#"{"cluster":{"nodes":[{"count":2,"cpu":32.0,"mem_mb":131072}]}}"#, 3),
+        (&["--node", "16,64"], r#"{"cluster":{"nodes":[{"count":2,"cpu":16.0,"mem_mb":65536}]}}"#, 2),
+    ];
+    for (flags, cluster, jobs) in cases {
+        ok(&[&["trace", "import", &trace, "--nodes", "2", "-o", out], flags].concat());
+        let text = std::fs::read_to_string(&native).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], cluster, "{flags:?}");
+        assert_eq!(lines.len() as u64, 1 + jobs, "{flags:?}: {text}");
+        let from_native = results(&[&["simulate", "--workload", out], &policies[..]].concat());
+        let from_trace = results(&[&["simulate", "--workload", &trace, "--nodes", "2"], flags, &policies[..]].concat());
+        assert_eq!(from_native, from_trace, "{flags:?}");
+        assert_eq!(jobs_per_policy(&from_trace), [jobs; 3], "{flags:?}");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 
