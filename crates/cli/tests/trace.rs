@@ -109,6 +109,10 @@ fn bad_inputs_and_flags_are_clear_errors() {
     assert!(err.contains("--scale for a trace must be a factor in (0, 1], got 2"), "{err}");
     let err = error_of(&["simulate", "--workload", &google, "--scale", "0.5", "--nodes", "3"]);
     assert!(err.contains("--nodes or --scale"), "{err}");
+    let err = error_of(&["simulate", "--workload", &google, "--nodes", "0"]);
+    assert!(err.contains("the cluster needs 1 to 1000000 nodes, got 0"), "{err}");
+    let err = error_of(&["trace", "import", &google, "--nodes", "4000000000", "-o", "/dev/null"]);
+    assert!(err.contains("got 4000000000"), "{err}");
     // SLS traces name no cluster: scaling one needs to know its machines.
     let err = error_of(&["simulate", "--workload", &fixture("sls.json"), "--scale", "0.5"]);
     assert!(err.contains("YARN SLS traces do not say how many machines"), "{err}");

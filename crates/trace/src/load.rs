@@ -94,6 +94,9 @@ fn read_native(path: &Path, progress: &Progress) -> Result<Workload, TraceError>
     read_workload(BufReader::new(input)).map_err(|source| TraceError::Native { path: path.to_owned(), source })
 }
 
+/// Most nodes a replay may ask for (a typo should not exhaust memory).
+const MAX_NODES: u32 = 1_000_000;
+
 /// The cluster a load replays on. Its nodes have the trace's node size
 /// (`ReadOptions::node`); for a native file, they are picked evenly from the
 /// file's own nodes (node i of N is node ⌊i·M/N⌋ of its M).
@@ -246,7 +249,9 @@ fn plan(inputs: &Inputs, opts: &LoadOptions, native: Option<&Cluster>) -> Result
     };
     let (nodes, scale_fraction) = match opts.target {
         Target::Source => (source()?, 1.0),
-        Target::Nodes(0) => return Err(TraceError::Options("the cluster needs at least one node".into())),
+        Target::Nodes(n) if n == 0 || n > MAX_NODES => {
+            return Err(TraceError::Options(format!("the cluster needs 1 to {MAX_NODES} nodes, got {n}")))
+        }
         Target::Nodes(n) => (n, 1.0),
         Target::Scale(x) => {
             let machines = source()?;
