@@ -1,7 +1,8 @@
-//! Arbitrary bytes fed to every reader, under every file name that selects
-//! one: the readers may refuse the input, but never panic.
+//! Arbitrary bytes fed to every reader (through `load_workload`, `import` and
+//! `trace_stats`), under every file name that selects one: the readers may
+//! refuse the input, but never panic.
 
-use pliant_trace::{load_workload, trace_stats, LoadOptions, StatsOptions, Target};
+use pliant_trace::{import, load_workload, trace_stats, LoadOptions, StatsOptions, Target};
 use proptest::prelude::*;
 use std::path::PathBuf;
 
@@ -38,6 +39,7 @@ fn check(bytes: &[u8], case: u64) {
         std::fs::write(&p, bytes).unwrap();
         let opts = LoadOptions { target: Target::Nodes(4), ..LoadOptions::default() };
         let _ = load_workload(std::slice::from_ref(&p), &opts);
+        let _ = import(std::slice::from_ref(&p), &opts, std::io::sink());
         let _ = trace_stats(std::slice::from_ref(&p), &StatsOptions::default());
         std::fs::remove_file(&p).unwrap();
     }
