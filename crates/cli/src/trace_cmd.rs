@@ -1,7 +1,10 @@
 //! `pliant trace stats` and `pliant trace import`: the CLI glue over `pliant-trace`.
 
 use pliant_core::{Resources, SECOND};
-use pliant_trace::{import, trace_stats, ClassRule, LoadOptions, ReadOptions, StatsOptions, Unfinished, Window};
+use pliant_trace::{
+    import, trace_stats, ClassRule, LoadOptions, ReadOptions, StatsOptions, Target, Unfinished, Window,
+};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// `pliant trace …`
@@ -59,21 +62,23 @@ pub struct ImportArgs {
     /// The native workload file to write.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Nodes of the target cluster (default: the machines the trace ran on).
-    #[arg(long)]
+    /// Replay on this many nodes, keeping every job (default: the machines the trace ran on).
+    #[arg(long, conflicts_with = "scale")]
     pub nodes: Option<u32>,
-    /// Shrink the trace to NODES nodes: keep NODES / (trace's machines) of the jobs.
-    #[arg(long, value_name = "NODES")]
-    pub scale: Option<u32>,
+    /// Shrink the trace by this factor in (0, 1]: round(X × its machines) nodes and a
+    /// sample (from --seed) of the same share of its jobs.
+    #[arg(long, value_name = "X")]
+    pub scale: Option<f64>,
     /// Keep this fraction of the jobs (0 < FRACTION ≤ 1).
     #[arg(long, default_value_t = 1.0)]
     pub sample: f64,
-    /// Seed of the sample.
-    #[arg(long, default_value_t = 0)]
+    /// Seed of the sample (--sample and --scale).
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 
-fn parse_node(s: &str) -> Result<Resources, String> {
+/// Parses `CORES,GB` (also used by `pliant simulate --node`).
+pub(crate) fn parse_node(s: &str) -> Result<Resources, String> {
     let (c, g) = s.split_once(',').ok_or("expected CORES,GB, e.g. 32,128")?;
     let cores: f64 = c.trim().parse().map_err(|_| format!("bad core count `{c}`"))?;
     let gb: f64 = g.trim().parse().map_err(|_| format!("bad memory size `{g}`"))?;
@@ -133,15 +138,24 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             let opts =
                 StatsOptions { read, classes, bucket: seconds(a.bucket_s, "--bucket-s")?.max(1), progress: true };
             let stats = trace_stats(&a.read.files, &opts).map_err(|e| e.to_string())?;
-            print!("{stats}");
-            Ok(())
+            let mut out = std::io::stdout().lock();
+            match write!(out, "{stats}").and_then(|()| out.flush()) {
+                // A reader that stopped early (`| head`) is not an error.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    Err(format!("cannot write the statistics: {e}"))
+                }
+                _ => Ok(()),
+            }
         }
         TraceCommand::Import(a) => {
             let (read, classes) = a.read.options()?;
             let opts = LoadOptions {
                 read,
-                nodes: a.scale.or(a.nodes),
-                scale: a.scale.is_some(),
+                target: match (a.scale, a.nodes) {
+                    (Some(x), _) => Target::Scale(x),
+                    (None, Some(n)) => Target::Nodes(n),
+                    (None, None) => Target::Source,
+                },
                 source_machines: None,
                 sample: a.sample,
                 seed: a.seed,

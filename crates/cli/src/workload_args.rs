@@ -2,7 +2,7 @@
 //! shared by `pliant simulate` and `pliant sweep`.
 
 use clap::Args;
-use pliant_trace::LoadOptions;
+use pliant_trace::{LoadOptions, Target};
 use pliant_workload::scenarios::{self, LongJobs, DEFAULT_SCENARIO, SCENARIOS};
 use pliant_workload::{read_workload, Workload};
 use std::fs::File;
@@ -22,16 +22,26 @@ pub struct WorkloadArgs {
     /// With --workload: replay only trace time START..END (seconds).
     #[arg(long, value_parser = crate::trace_cmd::parse_window, requires = "workload")]
     window: Option<pliant_trace::Window>,
+    /// With a --workload trace: size of its largest machine, which requests are fractions of: CORES,GB.
+    #[arg(long, default_value = "32,128", value_parser = crate::trace_cmd::parse_node, requires = "workload")]
+    node: pliant_core::Resources,
+    /// With a --workload trace: keep tasks unfinished in the trace with the part of their run it shows.
+    #[arg(long, requires = "workload")]
+    truncate: bool,
     /// With --workload: keep this fraction of the jobs, chosen from --seed.
     #[arg(long, default_value_t = 1.0, requires = "workload")]
     sample: f64,
-    /// With --workload: replay on this many nodes of the trace's node size instead of its own cluster.
+    /// With --workload: replay on this many nodes, keeping every job (instead of --scale).
     #[arg(long, requires = "workload")]
     nodes: Option<u32>,
-    /// Seed for scenario generation.
+    /// With --workload: stop at the first malformed trace row instead of skipping and counting it.
+    #[arg(long, requires = "workload")]
+    strict: bool,
+    /// Seed for scenario generation, and for the job sample of --sample and --scale on a trace.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Scale factor for scenarios: nodes and arrival rates grow together.
+    /// Scale factor: a scenario's nodes and arrival rates grow together; a --workload trace
+    /// shrinks (0 < X ≤ 1) to round(X × its machines) nodes with the same share of its jobs.
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
     /// Long jobs of the synthetic scenarios: spark, wordcount or terasort.
@@ -43,16 +53,27 @@ impl WorkloadArgs {
     /// Builds or reads the workload for `seed`; returns its display name too.
     pub fn load(&self, seed: u64) -> Result<(String, Workload), String> {
         if let Some(path) = &self.workload {
-            let plain = self.window.is_none() && self.sample == 1.0 && self.nodes.is_none();
+            let plain = self.window.is_none() && self.sample == 1.0 && self.nodes.is_none() && self.scale == 1.0;
+            // A native file is read strictly whatever the flags: its first bad line is an error.
             if plain && is_native(path) {
                 let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
                 let w = read_workload(BufReader::new(file))
                     .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
                 return Ok((path.display().to_string(), w));
             }
-            let mut opts =
-                LoadOptions { nodes: self.nodes, sample: self.sample, seed, progress: true, ..Default::default() };
+            let target = match (self.nodes, self.scale) {
+                (Some(_), x) if x != 1.0 => return Err("give --nodes or --scale for a workload, not both".into()),
+                (Some(n), _) => Target::Nodes(n),
+                (None, x) if x != 1.0 => Target::Scale(x),
+                (None, _) => Target::Source,
+            };
+            let mut opts = LoadOptions { target, sample: self.sample, seed, progress: true, ..Default::default() };
             opts.read.window = self.window;
+            opts.read.strict = self.strict;
+            opts.read.node = self.node;
+            if self.truncate {
+                opts.read.unfinished = pliant_trace::Unfinished::Truncate;
+            }
             let (w, report) =
                 pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;
             eprintln!("{report}");

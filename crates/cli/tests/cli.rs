@@ -1,20 +1,10 @@
 //! The `pliant` binary end to end: outputs, the README's default comparison,
 //! and clear errors (exit code 2) for bad input.
 
+mod common;
+
+use common::{error_of, pliant, temp_dir};
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn pliant(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pliant")).args(args).output().expect("run pliant")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pliant-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn json(args: &[&str]) -> Value {
     let out = pliant(args);
@@ -24,14 +14,6 @@ fn json(args: &[&str]) -> Value {
 
 fn result<'a>(doc: &'a Value, policy: &str) -> &'a Value {
     doc["results"].as_array().unwrap().iter().find(|r| r["policy"] == policy).unwrap()
-}
-
-fn error_of(args: &[&str]) -> String {
-    let out = pliant(args);
-    assert_eq!(out.status.code(), Some(2), "stdout: {}", String::from_utf8_lossy(&out.stdout));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(!err.contains("panicked"), "{err}");
-    err
 }
 
 /// The README's first command: on `mixed` (seed 1), fifo has the worst short-job

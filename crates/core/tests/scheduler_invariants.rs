@@ -129,3 +129,50 @@ fn kill_preset_frees_exactly_one_executor_for_two_short_tasks() {
     assert_eq!(launched.len(), 2);
     assert_no_overallocation(&s);
 }
+
+/// BIG-C §5.1: the long queue is best effort. Short tasks fill one ⟨32, 64⟩ node
+/// (eight ⟨4, 4⟩); a long job arrives with its queue at 0 of its 5 % guarantee.
+/// Under every preempting preset the monitor leaves the short tasks alone.
+#[test]
+fn the_long_queue_never_preempts_short_tasks() {
+    for name in ["kill", "ip", "gp"] {
+        let policy = preset(name, &Params::default()).unwrap();
+        let mut s = Scheduler::new(&[Resources::cores_gb(32, 64)], policy).unwrap();
+        let mut out = Vec::new();
+        s.observe(0, Observation::JobSubmitted(job(0, JobClass::Short, &[(4, 4); 8], false))).unwrap();
+        s.schedule(0, &mut out);
+        assert_eq!(out.len(), 8, "{name}");
+        out.clear();
+        s.observe(SECOND, Observation::JobSubmitted(job(1, JobClass::Long, &[(8, 16)], true))).unwrap();
+        s.monitor(3 * SECOND, &mut out);
+        s.schedule(3 * SECOND, &mut out);
+        assert_eq!(out, vec![], "{name}: the long job waits");
+    }
+}
+
+/// `gp` on one ⟨2 CPU, 4 GB⟩ node: a long ⟨2, 4⟩ executor fills it and a short
+/// ⟨2, 4⟩ task arrives. p⃗ = ⟨2, 4⟩; one r_GP step (⟨2 CPU, 4 GB⟩) takes the executor
+/// down to the footprint ⟨1 % of a CPU, 64 MB⟩; it swaps and is frozen. Once its
+/// 4096 − 64 MB are reported reclaimed, the footprint is not booked either: the
+/// node shows nothing allocated and the short task starts with all 4 GB.
+#[test]
+fn a_container_shrunk_to_the_footprint_books_nothing_once_reclaimed() {
+    let policy = preset("gp", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(2, 4)], policy).unwrap();
+    let mut out = Vec::new();
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(2, 4)], true))).unwrap();
+    s.schedule(0, &mut out);
+    out.clear();
+    s.observe(SECOND, Observation::JobSubmitted(job(1, JobClass::Short, &[(2, 4)], false))).unwrap();
+    s.monitor(3 * SECOND, &mut out);
+    s.schedule(3 * SECOND, &mut out);
+    let executor = TaskRef { job: JobId(0), task: 0 };
+    assert_eq!(out, vec![Action::Shrink { task: executor, to: Resources::new(10, 64) }]);
+    out.clear();
+    s.observe(4 * SECOND, Observation::Swapping(executor)).unwrap();
+    s.observe(20 * SECOND, Observation::MemoryReclaimed { task: executor, mem_mb: 4096 - 64 }).unwrap();
+    let (_, allocated) = s.node_allocations().next().unwrap();
+    assert_eq!(allocated, Resources::ZERO);
+    s.schedule(20 * SECOND, &mut out);
+    assert!(matches!(out[..], [Action::Launch { task, .. }] if task.job == JobId(1)), "{out:?}");
+}

@@ -1,6 +1,6 @@
 //! Benchmark: parse the shared Google 2011 part (or the paths given) once,
-//! import it to a native file in memory, and print rows per second and the
-//! peak resident memory (VmHWM).
+//! import it (the native output is discarded), and print rows per second,
+//! the most jobs held at once and the peak resident memory (VmHWM).
 //!
 //! `cargo run --release -p pliant-trace --example bench_google [PATHS…]`
 
@@ -34,6 +34,7 @@ fn main() {
     println!("rows            {}", rep.read.rows);
     println!("wall            {secs:.3} s");
     println!("rows per second {:.0}", rep.read.rows as f64 / secs);
+    println!("peak live jobs  {}", rep.read.peak_live_jobs);
     match peak_rss_mb() {
         Some(mb) => println!("peak RSS        {mb:.1} MB"),
         None => println!("peak RSS        unknown (no /proc/self/status)"),

@@ -3,8 +3,10 @@
 //! * A job per job ID, a task per (job ID, task index), tasks in index order,
 //!   one phase, independent tasks.
 //! * Submission: the job's first SUBMIT (task or job event).
-//! * A task's work is its final SCHEDULE → FINISH run; earlier runs ended by
-//!   EVICT are counted as evictions (per priority band, in the report).
+//! * A task's work is its final SCHEDULE → FINISH run; its earlier runs ended
+//!   by EVICT stay in the report as statistics: schedules, evictions,
+//!   preemptions and the core-seconds of the evicted runs per priority band
+//!   ([`crate::preemption`], the checkpoint paper's Table 1).
 //! * A task whose last event is FAIL, KILL or LOST is dropped (counted).
 //! * Timestamp 0 marks events before the trace window (which starts at
 //!   600 s): a run that "began" at 0 or whose start is not in the files has no
@@ -18,11 +20,12 @@
 //!
 //! Streaming: both files are sorted by time, so they are merged by time and a
 //! job is finished and handed out [`GRACE`] after its terminal job event. Only
-//! live jobs are held. Without `job_events`, every job is held to the end.
+//! live jobs are held, and the IDs of the jobs handed out in the last
+//! [`REMEMBER`] of trace time. Without `job_events`, every job is held to the end.
 
-use crate::classify::Band;
 use crate::error::{BadRows, RowError, TraceError};
 use crate::input::{Lines, Progress};
+use crate::preemption::{EvictionTable, PreemptionCounter};
 use crate::record::{fraction_of, task, ReadOptions, TaskOutcomes, TraceJob, Unfinished};
 use pliant_core::{Micros, SECOND};
 use pliant_workload::Phase;
@@ -33,33 +36,14 @@ use std::path::PathBuf;
 pub const WINDOW_START: Micros = 600 * SECOND;
 /// How long after a job's terminal job event its task events are still awaited.
 pub const GRACE: Micros = 5 * SECOND;
+/// How long after a job is handed out its ID is remembered, so that its late
+/// task events are ignored instead of starting a new job. Memory then grows
+/// with the jobs of the last hour of trace time, not with the trace's length.
+pub const REMEMBER: Micros = 3600 * SECOND;
 /// Timestamps above this mean "after the trace window".
 const AFTER_END: Micros = 1 << 62;
 /// Number of machines in the 2011 cluster (for scaling a trace to a smaller cluster).
 pub const MACHINES: u32 = 12_583;
-
-/// Evictions per priority band: the checkpoint paper's Table 1.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EvictionTable {
-    /// Per band ([`Band::ALL`] order): tasks scheduled at least once.
-    pub scheduled: [u64; 3],
-    /// Per band: of those, tasks evicted at least once.
-    pub evicted: [u64; 3],
-    /// Per band: EVICT events.
-    pub evictions: [u64; 3],
-}
-
-impl EvictionTable {
-    /// Share of the band's scheduled tasks that were evicted at least once (0 when none ran).
-    pub fn evicted_share(&self, band: Band) -> f64 {
-        let i = band.index();
-        if self.scheduled[i] == 0 {
-            0.0
-        } else {
-            self.evicted[i] as f64 / self.scheduled[i] as f64
-        }
-    }
-}
 
 /// What a Google read found besides the jobs.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -72,10 +56,12 @@ pub struct GoogleReport {
     pub jobs: u64,
     /// How the tasks ended up.
     pub tasks: TaskOutcomes,
-    /// Evictions per priority band.
+    /// Schedules, evictions and preemptions per priority band.
     pub evictions: EvictionTable,
     /// Task events for a job already handed out (more than [`GRACE`] after its end).
     pub late_events: u64,
+    /// Most jobs held at once (the reader's memory grows with this).
+    pub peak_live_jobs: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,7 +77,6 @@ struct TaskState {
     state: State,
     priority: u8,
     scheduled: bool,
-    evictions: u32,
     submit: Option<Micros>,
     cpu: f64,
     mem: f64,
@@ -109,6 +94,7 @@ struct TaskEvent {
     ts: Micros,
     job: u64,
     index: u32,
+    machine: Option<u64>,
     kind: u8,
     sched_class: u8,
     priority: u8,
@@ -169,6 +155,7 @@ fn parse_task(line: &str) -> Result<TaskEvent, String> {
         ts: field(&f, 0, "timestamp")?,
         job: field(&f, 2, "job ID")?,
         index: field(&f, 3, "task index")?,
+        machine: if f[4].is_empty() { None } else { Some(field(&f, 4, "machine ID")?) },
         kind: bounded(&f, 5, "event type", 8)?,
         sched_class: bounded(&f, 7, "scheduling class", 3)?,
         priority: bounded(&f, 8, "priority", 11)?,
@@ -229,28 +216,40 @@ struct Reader<'a> {
     opts: &'a ReadOptions,
     live: HashMap<u64, JobState>,
     done: HashSet<u64>,
+    /// When each remembered ID in `done` is forgotten, in time order.
+    forget: VecDeque<(Micros, u64)>,
     ending: VecDeque<(Micros, u64)>,
     rep: GoogleReport,
+    preemptions: PreemptionCounter,
     last_ts: Micros,
 }
 
 impl Reader<'_> {
     fn job(&mut self, id: u64, ts: Micros) -> &mut JobState {
+        if !self.live.contains_key(&id) {
+            self.rep.peak_live_jobs = self.rep.peak_live_jobs.max(self.live.len() as u64 + 1);
+        }
         self.live.entry(id).or_insert_with(|| JobState { first_seen: ts, ..JobState::default() })
     }
 
     fn apply_task(&mut self, e: TaskEvent) {
+        match e.kind {
+            1 => self.preemptions.schedule(e.ts, e.machine, e.priority),
+            2 => self.preemptions.evict(e.ts, e.machine, e.priority),
+            _ => {}
+        }
         if self.done.contains(&e.job) {
             self.rep.late_events += 1;
             return;
         }
+        let node_cores = self.opts.node.cpu_milli as f64 / 1000.0;
+        let mut evicted_run = None;
         let job = self.job(e.job, e.ts);
         job.sched_class.get_or_insert(e.sched_class);
         let t = job.tasks.entry(e.index).or_insert(TaskState {
             state: State::Pending,
             priority: e.priority,
             scheduled: false,
-            evictions: 0,
             submit: None,
             cpu: 0.0,
             mem: 0.0,
@@ -273,7 +272,11 @@ impl Reader<'_> {
                 t.state = State::Running(e.ts);
             }
             2 => {
-                t.evictions += 1;
+                if let State::Running(start) = t.state {
+                    if start > 0 {
+                        evicted_run = Some(t.cpu * node_cores * e.ts.saturating_sub(start) as f64 / 1e6);
+                    }
+                }
                 t.state = State::Pending;
             }
             4 => {
@@ -285,6 +288,9 @@ impl Reader<'_> {
             }
             3 | 5 | 6 => t.state = State::Dead,
             _ => {}
+        }
+        if let Some(core_seconds) = evicted_run {
+            self.preemptions.evicted_run(e.priority, core_seconds);
         }
     }
 
@@ -310,6 +316,13 @@ impl Reader<'_> {
         now: Micros,
         sink: &mut dyn FnMut(TraceJob) -> Result<(), TraceError>,
     ) -> Result<(), TraceError> {
+        while let Some(&(at, id)) = self.forget.front() {
+            if at >= now {
+                break;
+            }
+            self.forget.pop_front();
+            self.done.remove(&id);
+        }
         while let Some(&(deadline, id)) = self.ending.front() {
             if deadline >= now {
                 break;
@@ -317,6 +330,7 @@ impl Reader<'_> {
             self.ending.pop_front();
             if let Some(job) = self.live.remove(&id) {
                 self.done.insert(id);
+                self.forget.push_back((deadline + REMEMBER, id));
                 self.finish(id, job, deadline - GRACE, sink)?;
             }
         }
@@ -344,12 +358,6 @@ impl Reader<'_> {
         let out = &mut self.rep.tasks;
         for i in indices {
             let t = &job.tasks[&i];
-            let band = Band::of(t.priority).index();
-            if t.scheduled {
-                self.rep.evictions.scheduled[band] += 1;
-                self.rep.evictions.evicted[band] += u64::from(t.evictions > 0);
-            }
-            self.rep.evictions.evictions[band] += u64::from(t.evictions);
             let run = match t.state {
                 State::Finished { start: Some(s), end: e } if s > 0 => {
                     out.finished += 1;
@@ -420,8 +428,10 @@ pub fn read(
         opts,
         live: HashMap::new(),
         done: HashSet::new(),
+        forget: VecDeque::new(),
         ending: VecDeque::new(),
         rep: GoogleReport::default(),
+        preemptions: PreemptionCounter::default(),
         last_ts: 0,
     };
     let stop = opts.window.map_or(AFTER_END, |w| w.end.min(AFTER_END));
@@ -454,5 +464,6 @@ pub fn read(
     for (id, job) in rest {
         r.finish(id, job, horizon, sink)?;
     }
+    r.rep.evictions = r.preemptions.table();
     Ok(r.rep)
 }

@@ -7,14 +7,16 @@
 use crate::classify::ClassRule;
 use crate::detect::{detect, Format, Inputs};
 use crate::error::{BadRows, TraceError};
-use crate::google2011::{self, EvictionTable};
+use crate::google2011;
 use crate::input::Progress;
-use crate::native::{trace_job, NativeWriter};
+use crate::native::trace_job;
+use crate::preemption::EvictionTable;
 use crate::record::{ReadOptions, TaskOutcomes, TraceJob};
-use crate::shrink::{Shrink, Verdict};
+use crate::shrink::{scaled_nodes, Shrink, Verdict};
 use crate::{alibaba, sls};
 use pliant_core::model::JobClass;
 use pliant_core::Resources;
+use pliant_workload::format::WorkloadWriter;
 use pliant_workload::{read_workload, Cluster, Job, Workload};
 use std::fmt;
 use std::io::{BufReader, Write};
@@ -35,10 +37,12 @@ pub struct ReadReport {
     pub jobs_in_trace: u64,
     /// How the input's tasks ended up (kept or dropped, and why).
     pub tasks: TaskOutcomes,
-    /// Google only: evictions per priority band.
+    /// Google only: schedules, evictions and preemptions per priority band.
     pub evictions: Option<EvictionTable>,
     /// Google only: task events after their job was complete (ignored).
     pub late_events: u64,
+    /// Google only: most jobs the reader held at once (its memory follows this).
+    pub peak_live_jobs: u64,
     /// Alibaba only: instances whose task is not in `batch_task` (ignored).
     pub orphan_instances: u64,
 }
@@ -58,6 +62,7 @@ pub fn read_trace(
             (rep.rows, rep.bad, rep.jobs_in_trace, rep.tasks) = (g.rows, g.bad, g.jobs, g.tasks);
             rep.evictions = Some(g.evictions);
             rep.late_events = g.late_events;
+            rep.peak_live_jobs = g.peak_live_jobs;
         }
         Format::Alibaba2018 | Format::Alibaba2017 => {
             let v =
@@ -89,6 +94,26 @@ fn read_native(path: &Path, progress: &Progress) -> Result<Workload, TraceError>
     read_workload(BufReader::new(input)).map_err(|source| TraceError::Native { path: path.to_owned(), source })
 }
 
+/// Most nodes a replay may ask for (a typo should not exhaust memory).
+const MAX_NODES: u32 = 1_000_000;
+
+/// The cluster a load replays on. Its nodes have the trace's node size
+/// (`ReadOptions::node`); for a native file, they are picked evenly from the
+/// file's own nodes (node i of N is node ⌊i·M/N⌋ of its M).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Target {
+    /// The cluster the input was recorded on: Google 2011 12,583 machines,
+    /// Alibaba v2018 4,034, v2017 1,300, a native file's own cluster (YARN
+    /// SLS traces name none: give `Nodes`).
+    #[default]
+    Source,
+    /// This many nodes; every job kept (`--nodes N`).
+    Nodes(u32),
+    /// The source cluster shrunk by this factor in (0, 1] (`--scale X`), with
+    /// its jobs sampled in the same proportion: see [`crate::shrink`].
+    Scale(f64),
+}
+
 /// How to turn inputs into a workload. Built by the CLI from its flags.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadOptions {
@@ -96,14 +121,8 @@ pub struct LoadOptions {
     /// The window (`--window START..END`, trace seconds) keeps the jobs
     /// submitted inside it and shifts time so that START becomes 0.
     pub read: ReadOptions,
-    /// Nodes of the target cluster, each of size `read.node`. `None`: the
-    /// cluster the trace was recorded on (Google 12,583 machines, Alibaba
-    /// v2018 4,034, v2017 1,300; SLS has none and needs it) or, for a native
-    /// file, the file's own cluster.
-    pub nodes: Option<u32>,
-    /// Scale the trace to `nodes` (`--scale`): keep a fraction
-    /// `nodes / source machines` of the jobs so each node sees the load it had.
-    pub scale: bool,
+    /// The cluster to replay on.
+    pub target: Target,
     /// Machines the trace was recorded on, if not the format's default.
     pub source_machines: Option<u32>,
     /// Fraction of jobs kept (`--sample`), in (0, 1].
@@ -120,8 +139,7 @@ impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             read: ReadOptions::default(),
-            nodes: None,
-            scale: false,
+            target: Target::Source,
             source_machines: None,
             sample: 1.0,
             seed: 0,
@@ -205,7 +223,7 @@ struct Plan {
     cluster: Cluster,
 }
 
-fn plan(inputs: &Inputs, opts: &LoadOptions, native_nodes: Option<u32>) -> Result<Plan, TraceError> {
+fn plan(inputs: &Inputs, opts: &LoadOptions, native: Option<&Cluster>) -> Result<Plan, TraceError> {
     if !(opts.sample > 0.0 && opts.sample <= 1.0) {
         return Err(TraceError::Options(format!("the sample fraction must be in (0, 1], got {}", opts.sample)));
     }
@@ -218,29 +236,44 @@ fn plan(inputs: &Inputs, opts: &LoadOptions, native_nodes: Option<u32>) -> Resul
         Format::Google2011 => Some(google2011::MACHINES),
         Format::Alibaba2018 => Some(alibaba::MACHINES_2018),
         Format::Alibaba2017 => Some(alibaba::MACHINES_2017),
-        Format::Native => native_nodes,
+        Format::Native => native.map(|c| c.nodes.len() as u32),
         Format::Sls => None,
     });
-    let nodes = match (opts.nodes, source) {
-        (Some(0), _) => return Err(TraceError::Options("the cluster needs at least one node".into())),
-        (Some(n), _) => n,
-        (None, Some(s)) => s,
-        (None, None) => {
-            return Err(TraceError::Options(format!(
-                "{} traces do not say how many machines they ran on: give the cluster size",
+    let source = || {
+        source.ok_or_else(|| {
+            TraceError::Options(format!(
+                "{} traces do not say how many machines they ran on: give the cluster size (--nodes)",
                 inputs.format.name()
-            )))
+            ))
+        })
+    };
+    let (nodes, scale_fraction) = match opts.target {
+        Target::Source => (source()?, 1.0),
+        Target::Nodes(n) if n == 0 || n > MAX_NODES => {
+            return Err(TraceError::Options(format!("the cluster needs 1 to {MAX_NODES} nodes, got {n}")))
+        }
+        Target::Nodes(n) => (n, 1.0),
+        Target::Scale(x) => {
+            let machines = source()?;
+            let n = scaled_nodes(x, machines).ok_or_else(|| {
+                TraceError::Options(format!("--scale for a trace must be a factor in (0, 1], got {x}"))
+            })?;
+            (n, f64::from(n) / f64::from(machines))
         }
     };
-    let mut fraction = opts.sample;
-    if opts.scale {
-        let source = source
-            .ok_or_else(|| TraceError::Options("--scale needs the number of machines the trace ran on".into()))?;
-        fraction *= (f64::from(nodes) / f64::from(source)).min(1.0);
-    }
-    let node = opts.read.node;
-    let cluster = Cluster { nodes: vec![node; nodes as usize] };
-    Ok(Plan { nodes, node, shrink: Shrink { window: opts.read.window, fraction, seed: opts.seed }, cluster })
+    let (node, cluster) = match native {
+        Some(c) => (c.nodes[0], Cluster { nodes: spread(&c.nodes, nodes) }),
+        None => (opts.read.node, Cluster { nodes: vec![opts.read.node; nodes as usize] }),
+    };
+    let shrink = Shrink { window: opts.read.window, fraction: opts.sample * scale_fraction, seed: opts.seed };
+    Ok(Plan { nodes, node, shrink, cluster })
+}
+
+/// `n` nodes picked evenly from `nodes` (node i is ⌊i·M/n⌋ of the M given),
+/// so a cluster of mixed node sizes keeps its mix when it shrinks or grows.
+fn spread(nodes: &[Resources], n: u32) -> Vec<Resources> {
+    let m = nodes.len() as u64;
+    (0..u64::from(n)).map(|i| nodes[(i * m / u64::from(n)) as usize]).collect()
 }
 
 impl ReadReport {
@@ -255,6 +288,7 @@ impl ReadReport {
             tasks: TaskOutcomes::default(),
             evictions: None,
             late_events: 0,
+            peak_live_jobs: 0,
             orphan_instances: 0,
         }
     }
@@ -311,10 +345,7 @@ fn each_job(
     let progress = Progress::new(opts.progress, &inputs.all());
     if inputs.format == Format::Native {
         let w = read_native(&inputs.main[0], &progress)?;
-        let mut plan = plan(&inputs, opts, Some(w.cluster.nodes.len() as u32))?;
-        if opts.nodes.is_none() {
-            plan.cluster = w.cluster;
-        }
+        let plan = plan(&inputs, opts, Some(&w.cluster))?;
         out(Item::Plan(&plan))?;
         let mut rep = empty_report(&inputs, &plan);
         rep.read.files = 1;
@@ -344,8 +375,8 @@ fn each_job(
 
 /// Loads a workload from `paths` (one native file, or the files/directories
 /// of one trace; the format is detected), applying `opts`. Jobs are sorted
-/// by submission time; the cluster is `nodes` × `read.node` (or the native
-/// file's own when `nodes` is `None`). Errors when nothing is left to run.
+/// by submission time; the cluster is `opts.target`. Errors when nothing is
+/// left to run.
 pub fn load_workload(paths: &[PathBuf], opts: &LoadOptions) -> Result<(Workload, LoadReport), TraceError> {
     let mut jobs = Vec::new();
     let mut cluster = None;
@@ -372,14 +403,14 @@ pub fn load_workload(paths: &[PathBuf], opts: &LoadOptions) -> Result<(Workload,
 /// traces). Same options as [`load_workload`].
 pub fn import<W: Write>(paths: &[PathBuf], opts: &LoadOptions, out: W) -> Result<LoadReport, TraceError> {
     let io = |source| TraceError::Io { path: PathBuf::from("<output>"), source };
-    let mut writer: Option<NativeWriter<W>> = None;
+    let mut writer: Option<WorkloadWriter<W>> = None;
     let mut out = Some(out);
     let rep = each_job(paths, opts, &mut |item| match (item, writer.as_mut(), out.take()) {
         (Item::Plan(p), None, Some(sink)) => {
-            writer = Some(NativeWriter::new(sink, &p.cluster).map_err(io)?);
+            writer = Some(WorkloadWriter::new(sink, &p.cluster).map_err(io)?);
             Ok(())
         }
-        (Item::Job(j), Some(w), _) => w.job(j).map_err(io),
+        (Item::Job(j), Some(w), _) => w.job(&j).map_err(io),
         _ => Err(TraceError::Workload("internal: the cluster record must come first, once".into())),
     })?;
     if let Some(w) = writer {

@@ -1,11 +1,18 @@
 //! Shrinking a workload: a window of submission times, a deterministic sample
 //! of jobs, and scaling to a smaller cluster.
 //!
-//! Sampling keeps a job when a hash of (seed, job name) falls below the
-//! fraction, so the choice is the same whatever the order or the split of the
-//! input, and one seed gives one sample. Scaling to `n` nodes from a trace
-//! recorded on `m` machines keeps a fraction `n / m` of the jobs, so the load
-//! per node stays what it was.
+//! * **Sample** (`--sample S`): a job is kept when [`draw`]`(seed, job name)`,
+//!   a SplitMix64 hash of the seed and the trace's job ID mapped to [0, 1),
+//!   falls below the fraction. The choice depends only on the seed and the
+//!   job, not on the order or the split of the input files; one seed gives one
+//!   sample, and a smaller fraction keeps a subset of a larger one's jobs.
+//! * **Scale** (`--scale X`, 0 < X ≤ 1) of a trace recorded on M machines:
+//!   the cluster becomes N = max(1, round(X·M)) nodes ([`scaled_nodes`]) and
+//!   the jobs are sampled as above with fraction N / M (times S when both are
+//!   given), so each node sees the arrival rate and load per node it had in
+//!   the trace. Jobs are kept or dropped whole, with their original times.
+//! * **Window** (`--window A..B`): jobs submitted in [A, B) are kept and
+//!   their times shifted so that A becomes 0.
 
 use crate::record::Window;
 use pliant_core::Micros;
@@ -32,6 +39,12 @@ fn mix(mut z: u64) -> u64 {
 pub fn draw(seed: u64, name: &str) -> f64 {
     let h = name.bytes().fold(mix(seed), |h, b| mix(h ^ u64::from(b)));
     (h >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The node count of a cluster of `machines` scaled by `factor`:
+/// max(1, round(factor × machines)); `None` unless 0 < factor ≤ 1.
+pub fn scaled_nodes(factor: f64, machines: u32) -> Option<u32> {
+    (factor > 0.0 && factor <= 1.0).then(|| ((factor * f64::from(machines)).round() as u32).max(1))
 }
 
 /// Why a job was left out.
@@ -78,6 +91,26 @@ mod tests {
         let other = Shrink { seed: 8, ..s };
         let differs = (0..100).any(|i| s.verdict(&i.to_string(), 0) != other.verdict(&i.to_string(), 0));
         assert!(differs);
+    }
+
+    #[test]
+    fn scaling_rounds_the_node_count_and_nests_samples() {
+        // 0.01 × 12,583 = 125.83 → 126; 0.00001 × 12,583 = 0.13 → at least 1.
+        assert_eq!(scaled_nodes(0.01, 12_583), Some(126));
+        assert_eq!(scaled_nodes(0.000_01, 12_583), Some(1));
+        assert_eq!(scaled_nodes(1.0, 4), Some(4));
+        assert_eq!(scaled_nodes(0.0, 4), None);
+        assert_eq!(scaled_nodes(1.5, 4), None);
+        assert_eq!(scaled_nodes(f64::NAN, 4), None);
+        // A smaller fraction keeps a subset of a larger one's jobs (same seed).
+        let small = Shrink { window: None, fraction: 0.1, seed: 5 };
+        let large = Shrink { fraction: 0.3, ..small };
+        for i in 0..2_000 {
+            let name = i.to_string();
+            if small.verdict(&name, 0) == Verdict::Keep {
+                assert_eq!(large.verdict(&name, 0), Verdict::Keep, "{name}");
+            }
+        }
     }
 
     #[test]

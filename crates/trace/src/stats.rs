@@ -14,6 +14,7 @@ use crate::detect::detect;
 use crate::error::TraceError;
 use crate::input::Progress;
 use crate::load::{read_trace, ReadReport};
+use crate::preemption::PAPER_SHARES;
 use crate::record::ReadOptions;
 use pliant_core::model::JobClass;
 use pliant_core::{Micros, SECOND};
@@ -219,18 +220,27 @@ impl fmt::Display for TraceStats {
         }
         if let Some(e) = &r.evictions {
             writeln!(f)?;
-            writeln!(f, "evictions per priority band (tasks scheduled in the window, evicted at least once)")?;
-            writeln!(f, "  {:<20}{:>12}{:>12}{:>10}{:>12}", "band", "scheduled", "evicted", "share", "evictions")?;
+            writeln!(f, "evictions per priority band (checkpoint paper §2, Table 1: an eviction is a preemption")?;
+            writeln!(f, "when a higher-priority task is scheduled on its machine within 5 s; share = preemptions")?;
+            writeln!(f, "per scheduled task; the paper's share is for the whole 29-day trace; lost = core-hours")?;
+            writeln!(f, "of the runs that evictions ended)")?;
+            writeln!(
+                f,
+                "  {:<20}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}",
+                "band", "scheduled", "evictions", "preempted", "share", "paper", "lost core-h"
+            )?;
             for b in Band::ALL {
                 let i = b.index();
                 writeln!(
                     f,
-                    "  {:<20}{:>12}{:>12}{:>9.2}%{:>12}",
+                    "  {:<20}{:>12}{:>12}{:>12}{:>9.2}%{:>9.2}%{:>14.1}",
                     b.label(),
-                    e.scheduled[i],
-                    e.evicted[i],
-                    100.0 * e.evicted_share(b),
-                    e.evictions[i]
+                    e.schedules[i],
+                    e.evictions[i],
+                    e.preemptions[i],
+                    100.0 * e.preempted_share(b),
+                    100.0 * PAPER_SHARES[i],
+                    e.evicted_core_seconds[i] / 3600.0
                 )?;
             }
         }

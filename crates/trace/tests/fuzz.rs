@@ -1,7 +1,8 @@
-//! Arbitrary bytes fed to every reader, under every file name that selects
-//! one: the readers may refuse the input, but never panic.
+//! Arbitrary bytes fed to every reader (through `load_workload`, `import` and
+//! `trace_stats`), under every file name that selects one: the readers may
+//! refuse the input, but never panic.
 
-use pliant_trace::{load_workload, trace_stats, LoadOptions, StatsOptions};
+use pliant_trace::{import, load_workload, trace_stats, LoadOptions, StatsOptions, Target};
 use proptest::prelude::*;
 use std::path::PathBuf;
 
@@ -36,15 +37,17 @@ fn check(bytes: &[u8], case: u64) {
     for name in NAMES {
         let p = d.join(name);
         std::fs::write(&p, bytes).unwrap();
-        let opts = LoadOptions { nodes: Some(4), ..LoadOptions::default() };
+        let opts = LoadOptions { target: Target::Nodes(4), ..LoadOptions::default() };
         let _ = load_workload(std::slice::from_ref(&p), &opts);
+        let _ = import(std::slice::from_ref(&p), &opts, std::io::sink());
         let _ = trace_stats(std::slice::from_ref(&p), &StatsOptions::default());
         std::fs::remove_file(&p).unwrap();
     }
     // A directory with the Google pair.
     std::fs::write(d.join("task_events-0.csv"), bytes).unwrap();
     std::fs::write(d.join("job_events-0.csv"), bytes).unwrap();
-    let _ = load_workload(std::slice::from_ref(&d), &LoadOptions { nodes: Some(4), ..LoadOptions::default() });
+    let _ =
+        load_workload(std::slice::from_ref(&d), &LoadOptions { target: Target::Nodes(4), ..LoadOptions::default() });
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -67,6 +70,6 @@ fn gzip_garbage_is_an_error_not_a_panic() {
     let d = dir(u64::MAX);
     let p = d.join("task_events-1.csv.gz");
     std::fs::write(&p, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4]).unwrap();
-    assert!(load_workload(&[p], &LoadOptions { nodes: Some(1), ..LoadOptions::default() }).is_err());
+    assert!(load_workload(&[p], &LoadOptions { target: Target::Nodes(1), ..LoadOptions::default() }).is_err());
     std::fs::remove_dir_all(&d).unwrap();
 }

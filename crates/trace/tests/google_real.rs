@@ -31,6 +31,8 @@ fn rows(path: PathBuf) -> Vec<Vec<String>> {
 struct Ev {
     ts: u64,
     kind: u8,
+    priority: u8,
+    cpu: Option<f64>,
 }
 
 struct Expected {
@@ -43,9 +45,11 @@ struct Expected {
     job_p50: f64,
     job_p90: f64,
     task_p50: f64,
-    scheduled: [u64; 3],
-    evicted: [u64; 3],
+    schedules: [u64; 3],
     evictions: [u64; 3],
+    preemptions: [u64; 3],
+    evicted_core_seconds: [f64; 3],
+    arrivals: BTreeMap<u64, u64>,
 }
 
 fn band(p: u8) -> usize {
@@ -64,11 +68,33 @@ fn rank(mut v: Vec<f64>, p: f64) -> f64 {
     v[k.max(1) - 1]
 }
 
+/// The checkpoint paper's Table 1 counted directly from its definition (§2):
+/// per band of the row's priority, SCHEDULE rows, EVICT rows, and EVICT rows
+/// for which some SCHEDULE row on the same machine has a higher priority and
+/// a timestamp in [t, t + 5 s] — searched in a per-machine list, in any order.
+fn preemptions(tasks: &[Vec<String>]) -> ([u64; 3], [u64; 3], [u64; 3]) {
+    let (mut schedules, mut evictions, mut preempted) = ([0u64; 3], [0u64; 3], [0u64; 3]);
+    let mut on_machine: HashMap<&str, Vec<(u64, u8)>> = HashMap::new();
+    for r in tasks.iter().filter(|r| r[5] == "1") {
+        schedules[band(r[8].parse().unwrap())] += 1;
+        on_machine.entry(r[4].as_str()).or_default().push((r[0].parse().unwrap(), r[8].parse().unwrap()));
+    }
+    for r in tasks.iter().filter(|r| r[5] == "2") {
+        let (t, p): (u64, u8) = (r[0].parse().unwrap(), r[8].parse().unwrap());
+        evictions[band(p)] += 1;
+        let hit = !r[4].is_empty()
+            && on_machine
+                .get(r[4].as_str())
+                .is_some_and(|v| v.iter().any(|&(s, q)| q > p && s >= t && s <= t + 5_000_000));
+        preempted[band(p)] += u64::from(hit);
+    }
+    (schedules, evictions, preempted)
+}
+
 fn naive(dir: &Path) -> Expected {
     let tasks = rows(dir.join("task_events_part-00000-of-00500.csv.gz"));
     let jobs = rows(dir.join("job_events_part-00000-of-00500.csv.gz"));
     let mut per_task: BTreeMap<(u64, u64), Vec<Ev>> = BTreeMap::new();
-    let mut prio: HashMap<(u64, u64), u8> = HashMap::new();
     let mut cpu: HashMap<(u64, u64), f64> = HashMap::new();
     let mut submit: HashMap<u64, u64> = HashMap::new();
     let mut first: HashMap<u64, u64> = HashMap::new();
@@ -76,11 +102,11 @@ fn naive(dir: &Path) -> Expected {
         let key = (r[2].parse().unwrap(), r[3].parse().unwrap());
         let ts: u64 = r[0].parse().unwrap();
         let kind: u8 = r[5].parse().unwrap();
-        prio.entry(key).or_insert(r[8].parse().unwrap());
         if !r[9].is_empty() {
             cpu.insert(key, r[9].parse().unwrap());
         }
-        per_task.entry(key).or_default().push(Ev { ts, kind });
+        let cpu = if r[9].is_empty() { None } else { Some(r[9].parse().unwrap()) };
+        per_task.entry(key).or_default().push(Ev { ts, kind, priority: r[8].parse().unwrap(), cpu });
         let f = first.entry(key.0).or_insert(ts);
         *f = (*f).min(ts);
         if kind == 0 {
@@ -95,18 +121,30 @@ fn naive(dir: &Path) -> Expected {
             *s = (*s).min(ts);
         }
     }
-    let (mut scheduled, mut evicted, mut evictions) = ([0u64; 3], [0u64; 3], [0u64; 3]);
+    let (schedules, evictions, preemptions) = preemptions(&tasks);
     // job → (end, task-time µs, core-seconds)
     let mut kept_jobs: HashMap<u64, (u64, u64, f64)> = HashMap::new();
     let mut task_secs = Vec::new();
+    let mut evicted_core_seconds = [0.0; 3];
     for (key, evs) in &per_task {
-        let b = band(prio[key]);
-        let n_evict = evs.iter().filter(|e| e.kind == 2).count() as u64;
-        if evs.iter().any(|e| e.kind == 1) {
-            scheduled[b] += 1;
-            evicted[b] += u64::from(n_evict > 0);
+        // Runs ended by EVICT: the latest CPU request so far × 32 cores × the time
+        // since the run's SCHEDULE (none after a SUBMIT, FINISH, FAIL, KILL or LOST;
+        // runs scheduled at timestamp 0 began before the trace and are left out).
+        let (mut cpu_now, mut started) = (0.0, None);
+        for e in evs {
+            cpu_now = e.cpu.unwrap_or(cpu_now);
+            match e.kind {
+                1 => started = Some(e.ts),
+                2 => {
+                    if let Some(s) = started.filter(|&s| s > 0) {
+                        evicted_core_seconds[band(e.priority)] += cpu_now * 32.0 * (e.ts - s) as f64 / 1e6;
+                    }
+                    started = None;
+                }
+                0 | 3..=6 => started = None,
+                _ => {}
+            }
         }
-        evictions[b] += n_evict;
         // The last run: the SCHEDULE right before the last lifecycle event, if that is a FINISH.
         let life: Vec<&Ev> = evs.iter().filter(|e| e.kind <= 6).collect();
         let Some(last) = life.last() else { continue };
@@ -132,6 +170,11 @@ fn naive(dir: &Path) -> Expected {
             (end.max(s) - s, tt, core_s)
         })
         .collect();
+    // Jobs with a kept task per 600 s of submission time.
+    let mut arrivals = BTreeMap::new();
+    for id in kept_jobs.keys() {
+        *arrivals.entry(submit.get(id).copied().unwrap_or(first[id]) / 600_000_000).or_insert(0) += 1;
+    }
     let short = per_job.iter().filter(|j| j.0 <= 300_000_000 && j.2 <= 1000.0).count();
     per_job.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
     let total: u64 = per_job.iter().map(|j| j.1).sum();
@@ -147,9 +190,11 @@ fn naive(dir: &Path) -> Expected {
         job_p50: rank(durs.clone(), 0.5),
         job_p90: rank(durs, 0.9),
         task_p50: rank(task_secs, 0.5),
-        scheduled,
-        evicted,
+        schedules,
         evictions,
+        preemptions,
+        evicted_core_seconds,
+        arrivals,
     }
 }
 
@@ -170,9 +215,23 @@ fn stats_match_a_naive_recount() {
     assert!((s.top10_task_time - e.top10).abs() < 1e-12, "{} vs {}", s.top10_task_time, e.top10);
     assert_eq!((s.job_duration.p50, s.job_duration.p90), (e.job_p50, e.job_p90));
     assert_eq!(s.task_duration.p50, e.task_p50);
+    let buckets: BTreeMap<u64, u64> =
+        s.arrivals.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (i as u64, n)).collect();
+    assert_eq!(buckets, e.arrivals);
     let ev = s.read.evictions.unwrap();
-    assert_eq!((ev.scheduled, ev.evicted, ev.evictions), (e.scheduled, e.evicted, e.evictions));
-    // The printed report carries the evictions table.
+    assert_eq!((ev.schedules, ev.evictions, ev.preemptions), (e.schedules, e.evictions, e.preemptions));
+    for (got, want) in ev.evicted_core_seconds.iter().zip(e.evicted_core_seconds) {
+        assert!((got - want).abs() <= 1e-9 * want.max(1.0), "{got} vs {want}");
+    }
+    assert!(e.evicted_core_seconds[0] > 0.0);
+    // Every SCHEDULE row of the part is counted: 189,994 (`awk -F, '$6 == 1'`).
+    assert_eq!(ev.schedules.iter().sum::<u64>(), 189_994);
+    // The printed table carries the same counts and shares, one row per band.
     let text = s.to_string();
-    assert!(text.contains("evictions per priority band") && text.contains("production (9-11)"), "{text}");
+    for (i, label) in ["free (0-1)", "middle (2-8)", "production (9-11)"].into_iter().enumerate() {
+        let share = 100.0 * e.preemptions[i] as f64 / e.schedules[i] as f64;
+        let row =
+            format!("{label:<20}{:>12}{:>12}{:>12}{share:>9.2}%", e.schedules[i], e.evictions[i], e.preemptions[i]);
+        assert!(text.contains(&row), "missing `{row}` in\n{text}");
+    }
 }

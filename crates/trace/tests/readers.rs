@@ -5,8 +5,8 @@ use pliant_core::model::JobClass;
 use pliant_core::{Resources, SECOND};
 use pliant_trace::input::Progress;
 use pliant_trace::{
-    detect, import, load_workload, read_trace, Format, LoadOptions, ReadOptions, TraceError, TraceJob, Unfinished,
-    Window,
+    detect, import, load_workload, read_trace, Format, LoadOptions, ReadOptions, Target, TraceError, TraceJob,
+    Unfinished, Window,
 };
 use pliant_workload::read_workload;
 use std::path::PathBuf;
@@ -60,12 +60,63 @@ fn google_final_runs_evictions_and_drops() {
     assert_eq!(durations(j3), [[1_500_000]]);
     // CPU 0 → the 1-millicore floor; memory 0.001 × 131,072 = 131.07 → 132 MB.
     assert_eq!(j3.phases[0].tasks[0].request, Resources::new(1, 132));
-    // Free band: tasks 1/0 and 1/1 scheduled, one evicted once. Middle: 3/0.
-    // Production: 2/0 and 2/1 scheduled (2/2 never), none evicted.
+    // SCHEDULE events — free: 1/1 at 705 s, 1/0 at 710 s and 730 s; middle: 3/0;
+    // production: 2/0 at 0 s, 2/1 at 660 s. One EVICT (1/0 at 720 s, free), and
+    // nothing is scheduled on machine 7 in the 5 s after it: no preemption.
     let ev = rep.evictions.unwrap();
-    assert_eq!(ev.scheduled, [2, 1, 2]);
-    assert_eq!(ev.evicted, [1, 0, 0]);
+    assert_eq!(ev.schedules, [3, 1, 2]);
     assert_eq!(ev.evictions, [1, 0, 0]);
+    assert_eq!(ev.preemptions, [0, 0, 0]);
+    // The evicted run of 1/0: 710 → 720 s at 0.5 × 32 cores = 160 core-seconds.
+    assert_eq!(ev.evicted_core_seconds, [160.0, 0.0, 0.0]);
+    // At 800 s jobs 2 (never ends), 1 (ended at 795 s, handed out after 800 s) and 3 are held.
+    assert_eq!(rep.peak_live_jobs, 3);
+    assert_eq!(rep.late_events, 0);
+}
+
+#[test]
+fn google_late_task_events_are_ignored() {
+    let (jobs, rep) = read("google_late", &ReadOptions::default());
+    // Job 5 runs 1000 → 1010 s and ends at 1010 s; the UPDATE_RUNNING at 1100 s
+    // comes 90 s later (more than the 5 s grace): ignored and counted.
+    assert_eq!(rep.late_events, 1);
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(durations(&jobs[0]), [[10 * SECOND]]);
+}
+
+/// The checkpoint paper's Table 1 definition (§2): an eviction is a preemption
+/// when a higher-priority task is scheduled on the same machine within 5 s.
+#[test]
+fn google_preemptions_per_band_follow_the_checkpoint_paper() {
+    let (_, rep) = read("google_preempt", &ReadOptions::default());
+    assert_eq!(rep.bad.count, 0);
+    // Evictions, worked out by hand (machine: time):
+    //   10/0 free,  m1 1010 s → 20/0 (prio 9) on m1 at 1012 s: preempted.
+    //   11/0 free,  m2 1010 s → 21/0 (prio 9) on m2 at 1016 s: 6 s, not preempted.
+    //   12/0 middle, m3 1030 s → 22/0 (prio 10) on m3 at the same instant,
+    //        listed just before the eviction: preempted.
+    //   13/0 middle, m4 1040 s → 23/0 on m4 at 1041 s has the same priority (5);
+    //        24/0 (prio 11) at 1042 s is on m5: not preempted.
+    //   14/0 free (prio 1), m6 1060 s → 25/0 (prio 2) on m6 at 1065 s, exactly
+    //        5 s: preempted.
+    //   20/0 production (prio 9), m1 1100 s → 26/0 (prio 11) on m1 at 1101 s: preempted.
+    //   15/0 free, no machine in the row: cannot be matched, not preempted.
+    // SCHEDULE events — free: 10/0 (twice), 11/0, 14/0, 15/0 = 5; middle:
+    // 12/0, 13/0, 23/0, 25/0 = 4; production: 20/0, 21/0, 22/0, 24/0, 26/0, 27/0 = 6.
+    let ev = rep.evictions.unwrap();
+    assert_eq!(ev.schedules, [5, 4, 6]);
+    assert_eq!(ev.evictions, [4, 2, 1]);
+    assert_eq!(ev.preemptions, [2, 1, 1]);
+    use pliant_trace::Band;
+    assert_eq!(ev.preempted_share(Band::Free), 2.0 / 5.0);
+    assert_eq!(ev.preempted_share(Band::Middle), 1.0 / 4.0);
+    assert_eq!(ev.preempted_share(Band::Production), 1.0 / 6.0);
+    // Evicted runs at 0.1 × 32 = 3.2 cores — free: 10/0, 11/0, 14/0, 15/0 ran 10 s
+    // each (128 core-s); middle: 12/0 10 s, 13/0 20 s (96); production: 20/0
+    // 1012 → 1100 s, 88 s (281.6).
+    for (got, want) in ev.evicted_core_seconds.iter().zip([128.0, 96.0, 281.6]) {
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    }
 }
 
 #[test]
@@ -167,7 +218,7 @@ fn sls_task_classes_become_phases() {
 #[test]
 fn load_applies_window_cluster_and_classes() {
     let opts = LoadOptions {
-        nodes: Some(2),
+        target: Target::Nodes(2),
         read: ReadOptions { window: Some(Window { start: 700 * SECOND, end: 800 * SECOND }), ..ReadOptions::default() },
         ..LoadOptions::default()
     };
@@ -185,7 +236,7 @@ fn load_applies_window_cluster_and_classes() {
 #[test]
 fn scale_samples_by_nodes_over_machines() {
     // 2 of 4 source machines: keep each job when draw(seed, name) < 0.5.
-    let opts = LoadOptions { nodes: Some(2), scale: true, source_machines: Some(4), seed: 3, ..LoadOptions::default() };
+    let opts = LoadOptions { target: Target::Scale(0.5), source_machines: Some(4), seed: 3, ..LoadOptions::default() };
     let expected: Vec<&str> = ["job_1", "7"].into_iter().filter(|n| pliant_trace::shrink::draw(3, n) < 0.5).collect();
     match load_workload(&[fixture("sls.json")], &opts) {
         Ok((w, rep)) => {
@@ -202,7 +253,7 @@ fn scale_samples_by_nodes_over_machines() {
 
 #[test]
 fn import_writes_what_load_returns() {
-    let opts = LoadOptions { nodes: Some(3), ..LoadOptions::default() };
+    let opts = LoadOptions { target: Target::Nodes(3), ..LoadOptions::default() };
     for name in ["google", "alibaba2018", "alibaba2017", "sls.json"] {
         let mut buf = Vec::new();
         import(&[fixture(name)], &opts, &mut buf).unwrap();
@@ -216,4 +267,27 @@ fn import_writes_what_load_returns() {
         std::fs::remove_file(&path).unwrap();
         assert_eq!(again, w, "{name}");
     }
+}
+
+#[test]
+fn a_native_cluster_keeps_its_mix_when_resized() {
+    let path = std::env::temp_dir().join(format!("pliant-trace-mix-{}.jsonl", std::process::id()));
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"cluster\":{\"nodes\":[{\"count\":2,\"cpu\":4,\"mem_mb\":8192},{\"count\":2,\"cpu\":8,\"mem_mb\":16384}]}}\n",
+            "{\"job\":{\"name\":\"a\",\"submit_s\":0,\"class\":\"short\",\"phases\":[{\"tasks\":[{\"cpu\":2,\"mem_mb\":1024,\"duration_s\":5}]}]}}\n",
+        ),
+    )
+    .unwrap();
+    let (a, b) = (Resources::cores_gb(4, 8), Resources::cores_gb(8, 16));
+    let nodes = |target| {
+        let opts = LoadOptions { target, ..LoadOptions::default() };
+        load_workload(std::slice::from_ref(&path), &opts).unwrap().0.cluster.nodes
+    };
+    // Node i of N is node ⌊i·4/N⌋ of [a, a, b, b]: N = 2 → 0, 2; N = 6 → 0, 0, 1, 2, 2, 3.
+    assert_eq!(nodes(Target::Nodes(2)), [a, b]);
+    assert_eq!(nodes(Target::Nodes(6)), [a, a, a, b, b, b]);
+    assert_eq!(nodes(Target::Source), [a, a, b, b]);
+    std::fs::remove_file(&path).unwrap();
 }

@@ -218,15 +218,28 @@ fn group<T: PartialEq + Copy>(items: &[T]) -> Vec<(T, u32)> {
     out
 }
 
-/// Writes a workload as JSON Lines (identical neighbouring tasks and nodes grouped).
-pub fn write_workload(w: &Workload, mut out: impl Write) -> std::io::Result<()> {
-    let nodes = group(&w.cluster.nodes)
-        .into_iter()
-        .map(|(r, count)| NodeGroup { count, cpu: r.cpu_milli as f64 / 1000.0, mem_mb: r.mem_mb })
-        .collect();
-    serde_json::to_writer(&mut out, &Record::Cluster(ClusterRecord { nodes }))?;
-    writeln!(out)?;
-    for job in &w.jobs {
+/// Writes a workload as JSON Lines one record at a time: the cluster record
+/// when it is created, then each job as it is handed over, so a caller that
+/// streams jobs in (a trace import) never holds more than one of them.
+/// Identical neighbouring tasks and nodes are grouped.
+pub struct WorkloadWriter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> WorkloadWriter<W> {
+    /// Writes the cluster record.
+    pub fn new(mut out: W, cluster: &Cluster) -> std::io::Result<Self> {
+        let nodes = group(&cluster.nodes)
+            .into_iter()
+            .map(|(r, count)| NodeGroup { count, cpu: r.cpu_milli as f64 / 1000.0, mem_mb: r.mem_mb })
+            .collect();
+        serde_json::to_writer(&mut out, &Record::Cluster(ClusterRecord { nodes }))?;
+        writeln!(out)?;
+        Ok(WorkloadWriter { out })
+    }
+
+    /// Writes one job record.
+    pub fn job(&mut self, job: &Job) -> std::io::Result<()> {
         let phases = job
             .phases
             .iter()
@@ -252,10 +265,24 @@ pub fn write_workload(w: &Workload, mut out: impl Write) -> std::io::Result<()> 
             priority: job.priority,
             phases,
         };
-        serde_json::to_writer(&mut out, &Record::Job(rec))?;
-        writeln!(out)?;
+        serde_json::to_writer(&mut self.out, &Record::Job(rec))?;
+        writeln!(self.out)
     }
-    Ok(())
+
+    /// Flushes and hands back the output.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Writes a whole workload as JSON Lines (see [`WorkloadWriter`]).
+pub fn write_workload(w: &Workload, out: impl Write) -> std::io::Result<()> {
+    let mut writer = WorkloadWriter::new(out, &w.cluster)?;
+    for job in &w.jobs {
+        writer.job(job)?;
+    }
+    writer.finish().map(drop)
 }
 
 #[cfg(test)]
@@ -293,6 +320,19 @@ mod tests {
         let mut buf = Vec::new();
         write_workload(&w, &mut buf).unwrap();
         assert_eq!(read_workload(buf.as_slice()).unwrap(), w);
+    }
+
+    #[test]
+    fn the_writer_writes_each_record_as_it_comes() {
+        let w = read_workload(GOOD.as_bytes()).unwrap();
+        let mut writer = WorkloadWriter::new(Vec::new(), &w.cluster).unwrap();
+        // Only the cluster record so far, its two equal nodes grouped.
+        assert_eq!(writer.out, b"{\"cluster\":{\"nodes\":[{\"count\":2,\"cpu\":4.0,\"mem_mb\":8192}]}}\n");
+        writer.job(&w.jobs[0]).unwrap();
+        assert_eq!(writer.out.iter().filter(|&&b| b == b'\n').count(), 2);
+        writer.job(&w.jobs[1]).unwrap();
+        let out = writer.finish().unwrap();
+        assert_eq!(read_workload(out.as_slice()).unwrap(), w);
     }
 
     fn error_of(text: &str) -> FormatError {

@@ -24,6 +24,9 @@ pub struct QueueSpec {
     pub classes: Vec<JobClass>,
     /// Guaranteed fraction of the cluster; over it, the queue may be preempted.
     pub guaranteed: f64,
+    /// Whether the queue, when under its guarantee, takes resources back from
+    /// over-provisioned queues; a best-effort queue only waits.
+    pub preempts: bool,
 }
 
 /// What a task that finds no room holds back: nothing overtakes it within its scope.

@@ -14,7 +14,8 @@ pub struct Params {
     pub short_share: f64,
     /// Resource monitor period in seconds (BIG-C §4.2: 3 s).
     pub monitor_interval_s: f64,
-    /// Launches of a task after which a kill fails its job (DESIGN.md: 4, YARN's default).
+    /// Launches of a coupled (Spark) task after which a kill fails its job (DESIGN.md: 4,
+    /// YARN's default); preempted MapReduce attempts count as killed, not failed.
     pub max_attempts: u32,
     /// Scheduling opportunities a preempted container is offered on its node
     /// before it really resumes (BIG-C §4.3 and §5.3: D = 3).
@@ -48,7 +49,7 @@ pub const PARAM_KEYS: &[(&str, &str)] = &[
     ("reserve_fraction", "fraction of nodes kept for short jobs by `reserve` (0..1, default 0.6)"),
     ("short_share", "guaranteed share of the short queue in preempting presets (0..1, default 0.95)"),
     ("monitor_interval_s", "resource monitor period in seconds (default 3)"),
-    ("max_attempts", "launches of a task after which a kill fails its job (default 4)"),
+    ("max_attempts", "launches of a coupled (Spark) task after which a kill fails its job (default 4)"),
     ("delayed_resumption", "offers of its node a preempted container waits for before resuming, D (default 3)"),
     ("gp_units", "graceful-preemption step in basic units of <1 CPU, 2 GB> (default 2)"),
     ("footprint_mb", "memory a suspended container keeps, MB (default 64)"),

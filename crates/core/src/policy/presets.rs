@@ -50,13 +50,20 @@ pub const PRESETS: &[PresetInfo] = &[
 ];
 
 fn single_queue() -> Vec<QueueSpec> {
-    vec![QueueSpec { name: "default", classes: vec![JobClass::Short, JobClass::Long], guaranteed: 1.0 }]
+    vec![QueueSpec {
+        name: "default",
+        classes: vec![JobClass::Short, JobClass::Long],
+        guaranteed: 1.0,
+        preempts: false,
+    }]
 }
 
 fn two_queues(short_share: f64) -> Vec<QueueSpec> {
     vec![
-        QueueSpec { name: "short", classes: vec![JobClass::Short], guaranteed: short_share },
-        QueueSpec { name: "long", classes: vec![JobClass::Long], guaranteed: 1.0 - short_share },
+        QueueSpec { name: "short", classes: vec![JobClass::Short], guaranteed: short_share, preempts: true },
+        // BIG-C §5.1: the rest "was assigned to the long job queue in a best-effort
+        // manner": long jobs never preempt short ones.
+        QueueSpec { name: "long", classes: vec![JobClass::Long], guaranteed: 1.0 - short_share, preempts: false },
     ]
 }
 

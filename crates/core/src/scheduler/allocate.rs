@@ -70,10 +70,12 @@ impl Scheduler {
         }
     }
 
-    /// First fit among the nodes `class` may use.
+    /// First fit among the nodes `class` may use. Short tasks go where they
+    /// leave preempted containers' promised room alone if they can, and into
+    /// it only if nowhere else has room, so preempted work resumes sooner.
     fn find_node(&self, req: Resources, class: JobClass) -> Option<NodeId> {
         let found = match class {
-            JobClass::Short => self.free_index.first_fit(req, 0),
+            JobClass::Short => self.long_index.first_fit(req, 0).or_else(|| self.free_index.first_fit(req, 0)),
             JobClass::Long => self.long_index.first_fit(req, self.first_shared_node),
         };
         found.map(|i| NodeId(i as u32))

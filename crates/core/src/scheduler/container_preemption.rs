@@ -20,24 +20,35 @@ impl Scheduler {
         t.pause(now);
         t.footprint_mb = footprint.mem_mb.min(t.allocated.mem_mb);
         self.lower_limits(task, Resources::new(0, footprint.mem_mb));
+        self.unbook_reclaimed_footprint(task);
+        out.push(Action::Suspend { task, footprint });
+    }
+
+    /// Graceful preemption (§3.3, Alg. 2 line 7): lower the task's limits to
+    /// `to`. A task shrunk down to the footprint is, like a suspended one, not
+    /// booked for it.
+    pub(super) fn shrink(&mut self, task: TaskRef, to: Resources, footprint: Resources, out: &mut Vec<Action>) {
+        let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
+        t.state.transition(TaskState::Shrunk).expect("graceful victims run");
+        if to.mem_mb <= footprint.mem_mb {
+            t.footprint_mb = to.mem_mb.min(t.allocated.mem_mb);
+        }
+        self.lower_limits(task, to);
+        self.unbook_reclaimed_footprint(task);
+        out.push(Action::Shrink { task, to });
+    }
+
+    /// Once nothing is left to reclaim, the footprint stops counting against the node.
+    fn unbook_reclaimed_footprint(&mut self, task: TaskRef) {
         let job = &mut self.jobs[task.job.0 as usize];
         let t = &mut job.tasks[task.task as usize];
-        if t.reclaiming_mb == 0 {
+        if t.reclaiming_mb == 0 && t.footprint_mb > 0 {
             let mem = std::mem::take(&mut t.footprint_mb);
             t.allocated.mem_mb -= mem;
             let (node, queue) = (t.node, job.queue);
             self.release(node, queue, Resources::new(0, mem));
             self.sync_promise(task);
         }
-        out.push(Action::Suspend { task, footprint });
-    }
-
-    /// Graceful preemption (§3.3, Alg. 2 line 7): lower the task's limits to `to`.
-    pub(super) fn shrink(&mut self, task: TaskRef, to: Resources, out: &mut Vec<Action>) {
-        let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
-        t.state.transition(TaskState::Shrunk).expect("graceful victims run");
-        self.lower_limits(task, to);
-        out.push(Action::Shrink { task, to });
     }
 
     /// Frees CPU above `to` now and books the memory above it as being reclaimed.
@@ -117,10 +128,19 @@ impl Scheduler {
     /// node's free resources; it resumes on the offer after D refused ones
     /// (delayed resumption, §4.3 "Practical considerations"). Tasks are served
     /// in service order, and what an older task waits for on its node is held
-    /// for it: a younger task never resumes into room an older one needs.
+    /// for it: a younger task never resumes into room an older one needs —
+    /// unless the older one could not fit even once everything but the other
+    /// preempted tasks there has left (then holding room for it would only
+    /// deadlock them).
     pub(super) fn offer_resumptions(&mut self, delay: u32, out: &mut Vec<Action>) {
+        use std::collections::HashMap;
         let candidates: Vec<_> = self.preempted.iter().copied().collect();
-        let mut held_back: std::collections::HashMap<u32, Resources> = std::collections::HashMap::new();
+        let mut preempted_hold: HashMap<u32, Resources> = HashMap::new();
+        for &(key, ti) in &candidates {
+            let t = &self.jobs[key.2 as usize].tasks[ti as usize];
+            *preempted_hold.entry(t.node.0).or_default() += t.allocated;
+        }
+        let mut held_back: HashMap<u32, Resources> = HashMap::new();
         for (key, ti) in candidates {
             let t = &self.jobs[key.2 as usize].tasks[ti as usize];
             if !matches!(t.state, TaskState::Suspended | TaskState::Shrunk) {
@@ -129,6 +149,11 @@ impl Scheduler {
             let missing = t.request - t.allocated;
             let node = t.node;
             let claimed = held_back.entry(node.0).or_default();
+            let others = preempted_hold[&node.0].saturating_sub(&t.allocated);
+            let attainable = self.nodes[node.0 as usize].capacity.saturating_sub(&others).saturating_sub(claimed);
+            if !missing.fits_in(&attainable) {
+                continue;
+            }
             if t.reclaiming_mb > 0 {
                 // Still giving memory back: it will want its room; hold it.
                 *claimed += missing;

@@ -283,7 +283,10 @@ impl Scheduler {
         t.state.transition(TaskState::Pending).expect("victims are running");
         t.allocated = Resources::ZERO;
         t.image = None;
-        let exhausted = t.attempts >= max_attempts;
+        // A preempted MapReduce attempt is "killed", not "failed" (YARN's PREEMPTED exit
+        // status): only coupled (Spark) tasks use up attempts by being preempted, as the
+        // failed Spark jobs of BIG-C §5.2 did.
+        let exhausted = t.attempts >= max_attempts && job.req.phases[t.phase as usize].coupled;
         job.running -= 1;
         job.pending.push_front(task.task);
         let queue = job.queue;

@@ -14,7 +14,7 @@ impl Scheduler {
     pub(super) fn preempt(&mut self, now: Micros, spec: PreemptionSpec, out: &mut Vec<Action>) {
         for starved in 0..self.queues.len() {
             let q = &self.queues[starved];
-            if !q.used.strictly_less(&q.guaranteed) {
+            if !self.policy.queues[starved].preempts || !q.used.strictly_less(&q.guaranteed) {
                 continue;
             }
             // The starved queue's request r⃗_s: its runnable pending demand, up
@@ -40,7 +40,7 @@ impl Scheduler {
                     Mechanism::Graceful => {
                         let jobs = self.victim_jobs(over, now, |s| matches!(s, TaskState::Running | TaskState::Shrunk));
                         for (task, to) in choose_graceful(jobs, p, spec.gp_step, spec.footprint, self.total) {
-                            self.shrink(task, to, out);
+                            self.shrink(task, to, spec.footprint, out);
                         }
                     }
                     Mechanism::Immediate | Mechanism::Kill | Mechanism::Checkpoint => {

@@ -1,8 +1,8 @@
 //! BIG-C Algorithm 2 (§4.3): pick the job with the longest remaining time and
 //! take from its containers until p⃗ is satisfied, then move to the next job.
 //! Kill and immediate preemption take whole containers ([`choose_victims`]);
-//! graceful preemption takes r⃗_GP steps, largest container first
-//! ([`choose_graceful`]).
+//! graceful preemption takes r⃗_GP steps, largest container first, one step
+//! per container per round ([`choose_graceful`]).
 
 use crate::model::{JobId, TaskRef};
 use crate::{Micros, Resources};
@@ -65,10 +65,14 @@ pub fn choose_victims(mut jobs: Vec<VictimJob>, p: Resources, total: Resources) 
 }
 
 /// Algorithm 2 with graceful preemption (the red lines 7–8): each step takes
-/// `step` (r⃗_GP) from the job's currently largest container, never below
-/// `footprint`; an emptied container leaves the set. Returns each touched
-/// container with its new limits, in the order first touched. (Containers that
-/// swap are frozen by their node and leave the set through the core's state.)
+/// `step` (r⃗_GP) from the job's largest container not yet stepped this round,
+/// never below `footprint`. GP "reclaims its resources in multiple rounds"
+/// (§3.3) and removes a container once it swaps (line 8), which only its node
+/// can tell after the step: so one call — one round of the resource monitor —
+/// takes at most one step from each container, and collects the rest from the
+/// next job's containers ("from many containers", §4.3). Returns each touched
+/// container with its new limits, in the order touched. (Containers that swap
+/// are frozen by their node and leave the set through the core's state.)
 pub fn choose_graceful(
     mut jobs: Vec<VictimJob>,
     p: Resources,
@@ -99,16 +103,11 @@ pub fn choose_graceful(
                 })
                 .map(|(i, _)| i);
             let Some(i) = pick else { break };
-            // Line 7: p⃗ = p⃗ − r⃗_GP, r⃗_c = r⃗_c − r⃗_GP.
-            let (task, cur) = set[i];
+            // Line 7: p⃗ = p⃗ − r⃗_GP, r⃗_c = r⃗_c − r⃗_GP; line 8: stepped for this round.
+            let (task, cur) = set.swap_remove(i);
             let take = step.min(&cur.saturating_sub(&footprint));
-            let now = cur - take;
             left = left.saturating_sub(&take);
-            set[i].1 = now;
-            match out.iter_mut().find(|(t, _)| *t == task) {
-                Some(entry) => entry.1 = now,
-                None => out.push((task, now)),
-            }
+            out.push((task, cur - take));
         }
     }
     out
@@ -162,18 +161,20 @@ mod tests {
     }
 
     // Graceful, cluster ⟨100 CPU, 100 GB⟩, r_GP = ⟨2 CPU, 4 GB⟩, footprint ⟨0, 0⟩ for
-    // round numbers, p = ⟨5 CPU, 3 GB⟩ (CPU-dominant). One job with containers
-    // A = ⟨8, 16⟩ (task 0) and B = ⟨16, 32⟩ (task 1).
-    // Step 1: B is largest → B = ⟨14, 28⟩, left ⟨3, 0⟩.
-    // Step 2: B (14/100) still largest → B = ⟨12, 24⟩, left ⟨1, 0⟩.
-    // Step 3: B (12) > A (8) → B = ⟨10, 20⟩, left ⟨0, 0⟩: done. A is untouched.
+    // round numbers, p = ⟨5 CPU, 3 GB⟩ (CPU-dominant). Job 1 (300 s left) has
+    // A = ⟨8, 16⟩ (task 0) and B = ⟨16, 32⟩ (task 1); job 2 (100 s left) has C = ⟨4, 8⟩.
+    // Step 1: B is largest → B = ⟨14, 28⟩, left ⟨3, 0⟩. Step 2: B had its step this
+    // round, so A → ⟨6, 12⟩, left ⟨1, 0⟩. Job 1 is exhausted: job 2, C → ⟨2, 4⟩, done.
     #[test]
-    fn graceful_steps_come_from_the_largest_container() {
-        let jobs = vec![VictimJob {
-            job: JobId(1),
-            remaining: 100,
-            containers: vec![container(1, 0, 8, 16, 0), container(1, 1, 16, 32, 0)],
-        }];
+    fn graceful_takes_one_step_per_container_per_round_largest_first() {
+        let jobs = vec![
+            VictimJob { job: JobId(2), remaining: 100, containers: vec![container(2, 0, 4, 8, 0)] },
+            VictimJob {
+                job: JobId(1),
+                remaining: 300,
+                containers: vec![container(1, 0, 8, 16, 0), container(1, 1, 16, 32, 0)],
+            },
+        ];
         let out = choose_graceful(
             jobs,
             Resources::cores_gb(5, 3),
@@ -181,13 +182,21 @@ mod tests {
             Resources::ZERO,
             Resources::cores_gb(100, 100),
         );
-        assert_eq!(out, vec![(TaskRef { job: JobId(1), task: 1 }, Resources::cores_gb(10, 20))]);
+        let t = |job, task| TaskRef { job: JobId(job), task };
+        assert_eq!(
+            out,
+            vec![
+                (t(1, 1), Resources::cores_gb(14, 28)),
+                (t(1, 0), Resources::cores_gb(6, 12)),
+                (t(2, 0), Resources::cores_gb(2, 4)),
+            ]
+        );
     }
 
-    // Two equal containers ⟨4, 8⟩ and p = ⟨4 CPU, 0⟩ with r_GP = ⟨1, 2⟩: steps alternate
-    // between them (largest first, ties to the lower task), two from each.
+    // Two equal containers ⟨4, 8⟩ and p = ⟨4 CPU, 0⟩ with r_GP = ⟨1, 2⟩: one step from
+    // each (ties to the lower task first), leaving ⟨2, 0⟩ for the next round.
     #[test]
-    fn graceful_spreads_over_equal_containers_and_respects_the_footprint() {
+    fn graceful_spreads_over_equal_containers_and_stops_at_the_footprint() {
         let jobs = vec![VictimJob {
             job: JobId(1),
             remaining: 100,
@@ -203,8 +212,8 @@ mod tests {
         assert_eq!(
             out,
             vec![
-                (TaskRef { job: JobId(1), task: 0 }, Resources::cores_gb(2, 4)),
-                (TaskRef { job: JobId(1), task: 1 }, Resources::cores_gb(2, 4)),
+                (TaskRef { job: JobId(1), task: 0 }, Resources::cores_gb(3, 6)),
+                (TaskRef { job: JobId(1), task: 1 }, Resources::cores_gb(3, 6)),
             ]
         );
         // A take that would cross the footprint stops at it: ⟨1, 3⟩ with footprint ⟨0, 1⟩

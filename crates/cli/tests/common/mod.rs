@@ -1,0 +1,26 @@
+//! Helpers shared by the `pliant` end-to-end tests.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Runs the `pliant` binary with `args`.
+pub fn pliant(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pliant")).args(args).output().expect("run pliant")
+}
+
+/// A fresh, empty directory for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pliant-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `pliant` expecting exit code 2 without a panic; returns its stderr.
+pub fn error_of(args: &[&str]) -> String {
+    let out = pliant(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: stdout: {}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}

@@ -1,0 +1,163 @@
+//! `pliant trace stats|import` and `pliant simulate --workload TRACE` end to
+//! end: import round trips, bad rows (file, line, reason; `--strict`), the
+//! scale rule and the shared Google part replayed under fifo, reserve and kill.
+
+mod common;
+
+use common::{error_of, pliant, temp_dir};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Output;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../trace/tests/fixtures");
+const GOOGLE_PART: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/google2011");
+
+fn fixture(name: &str) -> String {
+    format!("{FIXTURES}/{name}")
+}
+
+fn ok(args: &[&str]) -> Output {
+    let out = pliant(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// The results of a `--format json` run without the wall-clock fields.
+fn results(args: &[&str]) -> Value {
+    let mut doc: Value = serde_json::from_slice(&ok(args).stdout).unwrap();
+    for r in doc["results"].as_array_mut().unwrap() {
+        r["sim"].as_object_mut().unwrap().retain(|k, _| k == "events");
+    }
+    doc["results"].take()
+}
+
+/// Jobs in each policy's result (short + long), one entry per policy.
+fn jobs_per_policy(results: &Value) -> Vec<u64> {
+    let jobs = |r: &Value, c: &str| r["classes"][c]["jobs"].as_u64().unwrap();
+    results.as_array().unwrap().iter().map(|r| jobs(r, "short") + jobs(r, "long")).collect()
+}
+
+/// Importing then simulating the native file gives what simulating the trace
+/// gives, with the read flags both commands share.
+#[test]
+fn import_then_simulate_equals_simulating_the_trace() {
+    let dir = temp_dir("trace-roundtrip");
+    let native = dir.join("google.jsonl");
+    let out = native.to_str().unwrap();
+    let trace = fixture("google");
+    let policies = ["--policies", "fifo,reserve,kill", "--format", "json"];
+    // Without flags: jobs 1 and 3, the fixture's only finished ones, on two ⟨32 CPU, 128 GB⟩
+    // nodes. With --truncate, job 2's cut tasks too. With --node 16,64, nodes of that size.
+    let cases: [(&[&str], &str, u64); 3] = [
+        (&[], r#"{"cluster":{"nodes":[{"count":2,"cpu":32.0,"mem_mb":131072}]}}"#, 2),
+        (&["--truncate"], r#"{"cluster":{"nodes":[{"count":2,"cpu":32.0,"mem_mb":131072}]}}"#, 3),
+        (&["--node", "16,64"], r#"{"cluster":{"nodes":[{"count":2,"cpu":16.0,"mem_mb":65536}]}}"#, 2),
+    ];
+    for (flags, cluster, jobs) in cases {
+        ok(&[&["trace", "import", &trace, "--nodes", "2", "-o", out], flags].concat());
+        let text = std::fs::read_to_string(&native).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], cluster, "{flags:?}");
+        assert_eq!(lines.len() as u64, 1 + jobs, "{flags:?}: {text}");
+        let from_native = results(&[&["simulate", "--workload", out], &policies[..]].concat());
+        let from_trace = results(&[&["simulate", "--workload", &trace, "--nodes", "2"], flags, &policies[..]].concat());
+        assert_eq!(from_native, from_trace, "{flags:?}");
+        assert_eq!(jobs_per_policy(&from_trace), [jobs; 3], "{flags:?}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A bad row is skipped and reported as `file:line: reason`; `--strict` stops there with exit code 2.
+#[test]
+fn bad_rows_are_reported_with_file_line_and_reason() {
+    let dir = temp_dir("trace-bad");
+    let out = dir.join("w.jsonl");
+    let out = out.to_str().unwrap();
+    // Line 12 of the fixture's task_events is the text `this row is bad`: one field, not 13.
+    let reason = "task_events-part-0.csv:12: 1 fields in a task_events row, expected 13";
+    let stats = ok(&["trace", "stats", &fixture("google")]);
+    let text = String::from_utf8(stats.stdout).unwrap();
+    assert!(text.contains("1 bad rows skipped") && text.contains(reason), "{text}");
+    let import = ok(&["trace", "import", &fixture("google"), "--nodes", "1", "-o", out]);
+    let summary = String::from_utf8(import.stderr).unwrap();
+    assert!(summary.contains("1 bad rows skipped") && summary.contains(reason), "{summary}");
+    for args in [
+        vec!["trace", "import", &fixture("google"), "--nodes", "1", "-o", out, "--strict"],
+        vec!["trace", "stats", &fixture("google"), "--strict"],
+        vec!["simulate", "--workload", &fixture("google"), "--nodes", "1", "--strict", "--policies", "fifo"],
+    ] {
+        let err = error_of(&args);
+        assert!(err.starts_with("error: ") && err.contains(reason), "{args:?}: {err}");
+    }
+    // SLS: the third record (ending on line 13) has an empty `job.tasks`.
+    let err = error_of(&["trace", "stats", &fixture("sls.json"), "--strict"]);
+    assert!(err.contains("sls.json:13: a job needs at least one container"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn bad_inputs_and_flags_are_clear_errors() {
+    let dir = temp_dir("trace-flags");
+    let junk = dir.join("notes.txt");
+    std::fs::write(&junk, "hello\n").unwrap();
+    let err = error_of(&["trace", "stats", junk.to_str().unwrap()]);
+    assert!(err.contains("notes.txt: not a supported trace or workload format"), "{err}");
+    let err = error_of(&["trace", "stats", dir.join("missing").to_str().unwrap()]);
+    assert!(err.contains("missing"), "{err}");
+    let google = fixture("google");
+    let err = error_of(&["simulate", "--workload", &google, "--scale", "2"]);
+    assert!(err.contains("--scale for a trace must be a factor in (0, 1], got 2"), "{err}");
+    let err = error_of(&["simulate", "--workload", &google, "--scale", "0.5", "--nodes", "3"]);
+    assert!(err.contains("--nodes or --scale"), "{err}");
+    let err = error_of(&["simulate", "--workload", &google, "--nodes", "0"]);
+    assert!(err.contains("the cluster needs 1 to 1000000 nodes, got 0"), "{err}");
+    let err = error_of(&["trace", "import", &google, "--nodes", "4000000000", "-o", "/dev/null"]);
+    assert!(err.contains("got 4000000000"), "{err}");
+    // SLS traces name no cluster: scaling one needs to know its machines.
+    let err = error_of(&["simulate", "--workload", &fixture("sls.json"), "--scale", "0.5"]);
+    assert!(err.contains("YARN SLS traces do not say how many machines"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn google_part() -> Option<String> {
+    if PathBuf::from(GOOGLE_PART).join("task_events_part-00000-of-00500.csv.gz").exists() {
+        return Some(GOOGLE_PART.to_string());
+    }
+    if std::env::var("PLIANT_ALLOW_MISSING_TRACES").as_deref() == Ok("1") {
+        eprintln!("skipped: {GOOGLE_PART} is missing and PLIANT_ALLOW_MISSING_TRACES=1");
+        return None;
+    }
+    panic!("the shared Google trace part is missing at {GOOGLE_PART} (set PLIANT_ALLOW_MISSING_TRACES=1 to skip)");
+}
+
+/// The issue's "done when": the shared Google part scaled by 0.05 — round(0.05 ×
+/// 12,583) = round(629.15) = 629 nodes — runs fifo, reserve and kill with the
+/// table, the JSON and the plots; the import of the same scale holds the same jobs.
+#[test]
+fn the_google_part_scaled_runs_every_baseline_with_all_outputs() {
+    let Some(part) = google_part() else { return };
+    let dir = temp_dir("trace-google");
+    let native = dir.join("google-0.05.jsonl");
+    ok(&["trace", "import", &part, "--scale", "0.05", "-o", native.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&native).unwrap();
+    assert!(text.starts_with(r#"{"cluster":{"nodes":[{"count":629,"cpu":32.0,"mem_mb":131072}]}}"#), "{text}");
+    let imported_jobs = text.lines().count() as u64 - 1;
+    assert!(imported_jobs > 0);
+    let table = ok(&["simulate", "--workload", &part, "--scale", "0.05", "--policies", "fifo,reserve,kill"]);
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains(&format!("{imported_jobs} jobs on 629 nodes")), "{table}");
+    for policy in ["fifo", "reserve", "kill"] {
+        assert!(table.lines().any(|l| l.starts_with(policy)), "{table}");
+    }
+    let out = dir.join("out");
+    let args =
+        ["simulate", "--workload", &part, "--scale", "0.05", "--policies", "fifo,reserve,kill", "--format", "json"];
+    let res = results(&[&args[..], &["--out", out.to_str().unwrap()]].concat());
+    assert_eq!(jobs_per_policy(&res), [imported_jobs; 3]);
+    let csv = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    assert_eq!(csv.lines().count() as u64, 1 + 3 * imported_jobs);
+    for plot in ["jct_cdf.svg", "cpu_timeline.svg"] {
+        assert!(std::fs::read_to_string(out.join(plot)).unwrap().starts_with("<svg"), "{plot}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
