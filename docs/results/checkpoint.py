@@ -5,7 +5,7 @@ on google-day (seeds 1-3) and the two-job bandwidth sweep, with the issue's
 
 Run from the repository root after `cargo build --release`:
     python3 docs/results/checkpoint.py > docs/results/checkpoint.md
-Plots of the sweep: the `pliant sweep` command printed below, with `--out DIR`.
+Plots of the sweep go to docs/results/checkpoint/two-job-nvm/.
 """
 import json
 import os
@@ -22,6 +22,7 @@ GOOGLE = ["priority", "priority-kill"] + [f"checkpoint-{t}" for t in TIERS] + [f
 SWEEP = ["priority", "priority-kill", "checkpoint-nvm", "adaptive-nvm"]
 BANDWIDTHS = "10,20,50,100,200,300,500,1000,2000"
 SWEEP_METRICS = "classes.production.jct.mean,classes.free.jct.mean,energy_kwh"
+SWEEP_OUT = "docs/results/checkpoint/two-job-nvm"
 
 
 def pliant(*args):
@@ -107,8 +108,13 @@ def sweep():
     print("A 5 GB, 60 s low-priority job (free level) preempted after 30 s by an equal high-priority job "
           "(production level) on one machine; the checkpoint bandwidth (dump and restore, MB/s) varies. "
           "`priority` is the paper's wait, `priority-kill` its kill.\n")
-    print("```sh\npliant " + " ".join(args) + " --out DIR\n```\n")
+    args += ["--out", SWEEP_OUT]
+    print("```sh\npliant " + " ".join(args) + "\n```\n")
     print("```text\n" + pliant(*args).rstrip() + "\n```\n")
+    for metric in SWEEP_METRICS.split(","):
+        svg = f"sweep_{metric.replace('.', '_')}.svg"
+        print(f"![{metric}]({SWEEP_OUT.removeprefix('docs/results/')}/{svg})")
+    print()
     doc = json.loads(pliant(*args, "--format", "json"))
     series = {(m["metric"], s["policy"]): s["mean"] for m in doc["metrics"] for s in m["series"]}
     high = "classes.production.jct.mean"
