@@ -172,3 +172,23 @@ fn adaptive_restores_remotely_when_the_local_queue_is_busy() {
     assert!(close(jct(&basic, 3), 71.68), "{}", jct(&basic, 3));
     assert_eq!((basic.checkpoints.local_restores, basic.checkpoints.remote_restores), (2, 0));
 }
+
+/// What a dump in progress will free counts as room: one node ⟨8, 16 GB⟩
+/// runs two free jobs; a production job of one ⟨4, 5 GB⟩ task at 30 s needs
+/// one victim (f0: equal priority and age, lower id). On HDD its dump takes
+/// 169.18 s, over 50 monitor rounds, and no second victim is taken: one dump,
+/// one preemption. f1 ends at 60 and the production task takes its room at
+/// once, 60–120 (JCT 90 s); f0's dump still ends at 199.18, its local restore
+/// at 368.36, and its last 30 s at 398.36.
+#[test]
+fn a_dump_in_progress_is_not_preempted_for_again() {
+    let w = Workload {
+        cluster: Cluster { nodes: vec![Resources::new(8000, 16384)] },
+        jobs: vec![job("f0", 0, 0), job("f1", 0, 0), job("prod", 10, 30)],
+    };
+    let r = run(&w, "checkpoint-hdd");
+    assert_eq!(r.preemptions.get("checkpoint"), Some(&1));
+    assert_eq!(r.checkpoints.full_dumps, 1);
+    assert_eq!((jct(&r, 1), jct(&r, 2)), (60.0, 90.0));
+    assert!(close(jct(&r, 0), 398.36), "{}", jct(&r, 0));
+}
