@@ -79,6 +79,17 @@ def report(title, args, runs):
     for p in GOOGLE:
         print(f"| {p} | " + " | ".join(f"{mean([r[p]['classes'][lv]['jct']['mean'] for r in runs]):.0f}"
                                       for lv in LEVELS) + " |")
+    print("\nPreemptions per 100 tasks by level, mean over the runs (Table 1 of the paper, Google 2011 under "
+          "its own scheduler: 20.26 % of free, 0.55 % of middle and 1.02 % of production tasks preempted, "
+          "many of them more than once; here a task preempted twice counts twice):\n")
+    print("| policy | free | middle | production | all |")
+    print("|---|---|---|---|---|")
+    for p in GOOGLE[1:]:
+        per = [mean([100 * r[p]["classes"][lv]["preemptions"] / max(1, r[p]["classes"][lv]["tasks"]) for r in runs])
+               for lv in LEVELS]
+        total = mean([100 * sum(r[p]["classes"][lv]["preemptions"] for lv in LEVELS)
+                      / max(1, sum(r[p]["classes"][lv]["tasks"] for lv in LEVELS)) for r in runs])
+        print(f"| {p} | " + " | ".join(f"{x:.2f}" for x in per) + f" | {total:.2f} |")
     print("\nFig. 5 (adaptive over basic checkpointing, mean JCT ratio, mean over runs; < 1 = adaptive faster):\n")
     print("| tier | free | middle | production |")
     print("|---|---|---|---|")
