@@ -257,3 +257,32 @@ fn sweep_out_writes_json_and_a_plot_per_metric() {
     assert!(svg.contains("gp_units") && svg.contains("<svg"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A storage key sets the scheduler's estimate and the simulator's truth at
+/// once. two-job with NVM at 512 MB/s: dumping or restoring 5 GB takes 10 s;
+/// adaptive-nvm checkpoints (30 s of progress > 10 + 10 s): the dump runs
+/// 30–40, high 40–100 (JCT 70 = 7/6 of kill's 60), the restore 100–110 and
+/// low's last 30 s end at 140. Waste: 4 cores × 20 s.
+#[test]
+fn storage_keys_set_estimates_and_truth() {
+    let doc = json(&[
+        "simulate",
+        "--scenario",
+        "two-job",
+        "--policies",
+        "priority-kill,adaptive-nvm",
+        "--set",
+        "nvm_mb_s=512",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(doc["params"]["nvm_mb_s"], 512.0);
+    let r = result(&doc, "adaptive-nvm");
+    assert_eq!(r["classes"]["production"]["jct"]["mean"], 70.0);
+    assert_eq!(r["classes"]["free"]["jct"]["mean"], 140.0);
+    assert_eq!(r["waste_core_seconds"], 80.0);
+    assert_eq!(r["checkpoints"]["full_dumps"], 1);
+    assert!((r["jct_vs_kill"]["production"].as_f64().unwrap() - 70.0 / 60.0).abs() < 1e-12);
+    let err = error_of(&["simulate", "--scenario", "two-job", "--set", "dirty_fraction=2"]);
+    assert!(err.contains("dirty_fraction") && err.contains("between 0 and 1"), "{err}");
+}

@@ -34,6 +34,11 @@ pub struct ClassSummary {
     pub queue_delay: Stats,
     /// Coefficient of variation of JCT (standard deviation over mean).
     pub cov: f64,
+    /// Tasks of the class's jobs.
+    pub tasks: u64,
+    /// Times tasks of the class's jobs were preempted (any mechanism); over
+    /// `tasks`, comparable to the checkpoint paper's Table 1.
+    pub preemptions: u64,
 }
 
 /// Nearest-rank percentile of sorted values (`q` in 0..=100); 0 for no values.
@@ -79,7 +84,9 @@ fn summarise_where(jobs: &[JobRecord], keep: impl Fn(&JobRecord) -> bool) -> Cla
     let failed = of_class.iter().filter(|j| j.failed).count();
     let (jct, cov) = stats(of_class.iter().filter(|j| !j.failed).filter_map(|j| j.jct()).map(to_secs_f64).collect());
     let (queue_delay, _) = stats(of_class.iter().filter_map(|j| j.queue_delay()).map(to_secs_f64).collect());
-    ClassSummary { jobs: of_class.len(), failed, jct, queue_delay, cov }
+    let tasks = of_class.iter().map(|j| j.tasks as u64).sum();
+    let preemptions = of_class.iter().map(|j| j.preemptions as u64).sum();
+    ClassSummary { jobs: of_class.len(), failed, jct, queue_delay, cov, tasks, preemptions }
 }
 
 #[cfg(test)]
@@ -112,8 +119,10 @@ mod tests {
         ];
         jobs[1].priority = 1;
         jobs[2].priority = 5;
+        jobs[1].tasks = 4;
+        jobs[1].preemptions = 3;
         let free = summarise_level(&jobs, PriorityLevel::Free);
-        assert_eq!((free.jobs, free.jct.mean), (2, 20.0));
+        assert_eq!((free.jobs, free.jct.mean, free.tasks, free.preemptions), (2, 20.0, 5, 3));
         assert_eq!(summarise_level(&jobs, PriorityLevel::Middle).jct.mean, 1000.0);
         assert_eq!(summarise_level(&jobs, PriorityLevel::Production).jobs, 0);
     }

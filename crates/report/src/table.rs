@@ -61,7 +61,7 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
     }
     let _ = writeln!(
         s,
-        "p50/p95/p99/p90: job completion time percentiles; queue: mean queueing delay; waste: core-hours lost to kills"
+        "p50/p95/p99/p90: job completion time percentiles; queue: mean queueing delay; waste: core-hours lost to kills or held while reclaiming, dumping or restoring"
     );
     s.push('\n');
     s.push_str(&crate::level_table(runs));

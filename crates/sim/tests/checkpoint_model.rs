@@ -3,23 +3,18 @@
 //! from Table 3: 5 GB = 5120 MB dumps in 169.18 s on HDD, 2.92 s on NVM;
 //! restores read at the same rate; an incremental dump writes 10 %.
 
-use pliant_core::model::JobClass;
 use pliant_core::policy::{preset, Params};
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::{CheckpointCounts, RunRecord};
 use pliant_sim::{simulate, SimOptions};
-use pliant_workload::{Cluster, Job, Phase, Task, Workload};
+use pliant_workload::scenarios::{self, LongJobs};
+use pliant_workload::{Cluster, Job, Task, Workload};
 
-/// A one-task job of ⟨4 CPU, 5 GB⟩ running 60 s, submitted at `submit_s`.
+/// A one-task job of ⟨4 CPU, 5 GB⟩ running 60 s, submitted at `submit_s`:
+/// the `two-job` scenario's low job, renamed, reprioritised and resubmitted.
 fn job(name: &str, priority: u8, submit_s: u64) -> Job {
-    let task = Task { request: Resources::new(4000, 5120), duration: 60 * SECOND, estimate: Some(60 * SECOND) };
-    Job {
-        name: name.into(),
-        submit: submit_s * SECOND,
-        class: if priority >= 9 { JobClass::Short } else { JobClass::Long },
-        priority,
-        phases: vec![Phase { deps: vec![], coupled: false, tasks: vec![task] }],
-    }
+    let low = scenarios::build("two-job", 1, 1.0, LongJobs::Spark).unwrap().jobs.remove(0);
+    Job { name: name.into(), priority, submit: submit_s * SECOND, ..low }
 }
 
 fn workload(nodes: usize, jobs: Vec<Job>) -> Workload {
@@ -125,4 +120,75 @@ fn only_higher_levels_preempt() {
     // free killed at 30; middle 30–90; free2 (priority 1 > 0) 90–150; free 150–210.
     assert_eq!((jct(&r, 2), jct(&r, 1), jct(&r, 0)), (60.0, 147.0, 210.0));
     assert_eq!(r.preemptions.get("kill"), Some(&1));
+}
+
+/// Algorithm 2: with a free network and no DFS penalty a remote restore costs
+/// only the read (2.92512 s for 5 GB), so an adaptive policy restores remotely
+/// when the local node's queue is busy; the basic policy restores locally.
+/// Two nodes ⟨8, 16 GB⟩. At 0: middle X1, X2 (34.92 s) fill node 0; free F0,
+/// F1 (60 s) run on node 1. At 30 a middle job P of two 2-s tasks preempts F0
+/// and F1 (node 0 holds no lower level): dumps 30–32.92 and 32.92–35.84 on
+/// node 1. P.0 runs 32.92–34.92 on node 1. At 34.92 X1, X2 and P.0 end; P.1
+/// goes to node 0; F0's first fit is node 0 (remote), and its own node 1 has
+/// room too.
+/// - adaptive-nvm: local 2.92 + 0.92 s of queue = 3.84 s > remote 2.92512 s:
+///   remote on node 0, 34.92–37.84512, F0 ends 67.84512. F1 (dumped at 35.84)
+///   restores locally on node 1 (node 0 is full) 35.84–38.76 and ends 68.76.
+/// - checkpoint-nvm: F0 restores locally after F1's dump, 35.84–38.76 (ends
+///   68.76); F1's first fit is node 0 but it fits at home: local after F0,
+///   38.76–41.68, ends 71.68.
+#[test]
+fn adaptive_restores_remotely_when_the_local_queue_is_busy() {
+    let mut params = Params::default();
+    params.storage.set("network_mb_s", "1000000").unwrap().unwrap();
+    params.storage.set("remote_penalty", "1").unwrap().unwrap();
+    let mut opts = SimOptions::default();
+    opts.exec.storage = params.storage;
+    let timed = |name: &str, priority: u8, submit_s: u64, tasks: usize, micros: u64| {
+        let mut j = job(name, priority, submit_s);
+        j.phases[0].tasks = vec![Task { duration: micros, estimate: Some(micros), ..j.phases[0].tasks[0] }; tasks];
+        j
+    };
+    let w = Workload {
+        cluster: Cluster { nodes: vec![Resources::new(8000, 16384); 2] },
+        jobs: vec![
+            timed("x1", 5, 0, 1, 34_920_000),
+            timed("x2", 5, 0, 1, 34_920_000),
+            job("f0", 0, 0),
+            job("f1", 0, 0),
+            timed("p", 5, 30, 2, 2 * SECOND),
+        ],
+    };
+    let sim = |policy: &str| simulate(&w, preset(policy, &params).unwrap(), &opts).unwrap();
+
+    let adaptive = sim("adaptive-nvm");
+    assert!(close(jct(&adaptive, 2), 67.84512), "{}", jct(&adaptive, 2));
+    assert!(close(jct(&adaptive, 3), 68.76), "{}", jct(&adaptive, 3));
+    assert!(close(jct(&adaptive, 4), 6.92), "{}", jct(&adaptive, 4));
+    assert_eq!((adaptive.checkpoints.local_restores, adaptive.checkpoints.remote_restores), (1, 1));
+
+    let basic = sim("checkpoint-nvm");
+    assert!(close(jct(&basic, 2), 68.76), "{}", jct(&basic, 2));
+    assert!(close(jct(&basic, 3), 71.68), "{}", jct(&basic, 3));
+    assert_eq!((basic.checkpoints.local_restores, basic.checkpoints.remote_restores), (2, 0));
+}
+
+/// What a dump in progress will free counts as room: one node ⟨8, 16 GB⟩
+/// runs two free jobs; a production job of one ⟨4, 5 GB⟩ task at 30 s needs
+/// one victim (f0: equal priority and age, lower id). On HDD its dump takes
+/// 169.18 s, over 50 monitor rounds, and no second victim is taken: one dump,
+/// one preemption. f1 ends at 60 and the production task takes its room at
+/// once, 60–120 (JCT 90 s); f0's dump still ends at 199.18, its local restore
+/// at 368.36, and its last 30 s at 398.36.
+#[test]
+fn a_dump_in_progress_is_not_preempted_for_again() {
+    let w = Workload {
+        cluster: Cluster { nodes: vec![Resources::new(8000, 16384)] },
+        jobs: vec![job("f0", 0, 0), job("f1", 0, 0), job("prod", 10, 30)],
+    };
+    let r = run(&w, "checkpoint-hdd");
+    assert_eq!(r.preemptions.get("checkpoint"), Some(&1));
+    assert_eq!(r.checkpoints.full_dumps, 1);
+    assert_eq!((jct(&r, 1), jct(&r, 2)), (60.0, 90.0));
+    assert!(close(jct(&r, 0), 398.36), "{}", jct(&r, 0));
 }

@@ -5,8 +5,10 @@
 //! about 25,000 cores kept near saturation (95 % offered load), so that
 //! higher levels must preempt free tasks to run.
 //!
-//! The shapes not in the paper are assumptions: Poisson arrivals per level
-//! over the day; tasks per job uniform with the level's mean; a job's tasks
+//! The shapes not in the paper are assumptions: Poisson arrivals per level,
+//! free jobs at a constant rate, middle and production jobs with a daily
+//! swing of ±`SWING` around their mean rate (peak at 18:00), hour by hour,
+//! so that preemption comes in waves (Fig. 1a); tasks per job uniform with the level's mean; a job's tasks
 //! last its base duration ±20 %, bases exponential with the level's mean; 1 or
 //! 2 cores and 0.5–4 GB per task (Google tasks are small).
 
@@ -40,20 +42,37 @@ struct Level {
 }
 
 /// §3.3.2: ~15,000 jobs, ~600,000 tasks; Table 1's task shares per level.
+/// Production jobs are few and wide (§5.3.3: a production job can preempt
+/// every other job of the cluster).
 const LEVELS: [Level; 3] = [
     Level { name: "free", priorities: (0, 1), jobs: 6000.0, tasks: 60.0, duration_s: 3000.0, class: JobClass::Long },
-    Level { name: "middle", priorities: (2, 8), jobs: 8400.0, tasks: 26.0, duration_s: 1200.0, class: JobClass::Short },
+    Level { name: "middle", priorities: (2, 8), jobs: 8890.0, tasks: 24.6, duration_s: 1200.0, class: JobClass::Short },
     Level {
         name: "production",
         priorities: (9, 11),
-        jobs: 600.0,
-        tasks: 37.0,
+        jobs: 110.0,
+        tasks: 200.0,
         duration_s: 3600.0,
         class: JobClass::Short,
     },
 ];
 /// Mean cores per task (1 or 2, equally likely).
 const MEAN_CORES: f64 = 1.5;
+/// Relative daily swing of the middle and production arrival rates.
+const SWING: f64 = 0.5;
+
+/// Hourly arrival-rate segments of `level` averaging `jobs` per day.
+fn segments(level: &Level, jobs: f64) -> Vec<Segment> {
+    let mean = jobs / HORIZON_S;
+    let swing = if level.class == JobClass::Long { 0.0 } else { SWING };
+    (0..24)
+        .map(|h| {
+            let phase = (h as f64 + 0.5 - 12.0) / 24.0 * std::f64::consts::TAU;
+            let rate = mean * (1.0 + swing * phase.sin());
+            Segment { start_s: h as f64 * 3600.0, end_s: (h + 1) as f64 * 3600.0, rate }
+        })
+        .collect()
+}
 
 fn job(level: &Level, submit: u64, n: usize, rng: &mut ChaCha8Rng) -> Job {
     let max_tasks = (2.0 * level.tasks - 1.0).round() as u32;
@@ -83,8 +102,7 @@ pub fn generate(seed: u64, scale: f64) -> Workload {
     let nodes = ((cores / (NODE.cpu_milli as f64 / 1000.0)).round() as usize).max(1);
     let mut jobs = Vec::new();
     for level in &LEVELS {
-        let rate = level.jobs * scale / HORIZON_S;
-        for t in poisson_arrivals(&[Segment { start_s: 0.0, end_s: HORIZON_S, rate }], &mut rng) {
+        for t in poisson_arrivals(&segments(level, level.jobs * scale), &mut rng) {
             let n = jobs.len();
             jobs.push(job(level, t, n, &mut rng));
         }
@@ -98,10 +116,11 @@ mod tests {
     use super::*;
     use pliant_core::model::PriorityLevel;
 
-    // At scale 1: 15,000 jobs and 6000·60 + 8400·26 + 600·37 = 600,600 tasks
-    // expected; Table 1's shares 59.9 / 36.4 / 3.7 %. Offered core-seconds
-    // 1.62e9 + 0.39312e9 + 0.11988e9 = 2.133e9; at 95 % of a day (82,080 s)
-    // that is 25,987 cores: 812 nodes of 32.
+    // At scale 1: 15,000 jobs and 6000·60 + 8890·24.6 + 110·200 = 600,694
+    // tasks expected (uniform counts: 1..=119, 1..=48, 1..=399); Table 1's
+    // shares 59.9 / 36.4 / 3.7 %. Offered core-seconds 1.62e9 + 0.39365e9 +
+    // 0.1188e9 = 2.1325e9; at 95 % of a day (82,080 s) that is 25,980 cores:
+    // 812 nodes of 32.
     #[test]
     fn counts_and_shares_follow_section_3_3_2() {
         let w = generate(3, 1.0);
@@ -113,10 +132,21 @@ mod tests {
             tasks[PriorityLevel::of(j.priority) as usize] += j.tasks().count() as f64;
         }
         let total: f64 = tasks.iter().sum();
-        assert!((total - 600_600.0).abs() < 0.03 * 600_600.0, "{total}");
+        assert!((total - 600_694.0).abs() < 0.03 * 600_694.0, "{total}");
         let shares = tasks.map(|t| t / total);
         assert!((shares[0] - 0.599).abs() < 0.02 && (shares[2] - 0.037).abs() < 0.01, "{shares:?}");
         assert!(w.jobs.windows(2).all(|p| p[0].submit <= p[1].submit));
+        // The swing: sin averages 2/π over each half day, so middle jobs
+        // arrive (1 + 0.5·0.637) / (1 − 0.5·0.637) = 1.93 times as often from
+        // 12:00 to 24:00 as before; free jobs evenly.
+        let halves = |lvl: PriorityLevel| {
+            let of = |j: &&Job| PriorityLevel::of(j.priority) == lvl;
+            let noon = from_secs_f64(HORIZON_S / 2.0);
+            let late = w.jobs.iter().filter(of).filter(|j| j.submit >= noon).count() as f64;
+            late / w.jobs.iter().filter(of).filter(|j| j.submit < noon).count() as f64
+        };
+        assert!((halves(PriorityLevel::Middle) - 1.93).abs() < 0.1, "{}", halves(PriorityLevel::Middle));
+        assert!((halves(PriorityLevel::Free) - 1.0).abs() < 0.08, "{}", halves(PriorityLevel::Free));
         assert!(w.jobs.iter().all(|j| j.submit < from_secs_f64(HORIZON_S)));
     }
 }
