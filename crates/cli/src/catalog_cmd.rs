@@ -7,6 +7,7 @@ use pliant_workload::scenarios::SCENARIOS;
 pub fn scenarios() -> Result<(), String> {
     for s in SCENARIOS {
         println!("{:<12} {}", s.name, s.about);
+        println!("{:<12} compared by default: {}", "", s.policies.join(", "));
     }
     Ok(())
 }

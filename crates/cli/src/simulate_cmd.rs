@@ -26,7 +26,8 @@ pub enum Format {
 pub struct SimulateArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Comma-separated policy presets (see `pliant policies`); default: all.
+    /// Comma-separated policy presets (see `pliant policies`); default: the scenario's
+    /// (see `pliant scenarios`), or every preset for a --workload.
     #[arg(long, value_delimiter = ',')]
     policies: Option<Vec<String>>,
     /// Parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
@@ -74,11 +75,11 @@ pub fn parallel_map<T: Sync, R: Send>(items: Vec<T>, f: impl Fn(&T) -> R + Sync)
         .collect()
 }
 
-/// Resolves preset names (all presets when `names` is `None`) with `params`.
-pub fn policies_named(names: Option<&[String]>, params: &Params) -> Result<Vec<Policy>, String> {
+/// Resolves preset names (`default` when `names` is `None`) with `params`.
+pub fn policies_named(names: Option<&[String]>, default: &[&str], params: &Params) -> Result<Vec<Policy>, String> {
     let names: Vec<String> = match names {
         Some(list) => list.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
-        None => PRESETS.iter().map(|p| p.name.to_string()).collect(),
+        None => default.iter().map(|p| p.to_string()).collect(),
     };
     if names.is_empty() {
         return Err("--policies is empty".into());
@@ -109,7 +110,7 @@ fn write_outputs(dir: &Path, json: &str, runs: &[RunRecord]) -> Result<(), Strin
 pub fn run(args: SimulateArgs) -> Result<(), String> {
     let (name, workload) = args.workload.load(args.workload.seed)?;
     let settings = Settings::load(args.config.as_deref(), &args.set)?;
-    let policies = policies_named(args.policies.as_deref(), &settings.params)?;
+    let policies = policies_named(args.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
     let runs = run_all(&workload, policies, &settings.exec)?;
     let (seed, scale) = (args.workload.seed, args.workload.scale);
     let doc = comparison_json(&name, seed, scale, &settings, &runs);

@@ -22,7 +22,8 @@ pub struct SweepArgs {
     /// Average each point over this many seeds, from --seed upwards.
     #[arg(long, default_value_t = 1)]
     seeds: u64,
-    /// Comma-separated policy presets (see `pliant policies`); default: all.
+    /// Comma-separated policy presets (see `pliant policies`); default: the scenario's
+    /// (see `pliant scenarios`), or every preset for a --workload.
     #[arg(long, value_delimiter = ',')]
     policies: Option<Vec<String>>,
     /// Comma-separated metrics: dotted paths into a policy's JSON result
@@ -78,8 +79,11 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
             s.set(&key, v).map(|()| s).map_err(|e| format!("--vary {key}={v}: {e}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let policies =
-        settings.iter().map(|s| policies_named(args.policies.as_deref(), &s.params)).collect::<Result<Vec<_>, _>>()?;
+    let defaults = args.workload.default_policies();
+    let policies = settings
+        .iter()
+        .map(|s| policies_named(args.policies.as_deref(), &defaults, &s.params))
+        .collect::<Result<Vec<_>, _>>()?;
     let seeds: Vec<u64> = (0..args.seeds).map(|i| args.workload.seed + i).collect();
     let loaded = seeds.iter().map(|&seed| args.workload.load(seed)).collect::<Result<Vec<_>, _>>()?;
     let scenario = loaded[0].0.clone();

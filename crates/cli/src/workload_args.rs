@@ -2,6 +2,7 @@
 //! shared by `pliant simulate` and `pliant sweep`.
 
 use clap::Args;
+use pliant_core::policy::PRESETS;
 use pliant_trace::{LoadOptions, Target};
 use pliant_workload::scenarios::{self, LongJobs, DEFAULT_SCENARIO, SCENARIOS};
 use pliant_workload::{read_workload, Workload};
@@ -50,6 +51,15 @@ pub struct WorkloadArgs {
 }
 
 impl WorkloadArgs {
+    /// The presets compared when none are named: the scenario's, or all for a file.
+    pub fn default_policies(&self) -> Vec<&'static str> {
+        let name = self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
+        match SCENARIOS.iter().find(|s| s.name == name) {
+            Some(s) if self.workload.is_none() => s.policies.to_vec(),
+            _ => PRESETS.iter().map(|p| p.name).collect(),
+        }
+    }
+
     /// Builds or reads the workload for `seed`; returns its display name too.
     pub fn load(&self, seed: u64) -> Result<(String, Workload), String> {
         if let Some(path) = &self.workload {

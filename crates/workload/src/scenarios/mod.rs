@@ -18,7 +18,23 @@ pub struct ScenarioInfo {
     pub name: &'static str,
     /// One line for `pliant scenarios`.
     pub about: &'static str,
+    /// The presets compared on it when none are named: those of its paper.
+    pub policies: &'static [&'static str],
 }
+
+/// BIG-C's comparison (§5.1), with the strict-priority "wait" baseline.
+const BIGC_POLICIES: &[&str] = &["fifo", "priority", "reserve", "kill", "ip", "gp"];
+/// The checkpoint paper's comparison (§3.3, §5): wait, kill, basic and adaptive on each tier.
+const CHECKPOINT_POLICIES: &[&str] = &[
+    "priority",
+    "priority-kill",
+    "checkpoint-hdd",
+    "checkpoint-ssd",
+    "checkpoint-nvm",
+    "adaptive-hdd",
+    "adaptive-ssd",
+    "adaptive-nvm",
+];
 
 /// Every built-in scenario; the first is the default.
 pub const SCENARIOS: &[ScenarioInfo] = &[
@@ -26,31 +42,38 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
         name: "mixed",
         about:
             "BIG-C §5.2 setting: long jobs keep ~80% busy for 900 s; short queries: 20% base, 60% burst at 300-700 s",
+        policies: BIGC_POLICIES,
     },
     ScenarioInfo {
         name: "high-load",
         about: "BIG-C Fig. 5a high-load: short-query burst to ~90% of the cluster at 300-700 s",
+        policies: BIGC_POLICIES,
     },
     ScenarioInfo {
         name: "low-load",
         about: "BIG-C Fig. 5a low-load: short-query burst to ~40% of the cluster at 300-700 s",
+        policies: BIGC_POLICIES,
     },
     ScenarioInfo {
         name: "multi-load",
         about: "BIG-C Fig. 5a multi-load: two short-query peaks of ~85% (350-450 s, 550-650 s)",
+        policies: BIGC_POLICIES,
     },
     ScenarioInfo {
         name: "google-like",
         about:
             "BIG-C §5.5: 2,202 jobs (2,020 short, 182 long Spark) over 3.8 h; short ~17% with spikes to 95%, long ~75%",
+        policies: BIGC_POLICIES,
     },
     ScenarioInfo {
         name: "google-day",
         about: "checkpoint paper §3.3.2: one Google day, ~15,000 jobs / 600,000 tasks over 24 h at priority levels free/middle/production (Table 1 shares), 95% offered load",
+        policies: CHECKPOINT_POLICIES,
     },
     ScenarioInfo {
         name: "two-job",
         about: "checkpoint paper §3.3.3: a 5 GB, 60 s low-priority job preempted after 30 s by an equal high-priority job, on one machine (fixed)",
+        policies: CHECKPOINT_POLICIES,
     },
 ];
 
