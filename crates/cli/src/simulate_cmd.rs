@@ -3,14 +3,16 @@
 use crate::settings::Settings;
 use crate::workload_args::WorkloadArgs;
 use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
 use pliant_core::policy::{preset, PRESETS};
 use pliant_core::policy::{Params, Policy};
 use pliant_metrics::RunRecord;
 use pliant_report::{comparison_json, comparison_table, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
-use pliant_sim::{simulate, ExecModel, SimOptions};
+use pliant_sim::{simulate_counting, ExecModel, SimOptions};
 use pliant_workload::Workload;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Output format.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -44,12 +46,30 @@ pub struct SimulateArgs {
     out: Option<PathBuf>,
 }
 
-/// Runs the policies on one workload, in parallel on the available cores, keeping their order.
+/// Runs the policies on one workload, in parallel on the available cores, keeping
+/// their order, with a progress bar (jobs ended over all runs) on a terminal.
 pub fn run_all(workload: &Workload, policies: Vec<Policy>, exec: &ExecModel) -> Result<Vec<RunRecord>, String> {
     let opts = SimOptions { exec: exec.clone(), ..SimOptions::default() };
-    parallel_map(policies, |p| simulate(workload, p.clone(), &opts).map_err(|e| format!("policy {}: {e}", p.name)))
-        .into_iter()
-        .collect()
+    let ended = AtomicU64::new(0);
+    let done = AtomicBool::new(false);
+    let bar = ProgressBar::new((workload.jobs.len() * policies.len()) as u64).with_style(
+        ProgressStyle::with_template("simulate {bar:30} {pos}/{len} jobs ended, {elapsed}").expect("valid template"),
+    );
+    let results = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                bar.set_position(ended.load(Ordering::Relaxed));
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        let results = parallel_map(policies, |p| {
+            simulate_counting(workload, p.clone(), &opts, Some(&ended)).map_err(|e| format!("policy {}: {e}", p.name))
+        });
+        done.store(true, Ordering::Relaxed);
+        results
+    });
+    bar.finish_and_clear();
+    results.into_iter().collect()
 }
 
 /// Applies `f` to every item on as many threads as there are cores, keeping the order.

@@ -11,6 +11,7 @@ use pliant_core::{Action, Mechanism, Micros, Observation, Scheduler};
 use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
 use pliant_workload::Workload;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 struct Run<'w> {
     workload: &'w Workload,
@@ -33,6 +34,8 @@ struct Run<'w> {
     last_change: Micros,
     /// The policy checkpoints adaptively: its kills are Algorithm 1's choice.
     adaptive: bool,
+    /// Shared count of ended jobs, for a progress display.
+    progress: Option<&'w AtomicU64>,
 }
 
 /// Simulated time without progress or decisions after which a run is stuck.
@@ -40,6 +43,17 @@ const STALL_LIMIT: Micros = 3600 * pliant_core::SECOND;
 
 /// Replays `workload` under `policy` and returns what happened.
 pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Result<RunRecord, SimError> {
+    simulate_counting(workload, policy, opts, None)
+}
+
+/// As [`simulate`], adding one to `ended_jobs` as each job finishes or fails,
+/// so that another thread can show progress.
+pub fn simulate_counting(
+    workload: &Workload,
+    policy: Policy,
+    opts: &SimOptions,
+    ended_jobs: Option<&AtomicU64>,
+) -> Result<RunRecord, SimError> {
     let started = std::time::Instant::now();
     let adaptive = policy.preemption.and_then(|p| p.checkpoint).is_some_and(|c| c.adaptive);
     let core = Scheduler::new(&workload.cluster.nodes, policy)?;
@@ -86,6 +100,7 @@ pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Resul
         seen_actions: 0,
         last_change: 0,
         adaptive,
+        progress: ended_jobs,
     };
     if let Some(interval) = run.core.monitor_interval() {
         run.events.push(interval, Event::Monitor);
@@ -173,7 +188,7 @@ impl Run<'_> {
                 self.core.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
                 if job_done {
                     self.records[job as usize].end = Some(now);
-                    self.ended_jobs += 1;
+                    self.job_ended();
                 }
             }
             Event::Reclaimed { job, task, epoch, mem_mb } => {
@@ -240,6 +255,13 @@ impl Run<'_> {
         }
     }
 
+    fn job_ended(&mut self) {
+        self.ended_jobs += 1;
+        if let Some(counter) = self.progress {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     fn count_preemption(&mut self, job: JobId, mechanism: Mechanism) {
         *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
         self.records[job.0 as usize].preemptions += 1;
@@ -282,7 +304,7 @@ impl Run<'_> {
             Action::FailJob { job } => {
                 self.exec.fail(now, job.0, &mut self.events);
                 self.records[job.0 as usize].failed = true;
-                self.ended_jobs += 1;
+                self.job_ended();
             }
         }
     }

@@ -12,7 +12,7 @@ mod engine;
 mod event_queue;
 mod execution;
 
-pub use engine::simulate;
+pub use engine::{simulate, simulate_counting};
 
 use pliant_core::policy::StorageModel;
 use pliant_core::{CoreError, Micros, SECOND};

@@ -250,3 +250,15 @@ fn small_working_sets_do_not_deadlock_resumption() {
         assert_eq!(finished, w.jobs.len(), "{name}");
     }
 }
+
+/// The progress counter ends at the number of jobs that finished or failed:
+/// under `kill` on `mixed` (seed 1) every job ends, some of them failed.
+#[test]
+fn the_progress_counter_counts_every_ended_job() {
+    let w = pliant_workload::scenarios::build("mixed", 1, 1.0, pliant_workload::scenarios::LongJobs::Spark).unwrap();
+    let ended = std::sync::atomic::AtomicU64::new(0);
+    let policy = preset("kill", &Params::default()).unwrap();
+    let r = pliant_sim::simulate_counting(&w, policy, &SimOptions::default(), Some(&ended)).unwrap();
+    assert!(r.jobs.iter().any(|j| j.failed));
+    assert_eq!(ended.into_inner(), w.jobs.len() as u64);
+}
