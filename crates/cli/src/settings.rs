@@ -3,10 +3,29 @@
 //! set of keys (listed by `pliant policies`). A config file holds one
 //! `KEY = VALUE` per line; `#` starts a comment. `--set` wins over the file.
 
+use clap::Args;
 use pliant_core::policy::Params;
 use pliant_sim::ExecModel;
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// The `--set` and `--config` flags.
+#[derive(Args)]
+pub struct SettingsArgs {
+    /// Parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// A file of `KEY = VALUE` lines (same keys as --set, which wins over it).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+impl SettingsArgs {
+    /// Defaults, then the config file, then each `--set`.
+    pub fn load(&self) -> Result<Settings, String> {
+        Settings::load(self.config.as_deref(), &self.set)
+    }
+}
 
 /// Every setting in force, echoed in the JSON output under `params`.
 #[derive(Debug, Clone, Default, Serialize)]

@@ -1,6 +1,6 @@
 //! `pliant simulate`: build a workload, run each policy on it, report.
 
-use crate::settings::Settings;
+use crate::settings::SettingsArgs;
 use crate::workload_args::WorkloadArgs;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -32,12 +32,8 @@ pub struct SimulateArgs {
     /// (see `pliant scenarios`), or every preset for a --workload.
     #[arg(long, value_delimiter = ',')]
     policies: Option<Vec<String>>,
-    /// Parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
-    /// A file of `KEY = VALUE` lines (same keys as --set, which wins over it).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    settings: SettingsArgs,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -129,7 +125,7 @@ fn write_outputs(dir: &Path, json: &str, runs: &[RunRecord]) -> Result<(), Strin
 /// Runs `pliant simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), String> {
     let (name, workload) = args.workload.load(args.workload.seed)?;
-    let settings = Settings::load(args.config.as_deref(), &args.set)?;
+    let settings = args.settings.load()?;
     let policies = policies_named(args.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
     let runs = run_all(&workload, policies, &settings.exec)?;
     let (seed, scale) = (args.workload.seed, args.workload.scale);

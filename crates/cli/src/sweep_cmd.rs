@@ -2,7 +2,7 @@
 //! metrics at each value, averaged over seeds (BIG-C Fig. 7; the checkpoint
 //! paper's bandwidth sweep).
 
-use crate::settings::Settings;
+use crate::settings::SettingsArgs;
 use crate::simulate_cmd::{parallel_map, policies_named, Format};
 use crate::workload_args::WorkloadArgs;
 use clap::Args;
@@ -34,12 +34,8 @@ pub struct SweepArgs {
         default_value = "classes.short.queue_delay.mean,classes.short.jct.p95,classes.long.jct.p90,classes.long.cov"
     )]
     metrics: Vec<String>,
-    /// Parameter override for every point, KEY=VALUE (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
-    /// A file of `KEY = VALUE` lines (same keys as --set, which wins over it).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    settings: SettingsArgs,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -71,7 +67,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     if args.seeds == 0 {
         return Err("--seeds must be at least 1".into());
     }
-    let base = Settings::load(args.config.as_deref(), &args.set)?;
+    let base = args.settings.load()?;
     let settings = values
         .iter()
         .map(|v| {

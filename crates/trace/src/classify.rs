@@ -37,45 +37,6 @@ impl ClassRule {
     }
 }
 
-/// Google's priority bands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Band {
-    /// Priorities 0–1.
-    Free,
-    /// Priorities 2–8.
-    Middle,
-    /// Priorities 9–11.
-    Production,
-}
-
-impl Band {
-    /// Every band, lowest first.
-    pub const ALL: [Band; 3] = [Band::Free, Band::Middle, Band::Production];
-
-    /// The band of a priority (anything above 11 counts as production).
-    pub fn of(priority: u8) -> Band {
-        match priority {
-            0..=1 => Band::Free,
-            2..=8 => Band::Middle,
-            _ => Band::Production,
-        }
-    }
-
-    /// Position in [`Band::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// A label for tables: name and priority range.
-    pub fn label(self) -> &'static str {
-        match self {
-            Band::Free => "free (0-1)",
-            Band::Middle => "middle (2-8)",
-            Band::Production => "production (9-11)",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,15 +65,5 @@ mod tests {
         assert_eq!(rule.classify(&job(301, 10, 1, 100)), JobClass::Long);
         // 11 tasks: 1,100 core-s, too big.
         assert_eq!(rule.classify(&job(300, 11, 1, 100)), JobClass::Long);
-    }
-
-    #[test]
-    fn bands_follow_the_google_documentation() {
-        let bands: Vec<Band> = (0..=11).map(Band::of).collect();
-        use Band::*;
-        assert_eq!(
-            bands,
-            [Free, Free, Middle, Middle, Middle, Middle, Middle, Middle, Middle, Production, Production, Production]
-        );
     }
 }

@@ -25,7 +25,7 @@ pub mod shrink;
 pub mod sls;
 pub mod stats;
 
-pub use classify::{Band, ClassRule};
+pub use classify::ClassRule;
 pub use detect::{detect, Format, Inputs};
 pub use error::{BadRows, RowError, TraceError};
 pub use load::{import, load_workload, read_trace, LoadOptions, LoadReport, ReadReport, Target};

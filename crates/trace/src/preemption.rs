@@ -16,7 +16,7 @@
 //! same instant also counts. Memory: the evictions of the last five seconds
 //! and one entry per machine.
 
-use crate::classify::Band;
+use pliant_core::model::PriorityLevel;
 use pliant_core::{Micros, SECOND};
 use std::collections::{HashMap, VecDeque};
 
@@ -28,7 +28,7 @@ pub const WITHIN: Micros = 5 * SECOND;
 /// per band over the whole 29-day trace (free, middle, production).
 pub const PAPER_SHARES: [f64; 3] = [0.2026, 0.0055, 0.0102];
 
-/// Evictions per priority band ([`Band::ALL`] order).
+/// Evictions per priority band ([`PriorityLevel::ALL`] order).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct EvictionTable {
     /// SCHEDULE events (the paper's "number of tasks": scheduled tasks).
@@ -46,7 +46,7 @@ pub struct EvictionTable {
 impl EvictionTable {
     /// Share of the band's scheduled tasks that were preempted (Table 1's
     /// "Percent Preempted", as a fraction; 0 when nothing was scheduled).
-    pub fn preempted_share(&self, band: Band) -> f64 {
+    pub fn preempted_share(&self, band: PriorityLevel) -> f64 {
         let i = band.index();
         if self.schedules[i] == 0 {
             0.0
@@ -73,13 +73,13 @@ impl PreemptionCounter {
     /// A SCHEDULE event at `ts` on `machine` (if the row names one) with `priority`.
     pub fn schedule(&mut self, ts: Micros, machine: Option<u64>, priority: u8) {
         self.expire(ts);
-        self.table.schedules[Band::of(priority).index()] += 1;
+        self.table.schedules[PriorityLevel::of(priority).index()] += 1;
         let Some(m) = machine else { return };
         if let Some(list) = self.waiting.get_mut(&m) {
             let preemptions = &mut self.table.preemptions;
             list.retain(|&(t, p)| {
                 let preempted = p < priority && ts <= t.saturating_add(WITHIN);
-                preemptions[Band::of(p).index()] += u64::from(preempted);
+                preemptions[PriorityLevel::of(p).index()] += u64::from(preempted);
                 !preempted
             });
             if list.is_empty() {
@@ -97,7 +97,7 @@ impl PreemptionCounter {
     /// An EVICT event at `ts` on `machine` (if the row names one) of a task with `priority`.
     pub fn evict(&mut self, ts: Micros, machine: Option<u64>, priority: u8) {
         self.expire(ts);
-        let band = Band::of(priority).index();
+        let band = PriorityLevel::of(priority).index();
         self.table.evictions[band] += 1;
         let Some(m) = machine else { return };
         if self.latest.get(&m).is_some_and(|&(t, p)| t == ts && p > priority) {
@@ -110,7 +110,7 @@ impl PreemptionCounter {
 
     /// The run that an eviction of a task with `priority` ended used `core_seconds`.
     pub fn evicted_run(&mut self, priority: u8, core_seconds: f64) {
-        self.table.evicted_core_seconds[Band::of(priority).index()] += core_seconds;
+        self.table.evicted_core_seconds[PriorityLevel::of(priority).index()] += core_seconds;
     }
 
     /// Forgets the evictions that can no longer become preemptions at `now`.
@@ -155,6 +155,6 @@ mod tests {
         assert_eq!(t.schedules, [2, 0, 3]);
         assert_eq!(t.evictions, [1, 1, 0]);
         assert_eq!(t.preemptions, [1, 0, 0]);
-        assert_eq!(t.preempted_share(Band::Free), 0.5);
+        assert_eq!(t.preempted_share(PriorityLevel::Free), 0.5);
     }
 }

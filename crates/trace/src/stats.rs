@@ -9,7 +9,7 @@
 //! longest 10 % are the ⌈n/10⌉ jobs of largest duration (ties: larger
 //! task-time first).
 
-use crate::classify::{Band, ClassRule};
+use crate::classify::ClassRule;
 use crate::detect::detect;
 use crate::error::TraceError;
 use crate::input::Progress;
@@ -17,6 +17,7 @@ use crate::load::{read_trace, ReadReport};
 use crate::preemption::PAPER_SHARES;
 use crate::record::ReadOptions;
 use pliant_core::model::JobClass;
+use pliant_core::model::PriorityLevel;
 use pliant_core::{Micros, SECOND};
 use pliant_metrics::percentile;
 use std::fmt;
@@ -229,7 +230,7 @@ impl fmt::Display for TraceStats {
                 "  {:<20}{:>12}{:>12}{:>12}{:>10}{:>10}{:>14}",
                 "band", "scheduled", "evictions", "preempted", "share", "paper", "lost core-h"
             )?;
-            for b in Band::ALL {
+            for b in PriorityLevel::ALL {
                 let i = b.index();
                 writeln!(
                     f,

@@ -107,10 +107,10 @@ fn google_preemptions_per_band_follow_the_checkpoint_paper() {
     assert_eq!(ev.schedules, [5, 4, 6]);
     assert_eq!(ev.evictions, [4, 2, 1]);
     assert_eq!(ev.preemptions, [2, 1, 1]);
-    use pliant_trace::Band;
-    assert_eq!(ev.preempted_share(Band::Free), 2.0 / 5.0);
-    assert_eq!(ev.preempted_share(Band::Middle), 1.0 / 4.0);
-    assert_eq!(ev.preempted_share(Band::Production), 1.0 / 6.0);
+    use pliant_core::model::PriorityLevel;
+    assert_eq!(ev.preempted_share(PriorityLevel::Free), 2.0 / 5.0);
+    assert_eq!(ev.preempted_share(PriorityLevel::Middle), 1.0 / 4.0);
+    assert_eq!(ev.preempted_share(PriorityLevel::Production), 1.0 / 6.0);
     // Evicted runs at 0.1 × 32 = 3.2 cores — free: 10/0, 11/0, 14/0, 15/0 ran 10 s
     // each (128 core-s); middle: 12/0 10 s, 13/0 20 s (96); production: 20/0
     // 1012 → 1100 s, 88 s (281.6).

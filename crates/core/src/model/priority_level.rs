@@ -28,6 +28,20 @@ impl PriorityLevel {
         }
     }
 
+    /// Position in [`PriorityLevel::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A label for tables: name and priority range.
+    pub fn label(self) -> &'static str {
+        match self {
+            PriorityLevel::Free => "free (0-1)",
+            PriorityLevel::Middle => "middle (2-8)",
+            PriorityLevel::Production => "production (9-11)",
+        }
+    }
+
     /// The lowercase name used in reports and JSON.
     pub fn name(self) -> &'static str {
         match self {
