@@ -64,7 +64,7 @@ pub fn run(cmd: LiveCommand) -> Result<(), String> {
 }
 
 /// `256M`, `2G` or a plain number of MB.
-fn parse_size_mb(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size_mb(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (digits, factor) = match t.char_indices().last() {
         Some((i, 'G' | 'g')) => (&t[..i], 1024),

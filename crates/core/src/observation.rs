@@ -1,6 +1,6 @@
 //! What the core is told: the observations a real resource manager receives.
 
-use crate::model::{JobRequest, TaskRef};
+use crate::model::{JobId, JobRequest, TaskRef};
 
 /// An event observed by the body and reported to the core.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,4 +20,11 @@ pub enum Observation {
     Swapping(TaskRef),
     /// A resumed task has its memory back and runs again.
     Resumed(TaskRef),
+    /// A task that held resources is gone without finishing (its node was
+    /// lost, or its process vanished): it is requeued, like a killed task.
+    TaskLost(TaskRef),
+    /// The job was cancelled, or one of its tasks failed: it ends as failed
+    /// and every task it holds is stopped (the core answers nothing; the body
+    /// stops the tasks itself).
+    JobAborted(JobId),
 }

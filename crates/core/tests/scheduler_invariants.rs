@@ -116,3 +116,29 @@ fn kill_preset_frees_exactly_one_executor_for_two_short_tasks() {
     assert_eq!(launched.len(), 2);
     assert_no_overallocation(&s);
 }
+
+/// A lost task is requeued and relaunched on the room it gave back; a job
+/// aborted by the body frees its node, and a second abort is refused.
+#[test]
+fn lost_tasks_are_requeued_and_aborted_jobs_free_their_nodes() {
+    let policy = preset("fifo", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(1, 1)], policy).unwrap();
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(1, 1)], false))).unwrap();
+    s.observe(0, Observation::JobSubmitted(job(1, JobClass::Long, &[(1, 1)], false))).unwrap();
+    let mut out = Vec::new();
+    s.schedule(0, &mut out);
+    let first = TaskRef { job: JobId(0), task: 0 };
+    let launch = |task| Action::Launch { task, node: pliant_core::model::NodeId(0), resources: Resources::cores_gb(1, 1) };
+    assert_eq!(out, vec![launch(first)], "one node of one core and 1 GB fits one task");
+    out.clear();
+    s.observe(SECOND, Observation::TaskLost(first)).unwrap();
+    s.schedule(SECOND, &mut out);
+    assert_eq!(out, vec![launch(first)], "the lost task goes back to the front, ahead of job 1");
+    out.clear();
+    s.observe(2 * SECOND, Observation::JobAborted(JobId(0))).unwrap();
+    s.schedule(2 * SECOND, &mut out);
+    assert_eq!(out, vec![launch(TaskRef { job: JobId(1), task: 0 })], "no FailJob: the body stops what it aborted");
+    assert!(s.observe(3 * SECOND, Observation::JobAborted(JobId(0))).is_err());
+    assert!(s.observe(3 * SECOND, Observation::JobAborted(JobId(7))).is_err());
+    assert!(s.observe(3 * SECOND, Observation::TaskLost(first)).is_err(), "a failed task holds nothing to lose");
+}
