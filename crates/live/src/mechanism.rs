@@ -283,7 +283,11 @@ impl LiveTask {
         let swapping = self.baseline.is_some_and(|b| now.swapping_since(&b));
         self.baseline = Some(now);
         if swapping && !self.is_frozen()? {
-            self.suspend()?;
+            if self.cgroup.controllers().freezer {
+                self.cgroup.begin_freeze()?;
+            } else {
+                self.suspend()?;
+            }
             return Ok(true);
         }
         Ok(false)

@@ -107,7 +107,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         manager.config().nodes[0].capacity
     ));
     let manager = Mutex::new(manager);
-    let (ops_tx, ops_rx) = channel::<AgentOp>();
+    let (ops_tx, ops_rx) = channel::<Vec<AgentOp>>();
     let (reports_tx, reports_rx) = channel::<AgentReport>();
     std::thread::scope(|s| {
         s.spawn(|| run_agent(agent, ops_rx, reports_tx, stop));
@@ -121,7 +121,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
 fn manager_loop(
     manager: &Mutex<Manager>,
     reports: &Receiver<AgentReport>,
-    ops: &Sender<AgentOp>,
+    ops: &Sender<Vec<AgentOp>>,
     stop: &AtomicBool,
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<(), String> {
@@ -129,31 +129,42 @@ fn manager_loop(
         std::thread::sleep(TICK);
         let incoming: Vec<(u32, AgentReport)> = reports.try_iter().map(|r| (0, r)).collect();
         let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, r) in &incoming {
+            log(&format!("{:.3} s: {}", m.now() as f64 / 1e6, describe_report(r)));
+        }
         m.advance(incoming).map_err(|e| e.to_string())?;
-        for op in m.take_ops(0) {
-            log(&describe(&op));
-            if ops.send(op).is_err() {
-                return Err("the agent stopped".into());
-            }
+        let batch = m.take_ops(0);
+        if batch.is_empty() {
+            continue;
+        }
+        for op in &batch {
+            log(&format!("{:.3} s: {}", m.now() as f64 / 1e6, describe(op)));
+        }
+        // One batch per step: the agent carries out all of it before it next polls its tasks.
+        if ops.send(batch).is_err() {
+            return Err("the agent stopped".into());
         }
     }
     Ok(())
 }
 
-fn run_agent(mut agent: Agent, ops: Receiver<AgentOp>, reports: Sender<AgentReport>, stop: &AtomicBool) {
+fn run_agent(mut agent: Agent, ops: Receiver<Vec<AgentOp>>, reports: Sender<AgentReport>, stop: &AtomicBool) {
     let mut out = Vec::new();
+    // Reports go out as soon as they are made: freezing a swapping task in
+    // `poll` can take a while, and the manager waits for reclaimed memory.
+    let flush = |out: &mut Vec<AgentReport>| out.drain(..).all(|r| reports.send(r).is_ok());
     while !stop.load(Ordering::SeqCst) {
-        if let Ok(op) = ops.recv_timeout(TICK) {
-            agent.apply(op, &mut out);
-            for op in ops.try_iter() {
+        if let Ok(batch) = ops.recv_timeout(TICK) {
+            for op in std::iter::once(batch).chain(ops.try_iter()).flatten() {
                 agent.apply(op, &mut out);
+                if !flush(&mut out) {
+                    return;
+                }
             }
         }
         agent.poll(&mut out);
-        for r in out.drain(..) {
-            if reports.send(r).is_err() {
-                return;
-            }
+        if !flush(&mut out) {
+            return;
         }
     }
     // Dropping the agent kills its tasks and removes their cgroups.
@@ -168,5 +179,20 @@ fn describe(op: &AgentOp) -> String {
         AgentOp::Stop { task } => format!("stop {task}"),
         AgentOp::Adopt { task, expect, .. } => format!("take over {task} ({expect:?})"),
         AgentOp::Sweep => "remove leftover task cgroups".into(),
+    }
+}
+
+/// One line about a report, for the log.
+fn describe_report(r: &AgentReport) -> String {
+    match r {
+        AgentReport::Exited { task, code, signal, .. } => match (code, signal) {
+            (Some(c), _) => format!("{task} exited with code {c}"),
+            (_, Some(s)) => format!("{task} killed by signal {s}"),
+            _ => format!("{task} exited"),
+        },
+        AgentReport::Reclaimed { task, mem_mb, took_ms } => format!("{task} gave back {mem_mb} MB in {took_ms} ms"),
+        AgentReport::Swapping { task } => format!("{task} is swapping: frozen"),
+        AgentReport::Resumed { task } => format!("{task} resumed"),
+        AgentReport::Lost { task, reason } => format!("{task} lost: {reason}"),
     }
 }

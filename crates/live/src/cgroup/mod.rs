@@ -296,12 +296,19 @@ impl Cgroup {
 
     /// Freezes every process in the cgroup and waits until they are frozen.
     pub fn freeze(&self) -> Result<(), CgroupError> {
-        dispatch!(self, g => g.set_frozen(true))
+        dispatch!(self, g => g.set_frozen(true, true))
+    }
+
+    /// Asks the kernel to freeze the cgroup without waiting: a task thrashing
+    /// in swap can take seconds to reach a point where it can be frozen, and
+    /// [`Cgroup::is_frozen`] is true from the request on.
+    pub fn begin_freeze(&self) -> Result<(), CgroupError> {
+        dispatch!(self, g => g.set_frozen(true, false))
     }
 
     /// Thaws the cgroup and waits until it runs again.
     pub fn thaw(&self) -> Result<(), CgroupError> {
-        dispatch!(self, g => g.set_frozen(false))
+        dispatch!(self, g => g.set_frozen(false, true))
     }
 
     /// True when the cgroup is frozen.
