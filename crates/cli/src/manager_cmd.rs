@@ -3,9 +3,11 @@
 //! manager over its HTTP API. [`ManagerCommand`] is flattened into the
 //! top-level command.
 
-use crate::live_cmd::parse_size_mb;
+use crate::live_cmd::{parse_seconds, parse_size_mb};
 use pliant_manager::client::{Client, DEFAULT_URL};
 use pliant_manager::local::{run_local, LocalOptions};
+use pliant_manager::remote_agent::{run_agent, AgentOptions};
+use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -16,6 +18,11 @@ pub enum ManagerCommand {
     /// Run the manager and one agent for this machine in one process (needs
     /// root or a delegated cgroup, and swap for the ip and gp policies).
     Local(LocalArgs),
+    /// Run the manager alone; agents (`pliant agent`) register over HTTP.
+    Serve(ServeArgs),
+    /// Run this machine's agent for a manager started with `pliant serve`
+    /// (needs root or a delegated cgroup, and swap for ip and gp).
+    Agent(AgentArgs),
     /// Submit a job to a manager.
     Submit(SubmitArgs),
     /// Show the jobs a manager knows (or one job).
@@ -49,6 +56,45 @@ pub struct LocalArgs {
     /// Memory this node offers, in MB or with an M or G suffix (default: all of it).
     #[arg(long, value_parser = parse_size_mb)]
     pub mem: Option<u64>,
+}
+
+/// Options of `pliant serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Directory for the journal (journal.sqlite) and the tasks' logs.
+    #[arg(long, default_value = "pliant-state")]
+    pub state_dir: PathBuf,
+    /// Address the HTTP API listens on.
+    #[arg(long, default_value = "127.0.0.1:7466")]
+    pub listen: String,
+    /// Policy preset (see `pliant policies`); every node must support its mechanism.
+    #[arg(long, default_value = "gp")]
+    pub policy: String,
+    /// Set a policy parameter, KEY=VALUE (repeatable; see `pliant policies`).
+    #[arg(long = "set", value_parser = parse_key_value)]
+    pub sets: Vec<(String, String)>,
+    /// Number of agents a new cluster waits for before it schedules.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nodes: u64,
+    /// Seconds without a heartbeat after which an agent is declared lost and its tasks requeued.
+    #[arg(long, default_value = "10", value_parser = parse_seconds)]
+    pub agent_timeout: std::time::Duration,
+}
+
+/// Options of `pliant agent`.
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    manager: ManagerUrl,
+    /// This node's name in the cluster (default: the host name).
+    #[arg(long)]
+    name: Option<String>,
+    /// CPU cores this node offers (default: all of them).
+    #[arg(long, value_parser = parse_cores)]
+    cpu: Option<u64>,
+    /// Memory this node offers, in MB or with an M or G suffix (default: all of it).
+    #[arg(long, value_parser = parse_size_mb)]
+    mem: Option<u64>,
 }
 
 /// How to reach the manager.
@@ -121,6 +167,27 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 mem_mb: a.mem,
             };
             run_local(&opts, stop_on_signals(), &|line| eprintln!("pliant local: {line}"))
+        }
+        ManagerCommand::Serve(a) => {
+            let opts = ServeOptions {
+                state_dir: a.state_dir,
+                listen: a.listen,
+                policy: a.policy,
+                params: a.sets,
+                nodes: a.nodes as usize,
+                agent_timeout: a.agent_timeout,
+            };
+            run_serve(&opts, stop_on_signals(), &|line| eprintln!("pliant serve: {line}"))
+        }
+        ManagerCommand::Agent(a) => {
+            let name = match a.name {
+                Some(n) => n,
+                None => std::fs::read_to_string("/proc/sys/kernel/hostname")
+                    .map(|h| h.trim().to_string())
+                    .map_err(|e| format!("cannot read the host name (give --name): {e}"))?,
+            };
+            let opts = AgentOptions { manager: a.manager.url, name, cpu_milli: a.cpu, mem_mb: a.mem };
+            run_agent(&opts, stop_on_signals(), &|line| eprintln!("pliant agent: {line}"))
         }
         ManagerCommand::Submit(a) => {
             let body = json!({

@@ -303,3 +303,89 @@ fn kill_preemption_restarts_the_long_job() {
     }
     assert_eq!(r.long_passes, vec![LONG_PASSES, LONG_PASSES]);
 }
+
+/// A process started with `args`, killed (SIGKILL unless stopped with SIGTERM first) when dropped.
+struct Daemon(Child);
+
+impl Daemon {
+    fn start(args: &[&str], log: &Path) -> Daemon {
+        let out = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+        Daemon(Command::new(PLIANT).args(args).stdout(Stdio::null()).stderr(out).spawn().unwrap())
+    }
+
+    fn kill(mut self) {
+        self.0.kill().unwrap();
+        self.0.wait().unwrap();
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let _ = self.0.wait();
+    }
+}
+
+/// `pliant serve` and `pliant agent` as separate processes: an agent killed
+/// mid-task is declared lost after the timeout and its task runs again when
+/// an agent is back (which first cleans up the killed one's cgroup); a
+/// manager killed mid-task recovers from its journal and the agent keeps the
+/// task running.
+#[test]
+fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
+    let _machine = machine_lock();
+    if let Some(reason) = missing_capability() {
+        return skip(&format!("serve and agent: {reason}"));
+    }
+    let dir = ScratchDir::new("pliant-serve").unwrap();
+    let (state, log, starts) = (dir.path().join("state"), dir.path().join("log"), dir.path().join("starts"));
+    let url = format!("http://127.0.0.1:{}", free_port());
+    let listen = url.trim_start_matches("http://").to_string();
+    let state_arg = state.to_str().unwrap();
+    let serve_args = ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "1"];
+    let name = format!("test-{}", std::process::id());
+    let agent_args = ["agent", "--manager", &url, "--name", &name, "--cpu", "2", "--mem", "1G"];
+    let mut serve = Daemon::start(&serve_args, &log);
+    let agent = Daemon::start(&agent_args, &log);
+    let client = Client::new(&url);
+    let wait = |what: &str, done: &dyn Fn() -> bool| {
+        let start = Instant::now();
+        while !done() {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(start.elapsed() < Duration::from_secs(60), "timed out waiting for {what}; log:\n{log}");
+            sleep(Duration::from_millis(50));
+        }
+    };
+    wait("the cluster to form", &|| client.get("/cluster").is_ok());
+    let script = format!("echo start >> {}; sleep 2; echo done", starts.display());
+    let job = client.post("/jobs", &json!({"command": ["/bin/sh", "-c", script]})).unwrap()["id"].as_u64().unwrap();
+    let start_lines = || std::fs::read_to_string(&starts).unwrap_or_default().lines().count();
+    wait("the task to start", &|| start_lines() == 1);
+    agent.kill();
+    // The killed agent's task lives on in its cgroup.
+    let leftover = Layout::detect().unwrap().open(&format!("pliant-agent-{name}")).expect("the killed agent's cgroup");
+    let old_pids = leftover.open_child(&format!("job{job}-task0")).expect("its task's cgroup").pids().unwrap();
+    // The handle would remove the cgroup when dropped: it is the new agent's to clean.
+    std::mem::forget(leftover);
+    assert!(!old_pids.is_empty());
+    wait("the agent to be declared lost", &|| std::fs::read_to_string(&log).unwrap().contains("declared lost"));
+    let _agent = Daemon::start(&agent_args, &log);
+    wait("the task to start again on the new agent", &|| start_lines() == 2);
+    // The new agent killed the leftovers (dead, or zombies nobody reaps here).
+    for pid in old_pids {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
+        assert!(matches!(state, None | Some("Z")), "leftover process {pid} still runs: {stat}");
+    }
+    serve.0.kill().unwrap();
+    serve.0.wait().unwrap();
+    serve = Daemon::start(&serve_args, &log);
+    wait("the job to finish", &|| client.get(&format!("/jobs/{job}")).is_ok_and(|j| j["state"] == "finished"));
+    let t = client.get(&format!("/jobs/{job}/tasks/0")).unwrap();
+    assert_eq!(start_lines(), 2, "the recovered manager must not start the task a third time");
+    assert_eq!(t["launches"], 2, "{t}");
+    assert_eq!(t["exit_code"], 0, "{t}");
+    drop(serve);
+}

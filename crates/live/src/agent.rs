@@ -63,9 +63,10 @@ impl Agent {
     /// removed with everything in it (a killed agent's leftovers). Returns the
     /// agent and whether a leftover cgroup was found.
     pub fn start(layout: &Layout, name: &str, keep_tasks: bool) -> Result<(Agent, bool), AgentError> {
-        let (top, found) = match layout.open(name) {
-            Some(top) if keep_tasks => (top, true),
-            _ => layout.create_fresh(name)?,
+        let kept = if keep_tasks { layout.open(name) } else { None };
+        let (top, found) = match kept {
+            Some(top) => (top, true),
+            None => layout.create_fresh(name)?,
         };
         let caps = Capabilities::detect(&top)?;
         Ok((Agent { tasks: BTreeMap::new(), top, caps }, found))
@@ -83,6 +84,7 @@ impl Agent {
 
     /// Carries out one operation; appends what followed to `out`.
     pub fn apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) {
+        let launch = matches!(op, AgentOp::Launch { .. });
         let task = match &op {
             AgentOp::Launch { task, .. }
             | AgentOp::Preempt { task, .. }
@@ -93,6 +95,12 @@ impl Agent {
         };
         if let Err(e) = self.try_apply(op, out) {
             if let Some(task) = task {
+                if launch {
+                    // A task that cannot be started fails (requeueing it would loop).
+                    let stderr_tail = format!("pliant agent: cannot start the task: {e}");
+                    out.push(AgentReport::Exited { task, code: None, signal: None, stderr_tail });
+                    return;
+                }
                 if !self.tasks.contains_key(&task) {
                     out.push(AgentReport::Lost { task, reason: e.to_string() });
                     return;

@@ -3,14 +3,14 @@
 //! server. Refused requests get a 4xx status with `{"error": "..."}` and
 //! change nothing.
 
-use crate::manager::{Manager, Refusal};
+use crate::manager::{Manager, NodeRecord, Refusal};
 use crate::submit::SubmitRequest;
 use crate::view::{JobState, JobView};
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::Micros;
 use pliant_live::agent::tail;
-use pliant_live::protocol::files;
-use serde::Serialize;
+use pliant_live::protocol::{files, AgentReport};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -22,6 +22,13 @@ use std::time::Duration;
 const MAX_BODY: u64 = 1 << 20;
 /// Bytes of each log a `logs` answer carries.
 const LOG_TAIL: u64 = 64 << 10;
+
+/// The body of an agent's heartbeat.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Heartbeat {
+    /// What the agent saw since its last heartbeat.
+    pub reports: Vec<AgentReport>,
+}
 
 /// An answer: HTTP status and JSON body.
 pub type Answer = (u16, Value);
@@ -67,8 +74,18 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
         }),
         ("GET", ["jobs", id, "logs"]) => parse_id(id, "job").and_then(|id| logs(&m, id)),
         ("GET", ["cluster"]) => Ok(cluster(&m)),
+        ("POST", ["agents", "register"]) => serde_json::from_str::<NodeRecord>(body)
+            .map_err(|e| Refusal::Invalid(format!("malformed registration: {e}")))
+            .and_then(|record| m.register(&record))
+            .map(|node| ok(200, &json!({ "node": node }))),
+        ("POST", ["agents", node, "heartbeat"]) => parse_id(node, "node").and_then(|node| {
+            let beat: Heartbeat =
+                serde_json::from_str(body).map_err(|e| Refusal::Invalid(format!("malformed heartbeat: {e}")))?;
+            let ops = m.heartbeat(node, beat.reports)?;
+            Ok(ok(200, &json!({ "ops": ops })))
+        }),
         ("GET", ["metrics"]) => Ok(metrics(&m)),
-        (_, ["jobs" | "cluster" | "metrics", ..]) => {
+        (_, ["jobs" | "cluster" | "metrics" | "agents", ..]) => {
             Err(Refusal::Invalid(format!("{method} is not allowed on {path} (see the README's API section)")))
         }
         _ => Err(Refusal::NotFound(format!("no such endpoint: {method} {path}"))),

@@ -1,7 +1,7 @@
 //! pliant's resource manager for live mode: the scheduling core run on live
 //! events, a durable journal in an embedded SQLite file, the HTTP/JSON API,
-//! and `pliant local` (the manager and one agent for this machine in one
-//! process). The node side — cgroups, processes, mechanisms — is
+//! `pliant local` (the manager and one agent for this machine in one
+//! process), and `pliant serve` / `pliant agent` as separate processes. The node side — cgroups, processes, mechanisms — is
 //! `pliant-live`.
 //!
 //! Architecture invariant: this crate holds no policy (that is the core's)
@@ -15,6 +15,8 @@ pub mod events;
 pub mod journal;
 pub mod local;
 pub mod manager;
+pub mod remote_agent;
+pub mod serve;
 pub mod signals;
 pub mod submit;
 pub mod view;

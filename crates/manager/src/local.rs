@@ -7,7 +7,7 @@ use crate::api;
 use crate::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
 use pliant_core::Resources;
 use pliant_live::agent::Agent;
-use pliant_live::capabilities::NodeMechanism;
+use pliant_live::capabilities::{Capabilities, NodeMechanism};
 use pliant_live::cgroup::Layout;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use std::path::PathBuf;
@@ -59,6 +59,14 @@ pub fn machine_size() -> Result<Resources, String> {
     Ok(Resources::new(cores * 1000, kb / 1024))
 }
 
+/// This machine as a node named `name`: its size (or what the operator
+/// offers of it) and what its kernel lets the agent do.
+pub fn this_node(name: &str, caps: &Capabilities, cpu_milli: Option<u64>, mem_mb: Option<u64>) -> Result<NodeRecord, String> {
+    let machine = machine_size()?;
+    let capacity = Resources::new(cpu_milli.unwrap_or(machine.cpu_milli), mem_mb.unwrap_or(machine.mem_mb));
+    Ok(NodeRecord { name: name.into(), capacity, mechanisms: caps.mechanisms(), notes: caps.notes() })
+}
+
 /// Runs until `stop` is set. `log` receives one line per notable thing.
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     std::fs::create_dir_all(&opts.state_dir).map_err(|e| format!("{}: {e}", opts.state_dir.display()))?;
@@ -70,8 +78,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         log("removed a leftover cgroup of an earlier run");
     }
     let caps = *agent.capabilities();
-    let machine = machine_size()?;
-    let capacity = Resources::new(opts.cpu_milli.unwrap_or(machine.cpu_milli), opts.mem_mb.unwrap_or(machine.mem_mb));
+    let node = this_node("local", &caps, opts.cpu_milli, opts.mem_mb)?;
     let policy = opts.policy.clone().unwrap_or_else(|| {
         let name = if caps.supports(NodeMechanism::Graceful) { "gp" } else { "kill" };
         if !journal_exists {
@@ -85,7 +92,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let fresh = ClusterConfig {
         policy,
         params: opts.params.clone(),
-        nodes: vec![NodeRecord { name: "local".into(), capacity, mechanisms: caps.mechanisms(), notes: caps.notes() }],
+        nodes: vec![node],
         epoch_unix_us: unix_us(),
     };
     let (mut manager, recovered) = Manager::open(&opts.state_dir, fresh).map_err(|e| e.to_string())?;
@@ -130,7 +137,7 @@ fn manager_loop(
         let incoming: Vec<(u32, AgentReport)> = reports.try_iter().map(|r| (0, r)).collect();
         let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
         for (_, r) in &incoming {
-            log(&format!("{:.3} s: {}", m.now() as f64 / 1e6, describe_report(r)));
+            log(&format!("{:.3} s: {r}", m.now() as f64 / 1e6));
         }
         m.advance(incoming).map_err(|e| e.to_string())?;
         let batch = m.take_ops(0);
@@ -138,7 +145,7 @@ fn manager_loop(
             continue;
         }
         for op in &batch {
-            log(&format!("{:.3} s: {}", m.now() as f64 / 1e6, describe(op)));
+            log(&format!("{:.3} s: {op}", m.now() as f64 / 1e6));
         }
         // One batch per step: the agent carries out all of it before it next polls its tasks.
         if ops.send(batch).is_err() {
@@ -168,31 +175,4 @@ fn run_agent(mut agent: Agent, ops: Receiver<Vec<AgentOp>>, reports: Sender<Agen
         }
     }
     // Dropping the agent kills its tasks and removes their cgroups.
-}
-
-/// One line about an operation, for the log.
-fn describe(op: &AgentOp) -> String {
-    match op {
-        AgentOp::Launch { task, resources, .. } => format!("launch {task} with {resources}"),
-        AgentOp::Preempt { task, mechanism, limits } => format!("preempt {task}: {} to {limits}", mechanism.name()),
-        AgentOp::Resume { task } => format!("resume {task}"),
-        AgentOp::Stop { task } => format!("stop {task}"),
-        AgentOp::Adopt { task, expect, .. } => format!("take over {task} ({expect:?})"),
-        AgentOp::Sweep => "remove leftover task cgroups".into(),
-    }
-}
-
-/// One line about a report, for the log.
-fn describe_report(r: &AgentReport) -> String {
-    match r {
-        AgentReport::Exited { task, code, signal, .. } => match (code, signal) {
-            (Some(c), _) => format!("{task} exited with code {c}"),
-            (_, Some(s)) => format!("{task} killed by signal {s}"),
-            _ => format!("{task} exited"),
-        },
-        AgentReport::Reclaimed { task, mem_mb, took_ms } => format!("{task} gave back {mem_mb} MB in {took_ms} ms"),
-        AgentReport::Swapping { task } => format!("{task} is swapping: frozen"),
-        AgentReport::Resumed { task } => format!("{task} resumed"),
-        AgentReport::Lost { task, reason } => format!("{task} lost: {reason}"),
-    }
 }

@@ -128,6 +128,11 @@ pub struct Manager {
     outbox: Vec<Vec<AgentOp>>,
     /// True while the journal is being replayed: nothing is journaled or sent.
     replaying: bool,
+    /// Per node, when its agent last heartbeated (not journaled: a restarted
+    /// manager gives every agent a fresh timeout).
+    last_seen: Vec<Micros>,
+    /// Per node, true once its agent was declared lost (until it registers again).
+    lost: Vec<bool>,
 }
 
 impl Manager {
@@ -156,6 +161,8 @@ impl Manager {
             last_now: 0,
             next_monitor: None,
             replaying: true,
+            last_seen: Vec::new(),
+            lost: Vec::new(),
         };
         for (i, step) in m.journal.steps()?.into_iter().enumerate() {
             let replayed = m.step(step.now, step.events, step.monitor)?;
@@ -164,6 +171,8 @@ impl Manager {
             }
         }
         m.replaying = false;
+        m.last_seen = vec![m.last_now; m.config.nodes.len()];
+        m.lost = vec![false; m.config.nodes.len()];
         m.next_monitor = m.core.monitor_interval().map(|i| m.last_now + i);
         Ok((m, recovered))
     }
@@ -237,6 +246,74 @@ impl Manager {
         for ops in &mut self.outbox {
             ops.push(AgentOp::Sweep);
         }
+    }
+
+    /// An agent (re)starts: it runs no task any more, so every task the
+    /// journal has on its node is requeued. Returns the node's id.
+    pub fn register(&mut self, record: &NodeRecord) -> Result<u32, Refusal> {
+        let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| {
+            Refusal::NotFound(format!("no node named `{}` in this cluster (its nodes are fixed when its journal is created)", record.name))
+        })?;
+        // Tasks placed there while it was lost have their launch still queued.
+        let queued: Vec<TaskRef> = self.outbox[node]
+            .iter()
+            .filter_map(|op| match op {
+                AgentOp::Launch { task, .. } => Some(*task),
+                _ => None,
+            })
+            .collect();
+        self.lost_node(node, &queued, "its agent restarted").map_err(|e| Refusal::Conflict(e.to_string()))?;
+        self.lost[node] = false;
+        self.last_seen[node] = self.now();
+        Ok(node as u32)
+    }
+
+    /// An agent's heartbeat: takes in its reports and returns its operations.
+    pub fn heartbeat(&mut self, node: u32, reports: Vec<AgentReport>) -> Result<Vec<AgentOp>, Refusal> {
+        let i = node as usize;
+        if i >= self.config.nodes.len() {
+            return Err(Refusal::NotFound(format!("no node {node}")));
+        }
+        if self.lost[i] {
+            return Err(Refusal::Conflict(format!("node {node} was declared lost: register again")));
+        }
+        self.last_seen[i] = self.now();
+        self.advance(reports.into_iter().map(|r| (node, r)).collect()).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        Ok(self.take_ops(i))
+    }
+
+    /// Declares lost every agent silent for longer than `timeout` and requeues
+    /// its tasks. Returns the names of the nodes declared lost now.
+    pub fn check_agents(&mut self, timeout: Micros) -> Result<Vec<String>, ManagerError> {
+        let now = self.now();
+        let mut lost = Vec::new();
+        for node in 0..self.config.nodes.len() {
+            if !self.lost[node] && now.saturating_sub(self.last_seen[node]) > timeout {
+                self.lost[node] = true;
+                // Whatever it was told and did not fetch is moot: its tasks are requeued.
+                self.outbox[node].clear();
+                self.lost_node(node, &[], "its agent stopped heartbeating")?;
+                lost.push(self.config.nodes[node].name.clone());
+            }
+        }
+        Ok(lost)
+    }
+
+    /// Requeues every task the records have on `node`, except `spared`.
+    fn lost_node(&mut self, node: usize, spared: &[TaskRef], reason: &str) -> Result<(), ManagerError> {
+        let reports: Vec<(u32, AgentReport)> = self
+            .jobs
+            .iter()
+            .flat_map(|j| j.tasks.iter().map(move |t| (j.id, t)))
+            .filter(|(_, t)| t.node == Some(node as u32) && t.state.holds_resources())
+            .map(|(job, t)| TaskRef { job: JobId(job), task: t.index })
+            .filter(|task| !spared.contains(task))
+            .map(|task| (node as u32, AgentReport::Lost { task, reason: reason.into() }))
+            .collect();
+        if reports.is_empty() {
+            return Ok(());
+        }
+        self.advance(reports)
     }
 
     fn live_step(&mut self, events: Vec<Event>, monitor: bool) -> Result<(), ManagerError> {
