@@ -217,7 +217,8 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
             Ok(())
         }
         ManagerCommand::Cancel(a) => {
-            let answer = client(&a.manager).post(&format!("/jobs/{}/cancel", a.id), &json!({})).map_err(|e| e.to_string())?;
+            let answer =
+                client(&a.manager).post(&format!("/jobs/{}/cancel", a.id), &json!({})).map_err(|e| e.to_string())?;
             println!("job {} {}", a.id, answer["state"].as_str().unwrap_or("?"));
             Ok(())
         }
@@ -246,7 +247,10 @@ fn secs(us: &Value) -> String {
 }
 
 fn jobs_table(jobs: &[Value]) -> String {
-    let mut out = format!("{:>4}  {:<16} {:<6} {:<10} {:>5} {:>8} {:>8} {:>8}\n", "ID", "NAME", "QUEUE", "STATE", "TASKS", "SUBMIT", "START", "END");
+    let mut out = format!(
+        "{:>4}  {:<16} {:<6} {:<10} {:>5} {:>8} {:>8} {:>8}\n",
+        "ID", "NAME", "QUEUE", "STATE", "TASKS", "SUBMIT", "START", "END"
+    );
     for j in jobs {
         out += &format!(
             "{:>4}  {:<16} {:<6} {:<10} {:>5} {:>8} {:>8} {:>8}\n",
@@ -264,7 +268,8 @@ fn jobs_table(jobs: &[Value]) -> String {
 }
 
 fn tasks_table(job: &Value) -> String {
-    let mut out = format!("\n{:>4}  {:<10} {:>4} {:>8} {:>6}  {}\n", "TASK", "STATE", "NODE", "LAUNCHES", "EXIT", "PREEMPTIONS");
+    let mut out =
+        format!("\n{:>4}  {:<10} {:>4} {:>8} {:>6}  {}\n", "TASK", "STATE", "NODE", "LAUNCHES", "EXIT", "PREEMPTIONS");
     for t in job["tasks"].as_array().into_iter().flatten() {
         let exit = match (&t["exit_code"], &t["signal"]) {
             (Value::Number(c), _) => c.to_string(),

@@ -53,7 +53,8 @@ fn missing_capability() -> Option<String> {
     match layout.create_fresh(&name) {
         Ok((top, _)) => {
             let c = top.controllers();
-            (!(c.cpu && c.memory && c.freezer)).then(|| format!("needs cpu, memory and freezer controllers, have {c:?}"))
+            (!(c.cpu && c.memory && c.freezer))
+                .then(|| format!("needs cpu, memory and freezer controllers, have {c:?}"))
         }
         Err(e) => Some(format!("cannot create a cgroup: {e}")),
     }
@@ -217,7 +218,10 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
     }
     local.wait_until("every job to end", Duration::from_secs(150), |c| {
         let jobs = c.get("/jobs").unwrap();
-        jobs.as_array().unwrap().iter().all(|j| ["finished", "failed", "cancelled"].contains(&j["state"].as_str().unwrap()))
+        jobs.as_array()
+            .unwrap()
+            .iter()
+            .all(|j| ["finished", "failed", "cancelled"].contains(&j["state"].as_str().unwrap()))
     });
     let (long_v, short_v) = (local.job(long), local.job(short));
     let started: u64 = std::fs::read_to_string(&started_file).unwrap().trim().parse().unwrap();
@@ -344,7 +348,8 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     let url = format!("http://127.0.0.1:{}", free_port());
     let listen = url.trim_start_matches("http://").to_string();
     let state_arg = state.to_str().unwrap();
-    let serve_args = ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "1"];
+    let serve_args =
+        ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "1"];
     let name = format!("test-{}", std::process::id());
     let agent_args = ["agent", "--manager", &url, "--name", &name, "--cpu", "2", "--mem", "1G"];
     let mut serve = Daemon::start(&serve_args, &log);

@@ -128,7 +128,8 @@ fn lost_tasks_are_requeued_and_aborted_jobs_free_their_nodes() {
     let mut out = Vec::new();
     s.schedule(0, &mut out);
     let first = TaskRef { job: JobId(0), task: 0 };
-    let launch = |task| Action::Launch { task, node: pliant_core::model::NodeId(0), resources: Resources::cores_gb(1, 1) };
+    let launch =
+        |task| Action::Launch { task, node: pliant_core::model::NodeId(0), resources: Resources::cores_gb(1, 1) };
     assert_eq!(out, vec![launch(first)], "one node of one core and 1 GB fits one task");
     out.clear();
     s.observe(SECOND, Observation::TaskLost(first)).unwrap();

@@ -116,7 +116,11 @@ impl LiveTask {
     /// Takes over a task that an earlier agent started in `cgroup` with
     /// `exit_file` set (see [`CommandSpec::exit_file`]), and that was given
     /// `allocation`. Returns `None` when nothing runs in the cgroup any more.
-    pub fn adopt(cgroup: Cgroup, exit_file: PathBuf, allocation: Allocation) -> Result<Option<LiveTask>, MechanismError> {
+    pub fn adopt(
+        cgroup: Cgroup,
+        exit_file: PathBuf,
+        allocation: Allocation,
+    ) -> Result<Option<LiveTask>, MechanismError> {
         let Some(&pid) = cgroup.pids()?.first() else { return Ok(None) };
         // SAFETY: getpgid(2) has no memory-safety preconditions.
         let pgid = unsafe { libc::getpgid(pid) };

@@ -135,7 +135,9 @@ impl std::fmt::Display for AgentOp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AgentOp::Launch { task, resources, .. } => write!(f, "launch {task} with {resources}"),
-            AgentOp::Preempt { task, mechanism, limits } => write!(f, "preempt {task}: {} to {limits}", mechanism.name()),
+            AgentOp::Preempt { task, mechanism, limits } => {
+                write!(f, "preempt {task}: {} to {limits}", mechanism.name())
+            }
             AgentOp::Resume { task } => write!(f, "resume {task}"),
             AgentOp::Stop { task } => write!(f, "stop {task}"),
             AgentOp::Adopt { task, expect, .. } => write!(f, "take over {task} ({expect:?})"),
@@ -150,7 +152,9 @@ impl std::fmt::Display for AgentReport {
             AgentReport::Exited { task, code: Some(c), .. } => write!(f, "{task} exited with code {c}"),
             AgentReport::Exited { task, signal: Some(s), .. } => write!(f, "{task} killed by signal {s}"),
             AgentReport::Exited { task, .. } => write!(f, "{task} exited"),
-            AgentReport::Reclaimed { task, mem_mb, took_ms } => write!(f, "{task} gave back {mem_mb} MB in {took_ms} ms"),
+            AgentReport::Reclaimed { task, mem_mb, took_ms } => {
+                write!(f, "{task} gave back {mem_mb} MB in {took_ms} ms")
+            }
             AgentReport::Swapping { task } => write!(f, "{task} is swapping: frozen"),
             AgentReport::Resumed { task } => write!(f, "{task} resumed"),
             AgentReport::Lost { task, reason } => write!(f, "{task} lost: {reason}"),

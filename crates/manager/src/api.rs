@@ -65,7 +65,8 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
         ("GET", ["jobs", id, "tasks", t]) => parse_id(id, "job").and_then(|id| {
             let t = parse_id(t, "task")?;
             let job = m.job(id)?;
-            let task = job.tasks.get(t as usize).ok_or_else(|| Refusal::NotFound(format!("job {id} has no task {t}")))?;
+            let task =
+                job.tasks.get(t as usize).ok_or_else(|| Refusal::NotFound(format!("job {id} has no task {t}")))?;
             Ok(ok(200, task))
         }),
         ("POST", ["jobs", id, "cancel"]) => parse_id(id, "job").and_then(|id| {
@@ -205,10 +206,10 @@ pub fn serve(server: &tiny_http::Server, manager: &Mutex<Manager>, stop: &Atomic
             Ok(_) => handle(manager, request.method().as_str(), request.url(), &body),
             Err(e) => (400, json!({ "error": format!("unreadable body: {e}") })),
         };
-        let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).expect("valid header");
-        let response = tiny_http::Response::from_string(answer.1.to_string())
-            .with_status_code(answer.0)
-            .with_header(header);
+        let header =
+            tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).expect("valid header");
+        let response =
+            tiny_http::Response::from_string(answer.1.to_string()).with_status_code(answer.0).with_header(header);
         if let Err(e) = request.respond(response) {
             eprintln!("pliant manager: API: {e}");
         }

@@ -19,6 +19,7 @@ pub struct JobSpec {
     /// Priority 0–11 (higher is more important).
     pub priority: u8,
     /// Number of tasks, each running `command`.
+    #[serde(rename = "task_count")]
     pub tasks: u32,
     /// The program and its arguments.
     pub command: Vec<String>,

@@ -41,9 +41,11 @@ pub struct LocalOptions {
 fn cgroup_name(state_dir: &std::path::Path) -> String {
     let path = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
     // FNV-1a: stable across builds, unlike the standard hasher.
-    let hash = path.as_os_str().as_encoded_bytes().iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    });
+    let hash = path
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
     format!("pliant-local-{hash:016x}")
 }
 
@@ -61,7 +63,12 @@ pub fn machine_size() -> Result<Resources, String> {
 
 /// This machine as a node named `name`: its size (or what the operator
 /// offers of it) and what its kernel lets the agent do.
-pub fn this_node(name: &str, caps: &Capabilities, cpu_milli: Option<u64>, mem_mb: Option<u64>) -> Result<NodeRecord, String> {
+pub fn this_node(
+    name: &str,
+    caps: &Capabilities,
+    cpu_milli: Option<u64>,
+    mem_mb: Option<u64>,
+) -> Result<NodeRecord, String> {
     let machine = machine_size()?;
     let capacity = Resources::new(cpu_milli.unwrap_or(machine.cpu_milli), mem_mb.unwrap_or(machine.mem_mb));
     Ok(NodeRecord { name: name.into(), capacity, mechanisms: caps.mechanisms(), notes: caps.notes() })
@@ -89,12 +96,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     for note in caps.notes() {
         log(&note);
     }
-    let fresh = ClusterConfig {
-        policy,
-        params: opts.params.clone(),
-        nodes: vec![node],
-        epoch_unix_us: unix_us(),
-    };
+    let fresh = ClusterConfig { policy, params: opts.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
     let (mut manager, recovered) = Manager::open(&opts.state_dir, fresh).map_err(|e| e.to_string())?;
     if recovered {
         log(&format!(

@@ -237,7 +237,10 @@ impl Manager {
                 let task = TaskRef { job: JobId(job.id), task: t.index };
                 let node = t.node.expect("tasks holding resources are on a node") as usize;
                 let log_dir = self.log_dir(task);
-                adopts.push((node, AgentOp::Adopt { task, log_dir, resources: job.request(), expect, owed_mb: t.owed_mb }));
+                adopts.push((
+                    node,
+                    AgentOp::Adopt { task, log_dir, resources: job.request(), expect, owed_mb: t.owed_mb },
+                ));
             }
         }
         for (node, op) in adopts {
@@ -252,7 +255,10 @@ impl Manager {
     /// journal has on its node is requeued. Returns the node's id.
     pub fn register(&mut self, record: &NodeRecord) -> Result<u32, Refusal> {
         let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| {
-            Refusal::NotFound(format!("no node named `{}` in this cluster (its nodes are fixed when its journal is created)", record.name))
+            Refusal::NotFound(format!(
+                "no node named `{}` in this cluster (its nodes are fixed when its journal is created)",
+                record.name
+            ))
         })?;
         // Tasks placed there while it was lost have their launch still queued.
         let queued: Vec<TaskRef> = self.outbox[node]
@@ -361,8 +367,9 @@ impl Manager {
                 self.jobs.push(JobView::new(id, spec.clone(), now));
             }
             Event::Cancelled { job } => {
-                if self.jobs.get(job.0 as usize).map_or(true, |j| j.is_over()) {
-                    return Ok(false);
+                match self.jobs.get(job.0 as usize) {
+                    Some(j) if !j.is_over() => {}
+                    _ => return Ok(false),
                 }
                 self.core.observe(now, Observation::JobAborted(*job))?;
                 self.stop_job(now, *job, JobState::Cancelled, ops);
@@ -501,8 +508,11 @@ impl Manager {
                         // Mirrors the core's booking: what the limit drops by is owed back.
                         t.owed_mb += t.limits.mem_mb.saturating_sub(limits.mem_mb);
                         t.limits = t.limits.min(&limits);
-                        t.state =
-                            if mechanism == NodeMechanism::Immediate { TaskState::Suspended } else { TaskState::Shrunk };
+                        t.state = if mechanism == NodeMechanism::Immediate {
+                            TaskState::Suspended
+                        } else {
+                            TaskState::Shrunk
+                        };
                     }
                 }
                 ops.push((node, AgentOp::Preempt { task, mechanism, limits }));

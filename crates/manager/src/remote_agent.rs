@@ -83,5 +83,6 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
 }
 
 fn ops_of(answer: &Value) -> Result<Vec<AgentOp>, String> {
-    serde_json::from_value(answer["ops"].clone()).map_err(|e| format!("the manager sent operations this agent cannot read: {e}"))
+    serde_json::from_value(answer["ops"].clone())
+        .map_err(|e| format!("the manager sent operations this agent cannot read: {e}"))
 }

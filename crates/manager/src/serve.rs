@@ -45,19 +45,20 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
             None => return Ok(()),
         }
     };
-    let fresh = ClusterConfig {
-        policy: opts.policy.clone(),
-        params: opts.params.clone(),
-        nodes,
-        epoch_unix_us: unix_us(),
-    };
+    let fresh =
+        ClusterConfig { policy: opts.policy.clone(), params: opts.params.clone(), nodes, epoch_unix_us: unix_us() };
     let (mut manager, recovered) = Manager::open(&opts.state_dir, fresh).map_err(|e| e.to_string())?;
     if recovered {
         log(&format!("recovered {} jobs from the journal; agents take their tasks over", manager.jobs().len()));
         manager.queue_recovery();
     }
     let names: Vec<&str> = manager.config().nodes.iter().map(|n| n.name.as_str()).collect();
-    log(&format!("manager on http://{} — policy {}, nodes {}", server.server_addr(), manager.config().policy, names.join(", ")));
+    log(&format!(
+        "manager on http://{} — policy {}, nodes {}",
+        server.server_addr(),
+        manager.config().policy,
+        names.join(", ")
+    ));
     let timeout = opts.agent_timeout.as_micros() as Micros;
     let manager = Mutex::new(manager);
     std::thread::scope(|s| {
@@ -102,7 +103,9 @@ fn gather(server: &tiny_http::Server, count: usize, stop: &AtomicBool) -> Option
                 }
                 Err(e) => (400, json!({ "error": format!("malformed registration: {e}") })),
             },
-            _ => (503, json!({ "error": format!("waiting for {} of {count} agents to register", count - nodes.len()) })),
+            _ => {
+                (503, json!({ "error": format!("waiting for {} of {count} agents to register", count - nodes.len()) }))
+            }
         };
         let _ = request.respond(tiny_http::Response::from_string(answer.to_string()).with_status_code(status));
     }

@@ -57,7 +57,8 @@ impl SubmitRequest {
         if !(1..=MAX_TASKS).contains(&tasks) {
             return Err(format!("`tasks` must be 1–{MAX_TASKS}, got {tasks}"));
         }
-        let default_name = || Path::new(program).file_name().map_or(program.clone(), |n| n.to_string_lossy().into_owned());
+        let default_name =
+            || Path::new(program).file_name().map_or(program.clone(), |n| n.to_string_lossy().into_owned());
         Ok(JobSpec {
             name: self.name.unwrap_or_else(default_name),
             queue: self.queue.unwrap_or(JobClass::Long),
@@ -94,7 +95,10 @@ mod tests {
     fn defaults_fill_in_and_the_name_is_the_program() {
         let spec = req(r#"{"command": ["/bin/sh", "-c", "true"]}"#).unwrap();
         assert_eq!(spec.name, "sh");
-        assert_eq!((spec.queue, spec.cpu_milli, spec.mem_mb, spec.priority, spec.tasks), (JobClass::Long, 1000, 256, 0, 1));
+        assert_eq!(
+            (spec.queue, spec.cpu_milli, spec.mem_mb, spec.priority, spec.tasks),
+            (JobClass::Long, 1000, 256, 0, 1)
+        );
         assert_eq!(req(r#"{"command": ["sh"], "queue": "short"}"#).unwrap().queue, JobClass::Short);
     }
 

@@ -45,7 +45,8 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     let dir = ScratchDir::new("pliant-manager-replay").unwrap();
     let (mut m, recovered) = Manager::open(dir.path(), config()).unwrap();
     assert!(!recovered);
-    let long = submit(&mut m, json!({"queue": "long", "tasks": 2, "cpu_milli": 1000, "mem_mb": 280, "command": ["sh"]}));
+    let long =
+        submit(&mut m, json!({"queue": "long", "tasks": 2, "cpu_milli": 1000, "mem_mb": 280, "command": ["sh"]}));
     // Two tasks of ⟨1, 280⟩ fill the 2 CPUs: both launch at once.
     let ops = m.take_ops(0);
     assert!(matches!(ops.as_slice(), [AgentOp::Launch { .. }, AgentOp::Launch { .. }]), "{ops:?}");
@@ -71,7 +72,8 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     assert_eq!(m.jobs()[short as usize].tasks[0].launches, 0);
     // The node reports every suspended task's memory back: 600 − 280·(2 − k) MB
     // frees up, so with both suspended 600 MB ≥ 400 MB and the short job starts.
-    let reports = suspended.iter().map(|&t| (0, AgentReport::Reclaimed { task: t, mem_mb: 216, took_ms: 300 })).collect();
+    let reports =
+        suspended.iter().map(|&t| (0, AgentReport::Reclaimed { task: t, mem_mb: 216, took_ms: 300 })).collect();
     m.advance(reports).unwrap();
     assert_eq!(suspended.len(), 2, "one suspended task would leave 600 − 280 = 320 MB < 400 MB");
     assert_eq!(m.jobs()[short as usize].tasks[0].launches, 1);
@@ -93,7 +95,9 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
         owed_mb: 0,
     };
     assert!(ops.contains(&frozen), "{ops:?}");
-    assert!(ops.iter().any(|op| matches!(op, AgentOp::Adopt { task: t, expect: Expected::Running, .. } if *t == task(short, 0))));
+    assert!(ops
+        .iter()
+        .any(|op| matches!(op, AgentOp::Adopt { task: t, expect: Expected::Running, .. } if *t == task(short, 0))));
     assert_eq!(ops.last(), Some(&AgentOp::Sweep));
     assert_eq!(ops.len(), 4, "three tasks to take over, then the sweep");
 }
