@@ -5,7 +5,7 @@
 
 use crate::live_cmd::{parse_seconds, parse_size_mb};
 use pliant_manager::client::{Client, DEFAULT_URL};
-use pliant_manager::local::{run_local, LocalOptions};
+use pliant_manager::local::{run_local, LocalOptions, ManagerSetup, Offer};
 use pliant_manager::remote_agent::{run_agent, AgentOptions};
 use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
@@ -33,9 +33,9 @@ pub enum ManagerCommand {
     Logs(JobArgs),
 }
 
-/// Options of `pliant local`.
+/// Where a manager keeps its state and listens, and its policy parameters.
 #[derive(Debug, clap::Args)]
-pub struct LocalArgs {
+pub struct SetupArgs {
     /// Directory for the journal (journal.sqlite) and the tasks' logs; a
     /// restart with the same directory recovers every job.
     #[arg(long, default_value = "pliant-state")]
@@ -43,13 +43,20 @@ pub struct LocalArgs {
     /// Address the HTTP API listens on.
     #[arg(long, default_value = "127.0.0.1:7466")]
     pub listen: String,
-    /// Policy preset (see `pliant policies`); default gp where this node has
-    /// swap and the memory controller, else kill. Fixed when the journal is created.
-    #[arg(long)]
-    pub policy: Option<String>,
     /// Set a policy parameter, KEY=VALUE (repeatable; see `pliant policies`).
     #[arg(long = "set", value_parser = parse_key_value)]
     pub sets: Vec<(String, String)>,
+}
+
+impl From<SetupArgs> for ManagerSetup {
+    fn from(a: SetupArgs) -> ManagerSetup {
+        ManagerSetup { state_dir: a.state_dir, listen: a.listen, params: a.sets }
+    }
+}
+
+/// What this node offers.
+#[derive(Debug, clap::Args)]
+pub struct OfferArgs {
     /// CPU cores this node offers (default: all of them).
     #[arg(long, value_parser = parse_cores)]
     pub cpu: Option<u64>,
@@ -58,27 +65,39 @@ pub struct LocalArgs {
     pub mem: Option<u64>,
 }
 
+impl From<OfferArgs> for Offer {
+    fn from(a: OfferArgs) -> Offer {
+        Offer { cpu_milli: a.cpu, mem_mb: a.mem }
+    }
+}
+
+/// Options of `pliant local`.
+#[derive(Debug, clap::Args)]
+pub struct LocalArgs {
+    #[command(flatten)]
+    setup: SetupArgs,
+    /// Policy preset (see `pliant policies`); default gp where this node has
+    /// swap and the memory controller, else kill. Fixed when the journal is created.
+    #[arg(long)]
+    policy: Option<String>,
+    #[command(flatten)]
+    offer: OfferArgs,
+}
+
 /// Options of `pliant serve`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// Directory for the journal (journal.sqlite) and the tasks' logs.
-    #[arg(long, default_value = "pliant-state")]
-    pub state_dir: PathBuf,
-    /// Address the HTTP API listens on.
-    #[arg(long, default_value = "127.0.0.1:7466")]
-    pub listen: String,
+    #[command(flatten)]
+    setup: SetupArgs,
     /// Policy preset (see `pliant policies`); every node must support its mechanism.
     #[arg(long, default_value = "gp")]
-    pub policy: String,
-    /// Set a policy parameter, KEY=VALUE (repeatable; see `pliant policies`).
-    #[arg(long = "set", value_parser = parse_key_value)]
-    pub sets: Vec<(String, String)>,
+    policy: String,
     /// Number of agents a new cluster waits for before it schedules.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    pub nodes: u64,
+    nodes: u64,
     /// Seconds without a heartbeat after which an agent is declared lost and its tasks requeued.
     #[arg(long, default_value = "10", value_parser = parse_seconds)]
-    pub agent_timeout: std::time::Duration,
+    agent_timeout: std::time::Duration,
 }
 
 /// Options of `pliant agent`.
@@ -89,12 +108,8 @@ pub struct AgentArgs {
     /// This node's name in the cluster (default: the host name).
     #[arg(long)]
     name: Option<String>,
-    /// CPU cores this node offers (default: all of them).
-    #[arg(long, value_parser = parse_cores)]
-    cpu: Option<u64>,
-    /// Memory this node offers, in MB or with an M or G suffix (default: all of it).
-    #[arg(long, value_parser = parse_size_mb)]
-    mem: Option<u64>,
+    #[command(flatten)]
+    offer: OfferArgs,
 }
 
 /// How to reach the manager.
@@ -158,22 +173,13 @@ pub struct JobArgs {
 pub fn run(cmd: ManagerCommand) -> Result<(), String> {
     match cmd {
         ManagerCommand::Local(a) => {
-            let opts = LocalOptions {
-                state_dir: a.state_dir,
-                listen: a.listen,
-                policy: a.policy,
-                params: a.sets,
-                cpu_milli: a.cpu,
-                mem_mb: a.mem,
-            };
+            let opts = LocalOptions { setup: a.setup.into(), policy: a.policy, offer: a.offer.into() };
             run_local(&opts, stop_on_signals(), &|line| eprintln!("pliant local: {line}"))
         }
         ManagerCommand::Serve(a) => {
             let opts = ServeOptions {
-                state_dir: a.state_dir,
-                listen: a.listen,
+                setup: a.setup.into(),
                 policy: a.policy,
-                params: a.sets,
                 nodes: a.nodes as usize,
                 agent_timeout: a.agent_timeout,
             };
@@ -186,7 +192,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                     .map(|h| h.trim().to_string())
                     .map_err(|e| format!("cannot read the host name (give --name): {e}"))?,
             };
-            let opts = AgentOptions { manager: a.manager.url, name, cpu_milli: a.cpu, mem_mb: a.mem };
+            let opts = AgentOptions { manager: a.manager.url, name, offer: a.offer.into() };
             run_agent(&opts, stop_on_signals(), &|line| eprintln!("pliant agent: {line}"))
         }
         ManagerCommand::Submit(a) => {

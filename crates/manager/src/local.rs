@@ -19,21 +19,35 @@ use std::time::Duration;
 /// How often the manager loop runs and the agent looks at its tasks.
 pub const TICK: Duration = Duration::from_millis(50);
 
-/// Options of `pliant local`.
+/// Where a manager keeps its state and listens, and its policy parameters.
 #[derive(Debug, Clone)]
-pub struct LocalOptions {
+pub struct ManagerSetup {
     /// Where the journal and task logs live.
     pub state_dir: PathBuf,
     /// Address the API listens on.
     pub listen: String,
-    /// Policy preset (default: `gp` where the node can do it, else `kill`).
-    pub policy: Option<String>,
     /// `--set` parameters.
     pub params: Vec<(String, String)>,
-    /// CPU to offer, millicores (default: every core).
+}
+
+/// What a node offers of this machine (default: all of it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offer {
+    /// CPU, millicores.
     pub cpu_milli: Option<u64>,
-    /// Memory to offer, MB (default: all of it).
+    /// Memory, MB.
     pub mem_mb: Option<u64>,
+}
+
+/// Options of `pliant local`.
+#[derive(Debug, Clone)]
+pub struct LocalOptions {
+    /// State, address and parameters.
+    pub setup: ManagerSetup,
+    /// Policy preset (default: `gp` where the node can do it, else `kill`).
+    pub policy: Option<String>,
+    /// What the node offers.
+    pub offer: Offer,
 }
 
 /// The name of the top cgroup for a state directory: one per cluster, so two
@@ -63,29 +77,24 @@ pub fn machine_size() -> Result<Resources, String> {
 
 /// This machine as a node named `name`: its size (or what the operator
 /// offers of it) and what its kernel lets the agent do.
-pub fn this_node(
-    name: &str,
-    caps: &Capabilities,
-    cpu_milli: Option<u64>,
-    mem_mb: Option<u64>,
-) -> Result<NodeRecord, String> {
+pub fn this_node(name: &str, caps: &Capabilities, offer: Offer) -> Result<NodeRecord, String> {
     let machine = machine_size()?;
-    let capacity = Resources::new(cpu_milli.unwrap_or(machine.cpu_milli), mem_mb.unwrap_or(machine.mem_mb));
+    let capacity = Resources::new(offer.cpu_milli.unwrap_or(machine.cpu_milli), offer.mem_mb.unwrap_or(machine.mem_mb));
     Ok(NodeRecord { name: name.into(), capacity, mechanisms: caps.mechanisms(), notes: caps.notes() })
 }
 
 /// Runs until `stop` is set. `log` receives one line per notable thing.
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
-    std::fs::create_dir_all(&opts.state_dir).map_err(|e| format!("{}: {e}", opts.state_dir.display()))?;
-    let journal_exists = opts.state_dir.join("journal.sqlite").exists();
+    std::fs::create_dir_all(&opts.setup.state_dir).map_err(|e| format!("{}: {e}", opts.setup.state_dir.display()))?;
+    let journal_exists = opts.setup.state_dir.join("journal.sqlite").exists();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
-    let (mut agent, found) =
-        Agent::start(&layout, &cgroup_name(&opts.state_dir), journal_exists).map_err(|e| format!("agent: {e}"))?;
+    let (mut agent, found) = Agent::start(&layout, &cgroup_name(&opts.setup.state_dir), journal_exists)
+        .map_err(|e| format!("agent: {e}"))?;
     if found && !journal_exists {
         log("removed a leftover cgroup of an earlier run");
     }
     let caps = *agent.capabilities();
-    let node = this_node("local", &caps, opts.cpu_milli, opts.mem_mb)?;
+    let node = this_node("local", &caps, opts.offer)?;
     let policy = opts.policy.clone().unwrap_or_else(|| {
         let name = if caps.supports(NodeMechanism::Graceful) { "gp" } else { "kill" };
         if !journal_exists {
@@ -96,8 +105,9 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     for note in caps.notes() {
         log(&note);
     }
-    let fresh = ClusterConfig { policy, params: opts.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
-    let (mut manager, recovered) = Manager::open(&opts.state_dir, fresh).map_err(|e| e.to_string())?;
+    let fresh =
+        ClusterConfig { policy, params: opts.setup.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
+    let (mut manager, recovered) = Manager::open(&opts.setup.state_dir, fresh).map_err(|e| e.to_string())?;
     if recovered {
         log(&format!(
             "recovered {} jobs from the journal ({} steps); taking over their tasks",
@@ -108,7 +118,8 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     } else {
         agent.apply(AgentOp::Sweep, &mut Vec::new());
     }
-    let server = tiny_http::Server::http(&opts.listen).map_err(|e| format!("cannot listen on {}: {e}", opts.listen))?;
+    let server = tiny_http::Server::http(&opts.setup.listen)
+        .map_err(|e| format!("cannot listen on {}: {e}", opts.setup.listen))?;
     log(&format!(
         "manager on http://{} — policy {}, node {}",
         server.server_addr(),

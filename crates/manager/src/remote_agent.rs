@@ -6,7 +6,7 @@
 
 use crate::api::Heartbeat;
 use crate::client::{Client, ClientError};
-use crate::local::this_node;
+use crate::local::{this_node, Offer};
 use pliant_live::agent::Agent;
 use pliant_live::cgroup::Layout;
 use pliant_live::protocol::{AgentOp, AgentReport};
@@ -24,10 +24,8 @@ pub struct AgentOptions {
     pub manager: String,
     /// The node's name (fixed for the life of the cluster).
     pub name: String,
-    /// CPU to offer, millicores (default: every core).
-    pub cpu_milli: Option<u64>,
-    /// Memory to offer, MB (default: all of it).
-    pub mem_mb: Option<u64>,
+    /// What the node offers.
+    pub offer: Offer,
 }
 
 /// Runs until `stop` is set; then every task is killed and every cgroup removed.
@@ -38,7 +36,7 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     if leftover {
         log("removed the tasks and cgroups a previous agent left");
     }
-    let record = this_node(&opts.name, agent.capabilities(), opts.cpu_milli, opts.mem_mb)?;
+    let record = this_node(&opts.name, agent.capabilities(), opts.offer)?;
     for note in &record.notes {
         log(note);
     }

@@ -5,12 +5,11 @@
 //! told, at their next heartbeat, to take their tasks over.
 
 use crate::api;
-use crate::local::TICK;
+use crate::local::{ManagerSetup, TICK};
 use crate::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
 use pliant_core::Micros;
 use serde_json::json;
 use std::io::Read;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -18,14 +17,10 @@ use std::time::Duration;
 /// Options of `pliant serve`.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    /// Where the journal and task logs live.
-    pub state_dir: PathBuf,
-    /// Address the API listens on.
-    pub listen: String,
+    /// State, address and parameters.
+    pub setup: ManagerSetup,
     /// Policy preset.
     pub policy: String,
-    /// `--set` parameters.
-    pub params: Vec<(String, String)>,
     /// Nodes a new cluster waits for.
     pub nodes: usize,
     /// Silence after which an agent is declared lost.
@@ -34,8 +29,9 @@ pub struct ServeOptions {
 
 /// Runs until `stop` is set.
 pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
-    let server = tiny_http::Server::http(&opts.listen).map_err(|e| format!("cannot listen on {}: {e}", opts.listen))?;
-    let recovered = opts.state_dir.join("journal.sqlite").exists();
+    let server = tiny_http::Server::http(&opts.setup.listen)
+        .map_err(|e| format!("cannot listen on {}: {e}", opts.setup.listen))?;
+    let recovered = opts.setup.state_dir.join("journal.sqlite").exists();
     let nodes = if recovered {
         Vec::new()
     } else {
@@ -45,9 +41,13 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
             None => return Ok(()),
         }
     };
-    let fresh =
-        ClusterConfig { policy: opts.policy.clone(), params: opts.params.clone(), nodes, epoch_unix_us: unix_us() };
-    let (mut manager, recovered) = Manager::open(&opts.state_dir, fresh).map_err(|e| e.to_string())?;
+    let fresh = ClusterConfig {
+        policy: opts.policy.clone(),
+        params: opts.setup.params.clone(),
+        nodes,
+        epoch_unix_us: unix_us(),
+    };
+    let (mut manager, recovered) = Manager::open(&opts.setup.state_dir, fresh).map_err(|e| e.to_string())?;
     if recovered {
         log(&format!("recovered {} jobs from the journal; agents take their tasks over", manager.jobs().len()));
         manager.queue_recovery();
