@@ -234,6 +234,7 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
         long_v["tasks"].as_array().unwrap().iter().map(|t| t["reclaimed_mb"].as_u64().unwrap()).sum::<u64>(),
         reclaim_ms as f64 / 1e3
     );
+    check_cli(&local, long);
     if std::env::var_os("PLIANT_SHOW_LOG").is_some() {
         eprintln!("{}", local.log_text());
     }
@@ -248,6 +249,33 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
         jobs_after_restart: after,
         log: local.log_text(),
     })
+}
+
+/// The CLI against the running manager: output, and exit code 2 with a
+/// message for bad input.
+fn check_cli(local: &Local, long: u64) {
+    let url = format!("http://127.0.0.1:{}", local.port);
+    let pliant =
+        |args: &[&str]| Command::new(PLIANT).arg(args[0]).args(["--manager", &url]).args(&args[1..]).output().unwrap();
+    let logs = pliant(&["logs", &long.to_string()]);
+    assert!(logs.status.success());
+    let stdout = String::from_utf8(logs.stdout).unwrap();
+    assert!(stdout.contains(&format!("done {LONG_PASSES}")), "{stdout}");
+    let status = String::from_utf8(pliant(&["status", &long.to_string()]).stdout).unwrap();
+    assert!(status.lines().nth(1).unwrap().contains("finished"), "{status}");
+    let jobs_before = local.client.get("/jobs").unwrap();
+    for (args, message) in [
+        (&["cancel", "99"][..], "no job 99"),
+        (&["logs", "99"][..], "no job 99"),
+        (&["submit", "--mem", "100G", "--", "true"][..], "bigger than any node"),
+        (&["submit", "--", "/no/such/program"][..], "not an executable"),
+    ] {
+        let out = pliant(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(message) && !err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert_eq!(local.client.get("/jobs").unwrap(), jobs_before, "a refused command changed the jobs");
 }
 
 fn tasks(job: &Value) -> &Vec<Value> {

@@ -41,10 +41,21 @@ struct HeldTask {
 
 /// One node's agent.
 pub struct Agent {
-    // Field order matters: tasks are removed before the top cgroup.
     tasks: BTreeMap<TaskRef, HeldTask>,
     top: Cgroup,
     caps: Capabilities,
+}
+
+impl Drop for Agent {
+    /// Stops every task (frozen ones too) and removes its cgroup; the top
+    /// cgroup goes after them.
+    fn drop(&mut self) {
+        for (task, held) in std::mem::take(&mut self.tasks) {
+            if let Err(e) = held.live.remove() {
+                eprintln!("pliant agent: {task}: {e}");
+            }
+        }
+    }
 }
 
 /// The cgroup name of a task.

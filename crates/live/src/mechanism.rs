@@ -316,6 +316,9 @@ impl LiveTask {
     /// Removes the task's cgroup, killing whatever still runs in it.
     pub fn remove(self) -> Result<(), MechanismError> {
         let LiveTask { process, cgroup, .. } = self;
+        // Kill through the cgroup first: a frozen process cannot die (and be
+        // reaped below) until it is thawed, which `kill_all` takes care of.
+        cgroup.kill_all()?;
         drop(process);
         Ok(cgroup.remove()?)
     }

@@ -108,6 +108,9 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let fresh =
         ClusterConfig { policy, params: opts.setup.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
     let (mut manager, recovered) = Manager::open(&opts.setup.state_dir, fresh).map_err(|e| e.to_string())?;
+    if recovered && opts.policy.as_ref().is_some_and(|p| *p != manager.config().policy) {
+        log(&format!("the journal's policy {} stays in force (a cluster keeps its policy)", manager.config().policy));
+    }
     if recovered {
         log(&format!(
             "recovered {} jobs from the journal ({} steps); taking over their tasks",

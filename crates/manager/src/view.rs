@@ -53,7 +53,7 @@ pub struct TaskView {
     pub limits: Resources,
     /// Memory (MB) its node has yet to report reclaimed.
     pub owed_mb: u64,
-    /// Memory (MB) reclaimed from it so far, and the time that took (ms).
+    /// Memory (MB) reclaimed from it so far.
     pub reclaimed_mb: u64,
     /// Time the kernel took to reclaim it, summed (ms).
     pub reclaim_ms: u64,
