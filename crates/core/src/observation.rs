@@ -1,6 +1,6 @@
 //! What the core is told: the observations a real resource manager receives.
 
-use crate::model::{JobId, JobRequest, TaskRef};
+use crate::model::{JobId, JobRequest, NodeId, TaskRef};
 
 /// An event observed by the body and reported to the core.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,4 +27,9 @@ pub enum Observation {
     /// and every task it holds is stopped (the core answers nothing; the body
     /// stops the tasks itself).
     JobAborted(JobId),
+    /// The node's agent is gone: nothing is placed there until it is back
+    /// (the body reports the tasks it held with [`Observation::TaskLost`]).
+    NodeLost(NodeId),
+    /// The node's agent is back.
+    NodeBack(NodeId),
 }

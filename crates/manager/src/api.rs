@@ -117,11 +117,13 @@ fn cluster(m: &Manager) -> Answer {
         .nodes
         .iter()
         .zip(m.allocations())
+        .zip(m.lost_nodes())
         .enumerate()
-        .map(|(i, (n, allocated))| {
+        .map(|(i, ((n, allocated), lost))| {
             json!({
                 "id": i,
                 "name": n.name,
+                "lost": lost,
                 "capacity": n.capacity,
                 "allocated": allocated,
                 "mechanisms": n.mechanisms,

@@ -39,6 +39,16 @@ pub enum Event {
         /// The job.
         job: JobId,
     },
+    /// A node's agent stopped heartbeating: nothing goes there until it is back.
+    NodeLost {
+        /// The node.
+        node: u32,
+    },
+    /// A lost node's agent registered again.
+    NodeBack {
+        /// The node.
+        node: u32,
+    },
     /// An agent reported on a task.
     Report {
         /// The node it came from.

@@ -151,6 +151,7 @@ impl Manager {
             journal.put("config", &config)?;
         }
         let core = Scheduler::new(&config.capacities(), policy)?;
+        let config_nodes = config.nodes.len();
         let mut m = Manager {
             core,
             outbox: vec![Vec::new(); config.nodes.len()],
@@ -162,7 +163,7 @@ impl Manager {
             next_monitor: None,
             replaying: true,
             last_seen: Vec::new(),
-            lost: Vec::new(),
+            lost: vec![false; config_nodes],
         };
         for (i, step) in m.journal.steps()?.into_iter().enumerate() {
             let replayed = m.step(step.now, step.events, step.monitor)?;
@@ -172,7 +173,6 @@ impl Manager {
         }
         m.replaying = false;
         m.last_seen = vec![m.last_now; m.config.nodes.len()];
-        m.lost = vec![false; m.config.nodes.len()];
         m.next_monitor = m.core.monitor_interval().map(|i| m.last_now + i);
         Ok((m, recovered))
     }
@@ -268,9 +268,12 @@ impl Manager {
                 _ => None,
             })
             .collect();
-        self.lost_node(node, &queued, "its agent restarted").map_err(|e| Refusal::Conflict(e.to_string()))?;
-        self.lost[node] = false;
+        let mut events = self.lost_tasks(node, &queued, "its agent restarted");
+        if self.lost[node] {
+            events.push(Event::NodeBack { node: node as u32 });
+        }
         self.last_seen[node] = self.now();
+        self.live_step(events, false).map_err(|e| Refusal::Conflict(e.to_string()))?;
         Ok(node as u32)
     }
 
@@ -295,31 +298,27 @@ impl Manager {
         let mut lost = Vec::new();
         for node in 0..self.config.nodes.len() {
             if !self.lost[node] && now.saturating_sub(self.last_seen[node]) > timeout {
-                self.lost[node] = true;
                 // Whatever it was told and did not fetch is moot: its tasks are requeued.
                 self.outbox[node].clear();
-                self.lost_node(node, &[], "its agent stopped heartbeating")?;
+                let mut events = self.lost_tasks(node, &[], "its agent stopped heartbeating");
+                events.push(Event::NodeLost { node: node as u32 });
+                self.live_step(events, false)?;
                 lost.push(self.config.nodes[node].name.clone());
             }
         }
         Ok(lost)
     }
 
-    /// Requeues every task the records have on `node`, except `spared`.
-    fn lost_node(&mut self, node: usize, spared: &[TaskRef], reason: &str) -> Result<(), ManagerError> {
-        let reports: Vec<(u32, AgentReport)> = self
-            .jobs
+    /// Reports of every task the records have on `node` but `spared` as lost.
+    fn lost_tasks(&self, node: usize, spared: &[TaskRef], reason: &str) -> Vec<Event> {
+        self.jobs
             .iter()
             .flat_map(|j| j.tasks.iter().map(move |t| (j.id, t)))
             .filter(|(_, t)| t.node == Some(node as u32) && t.state.holds_resources())
             .map(|(job, t)| TaskRef { job: JobId(job), task: t.index })
             .filter(|task| !spared.contains(task))
-            .map(|task| (node as u32, AgentReport::Lost { task, reason: reason.into() }))
-            .collect();
-        if reports.is_empty() {
-            return Ok(());
-        }
-        self.advance(reports)
+            .map(|task| Event::Report { node: node as u32, report: AgentReport::Lost { task, reason: reason.into() } })
+            .collect()
     }
 
     fn live_step(&mut self, events: Vec<Event>, monitor: bool) -> Result<(), ManagerError> {
@@ -375,6 +374,16 @@ impl Manager {
                 self.stop_job(now, *job, JobState::Cancelled, ops);
             }
             Event::Report { node, report } => return self.take_report(now, *node, report, ops),
+            Event::NodeLost { node } | Event::NodeBack { node } => {
+                let lost = matches!(event, Event::NodeLost { .. });
+                let i = *node as usize;
+                if i >= self.lost.len() || self.lost[i] == lost {
+                    return Ok(false);
+                }
+                let id = pliant_core::model::NodeId(*node);
+                self.core.observe(now, if lost { Observation::NodeLost(id) } else { Observation::NodeBack(id) })?;
+                self.lost[i] = lost;
+            }
         }
         Ok(true)
     }
@@ -554,6 +563,11 @@ impl Manager {
     /// Resources allocated per node, in node order, as the core books them.
     pub fn allocations(&self) -> Vec<Resources> {
         self.core.node_allocations().map(|(_, a)| a).collect()
+    }
+
+    /// Per node, true while its agent is declared lost.
+    pub fn lost_nodes(&self) -> &[bool] {
+        &self.lost
     }
 
     /// Steps journaled so far.

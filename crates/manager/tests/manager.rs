@@ -152,3 +152,34 @@ fn bad_requests_get_4xx_and_change_nothing() {
     let cluster = handle(&m, "GET", "/cluster", "").1;
     assert_eq!(cluster["nodes"][0]["allocated"], json!({"cpu_milli": 0, "mem_mb": 0}));
 }
+
+#[test]
+fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
+    let dir = ScratchDir::new("pliant-manager-lost").unwrap();
+    let mut cfg = config();
+    cfg.policy = "fifo".into();
+    cfg.params.clear();
+    let second = NodeRecord { name: "n1".into(), ..cfg.nodes[0].clone() };
+    cfg.nodes.push(second.clone());
+    let (mut m, _) = Manager::open(dir.path(), cfg).unwrap();
+    let job = submit(&mut m, json!({"cpu_milli": 2000, "mem_mb": 600, "command": ["sh"]}));
+    // A whole-node task: first fit puts it on node 0.
+    assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { .. }]));
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    assert_eq!(m.heartbeat(1, vec![]).unwrap(), vec![]);
+    // Node 0 has been silent for 30 ms, node 1 for almost nothing: a 20 ms timeout loses node 0 only.
+    assert_eq!(m.check_agents(20_000).unwrap(), vec!["n0".to_string()]);
+    assert_eq!(m.lost_nodes(), &[true, false]);
+    let ops = m.take_ops(1);
+    assert!(matches!(ops.as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(job, 0)), "{ops:?}");
+    assert_eq!(m.jobs()[job as usize].tasks[0].node, Some(1));
+    assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2);
+    // A lost node's heartbeat is refused until it registers again.
+    assert!(m.heartbeat(0, vec![]).is_err());
+    assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }).unwrap(), 0);
+    assert_eq!(m.lost_nodes(), &[false, false]);
+    assert_eq!(m.heartbeat(0, vec![]).unwrap(), vec![], "the task stays on node 1");
+    drop(m);
+    let (again, _) = Manager::open(dir.path(), config()).unwrap();
+    assert_eq!(again.jobs()[job as usize].tasks[0].node, Some(1), "the replay agrees");
+}

@@ -43,6 +43,9 @@ pub enum CoreError {
         /// Where it stands.
         status: String,
     },
+    /// The node does not exist.
+    #[error("no node {0}")]
+    UnknownNode(u32),
     /// The cluster has no nodes.
     #[error("the cluster has no nodes")]
     NoNodes,
@@ -89,7 +92,7 @@ impl Scheduler {
         let free_index = NodeIndex::new(nodes);
         let free_index_len = nodes.len();
         let nodes: Vec<NodeState> =
-            nodes.iter().map(|&capacity| NodeState { capacity, allocated: Resources::ZERO }).collect();
+            nodes.iter().map(|&capacity| NodeState { capacity, allocated: Resources::ZERO, down: false }).collect();
         let total = nodes.iter().fold(Resources::ZERO, |acc, n| acc + n.capacity);
         let queues = policy
             .queues
@@ -154,6 +157,8 @@ impl Scheduler {
             Observation::Resumed(task) => self.task_resumed(now, task)?,
             Observation::TaskLost(task) => self.task_lost(task)?,
             Observation::JobAborted(job) => self.job_aborted(job)?,
+            Observation::NodeLost(node) => self.set_down(node, true)?,
+            Observation::NodeBack(node) => self.set_down(node, false)?,
         }
         self.dirty = true;
         Ok(())
@@ -314,6 +319,15 @@ impl Scheduler {
         let queue = job.queue;
         self.release(node, queue, res);
         self.sync_waiting(task.job.0 as usize);
+        Ok(())
+    }
+
+    /// Takes a node out of placement or puts it back; the body reports the
+    /// tasks it held as lost itself.
+    fn set_down(&mut self, node: NodeId, down: bool) -> Result<(), CoreError> {
+        let n = self.nodes.get_mut(node.0 as usize).ok_or(CoreError::UnknownNode(node.0))?;
+        n.down = down;
+        self.refresh_node(node);
         Ok(())
     }
 
