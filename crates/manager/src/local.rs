@@ -87,8 +87,11 @@ pub fn this_node(name: &str, caps: &Capabilities, offer: Offer) -> Result<NodeRe
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     std::fs::create_dir_all(&opts.setup.state_dir).map_err(|e| format!("{}: {e}", opts.setup.state_dir.display()))?;
     let journal_exists = opts.setup.state_dir.join("journal.sqlite").exists();
+    // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
+    let server = tiny_http::Server::http(&opts.setup.listen)
+        .map_err(|e| format!("cannot listen on {}: {e}", opts.setup.listen))?;
     let layout = Layout::detect().map_err(|e| e.to_string())?;
-    let (mut agent, found) = Agent::start(&layout, &cgroup_name(&opts.setup.state_dir), journal_exists)
+    let (agent, found) = Agent::start(&layout, &cgroup_name(&opts.setup.state_dir), journal_exists)
         .map_err(|e| format!("agent: {e}"))?;
     if found && !journal_exists {
         log("removed a leftover cgroup of an earlier run");
@@ -118,11 +121,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
             manager.journal_steps().map_err(|e| e.to_string())?
         ));
         manager.queue_recovery();
-    } else {
-        agent.apply(AgentOp::Sweep, &mut Vec::new());
     }
-    let server = tiny_http::Server::http(&opts.setup.listen)
-        .map_err(|e| format!("cannot listen on {}: {e}", opts.setup.listen))?;
     log(&format!(
         "manager on http://{} — policy {}, node {}",
         server.server_addr(),
