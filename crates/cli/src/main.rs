@@ -33,7 +33,7 @@ enum Command {
     /// Live-mode mechanisms on this machine (measure).
     #[command(flatten)]
     Live(live_cmd::LiveCommand),
-    /// Live-mode cluster (local, submit, status, cancel, logs).
+    /// Live-mode cluster (local, serve, agent, submit, status, cancel, logs).
     #[command(flatten)]
     Cluster(manager_cmd::ManagerCommand),
 }
