@@ -64,7 +64,7 @@ pub fn run(cmd: LiveCommand) -> Result<(), String> {
 }
 
 /// `256M`, `2G` or a plain number of MB.
-fn parse_size_mb(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_size_mb(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (digits, factor) = match t.char_indices().last() {
         Some((i, 'G' | 'g')) => (&t[..i], 1024),
@@ -77,7 +77,7 @@ fn parse_size_mb(s: &str) -> Result<u64, String> {
     }
 }
 
-fn parse_seconds(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<Duration, String> {
     match s.parse::<f64>() {
         Ok(x) if x > 0.0 && x.is_finite() => Ok(Duration::from_secs_f64(x)),
         _ => Err(format!("`{s}` is not a positive number of seconds")),

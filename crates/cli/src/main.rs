@@ -3,6 +3,7 @@
 
 mod catalog_cmd;
 mod live_cmd;
+mod manager_cmd;
 mod settings;
 mod simulate_cmd;
 mod sweep_cmd;
@@ -36,6 +37,9 @@ enum Command {
     /// Live-mode mechanisms on this machine (measure).
     #[command(flatten)]
     Live(live_cmd::LiveCommand),
+    /// Live-mode cluster (local, serve, agent, submit, status, cancel, logs).
+    #[command(flatten)]
+    Cluster(manager_cmd::ManagerCommand),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
         Command::Policies => catalog_cmd::policies(),
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Live(cmd) => live_cmd::run(cmd),
+        Command::Cluster(cmd) => manager_cmd::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,6 @@
 //! What the core is told: the observations a real resource manager receives.
 
-use crate::model::{JobRequest, TaskRef};
+use crate::model::{JobId, JobRequest, NodeId, TaskRef};
 
 /// An event observed by the body and reported to the core.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,4 +22,16 @@ pub enum Observation {
     Resumed(TaskRef),
     /// A checkpointed task's dump is written: its resources are free.
     Checkpointed(TaskRef),
+    /// A task that held resources is gone without finishing (its node was
+    /// lost, or its process vanished): it is requeued, like a killed task.
+    TaskLost(TaskRef),
+    /// The job was cancelled, or one of its tasks failed: it ends as failed
+    /// and every task it holds is stopped (the core answers nothing; the body
+    /// stops the tasks itself).
+    JobAborted(JobId),
+    /// The node's agent is gone: nothing is placed there until it is back
+    /// (the body reports the tasks it held with [`Observation::TaskLost`]).
+    NodeLost(NodeId),
+    /// The node's agent is back.
+    NodeBack(NodeId),
 }

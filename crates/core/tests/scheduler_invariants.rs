@@ -176,3 +176,59 @@ fn a_container_shrunk_to_the_footprint_books_nothing_once_reclaimed() {
     s.schedule(20 * SECOND, &mut out);
     assert!(matches!(out[..], [Action::Launch { task, .. }] if task.job == JobId(1)), "{out:?}");
 }
+
+/// A lost task is requeued and relaunched on the room it gave back; a job
+/// aborted by the body frees its node, and a second abort is refused.
+#[test]
+fn lost_tasks_are_requeued_and_aborted_jobs_free_their_nodes() {
+    let policy = preset("fifo", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(1, 1)], policy).unwrap();
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(1, 1)], false))).unwrap();
+    s.observe(0, Observation::JobSubmitted(job(1, JobClass::Long, &[(1, 1)], false))).unwrap();
+    let mut out = Vec::new();
+    s.schedule(0, &mut out);
+    let first = TaskRef { job: JobId(0), task: 0 };
+    let launch =
+        |task| Action::Launch { task, node: pliant_core::model::NodeId(0), resources: Resources::cores_gb(1, 1) };
+    assert_eq!(out, vec![launch(first)], "one node of one core and 1 GB fits one task");
+    out.clear();
+    s.observe(SECOND, Observation::TaskLost(first)).unwrap();
+    s.schedule(SECOND, &mut out);
+    assert_eq!(out, vec![launch(first)], "the lost task goes back to the front, ahead of job 1");
+    out.clear();
+    s.observe(2 * SECOND, Observation::JobAborted(JobId(0))).unwrap();
+    s.schedule(2 * SECOND, &mut out);
+    assert_eq!(out, vec![launch(TaskRef { job: JobId(1), task: 0 })], "no FailJob: the body stops what it aborted");
+    assert!(s.observe(3 * SECOND, Observation::JobAborted(JobId(0))).is_err());
+    assert!(s.observe(3 * SECOND, Observation::JobAborted(JobId(7))).is_err());
+    assert!(s.observe(3 * SECOND, Observation::TaskLost(first)).is_err(), "a failed task holds nothing to lose");
+}
+
+/// A task lost with its node is placed on another node, never on the lost
+/// one until it is back.
+#[test]
+fn a_lost_node_takes_no_work_until_it_is_back() {
+    use pliant_core::model::NodeId;
+    let policy = preset("fifo", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(1, 1); 2], policy).unwrap();
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(1, 1)], false))).unwrap();
+    let mut out = Vec::new();
+    s.schedule(0, &mut out);
+    let task = TaskRef { job: JobId(0), task: 0 };
+    let on = |node| Action::Launch { task, node: NodeId(node), resources: Resources::cores_gb(1, 1) };
+    assert_eq!(out, vec![on(0)], "first fit: node 0");
+    out.clear();
+    s.observe(SECOND, Observation::NodeLost(NodeId(0))).unwrap();
+    s.observe(SECOND, Observation::TaskLost(task)).unwrap();
+    s.schedule(SECOND, &mut out);
+    assert_eq!(out, vec![on(1)], "node 0 is down: node 1");
+    out.clear();
+    s.observe(2 * SECOND, Observation::NodeLost(NodeId(1))).unwrap();
+    s.observe(2 * SECOND, Observation::TaskLost(task)).unwrap();
+    s.schedule(2 * SECOND, &mut out);
+    assert!(out.is_empty(), "both nodes down: nowhere to go, got {out:?}");
+    s.observe(3 * SECOND, Observation::NodeBack(NodeId(0))).unwrap();
+    s.schedule(3 * SECOND, &mut out);
+    assert_eq!(out, vec![on(0)], "node 0 is back");
+    assert!(s.observe(4 * SECOND, Observation::NodeLost(NodeId(2))).is_err());
+}

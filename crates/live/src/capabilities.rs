@@ -6,7 +6,8 @@ use crate::cgroup::{Cgroup, Controllers, Version};
 use std::io;
 
 /// A preemption mechanism as a node carries it out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum NodeMechanism {
     /// Kill the whole process tree; the task is requeued and restarts.
     Kill,

@@ -8,6 +8,7 @@
 //! processes it started and swap files it made.
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod capabilities;
 pub mod cgroup;
 pub mod dirtier;
@@ -15,5 +16,6 @@ pub mod dispatch;
 pub mod measure;
 pub mod mechanism;
 pub mod process;
+pub mod protocol;
 pub mod scratch;
 pub mod swap;

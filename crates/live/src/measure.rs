@@ -118,6 +118,7 @@ fn measure_size(
         stdout: dir.join("stdout"),
         stderr: dir.join("stderr"),
         checkpoint_dir: Some(ckpt.clone()),
+        exit_file: None,
     };
     let alloc = Allocation { cpu_milli: 1000, mem_bytes: (mb << 21) + (256 << 20) };
     log(&format!("{mb} MB: filling"));

@@ -4,7 +4,7 @@
 //! CRIU does not run everywhere), and kill.
 
 use crate::cgroup::{Cgroup, CgroupError, MemoryStats};
-use crate::process::{describe, CommandSpec, TaskProcess};
+use crate::process::{describe, recorded_exit, CommandSpec, TaskProcess};
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -78,6 +78,7 @@ pub struct LiveTask {
     allocation: Allocation,
     limits: Allocation,
     checkpoint_dir: Option<PathBuf>,
+    exit_file: Option<PathBuf>,
     stopped_by_signal: bool,
     baseline: Option<MemoryStats>,
 }
@@ -106,9 +107,41 @@ impl LiveTask {
             allocation,
             limits: allocation,
             checkpoint_dir: spec.checkpoint_dir.clone(),
+            exit_file: spec.exit_file.clone(),
             stopped_by_signal: false,
             baseline: None,
         })
+    }
+
+    /// Takes over a task that an earlier agent started in `cgroup` with
+    /// `exit_file` set (see [`CommandSpec::exit_file`]), and that was given
+    /// `allocation`. Returns `None` when nothing runs in the cgroup any more.
+    pub fn adopt(
+        cgroup: Cgroup,
+        exit_file: PathBuf,
+        allocation: Allocation,
+    ) -> Result<Option<LiveTask>, MechanismError> {
+        let Some(&pid) = cgroup.pids()?.first() else { return Ok(None) };
+        // SAFETY: getpgid(2) has no memory-safety preconditions.
+        let pgid = unsafe { libc::getpgid(pid) };
+        if pgid < 0 {
+            return Ok(None);
+        }
+        let memory = cgroup.memory().ok();
+        let limits = Allocation {
+            cpu_milli: cgroup.cpu_quota().ok().flatten().unwrap_or(allocation.cpu_milli),
+            mem_bytes: memory.and_then(|m| m.limit).unwrap_or(allocation.mem_bytes),
+        };
+        Ok(Some(LiveTask {
+            process: TaskProcess::adopt(pgid),
+            cgroup,
+            allocation,
+            limits,
+            checkpoint_dir: None,
+            exit_file: Some(exit_file),
+            stopped_by_signal: false,
+            baseline: None,
+        }))
     }
 
     /// The main process id.
@@ -131,9 +164,18 @@ impl LiveTask {
         Ok(self.cgroup.memory()?)
     }
 
-    /// The exit status, if the task has exited.
+    /// The exit status, if the task has exited. An adopted task has exited
+    /// when its cgroup is empty; its status is the one its exit file records,
+    /// or SIGKILL when it left none.
     pub fn try_wait(&mut self) -> Result<Option<ExitStatus>, MechanismError> {
-        Ok(self.process.try_wait()?)
+        if !self.process.is_adopted() {
+            return Ok(self.process.try_wait()?);
+        }
+        if !self.cgroup.pids()?.is_empty() {
+            return Ok(None);
+        }
+        let recorded = self.exit_file.as_deref().and_then(recorded_exit);
+        Ok(Some(recorded.unwrap_or_else(|| std::os::unix::process::ExitStatusExt::from_raw(libc::SIGKILL))))
     }
 
     /// True when the task is frozen (by the freezer or SIGSTOP).
@@ -214,6 +256,13 @@ impl LiveTask {
             cpu_milli: self.limits.cpu_milli.saturating_sub(step.cpu_milli).max(FOOTPRINT_CPU_MILLI),
             mem_bytes: self.limits.mem_bytes.saturating_sub(step.mem_bytes).max(FOOTPRINT_MEM_BYTES),
         };
+        self.shrink_to(target, patience)
+    }
+
+    /// Graceful preemption to given limits (the core plans the steps): the
+    /// CPU quota and memory limit go to `target`; if reclaim stalls for
+    /// `patience`, the task is frozen and reclaim finishes from the frozen task.
+    pub fn shrink_to(&mut self, target: Allocation, patience: Duration) -> Result<Step, MechanismError> {
         self.cgroup.set_cpu_quota(Some(target.cpu_milli))?;
         self.limits.cpu_milli = target.cpu_milli;
         let froze = match self.cgroup.set_memory_limit(Some(target.mem_bytes), patience) {
@@ -238,7 +287,11 @@ impl LiveTask {
         let swapping = self.baseline.is_some_and(|b| now.swapping_since(&b));
         self.baseline = Some(now);
         if swapping && !self.is_frozen()? {
-            self.suspend()?;
+            if self.cgroup.controllers().freezer {
+                self.cgroup.begin_freeze()?;
+            } else {
+                self.suspend()?;
+            }
             return Ok(true);
         }
         Ok(false)
@@ -263,6 +316,9 @@ impl LiveTask {
     /// Removes the task's cgroup, killing whatever still runs in it.
     pub fn remove(self) -> Result<(), MechanismError> {
         let LiveTask { process, cgroup, .. } = self;
+        // Kill through the cgroup first: a frozen process cannot die (and be
+        // reaped below) until it is thawed, which `kill_all` takes care of.
+        cgroup.kill_all()?;
         drop(process);
         Ok(cgroup.remove()?)
     }

@@ -1,6 +1,8 @@
 //! A task's command as a real process: started inside its cgroup (it joins
 //! before `exec`, so nothing it allocates or forks is charged elsewhere), in
-//! its own process group, with stdout and stderr going to files.
+//! its own process group, with stdout and stderr going to files. A task
+//! started with an exit file outlives its agent: a restarted agent adopts it
+//! by its process group and learns its exit code from that file.
 
 use crate::cgroup::Cgroup;
 use std::ffi::CString;
@@ -14,6 +16,13 @@ use std::time::{Duration, Instant};
 
 /// Environment variable naming the task's checkpoint directory (cooperative checkpointing).
 pub const CHECKPOINT_DIR_ENV: &str = "PLIANT_CHECKPOINT_DIR";
+
+/// Environment variable naming the file the exit-code wrapper writes.
+const EXIT_FILE_ENV: &str = "PLIANT_EXIT_FILE";
+
+/// Runs the command given as its arguments, then writes its exit code to the
+/// exit file and exits with it.
+const EXIT_WRAPPER: &str = r#""$@"; c=$?; echo $c > "$PLIANT_EXIT_FILE"; exit $c"#;
 
 /// What to run and where its output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,20 +38,35 @@ pub struct CommandSpec {
     /// Where the task writes its state when asked to checkpoint, passed as
     /// [`CHECKPOINT_DIR_ENV`]; a restarted task reads it back from there.
     pub checkpoint_dir: Option<PathBuf>,
+    /// When set, the command runs under `/bin/sh`, which writes its exit code
+    /// here when it ends, so an agent that did not start it can learn it.
+    pub exit_file: Option<PathBuf>,
 }
 
 /// A running (or exited, not yet dropped) task process.
 #[derive(Debug)]
 pub struct TaskProcess {
-    child: Child,
+    /// The child, if this agent started it (adopted tasks are not our children).
+    child: Option<Child>,
+    pgid: i32,
     status: Option<ExitStatus>,
 }
 
 impl TaskProcess {
     /// Starts `spec` inside `cgroup`, as the leader of a new process group.
     pub fn spawn(spec: &CommandSpec, cgroup: &Cgroup) -> io::Result<TaskProcess> {
-        let (program, args) =
-            spec.argv.split_first().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "empty command"))?;
+        if spec.argv.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty command"));
+        }
+        let argv: Vec<String> = match &spec.exit_file {
+            Some(_) => ["/bin/sh", "-c", EXIT_WRAPPER, "pliant-task"]
+                .into_iter()
+                .map(String::from)
+                .chain(spec.argv.iter().cloned())
+                .collect(),
+            None => spec.argv.clone(),
+        };
+        let (program, args) = argv.split_first().expect("checked above");
         let append = |p: &PathBuf| std::fs::OpenOptions::new().create(true).append(true).open(p);
         let procs: Vec<CString> = cgroup
             .procs_files()
@@ -58,6 +82,13 @@ impl TaskProcess {
             .process_group(0);
         if let Some(dir) = &spec.checkpoint_dir {
             cmd.env(CHECKPOINT_DIR_ENV, dir);
+        }
+        if let Some(file) = &spec.exit_file {
+            match std::fs::remove_file(file) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            cmd.env(EXIT_FILE_ENV, file);
         }
         // SAFETY: the hook runs between fork and exec and only calls
         // async-signal-safe functions (open, write, close) on memory prepared
@@ -80,12 +111,25 @@ impl TaskProcess {
                 Ok(())
             });
         }
-        Ok(TaskProcess { child: cmd.spawn()?, status: None })
+        let child = cmd.spawn()?;
+        Ok(TaskProcess { pgid: child.id() as i32, child: Some(child), status: None })
     }
 
-    /// The process id (also the process group id).
+    /// Takes over a task another agent started: the process group `pgid`.
+    /// Its exit status is then not known here: [`TaskProcess::try_wait`]
+    /// reports none, and the caller watches the task's cgroup instead.
+    pub fn adopt(pgid: i32) -> TaskProcess {
+        TaskProcess { child: None, pgid, status: None }
+    }
+
+    /// True when this agent did not start the process but adopted it.
+    pub fn is_adopted(&self) -> bool {
+        self.child.is_none()
+    }
+
+    /// The process id of the group leader (also the process group id).
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.pgid as u32
     }
 
     /// Sends `signal` to the task's whole process group.
@@ -100,8 +144,8 @@ impl TaskProcess {
 
     /// The exit status, if the process has exited.
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        if self.status.is_none() {
-            self.status = self.child.try_wait()?;
+        if let (None, Some(child)) = (self.status, self.child.as_mut()) {
+            self.status = child.try_wait()?;
         }
         Ok(self.status)
     }
@@ -127,7 +171,10 @@ impl TaskProcess {
         }
         // The group may already be gone; the wait below is what matters.
         let _ = self.signal_group(libc::SIGKILL);
-        let s = self.child.wait()?;
+        let s = match self.child.as_mut() {
+            Some(child) => child.wait()?,
+            None => ExitStatus::from_raw(libc::SIGKILL),
+        };
         self.status = Some(s);
         Ok(s)
     }
@@ -137,6 +184,13 @@ impl Drop for TaskProcess {
     fn drop(&mut self) {
         let _ = self.kill_group();
     }
+}
+
+/// The exit status a task's exit file records (see [`CommandSpec::exit_file`]),
+/// if it wrote one.
+pub fn recorded_exit(file: &std::path::Path) -> Option<ExitStatus> {
+    let code: i32 = std::fs::read_to_string(file).ok()?.trim().parse().ok()?;
+    Some(ExitStatus::from_raw((code & 0xff) << 8))
 }
 
 /// A short text for an exit status: `exit 3` or `signal 9`.

@@ -105,6 +105,7 @@ fn spec(dir: &Path, name: &str, argv: Vec<String>, checkpoint: bool) -> CommandS
         stdout: dir.join(format!("{name}.out")),
         stderr: dir.join(format!("{name}.err")),
         checkpoint_dir: checkpoint.then_some(ckpt),
+        exit_file: None,
     }
 }
 

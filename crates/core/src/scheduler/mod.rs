@@ -37,6 +37,17 @@ pub enum CoreError {
         /// What was wrong.
         what: String,
     },
+    /// The job is unknown or has already ended.
+    #[error("job {job} cannot be aborted: it is {status}")]
+    JobOver {
+        /// The job.
+        job: u32,
+        /// Where it stands.
+        status: String,
+    },
+    /// The node does not exist.
+    #[error("no node {0}")]
+    UnknownNode(u32),
     /// The cluster has no nodes.
     #[error("the cluster has no nodes")]
     NoNodes,
@@ -87,7 +98,7 @@ impl Scheduler {
         let free_index = NodeIndex::new(nodes);
         let free_index_len = nodes.len();
         let nodes: Vec<NodeState> =
-            nodes.iter().map(|&capacity| NodeState { capacity, allocated: Resources::ZERO }).collect();
+            nodes.iter().map(|&capacity| NodeState { capacity, allocated: Resources::ZERO, down: false }).collect();
         let total = nodes.iter().fold(Resources::ZERO, |acc, n| acc + n.capacity);
         let queues = policy
             .queues
@@ -156,6 +167,10 @@ impl Scheduler {
                 self.restore_done(now, task);
             }
             Observation::Checkpointed(task) => self.task_checkpointed(now, task)?,
+            Observation::TaskLost(task) => self.task_lost(task)?,
+            Observation::JobAborted(job) => self.job_aborted(job)?,
+            Observation::NodeLost(node) => self.set_down(node, true)?,
+            Observation::NodeBack(node) => self.set_down(node, false)?,
         }
         self.dirty = true;
         Ok(())
@@ -298,8 +313,57 @@ impl Scheduler {
         }
     }
 
-    /// Fails a job: frees every task it holds and drops it from its queue.
+    /// Fails a job and tells the body to stop it.
     fn fail_job(&mut self, id: JobId, out: &mut Vec<Action>) {
+        self.abort_job(id);
+        out.push(Action::FailJob { job: id });
+    }
+
+    /// A lost task goes back to the front of its job's pending tasks.
+    fn task_lost(&mut self, task: TaskRef) -> Result<(), CoreError> {
+        let job = self.job_mut(task)?;
+        let t = &job.tasks[task.task as usize];
+        if !t.state.holds_resources() {
+            return Err(CoreError::BadTask { task, what: format!("lost while {:?}", t.state) });
+        }
+        self.forget_preemption(task);
+        let job = &mut self.jobs[task.job.0 as usize];
+        let t = &mut job.tasks[task.task as usize];
+        let (node, res) = (t.node, t.allocated);
+        t.state.transition(TaskState::Pending).expect("tasks holding resources can be requeued");
+        t.allocated = Resources::ZERO;
+        t.running_since = None;
+        job.running -= 1;
+        job.pending.push_front(task.task);
+        let queue = job.queue;
+        self.release(node, queue, res);
+        self.sync_waiting(task.job.0 as usize);
+        Ok(())
+    }
+
+    /// Takes a node out of placement or puts it back; the body reports the
+    /// tasks it held as lost itself.
+    fn set_down(&mut self, node: NodeId, down: bool) -> Result<(), CoreError> {
+        let n = self.nodes.get_mut(node.0 as usize).ok_or(CoreError::UnknownNode(node.0))?;
+        n.down = down;
+        self.refresh_node(node);
+        Ok(())
+    }
+
+    /// The body ended a job (cancelled, or a task failed).
+    fn job_aborted(&mut self, id: JobId) -> Result<(), CoreError> {
+        match self.jobs.get(id.0 as usize).map(|j| j.status) {
+            Some(JobStatus::Active) => {
+                self.abort_job(id);
+                Ok(())
+            }
+            Some(status) => Err(CoreError::JobOver { job: id.0, status: format!("{status:?}").to_lowercase() }),
+            None => Err(CoreError::JobOver { job: id.0, status: "unknown".into() }),
+        }
+    }
+
+    /// Frees every task a job holds and drops it from its queue.
+    fn abort_job(&mut self, id: JobId) {
         let job = &mut self.jobs[id.0 as usize];
         let queue = job.queue;
         let mut freed = Vec::new();
@@ -324,7 +388,6 @@ impl Scheduler {
             self.release(node, queue, res);
         }
         self.retire(id.0 as usize);
-        out.push(Action::FailJob { job: id });
     }
 
     /// Resources allocated on each node, in node order (for invariant checks and status).

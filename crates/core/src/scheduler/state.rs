@@ -13,11 +13,17 @@ pub(crate) type ServiceKey = (u8, Micros, u32);
 pub(crate) struct NodeState {
     pub capacity: Resources,
     pub allocated: Resources,
+    /// The body reported the node lost: nothing is placed or resumed there.
+    pub down: bool,
 }
 
 impl NodeState {
     pub fn free(&self) -> Resources {
-        self.capacity - self.allocated
+        if self.down {
+            Resources::ZERO
+        } else {
+            self.capacity - self.allocated
+        }
     }
 }
 

@@ -216,6 +216,21 @@ impl Cgroup {
         Ok(Cgroup { inner: Some(inner) })
     }
 
+    /// Opens the existing child cgroup `name`, taking ownership of it (e.g.
+    /// a task's cgroup left by an agent that was restarted).
+    pub fn open_child(&self, name: &str) -> Option<Cgroup> {
+        let inner = match self.inner.as_ref().expect("live handle") {
+            Inner::V1(g) => g.open_child(name).map(Inner::V1),
+            Inner::V2(g) => v2::CgroupV2::open(&g.path().join(name)).map(Inner::V2),
+        }?;
+        Some(Cgroup { inner: Some(inner) })
+    }
+
+    /// The names of this cgroup's child cgroups.
+    pub fn children(&self) -> Result<Vec<String>, CgroupError> {
+        child_names(self.path())
+    }
+
     /// The cgroup's version.
     pub fn version(&self) -> Version {
         match self.inner.as_ref().expect("live handle") {
@@ -281,12 +296,19 @@ impl Cgroup {
 
     /// Freezes every process in the cgroup and waits until they are frozen.
     pub fn freeze(&self) -> Result<(), CgroupError> {
-        dispatch!(self, g => g.set_frozen(true))
+        dispatch!(self, g => g.set_frozen(true, true))
+    }
+
+    /// Asks the kernel to freeze the cgroup without waiting: a task thrashing
+    /// in swap can take seconds to reach a point where it can be frozen, and
+    /// [`Cgroup::is_frozen`] is true from the request on.
+    pub fn begin_freeze(&self) -> Result<(), CgroupError> {
+        dispatch!(self, g => g.set_frozen(true, false))
     }
 
     /// Thaws the cgroup and waits until it runs again.
     pub fn thaw(&self) -> Result<(), CgroupError> {
-        dispatch!(self, g => g.set_frozen(false))
+        dispatch!(self, g => g.set_frozen(false, true))
     }
 
     /// True when the cgroup is frozen.
@@ -310,13 +332,9 @@ impl Cgroup {
         if self.inner.is_none() {
             return Ok(());
         }
-        for name in child_names(self.path())? {
-            let child = match self.inner.as_ref().expect("checked above") {
-                Inner::V1(g) => g.open_child(&name).map(Inner::V1),
-                Inner::V2(g) => v2::CgroupV2::open(&g.path().join(&name)).map(Inner::V2),
-            };
-            if let Some(inner) = child {
-                Cgroup { inner: Some(inner) }.remove()?;
+        for name in self.children()? {
+            if let Some(child) = self.open_child(&name) {
+                child.remove()?;
             }
         }
         if self.controllers().freezer && self.is_frozen()? {

@@ -157,11 +157,14 @@ impl CgroupV1 {
         })
     }
 
-    pub(super) fn set_frozen(&self, frozen: bool) -> Result<(), CgroupError> {
+    pub(super) fn set_frozen(&self, frozen: bool, wait: bool) -> Result<(), CgroupError> {
         let dir = self.dir(Controller::Freezer)?;
         let state = dir.join("freezer.state");
         let want = if frozen { "FROZEN" } else { "THAWED" };
         write(&state, want)?;
+        if !wait {
+            return Ok(());
+        }
         wait_until(dir, if frozen { "FROZEN" } else { "THAWED" }, || Ok(read(&state)?.trim() == want))
     }
 
@@ -174,7 +177,7 @@ impl CgroupV1 {
     pub(super) fn kill_all(&self) -> Result<(), CgroupError> {
         let freezer = self.controllers().freezer;
         if freezer {
-            self.set_frozen(true)?;
+            self.set_frozen(true, true)?;
         }
         let procs = read(&self.path().join("cgroup.procs"))?;
         for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
@@ -182,7 +185,7 @@ impl CgroupV1 {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
         if freezer {
-            self.set_frozen(false)?;
+            self.set_frozen(false, true)?;
         }
         Ok(())
     }

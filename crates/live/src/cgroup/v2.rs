@@ -123,14 +123,19 @@ impl CgroupV2 {
         })
     }
 
-    pub(super) fn set_frozen(&self, frozen: bool) -> Result<(), CgroupError> {
+    pub(super) fn set_frozen(&self, frozen: bool, wait: bool) -> Result<(), CgroupError> {
         self.require("freezer (cgroup.freeze, Linux 5.2+)", self.controllers().freezer)?;
         write(&self.path.join("cgroup.freeze"), if frozen { "1" } else { "0" })?;
-        wait_until(&self.path, if frozen { "frozen 1" } else { "frozen 0" }, || Ok(self.is_frozen()? == frozen))
+        if !wait {
+            return Ok(());
+        }
+        let settled = || Ok((keyed(&read(&self.path.join("cgroup.events"))?, "frozen") == Some(1)) == frozen);
+        wait_until(&self.path, if frozen { "frozen 1" } else { "frozen 0" }, settled)
     }
 
+    /// True once freezing was asked for (`cgroup.freeze`), as v1's FREEZING counts as frozen.
     pub(super) fn is_frozen(&self) -> Result<bool, CgroupError> {
-        Ok(keyed(&read(&self.path.join("cgroup.events"))?, "frozen") == Some(1))
+        Ok(read(&self.path.join("cgroup.freeze"))?.trim() == "1")
     }
 
     /// `cgroup.kill` (Linux 5.14+) kills the whole cgroup atomically; older
@@ -142,14 +147,14 @@ impl CgroupV2 {
         }
         let freezer = self.controllers().freezer;
         if freezer {
-            self.set_frozen(true)?;
+            self.set_frozen(true, true)?;
         }
         for pid in read(&self.path.join("cgroup.procs"))?.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
             // SAFETY: kill(2) has no memory-safety preconditions.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
         if freezer {
-            self.set_frozen(false)?;
+            self.set_frozen(false, true)?;
         }
         Ok(())
     }

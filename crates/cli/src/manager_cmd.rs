@@ -1,0 +1,329 @@
+//! Live-mode cluster commands: `pliant local` runs the manager and an agent
+//! for this machine; `submit`, `status`, `cancel` and `logs` talk to a
+//! manager over its HTTP API. [`ManagerCommand`] is flattened into the
+//! top-level command.
+
+use crate::live_cmd::{parse_seconds, parse_size_mb};
+use pliant_manager::client::{Client, DEFAULT_URL};
+use pliant_manager::local::{run_local, LocalOptions, ManagerSetup, Offer};
+use pliant_manager::remote_agent::{run_agent, AgentOptions};
+use pliant_manager::serve::{run_serve, ServeOptions};
+use pliant_manager::signals::stop_on_signals;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// The cluster subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum ManagerCommand {
+    /// Run the manager and one agent for this machine in one process (needs
+    /// root or a delegated cgroup, and swap for the ip and gp policies).
+    Local(LocalArgs),
+    /// Run the manager alone; agents (`pliant agent`) register over HTTP.
+    Serve(ServeArgs),
+    /// Run this machine's agent for a manager started with `pliant serve`
+    /// (needs root or a delegated cgroup, and swap for ip and gp).
+    Agent(AgentArgs),
+    /// Submit a job to a manager.
+    Submit(SubmitArgs),
+    /// Show the jobs a manager knows (or one job).
+    Status(StatusArgs),
+    /// Cancel a job.
+    Cancel(JobArgs),
+    /// Print a job's output (stdout, then stderr, of each task).
+    Logs(JobArgs),
+}
+
+/// Where a manager keeps its state and listens, and its policy parameters.
+#[derive(Debug, clap::Args)]
+pub struct SetupArgs {
+    /// Directory for the journal (journal.sqlite) and the tasks' logs; a
+    /// restart with the same directory recovers every job.
+    #[arg(long, default_value = "pliant-state")]
+    pub state_dir: PathBuf,
+    /// Address the HTTP API listens on.
+    #[arg(long, default_value = "127.0.0.1:7466")]
+    pub listen: String,
+    /// Set a policy parameter, KEY=VALUE (repeatable; see `pliant policies`).
+    #[arg(long = "set", value_parser = parse_key_value)]
+    pub sets: Vec<(String, String)>,
+}
+
+impl From<SetupArgs> for ManagerSetup {
+    fn from(a: SetupArgs) -> ManagerSetup {
+        ManagerSetup { state_dir: a.state_dir, listen: a.listen, params: a.sets }
+    }
+}
+
+/// What this node offers.
+#[derive(Debug, clap::Args)]
+pub struct OfferArgs {
+    /// CPU cores this node offers (default: all of them).
+    #[arg(long, value_parser = parse_cores)]
+    pub cpu: Option<u64>,
+    /// Memory this node offers, in MB or with an M or G suffix (default: all of it).
+    #[arg(long, value_parser = parse_size_mb)]
+    pub mem: Option<u64>,
+}
+
+impl From<OfferArgs> for Offer {
+    fn from(a: OfferArgs) -> Offer {
+        Offer { cpu_milli: a.cpu, mem_mb: a.mem }
+    }
+}
+
+/// Options of `pliant local`.
+#[derive(Debug, clap::Args)]
+pub struct LocalArgs {
+    #[command(flatten)]
+    setup: SetupArgs,
+    /// Policy preset (see `pliant policies`); default gp where this node has
+    /// swap and the memory controller, else kill. Fixed when the journal is created.
+    #[arg(long)]
+    policy: Option<String>,
+    #[command(flatten)]
+    offer: OfferArgs,
+}
+
+/// Options of `pliant serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    setup: SetupArgs,
+    /// Policy preset (see `pliant policies`); every node must support its mechanism.
+    #[arg(long, default_value = "gp")]
+    policy: String,
+    /// Number of agents a new cluster waits for before it schedules.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    nodes: u64,
+    /// Seconds without a heartbeat after which an agent is declared lost and its tasks requeued.
+    #[arg(long, default_value = "10", value_parser = parse_seconds)]
+    agent_timeout: std::time::Duration,
+}
+
+/// Options of `pliant agent`.
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    manager: ManagerUrl,
+    /// This node's name in the cluster (default: the host name).
+    #[arg(long)]
+    name: Option<String>,
+    #[command(flatten)]
+    offer: OfferArgs,
+}
+
+/// How to reach the manager.
+#[derive(Debug, clap::Args)]
+pub struct ManagerUrl {
+    /// The manager's URL.
+    #[arg(long = "manager", default_value = DEFAULT_URL)]
+    pub url: String,
+}
+
+/// Options of `pliant submit`.
+#[derive(Debug, clap::Args)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    manager: ManagerUrl,
+    /// Queue: short (latency-critical) or long (best effort).
+    #[arg(long, default_value = "long", value_parser = ["short", "long"])]
+    queue: String,
+    /// CPU cores per task (fractions allowed, e.g. 0.5).
+    #[arg(long, default_value = "1", value_parser = parse_cores)]
+    cpu: u64,
+    /// Memory per task, in MB or with an M or G suffix.
+    #[arg(long, default_value = "256M", value_parser = parse_size_mb)]
+    mem: u64,
+    /// Priority 0–11, higher first.
+    #[arg(long, default_value_t = 0)]
+    priority: u8,
+    /// A name for the job (default: the program's name).
+    #[arg(long)]
+    name: Option<String>,
+    /// Number of tasks; each runs COMMAND with PLIANT_TASK set to its index.
+    #[arg(long, default_value_t = 1)]
+    tasks: u32,
+    /// The command to run, after `--`.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
+}
+
+/// Options of `pliant status`.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    manager: ManagerUrl,
+    /// Print the manager's JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Show only this job, with its tasks.
+    id: Option<u32>,
+}
+
+/// A command about one job.
+#[derive(Debug, clap::Args)]
+pub struct JobArgs {
+    #[command(flatten)]
+    manager: ManagerUrl,
+    /// The job id.
+    id: u32,
+}
+
+/// Runs a cluster subcommand.
+pub fn run(cmd: ManagerCommand) -> Result<(), String> {
+    match cmd {
+        ManagerCommand::Local(a) => {
+            let opts = LocalOptions { setup: a.setup.into(), policy: a.policy, offer: a.offer.into() };
+            run_local(&opts, stop_on_signals(), &|line| eprintln!("pliant local: {line}"))
+        }
+        ManagerCommand::Serve(a) => {
+            let opts = ServeOptions {
+                setup: a.setup.into(),
+                policy: a.policy,
+                nodes: a.nodes as usize,
+                agent_timeout: a.agent_timeout,
+            };
+            run_serve(&opts, stop_on_signals(), &|line| eprintln!("pliant serve: {line}"))
+        }
+        ManagerCommand::Agent(a) => {
+            let name = match a.name {
+                Some(n) => n,
+                None => std::fs::read_to_string("/proc/sys/kernel/hostname")
+                    .map(|h| h.trim().to_string())
+                    .map_err(|e| format!("cannot read the host name (give --name): {e}"))?,
+            };
+            let opts = AgentOptions { manager: a.manager.url, name, offer: a.offer.into() };
+            run_agent(&opts, stop_on_signals(), &|line| eprintln!("pliant agent: {line}"))
+        }
+        ManagerCommand::Submit(a) => {
+            let body = json!({
+                "name": a.name,
+                "queue": a.queue,
+                "cpu_milli": a.cpu,
+                "mem_mb": a.mem,
+                "priority": a.priority,
+                "tasks": a.tasks,
+                "command": a.command,
+            });
+            let answer = client(&a.manager).post("/jobs", &body).map_err(|e| e.to_string())?;
+            println!("{}", answer["id"]);
+            Ok(())
+        }
+        ManagerCommand::Status(a) => {
+            let path = a.id.map_or("/jobs".to_string(), |id| format!("/jobs/{id}"));
+            let answer = client(&a.manager).get(&path).map_err(|e| e.to_string())?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&answer).expect("JSON prints"));
+            } else if a.id.is_some() {
+                print!("{}", jobs_table(std::slice::from_ref(&answer)));
+                print!("{}", tasks_table(&answer));
+            } else {
+                print!("{}", jobs_table(answer.as_array().map_or(&[][..], |v| v.as_slice())));
+            }
+            Ok(())
+        }
+        ManagerCommand::Cancel(a) => {
+            let answer =
+                client(&a.manager).post(&format!("/jobs/{}/cancel", a.id), &json!({})).map_err(|e| e.to_string())?;
+            println!("job {} {}", a.id, answer["state"].as_str().unwrap_or("?"));
+            Ok(())
+        }
+        ManagerCommand::Logs(a) => {
+            let answer = client(&a.manager).get(&format!("/jobs/{}/logs", a.id)).map_err(|e| e.to_string())?;
+            let tasks = answer["tasks"].as_array().cloned().unwrap_or_default();
+            let many = tasks.len() > 1;
+            for t in tasks {
+                if many {
+                    println!("== task {} ==", t["task"]);
+                }
+                print!("{}", t["stdout"].as_str().unwrap_or(""));
+                eprint!("{}", t["stderr"].as_str().unwrap_or(""));
+            }
+            Ok(())
+        }
+    }
+}
+
+fn client(url: &ManagerUrl) -> Client {
+    Client::new(&url.url)
+}
+
+fn secs(us: &Value) -> String {
+    us.as_u64().map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e6))
+}
+
+fn jobs_table(jobs: &[Value]) -> String {
+    let mut out = format!(
+        "{:>4}  {:<16} {:<6} {:<10} {:>5} {:>8} {:>8} {:>8}\n",
+        "ID", "NAME", "QUEUE", "STATE", "TASKS", "SUBMIT", "START", "END"
+    );
+    for j in jobs {
+        out += &format!(
+            "{:>4}  {:<16} {:<6} {:<10} {:>5} {:>8} {:>8} {:>8}\n",
+            j["id"].as_u64().unwrap_or(0),
+            j["name"].as_str().unwrap_or("?"),
+            j["queue"].as_str().unwrap_or("?"),
+            j["state"].as_str().unwrap_or("?"),
+            j["tasks"].as_array().map_or(0, |t| t.len()),
+            secs(&j["submit_us"]),
+            secs(&j["first_start_us"]),
+            secs(&j["end_us"]),
+        );
+    }
+    out
+}
+
+fn tasks_table(job: &Value) -> String {
+    let mut out =
+        format!("\n{:>4}  {:<10} {:>4} {:>8} {:>6}  {}\n", "TASK", "STATE", "NODE", "LAUNCHES", "EXIT", "PREEMPTIONS");
+    for t in job["tasks"].as_array().into_iter().flatten() {
+        let exit = match (&t["exit_code"], &t["signal"]) {
+            (Value::Number(c), _) => c.to_string(),
+            (_, Value::Number(s)) => format!("sig{s}"),
+            _ => "-".into(),
+        };
+        out += &format!(
+            "{:>4}  {:<10} {:>4} {:>8} {:>6}  {}\n",
+            t["index"].as_u64().unwrap_or(0),
+            t["state"].as_str().unwrap_or("?"),
+            t["node"].as_u64().map_or("-".into(), |n| n.to_string()),
+            t["launches"].as_u64().unwrap_or(0),
+            exit,
+            t["preemptions"],
+        );
+        if let Some(tail) = t["stderr_tail"].as_str().filter(|s| !s.is_empty()) {
+            out += &format!("      stderr: {}\n", tail.trim_end().replace('\n', "\n              "));
+        }
+    }
+    out
+}
+
+/// `KEY=VALUE`.
+fn parse_key_value(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .ok_or_else(|| format!("`{s}` is not KEY=VALUE"))
+}
+
+/// Cores (fractions allowed) to millicores.
+fn parse_cores(s: &str) -> Result<u64, String> {
+    match s.parse::<f64>() {
+        Ok(c) if c > 0.0 && c.is_finite() && c <= 1e6 => Ok((c * 1000.0).round().max(1.0) as u64),
+        _ => Err(format!("`{s}` is not a positive number of cores")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cores_and_key_values_parse() {
+        assert_eq!(parse_cores("0.5"), Ok(500));
+        assert_eq!(parse_cores("2"), Ok(2000));
+        assert!(parse_cores("0").is_err());
+        assert!(parse_cores("lots").is_err());
+        assert_eq!(parse_key_value("d=3"), Ok(("d".into(), "3".into())));
+        assert!(parse_key_value("d").is_err());
+    }
+}

@@ -1,0 +1,362 @@
+//! The node agent: it holds this node's tasks, each a process tree in its own
+//! cgroup under the agent's top cgroup, carries out the manager's operations
+//! on them with the mechanisms, and reports what happens.
+
+use crate::capabilities::{Capabilities, NodeMechanism};
+use crate::cgroup::{Cgroup, CgroupError, Layout};
+use crate::mechanism::{Allocation, LiveTask, MechanismError};
+use crate::process::{describe, CommandSpec};
+use crate::protocol::{files, AgentOp, AgentReport, Expected};
+use pliant_core::model::TaskRef;
+use pliant_core::Resources;
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long one memory-limit write may keep failing with EBUSY before it is retried anew.
+const PATIENCE: Duration = Duration::from_secs(10);
+/// Attempts at a memory limit that keeps stalling before the agent gives up on it.
+const LIMIT_ATTEMPTS: u32 = 6;
+/// Bytes of stderr a failure report carries.
+const STDERR_TAIL: u64 = 2048;
+
+/// Something went wrong on the node itself (not with one task).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The cgroup hierarchy could not be used.
+    #[error(transparent)]
+    Cgroup(#[from] CgroupError),
+    /// The machine could not be inspected.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+struct HeldTask {
+    live: LiveTask,
+    log_dir: PathBuf,
+    /// Shrunk and not frozen: watch the memory controller for swapping.
+    watch_swapping: bool,
+}
+
+/// One node's agent.
+pub struct Agent {
+    tasks: BTreeMap<TaskRef, HeldTask>,
+    top: Cgroup,
+    caps: Capabilities,
+}
+
+impl Drop for Agent {
+    /// Stops every task (frozen ones too) and removes its cgroup; the top
+    /// cgroup goes after them.
+    fn drop(&mut self) {
+        for (task, held) in std::mem::take(&mut self.tasks) {
+            if let Err(e) = held.live.remove() {
+                eprintln!("pliant agent: {task}: {e}");
+            }
+        }
+    }
+}
+
+/// The cgroup name of a task.
+fn cgroup_name(task: TaskRef) -> String {
+    format!("job{}-task{}", task.job.0, task.task)
+}
+
+fn allocation(r: Resources) -> Allocation {
+    Allocation { cpu_milli: r.cpu_milli, mem_bytes: r.mem_mb << 20 }
+}
+
+impl Agent {
+    /// Starts the agent in the top cgroup `name`. With `keep_tasks` a cgroup
+    /// left by an earlier agent is taken over with its tasks (the manager
+    /// then sends [`AgentOp::Adopt`] and [`AgentOp::Sweep`]); without, it is
+    /// removed with everything in it (a killed agent's leftovers). Returns the
+    /// agent and whether a leftover cgroup was found.
+    pub fn start(layout: &Layout, name: &str, keep_tasks: bool) -> Result<(Agent, bool), AgentError> {
+        let kept = if keep_tasks { layout.open(name) } else { None };
+        let (top, found) = match kept {
+            Some(top) => (top, true),
+            None => layout.create_fresh(name)?,
+        };
+        let caps = Capabilities::detect(&top)?;
+        Ok((Agent { tasks: BTreeMap::new(), top, caps }, found))
+    }
+
+    /// What this node can do.
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    /// The tasks the agent holds.
+    pub fn tasks(&self) -> impl Iterator<Item = TaskRef> + '_ {
+        self.tasks.keys().copied()
+    }
+
+    /// Carries out one operation; appends what followed to `out`.
+    pub fn apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) {
+        let launch = matches!(op, AgentOp::Launch { .. });
+        let task = match &op {
+            AgentOp::Launch { task, .. }
+            | AgentOp::Preempt { task, .. }
+            | AgentOp::Resume { task }
+            | AgentOp::Stop { task }
+            | AgentOp::Adopt { task, .. } => Some(*task),
+            AgentOp::Sweep => None,
+        };
+        if let Err(e) = self.try_apply(op, out) {
+            if let Some(task) = task {
+                if launch {
+                    // A task that cannot be started fails (requeueing it would loop).
+                    let stderr_tail = format!("pliant agent: cannot start the task: {e}");
+                    out.push(AgentReport::Exited { task, code: None, signal: None, stderr_tail });
+                    return;
+                }
+                if !self.tasks.contains_key(&task) {
+                    out.push(AgentReport::Lost { task, reason: e.to_string() });
+                    return;
+                }
+            }
+            eprintln!("pliant agent: {e}");
+        }
+    }
+
+    fn try_apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
+        match op {
+            AgentOp::Launch { task, argv, resources, log_dir } => {
+                std::fs::create_dir_all(&log_dir)?;
+                let spec = CommandSpec {
+                    argv,
+                    env: vec![
+                        ("PLIANT_JOB".into(), task.job.0.to_string()),
+                        ("PLIANT_TASK".into(), task.task.to_string()),
+                    ],
+                    stdout: files::stdout(&log_dir),
+                    stderr: files::stderr(&log_dir),
+                    checkpoint_dir: None,
+                    exit_file: Some(files::exit(&log_dir)),
+                };
+                // A task relaunched after a kill gets a fresh cgroup.
+                if let Some(old) = self.top.open_child(&cgroup_name(task)) {
+                    old.remove()?;
+                }
+                let live = LiveTask::launch(&self.top, &cgroup_name(task), &spec, allocation(resources))?;
+                self.tasks.insert(task, HeldTask { live, log_dir, watch_swapping: false });
+            }
+            AgentOp::Preempt { task, mechanism, limits } => self.preempt(task, mechanism, limits, out)?,
+            AgentOp::Resume { task } => {
+                if let Some(held) = self.tasks.get_mut(&task) {
+                    held.live.resume()?;
+                    held.watch_swapping = false;
+                    out.push(AgentReport::Resumed { task });
+                }
+            }
+            AgentOp::Stop { task } => {
+                if let Some(held) = self.tasks.remove(&task) {
+                    held.live.remove()?;
+                }
+            }
+            AgentOp::Adopt { task, log_dir, resources, expect, owed_mb } => {
+                self.adopt(task, log_dir, resources, expect, owed_mb, out)?
+            }
+            AgentOp::Sweep => {
+                let held: Vec<String> = self.tasks.keys().map(|&t| cgroup_name(t)).collect();
+                for name in self.top.children()? {
+                    if !held.contains(&name) {
+                        if let Some(stale) = self.top.open_child(&name) {
+                            stale.remove()?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn preempt(
+        &mut self,
+        task: TaskRef,
+        mechanism: NodeMechanism,
+        limits: Resources,
+        out: &mut Vec<AgentReport>,
+    ) -> Result<(), MechanismError> {
+        let (mechanism, note) = self.caps.effective(mechanism);
+        if let Some(note) = note {
+            eprintln!("pliant agent: {task}: {note}");
+        }
+        if mechanism == NodeMechanism::Kill {
+            if let Some(mut held) = self.tasks.remove(&task) {
+                held.live.kill()?;
+                held.live.remove()?;
+            }
+            return Ok(());
+        }
+        let Some(held) = self.tasks.get_mut(&task) else { return Ok(()) };
+        let before = held.live.limits().mem_bytes;
+        let start = Instant::now();
+        let mut froze = false;
+        match mechanism {
+            NodeMechanism::Immediate => {
+                with_retries(|| held.live.immediate(limits.mem_mb << 20, PATIENCE).map(|_| ()))?;
+            }
+            NodeMechanism::Graceful => {
+                let target = allocation(limits);
+                with_retries(|| held.live.shrink_to(target, PATIENCE).map(|s| froze |= s.froze))?;
+                held.watch_swapping = !froze;
+            }
+            NodeMechanism::Suspend | NodeMechanism::Checkpoint | NodeMechanism::Kill => {
+                // Degraded: frozen in place, memory kept, nothing reclaimed.
+                return held.live.suspend();
+            }
+        }
+        let mem_mb = before.saturating_sub(held.live.limits().mem_bytes) >> 20;
+        if mem_mb > 0 {
+            out.push(AgentReport::Reclaimed { task, mem_mb, took_ms: start.elapsed().as_millis() as u64 });
+        }
+        if froze {
+            out.push(AgentReport::Swapping { task });
+        }
+        Ok(())
+    }
+
+    fn adopt(
+        &mut self,
+        task: TaskRef,
+        log_dir: PathBuf,
+        resources: Resources,
+        expect: Expected,
+        owed_mb: u64,
+        out: &mut Vec<AgentReport>,
+    ) -> Result<(), MechanismError> {
+        if !self.tasks.contains_key(&task) {
+            let Some(cgroup) = self.top.open_child(&cgroup_name(task)) else {
+                out.push(AgentReport::Lost { task, reason: "its cgroup is gone (the agent stopped it)".into() });
+                return Ok(());
+            };
+            match LiveTask::adopt(cgroup, files::exit(&log_dir), allocation(resources))? {
+                Some(live) => {
+                    self.tasks.insert(task, HeldTask { live, log_dir, watch_swapping: false });
+                }
+                None => {
+                    // It ended while nobody watched: report how, from its exit file.
+                    let status = crate::process::recorded_exit(&files::exit(&log_dir))
+                        .unwrap_or_else(|| std::process::ExitStatus::from_raw(libc::SIGKILL));
+                    out.push(exited(task, status, &log_dir));
+                    if let Some(stale) = self.top.open_child(&cgroup_name(task)) {
+                        stale.remove()?;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        let held = self.tasks.get_mut(&task).expect("held or adopted above");
+        let start = Instant::now();
+        match expect {
+            Expected::Running | Expected::Restoring => held.live.resume()?,
+            Expected::Shrunk(limits) => {
+                let mut froze = false;
+                with_retries(|| held.live.shrink_to(allocation(limits), PATIENCE).map(|s| froze |= s.froze))?;
+                held.watch_swapping = !froze;
+                if froze {
+                    out.push(AgentReport::Swapping { task });
+                }
+            }
+            Expected::Frozen(limits) => {
+                with_retries(|| held.live.immediate(limits.mem_mb << 20, PATIENCE).map(|_| ()))?;
+            }
+        }
+        if owed_mb > 0 {
+            out.push(AgentReport::Reclaimed { task, mem_mb: owed_mb, took_ms: start.elapsed().as_millis() as u64 });
+        }
+        if expect == Expected::Restoring {
+            out.push(AgentReport::Resumed { task });
+        }
+        Ok(())
+    }
+
+    /// Looks at every task: reports the ones that ended (and removes their
+    /// cgroups) and freezes shrunk ones that started swapping.
+    pub fn poll(&mut self, out: &mut Vec<AgentReport>) {
+        let mut ended = Vec::new();
+        for (&task, held) in &mut self.tasks {
+            match held.live.try_wait() {
+                Ok(Some(status)) => {
+                    out.push(exited(task, status, &held.log_dir));
+                    ended.push(task);
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => eprintln!("pliant agent: {task}: {e}"),
+            }
+            if held.watch_swapping {
+                match held.live.freeze_if_swapping() {
+                    Ok(true) => {
+                        held.watch_swapping = false;
+                        out.push(AgentReport::Swapping { task });
+                    }
+                    Ok(false) => {}
+                    Err(e) => eprintln!("pliant agent: {task}: {e}"),
+                }
+            }
+        }
+        for task in ended {
+            if let Some(held) = self.tasks.remove(&task) {
+                if let Err(e) = held.live.remove() {
+                    eprintln!("pliant agent: {task}: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Retries a memory-limit change that keeps stalling (EBUSY): the limit is
+/// then not applied, and the issue says to try again.
+fn with_retries(mut attempt: impl FnMut() -> Result<(), MechanismError>) -> Result<(), MechanismError> {
+    let mut tries = 0;
+    loop {
+        match attempt() {
+            Err(MechanismError::Cgroup(CgroupError::LimitBusy { .. })) if tries + 1 < LIMIT_ATTEMPTS => tries += 1,
+            other => return other,
+        }
+    }
+}
+
+fn exited(task: TaskRef, status: std::process::ExitStatus, log_dir: &Path) -> AgentReport {
+    let stderr_tail = if status.success() { String::new() } else { tail(&files::stderr(log_dir), STDERR_TAIL) };
+    if status.code().is_none() && status.signal().is_none() {
+        eprintln!("pliant agent: {task}: {}", describe(status));
+    }
+    AgentReport::Exited { task, code: status.code(), signal: status.signal(), stderr_tail }
+}
+
+/// The last `bytes` of a file, from a line start where possible.
+pub fn tail(file: &Path, bytes: u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(file) else { return String::new() };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let from = len.saturating_sub(bytes);
+    let mut buf = Vec::new();
+    if f.seek(SeekFrom::Start(from)).is_err() || f.read_to_end(&mut buf).is_err() {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    match (from > 0, text.find('\n')) {
+        (true, Some(i)) if i + 1 < text.len() => text[i + 1..].to_string(),
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_starts_at_a_line_when_it_cuts() {
+        let dir = crate::scratch::ScratchDir::new("pliant-tail").unwrap();
+        let f = dir.path().join("err");
+        std::fs::write(&f, "first line\nsecond\nthird\n").unwrap();
+        assert_eq!(tail(&f, 1000), "first line\nsecond\nthird\n");
+        assert_eq!(tail(&f, 10), "third\n", "the cut line `cond` is dropped");
+        assert_eq!(tail(&dir.path().join("missing"), 10), "");
+    }
+}

@@ -1,0 +1,59 @@
+//! What the manager takes in: submissions, cancellations and agents'
+//! reports. These are journaled; everything else follows from them.
+
+use pliant_core::model::{JobClass, JobId};
+use pliant_live::protocol::AgentReport;
+use serde::{Deserialize, Serialize};
+
+/// A job as submitted through the API, once validated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSpec {
+    /// A name for people.
+    pub name: String,
+    /// `short` or `long`.
+    pub queue: JobClass,
+    /// CPU per task, millicores.
+    pub cpu_milli: u64,
+    /// Memory per task, MB.
+    pub mem_mb: u64,
+    /// Priority 0–11 (higher is more important).
+    pub priority: u8,
+    /// Number of tasks, each running `command`.
+    #[serde(rename = "task_count")]
+    pub tasks: u32,
+    /// The program and its arguments.
+    pub command: Vec<String>,
+}
+
+/// An input to the manager.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A job was submitted; it gets the next job id.
+    Submitted {
+        /// The job.
+        spec: JobSpec,
+    },
+    /// A user cancelled a job.
+    Cancelled {
+        /// The job.
+        job: JobId,
+    },
+    /// A node's agent stopped heartbeating: nothing goes there until it is back.
+    NodeLost {
+        /// The node.
+        node: u32,
+    },
+    /// A lost node's agent registered again.
+    NodeBack {
+        /// The node.
+        node: u32,
+    },
+    /// An agent reported on a task.
+    Report {
+        /// The node it came from.
+        node: u32,
+        /// What it said.
+        report: AgentReport,
+    },
+}

@@ -1,0 +1,22 @@
+//! pliant's resource manager for live mode: the scheduling core run on live
+//! events, a durable journal in an embedded SQLite file, the HTTP/JSON API,
+//! `pliant local` (the manager and one agent for this machine in one
+//! process), and `pliant serve` / `pliant agent` as separate processes. The node side — cgroups, processes, mechanisms — is
+//! `pliant-live`.
+//!
+//! Architecture invariant: this crate holds no policy (that is the core's)
+//! and touches no cgroup (that is the agent's); it is the only place in live
+//! mode that reads a clock, and it turns the clock into the core's integer µs.
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod client;
+pub mod events;
+pub mod journal;
+pub mod local;
+pub mod manager;
+pub mod remote_agent;
+pub mod serve;
+pub mod signals;
+pub mod submit;
+pub mod view;

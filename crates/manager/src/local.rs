@@ -1,0 +1,193 @@
+//! `pliant local`: the manager and one agent for this machine in one process.
+//! Three threads: the agent (carries out operations, watches its tasks), the
+//! API server, and the manager loop that feeds reports to the core every
+//! [`TICK`] and hands its operations to the agent.
+
+use crate::api;
+use crate::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+use pliant_core::Resources;
+use pliant_live::agent::Agent;
+use pliant_live::capabilities::{Capabilities, NodeMechanism};
+use pliant_live::cgroup::Layout;
+use pliant_live::protocol::{AgentOp, AgentReport};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How often the manager loop runs and the agent looks at its tasks.
+pub const TICK: Duration = Duration::from_millis(50);
+
+/// Where a manager keeps its state and listens, and its policy parameters.
+#[derive(Debug, Clone)]
+pub struct ManagerSetup {
+    /// Where the journal and task logs live.
+    pub state_dir: PathBuf,
+    /// Address the API listens on.
+    pub listen: String,
+    /// `--set` parameters.
+    pub params: Vec<(String, String)>,
+}
+
+/// What a node offers of this machine (default: all of it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offer {
+    /// CPU, millicores.
+    pub cpu_milli: Option<u64>,
+    /// Memory, MB.
+    pub mem_mb: Option<u64>,
+}
+
+/// Options of `pliant local`.
+#[derive(Debug, Clone)]
+pub struct LocalOptions {
+    /// State, address and parameters.
+    pub setup: ManagerSetup,
+    /// Policy preset (default: `gp` where the node can do it, else `kill`).
+    pub policy: Option<String>,
+    /// What the node offers.
+    pub offer: Offer,
+}
+
+/// The name of the top cgroup for a state directory: one per cluster, so two
+/// local managers on one machine keep apart, and a restart finds its tasks.
+fn cgroup_name(state_dir: &std::path::Path) -> String {
+    let path = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
+    // FNV-1a: stable across builds, unlike the standard hasher.
+    let hash = path
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
+    format!("pliant-local-{hash:016x}")
+}
+
+/// This machine's CPU (millicores) and memory (MB).
+pub fn machine_size() -> Result<Resources, String> {
+    let cores = std::thread::available_parallelism().map_err(|e| format!("cannot count CPUs: {e}"))?.get() as u64;
+    let meminfo = std::fs::read_to_string("/proc/meminfo").map_err(|e| format!("/proc/meminfo: {e}"))?;
+    let kb = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .ok_or("no MemTotal in /proc/meminfo")?;
+    Ok(Resources::new(cores * 1000, kb / 1024))
+}
+
+/// This machine as a node named `name`: its size (or what the operator
+/// offers of it) and what its kernel lets the agent do.
+pub fn this_node(name: &str, caps: &Capabilities, offer: Offer) -> Result<NodeRecord, String> {
+    let machine = machine_size()?;
+    let capacity = Resources::new(offer.cpu_milli.unwrap_or(machine.cpu_milli), offer.mem_mb.unwrap_or(machine.mem_mb));
+    Ok(NodeRecord { name: name.into(), capacity, mechanisms: caps.mechanisms(), notes: caps.notes() })
+}
+
+/// Runs until `stop` is set. `log` receives one line per notable thing.
+pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
+    std::fs::create_dir_all(&opts.setup.state_dir).map_err(|e| format!("{}: {e}", opts.setup.state_dir.display()))?;
+    let journal_exists = opts.setup.state_dir.join("journal.sqlite").exists();
+    // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
+    let server = tiny_http::Server::http(&opts.setup.listen)
+        .map_err(|e| format!("cannot listen on {}: {e}", opts.setup.listen))?;
+    let layout = Layout::detect().map_err(|e| e.to_string())?;
+    let (agent, found) = Agent::start(&layout, &cgroup_name(&opts.setup.state_dir), journal_exists)
+        .map_err(|e| format!("agent: {e}"))?;
+    if found && !journal_exists {
+        log("removed a leftover cgroup of an earlier run");
+    }
+    let caps = *agent.capabilities();
+    let node = this_node("local", &caps, opts.offer)?;
+    let policy = opts.policy.clone().unwrap_or_else(|| {
+        let name = if caps.supports(NodeMechanism::Graceful) { "gp" } else { "kill" };
+        if !journal_exists {
+            log(&format!("policy {name} (the default for what this node can do)"));
+        }
+        name.to_string()
+    });
+    for note in caps.notes() {
+        log(&note);
+    }
+    let fresh =
+        ClusterConfig { policy, params: opts.setup.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
+    let (mut manager, recovered) = Manager::open(&opts.setup.state_dir, fresh).map_err(|e| e.to_string())?;
+    if recovered && opts.policy.as_ref().is_some_and(|p| *p != manager.config().policy) {
+        log(&format!("the journal's policy {} stays in force (a cluster keeps its policy)", manager.config().policy));
+    }
+    if recovered {
+        log(&format!(
+            "recovered {} jobs from the journal ({} steps); taking over their tasks",
+            manager.jobs().len(),
+            manager.journal_steps().map_err(|e| e.to_string())?
+        ));
+        manager.queue_recovery();
+    }
+    log(&format!(
+        "manager on http://{} — policy {}, node {}",
+        server.server_addr(),
+        manager.config().policy,
+        manager.config().nodes[0].capacity
+    ));
+    let manager = Mutex::new(manager);
+    let (ops_tx, ops_rx) = channel::<Vec<AgentOp>>();
+    let (reports_tx, reports_rx) = channel::<AgentReport>();
+    std::thread::scope(|s| {
+        s.spawn(|| run_agent(agent, ops_rx, reports_tx, stop));
+        s.spawn(|| api::serve(&server, &manager, stop));
+        let result = manager_loop(&manager, &reports_rx, &ops_tx, stop, log);
+        stop.store(true, Ordering::SeqCst);
+        result
+    })
+}
+
+fn manager_loop(
+    manager: &Mutex<Manager>,
+    reports: &Receiver<AgentReport>,
+    ops: &Sender<Vec<AgentOp>>,
+    stop: &AtomicBool,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<(), String> {
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(TICK);
+        let incoming: Vec<(u32, AgentReport)> = reports.try_iter().map(|r| (0, r)).collect();
+        let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, r) in &incoming {
+            log(&format!("{:.3} s: {r}", m.now() as f64 / 1e6));
+        }
+        m.advance(incoming).map_err(|e| e.to_string())?;
+        let batch = m.take_ops(0);
+        if batch.is_empty() {
+            continue;
+        }
+        for op in &batch {
+            log(&format!("{:.3} s: {op}", m.now() as f64 / 1e6));
+        }
+        // One batch per step: the agent carries out all of it before it next polls its tasks.
+        if ops.send(batch).is_err() {
+            return Err("the agent stopped".into());
+        }
+    }
+    Ok(())
+}
+
+fn run_agent(mut agent: Agent, ops: Receiver<Vec<AgentOp>>, reports: Sender<AgentReport>, stop: &AtomicBool) {
+    let mut out = Vec::new();
+    // Reports go out as soon as they are made: freezing a swapping task in
+    // `poll` can take a while, and the manager waits for reclaimed memory.
+    let flush = |out: &mut Vec<AgentReport>| out.drain(..).all(|r| reports.send(r).is_ok());
+    while !stop.load(Ordering::SeqCst) {
+        if let Ok(batch) = ops.recv_timeout(TICK) {
+            for op in std::iter::once(batch).chain(ops.try_iter()).flatten() {
+                agent.apply(op, &mut out);
+                if !flush(&mut out) {
+                    return;
+                }
+            }
+        }
+        agent.poll(&mut out);
+        if !flush(&mut out) {
+            return;
+        }
+    }
+    // Dropping the agent kills its tasks and removes their cgroups.
+}

@@ -1,0 +1,610 @@
+//! The resource manager: the same core as the simulator, fed with live
+//! events. Each scheduling step — events in, monitor run or not, actions out —
+//! is committed to the journal before its actions go to the nodes, and a
+//! restart replays the journal to rebuild the core and the job records.
+//!
+//! Time in the core is integer µs since the cluster's epoch (journaled at
+//! creation); this module is the only place that reads a clock.
+
+use crate::events::{Event, JobSpec};
+use crate::journal::{Journal, JournalError, Step};
+use crate::submit::SubmitRequest;
+use crate::view::{JobState, JobView, TaskView};
+use pliant_core::model::{JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest, TaskState};
+use pliant_core::policy::{preset, Params, Policy};
+use pliant_core::{Action, CoreError, Mechanism, Micros, Observation, Resources, Scheduler};
+use pliant_live::capabilities::NodeMechanism;
+use pliant_live::dispatch::{node_mechanism, node_op, NodeOp};
+use pliant_live::protocol::{AgentOp, AgentReport, Expected};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A node as the manager knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeRecord {
+    /// The agent's name for it.
+    pub name: String,
+    /// What it offers.
+    pub capacity: Resources,
+    /// The preemption mechanisms that work there.
+    pub mechanisms: Vec<NodeMechanism>,
+    /// What degrades there, and why.
+    pub notes: Vec<String>,
+}
+
+/// What a cluster is made of; fixed when its journal is created.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterConfig {
+    /// The policy preset.
+    pub policy: String,
+    /// `--set` parameters, in order.
+    pub params: Vec<(String, String)>,
+    /// The nodes, in core order.
+    pub nodes: Vec<NodeRecord>,
+    /// The epoch: wall-clock µs since 1970 at which core time is 0.
+    pub epoch_unix_us: u64,
+}
+
+impl ClusterConfig {
+    /// Builds the policy, and checks that every node can carry out its mechanism.
+    pub fn policy(&self) -> Result<Policy, String> {
+        let mut params = Params::default();
+        for (k, v) in &self.params {
+            params.set(k, v).map_err(|e| e.to_string())?;
+        }
+        let policy = preset(&self.policy, &params)
+            .ok_or_else(|| format!("unknown policy `{}` (see `pliant policies`)", self.policy))?;
+        if let Some(spec) = policy.preemption {
+            if spec.mechanism == Mechanism::Checkpoint {
+                return Err(format!(
+                    "policy `{}` checkpoints, which live mode does not carry out yet (simulation only); \
+                     use kill, ip or gp",
+                    self.policy
+                ));
+            }
+            let needed = node_mechanism(spec.mechanism);
+            if let Some(node) = self.nodes.iter().find(|n| !n.mechanisms.contains(&needed)) {
+                return Err(format!(
+                    "policy `{}` needs {} preemption, which node `{}` cannot do ({}); use --policy kill, or give it swap",
+                    self.policy,
+                    needed.name(),
+                    node.name,
+                    node.notes.join("; ")
+                ));
+            }
+        }
+        Ok(policy)
+    }
+
+    /// The capacities, in core order.
+    pub fn capacities(&self) -> Vec<Resources> {
+        self.nodes.iter().map(|n| n.capacity).collect()
+    }
+}
+
+/// Wall-clock µs since 1970.
+pub fn unix_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+}
+
+/// Why the manager cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum ManagerError {
+    /// The journal failed.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The core refused an observation (a bug: events are checked first).
+    #[error("core: {0}")]
+    Core(#[from] CoreError),
+    /// The configuration is unusable.
+    #[error("{0}")]
+    Config(String),
+    /// Replaying the journal gave other actions than it records.
+    #[error("journal replay diverged at step {step}: journaled {journaled:?}, replayed {replayed:?}")]
+    Diverged {
+        /// The step (1-based).
+        step: usize,
+        /// What the journal says.
+        journaled: Vec<String>,
+        /// What the replay decided.
+        replayed: Vec<String>,
+    },
+}
+
+/// A request the API refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Malformed or impossible (HTTP 400).
+    Invalid(String),
+    /// No such job or task (HTTP 404).
+    NotFound(String),
+    /// Not possible in the job's state (HTTP 409).
+    Conflict(String),
+}
+
+/// The resource manager.
+pub struct Manager {
+    core: Scheduler,
+    config: ClusterConfig,
+    jobs: Vec<JobView>,
+    journal: Journal,
+    log_root: PathBuf,
+    last_now: Micros,
+    next_monitor: Option<Micros>,
+    /// Operations waiting to go to each node, in order.
+    outbox: Vec<Vec<AgentOp>>,
+    /// True while the journal is being replayed: nothing is journaled or sent.
+    replaying: bool,
+    /// Per node, when its agent last heartbeated (not journaled: a restarted
+    /// manager gives every agent a fresh timeout).
+    last_seen: Vec<Micros>,
+    /// Per node, true once its agent was declared lost (until it registers again).
+    lost: Vec<bool>,
+}
+
+impl Manager {
+    /// Opens the manager whose journal lives in `state_dir`. A new journal
+    /// takes `fresh` as its cluster; an existing one keeps its own and is
+    /// replayed. Returns the manager and whether it recovered a journal.
+    pub fn open(state_dir: &Path, fresh: ClusterConfig) -> Result<(Manager, bool), ManagerError> {
+        std::fs::create_dir_all(state_dir)
+            .map_err(|e| ManagerError::Config(format!("cannot create {}: {e}", state_dir.display())))?;
+        let journal = Journal::open(&state_dir.join("journal.sqlite"))?;
+        let existing: Option<ClusterConfig> = journal.get("config")?;
+        let recovered = existing.is_some();
+        let config = existing.unwrap_or(fresh);
+        let policy = config.policy().map_err(ManagerError::Config)?;
+        if !recovered {
+            journal.put("config", &config)?;
+        }
+        let core = Scheduler::new(&config.capacities(), policy)?;
+        let config_nodes = config.nodes.len();
+        let mut m = Manager {
+            core,
+            outbox: vec![Vec::new(); config.nodes.len()],
+            config,
+            jobs: Vec::new(),
+            journal,
+            log_root: state_dir.join("logs"),
+            last_now: 0,
+            next_monitor: None,
+            replaying: true,
+            last_seen: Vec::new(),
+            lost: vec![false; config_nodes],
+        };
+        for (i, step) in m.journal.steps()?.into_iter().enumerate() {
+            let replayed = m.step(step.now, step.events, step.monitor)?;
+            if replayed != step.actions {
+                return Err(ManagerError::Diverged { step: i + 1, journaled: step.actions, replayed });
+            }
+        }
+        m.replaying = false;
+        m.last_seen = vec![m.last_now; m.config.nodes.len()];
+        m.next_monitor = m.core.monitor_interval().map(|i| m.last_now + i);
+        Ok((m, recovered))
+    }
+
+    /// The cluster.
+    pub fn config(&self) -> &ClusterConfig {
+        &self.config
+    }
+
+    /// Core time now: µs since the epoch, never going back.
+    pub fn now(&self) -> Micros {
+        unix_us().saturating_sub(self.config.epoch_unix_us).max(self.last_now)
+    }
+
+    /// Takes in a submission; returns the new job's id.
+    pub fn submit(&mut self, req: SubmitRequest) -> Result<u32, Refusal> {
+        let spec = req.validate(&self.config.capacities()).map_err(Refusal::Invalid)?;
+        let id = self.jobs.len() as u32;
+        self.live_step(vec![Event::Submitted { spec }], false).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        Ok(id)
+    }
+
+    /// Cancels a job that has not ended.
+    pub fn cancel(&mut self, job: u32) -> Result<(), Refusal> {
+        let j = self.job(job)?;
+        if j.is_over() {
+            return Err(Refusal::Conflict(format!("job {job} is already {:?}", j.state).to_lowercase()));
+        }
+        self.live_step(vec![Event::Cancelled { job: JobId(job) }], false).map_err(|e| Refusal::Conflict(e.to_string()))
+    }
+
+    /// Takes in agents' reports, runs the resource monitor when it is due,
+    /// and schedules.
+    pub fn advance(&mut self, reports: Vec<(u32, AgentReport)>) -> Result<(), ManagerError> {
+        let now = self.now();
+        let monitor = self.next_monitor.is_some_and(|t| now >= t);
+        if monitor {
+            let interval = self.core.monitor_interval().expect("monitor scheduled only with an interval");
+            self.next_monitor = Some(now + interval);
+        }
+        let events = reports.into_iter().map(|(node, report)| Event::Report { node, report }).collect();
+        self.live_step(events, monitor)
+    }
+
+    /// The operations waiting for node `node`, taken out.
+    pub fn take_ops(&mut self, node: usize) -> Vec<AgentOp> {
+        std::mem::take(&mut self.outbox[node])
+    }
+
+    /// After a restart: for each node, take over every task the journal says
+    /// it holds, in the state the journal says, then remove anything else.
+    pub fn queue_recovery(&mut self) {
+        let mut adopts = Vec::new();
+        for job in &self.jobs {
+            for t in job.tasks.iter().filter(|t| t.state.holds_resources()) {
+                let expect = match t.state {
+                    TaskState::Shrunk => Expected::Shrunk(t.limits),
+                    TaskState::Suspended => Expected::Frozen(t.limits),
+                    TaskState::Restoring => Expected::Restoring,
+                    _ => Expected::Running,
+                };
+                let task = TaskRef { job: JobId(job.id), task: t.index };
+                let node = t.node.expect("tasks holding resources are on a node") as usize;
+                let log_dir = self.log_dir(task);
+                adopts.push((
+                    node,
+                    AgentOp::Adopt { task, log_dir, resources: job.request(), expect, owed_mb: t.owed_mb },
+                ));
+            }
+        }
+        for (node, op) in adopts {
+            self.outbox[node].push(op);
+        }
+        for ops in &mut self.outbox {
+            ops.push(AgentOp::Sweep);
+        }
+    }
+
+    /// An agent (re)starts: it runs no task any more, so every task the
+    /// journal has on its node is requeued. Returns the node's id.
+    pub fn register(&mut self, record: &NodeRecord) -> Result<u32, Refusal> {
+        let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| {
+            Refusal::NotFound(format!(
+                "no node named `{}` in this cluster (its nodes are fixed when its journal is created)",
+                record.name
+            ))
+        })?;
+        // Tasks placed there while it was lost have their launch still queued.
+        let queued: Vec<TaskRef> = self.outbox[node]
+            .iter()
+            .filter_map(|op| match op {
+                AgentOp::Launch { task, .. } => Some(*task),
+                _ => None,
+            })
+            .collect();
+        let mut events = self.lost_tasks(node, &queued, "its agent restarted");
+        if self.lost[node] {
+            events.push(Event::NodeBack { node: node as u32 });
+        }
+        self.last_seen[node] = self.now();
+        self.live_step(events, false).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        Ok(node as u32)
+    }
+
+    /// An agent's heartbeat: takes in its reports and returns its operations.
+    pub fn heartbeat(&mut self, node: u32, reports: Vec<AgentReport>) -> Result<Vec<AgentOp>, Refusal> {
+        let i = node as usize;
+        if i >= self.config.nodes.len() {
+            return Err(Refusal::NotFound(format!("no node {node}")));
+        }
+        if self.lost[i] {
+            return Err(Refusal::Conflict(format!("node {node} was declared lost: register again")));
+        }
+        self.last_seen[i] = self.now();
+        self.advance(reports.into_iter().map(|r| (node, r)).collect()).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        Ok(self.take_ops(i))
+    }
+
+    /// Declares lost every agent silent for longer than `timeout` and requeues
+    /// its tasks. Returns the names of the nodes declared lost now.
+    pub fn check_agents(&mut self, timeout: Micros) -> Result<Vec<String>, ManagerError> {
+        let now = self.now();
+        let mut lost = Vec::new();
+        for node in 0..self.config.nodes.len() {
+            if !self.lost[node] && now.saturating_sub(self.last_seen[node]) > timeout {
+                // Whatever it was told and did not fetch is moot: its tasks are requeued.
+                self.outbox[node].clear();
+                let mut events = self.lost_tasks(node, &[], "its agent stopped heartbeating");
+                events.push(Event::NodeLost { node: node as u32 });
+                self.live_step(events, false)?;
+                lost.push(self.config.nodes[node].name.clone());
+            }
+        }
+        Ok(lost)
+    }
+
+    /// Reports of every task the records have on `node` but `spared` as lost.
+    fn lost_tasks(&self, node: usize, spared: &[TaskRef], reason: &str) -> Vec<Event> {
+        self.jobs
+            .iter()
+            .flat_map(|j| j.tasks.iter().map(move |t| (j.id, t)))
+            .filter(|(_, t)| t.node == Some(node as u32) && t.state.holds_resources())
+            .map(|(job, t)| TaskRef { job: JobId(job), task: t.index })
+            .filter(|task| !spared.contains(task))
+            .map(|task| Event::Report { node: node as u32, report: AgentReport::Lost { task, reason: reason.into() } })
+            .collect()
+    }
+
+    fn live_step(&mut self, events: Vec<Event>, monitor: bool) -> Result<(), ManagerError> {
+        let now = self.now();
+        self.step(now, events, monitor).map(|_| ())
+    }
+
+    /// One scheduling step at `now`; returns its actions as text.
+    fn step(&mut self, now: Micros, events: Vec<Event>, monitor: bool) -> Result<Vec<String>, ManagerError> {
+        self.last_now = now;
+        let mut ops = Vec::new();
+        let mut taken = Vec::new();
+        for event in events {
+            if self.take_in(now, &event, &mut ops)? {
+                taken.push(event);
+            }
+        }
+        let mut actions = Vec::new();
+        if monitor {
+            self.core.monitor(now, &mut actions);
+        }
+        self.core.schedule(now, &mut actions);
+        let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();
+        if !self.replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
+            self.journal.append(&Step { now, events: taken, monitor, actions: texts.clone() })?;
+        }
+        for action in &actions {
+            self.carry_out(now, action, &mut ops);
+        }
+        if !self.replaying {
+            for (node, op) in ops {
+                self.outbox[node].push(op);
+            }
+        }
+        Ok(texts)
+    }
+
+    /// Applies one event to the core and the records; false when it is stale
+    /// (about a task that has moved on) and is dropped.
+    fn take_in(&mut self, now: Micros, event: &Event, ops: &mut Vec<(usize, AgentOp)>) -> Result<bool, ManagerError> {
+        match event {
+            Event::Submitted { spec } => {
+                let id = JobId(self.jobs.len() as u32);
+                self.core.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
+                self.jobs.push(JobView::new(id, spec.clone(), now));
+            }
+            Event::Cancelled { job } => {
+                match self.jobs.get(job.0 as usize) {
+                    Some(j) if !j.is_over() => {}
+                    _ => return Ok(false),
+                }
+                self.core.observe(now, Observation::JobAborted(*job))?;
+                self.stop_job(now, *job, JobState::Cancelled, ops);
+            }
+            Event::Report { node, report } => return self.take_report(now, *node, report, ops),
+            Event::NodeLost { node } | Event::NodeBack { node } => {
+                let lost = matches!(event, Event::NodeLost { .. });
+                let i = *node as usize;
+                if i >= self.lost.len() || self.lost[i] == lost {
+                    return Ok(false);
+                }
+                let id = pliant_core::model::NodeId(*node);
+                self.core.observe(now, if lost { Observation::NodeLost(id) } else { Observation::NodeBack(id) })?;
+                self.lost[i] = lost;
+            }
+        }
+        Ok(true)
+    }
+
+    fn take_report(
+        &mut self,
+        now: Micros,
+        node: u32,
+        report: &AgentReport,
+        ops: &mut Vec<(usize, AgentOp)>,
+    ) -> Result<bool, ManagerError> {
+        let task = report.task();
+        let Some(t) = self.jobs.get(task.job.0 as usize).and_then(|j| j.tasks.get(task.task as usize)) else {
+            return Ok(false);
+        };
+        if t.node != Some(node) {
+            return Ok(false);
+        }
+        let state = t.state;
+        let preempted = matches!(state, TaskState::Suspended | TaskState::Shrunk);
+        match report {
+            AgentReport::Exited { code: Some(0), .. } if matches!(state, TaskState::Running | TaskState::Shrunk) => {
+                self.core.observe(now, Observation::TaskFinished(task))?;
+                let t = self.task_mut(task);
+                t.state = TaskState::Finished;
+                t.exit_code = Some(0);
+                t.end_us = Some(now);
+                t.node = None;
+            }
+            AgentReport::Exited { code: Some(0), .. } => {
+                // It finished while it should have been frozen: run it again.
+                self.core.observe(now, Observation::TaskLost(task))?;
+                self.requeue(task);
+            }
+            AgentReport::Exited { code, signal, stderr_tail, .. } => {
+                self.core.observe(now, Observation::JobAborted(task.job))?;
+                let t = self.task_mut(task);
+                t.exit_code = *code;
+                t.signal = *signal;
+                t.stderr_tail = Some(stderr_tail.clone());
+                t.node = None;
+                self.stop_job(now, task.job, JobState::Failed, ops);
+            }
+            AgentReport::Reclaimed { mem_mb, took_ms, .. } => {
+                let owed = self.task_mut(task).owed_mb;
+                let mem_mb = (*mem_mb).min(owed);
+                if !preempted || mem_mb == 0 {
+                    return Ok(false);
+                }
+                self.core.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
+                let t = self.task_mut(task);
+                t.owed_mb -= mem_mb;
+                t.reclaimed_mb += mem_mb;
+                t.reclaim_ms += took_ms;
+            }
+            AgentReport::Swapping { .. } => {
+                if state != TaskState::Shrunk {
+                    return Ok(false);
+                }
+                self.core.observe(now, Observation::Swapping(task))?;
+                self.task_mut(task).state = TaskState::Suspended;
+            }
+            AgentReport::Resumed { .. } => {
+                if state != TaskState::Restoring {
+                    return Ok(false);
+                }
+                self.core.observe(now, Observation::Resumed(task))?;
+                self.task_mut(task).state = TaskState::Running;
+            }
+            AgentReport::Lost { reason, .. } => {
+                if !state.holds_resources() {
+                    return Ok(false);
+                }
+                if !self.replaying {
+                    eprintln!("pliant manager: {task} lost ({reason}); requeued");
+                }
+                self.core.observe(now, Observation::TaskLost(task))?;
+                self.requeue(task);
+            }
+        }
+        self.jobs[task.job.0 as usize].refresh(now);
+        Ok(true)
+    }
+
+    fn requeue(&mut self, task: TaskRef) {
+        let t = self.task_mut(task);
+        t.state = TaskState::Pending;
+        t.node = None;
+        t.limits = Resources::ZERO;
+        t.owed_mb = 0;
+    }
+
+    /// Ends a job and tells the nodes to stop its tasks.
+    fn stop_job(&mut self, now: Micros, job: JobId, state: JobState, ops: &mut Vec<(usize, AgentOp)>) {
+        let j = &mut self.jobs[job.0 as usize];
+        for t in &j.tasks {
+            if let (Some(node), true) = (t.node, t.state.holds_resources()) {
+                ops.push((node as usize, AgentOp::Stop { task: TaskRef { job, task: t.index } }));
+            }
+        }
+        j.end(state, now);
+    }
+
+    /// Updates the records for one core action and queues its node operation.
+    fn carry_out(&mut self, now: Micros, action: &Action, ops: &mut Vec<(usize, AgentOp)>) {
+        match node_op(action) {
+            NodeOp::Launch { task, node, resources } => {
+                let log_dir = self.log_dir(task);
+                let job = &mut self.jobs[task.job.0 as usize];
+                job.first_start_us.get_or_insert(now);
+                let argv = job.spec.command.clone();
+                let t = &mut job.tasks[task.task as usize];
+                t.state = TaskState::Running;
+                t.node = Some(node.0);
+                t.launches += 1;
+                t.start_us = Some(now);
+                t.first_start_us.get_or_insert(now);
+                t.limits = resources;
+                t.owed_mb = 0;
+                ops.push((node.0 as usize, AgentOp::Launch { task, argv, resources, log_dir }));
+            }
+            NodeOp::Preempt { task, mechanism, limits } => {
+                let t = self.task_mut(task);
+                let node = t.node.expect("victims are on a node") as usize;
+                *t.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
+                match mechanism {
+                    NodeMechanism::Kill => {
+                        self.requeue(task);
+                    }
+                    _ => {
+                        // Mirrors the core's booking: what the limit drops by is owed back.
+                        t.owed_mb += t.limits.mem_mb.saturating_sub(limits.mem_mb);
+                        t.limits = t.limits.min(&limits);
+                        t.state = if mechanism == NodeMechanism::Immediate {
+                            TaskState::Suspended
+                        } else {
+                            TaskState::Shrunk
+                        };
+                    }
+                }
+                ops.push((node, AgentOp::Preempt { task, mechanism, limits }));
+            }
+            NodeOp::Resume { task, resources } => {
+                let t = self.task_mut(task);
+                t.state = TaskState::Restoring;
+                t.limits = resources;
+                t.owed_mb = 0;
+                let node = t.node.expect("preempted tasks are on a node") as usize;
+                ops.push((node, AgentOp::Resume { task }));
+            }
+            NodeOp::StopJob { job } => self.stop_job(now, job, JobState::Failed, ops),
+            NodeOp::Restore { .. } => unreachable!("ClusterConfig::policy refuses checkpointing presets"),
+        }
+        if let Some(job) = action_job(action) {
+            self.jobs[job.0 as usize].refresh(now);
+        }
+    }
+
+    fn task_mut(&mut self, task: TaskRef) -> &mut TaskView {
+        &mut self.jobs[task.job.0 as usize].tasks[task.task as usize]
+    }
+
+    /// Where a task's stdout, stderr and exit code go.
+    pub fn log_dir(&self, task: TaskRef) -> PathBuf {
+        self.log_root.join(format!("job-{}", task.job.0)).join(format!("task-{}", task.task))
+    }
+
+    /// Every job, in id order.
+    pub fn jobs(&self) -> &[JobView] {
+        &self.jobs
+    }
+
+    /// One job.
+    pub fn job(&self, id: u32) -> Result<&JobView, Refusal> {
+        self.jobs.get(id as usize).ok_or_else(|| Refusal::NotFound(format!("no job {id}")))
+    }
+
+    /// Resources allocated per node, in node order, as the core books them.
+    pub fn allocations(&self) -> Vec<Resources> {
+        self.core.node_allocations().map(|(_, a)| a).collect()
+    }
+
+    /// Per node, true while its agent is declared lost.
+    pub fn lost_nodes(&self) -> &[bool] {
+        &self.lost
+    }
+
+    /// Steps journaled so far.
+    pub fn journal_steps(&self) -> Result<u64, ManagerError> {
+        Ok(self.journal.len()?)
+    }
+}
+
+fn action_job(action: &Action) -> Option<JobId> {
+    match action {
+        Action::Launch { task, .. }
+        | Action::Kill { task }
+        | Action::Suspend { task, .. }
+        | Action::Shrink { task, .. }
+        | Action::Resume { task, .. }
+        | Action::Checkpoint { task, .. }
+        | Action::Restore { task, .. } => Some(task.job),
+        Action::FailJob { .. } => None,
+    }
+}
+
+/// The core's view of a submission: one phase of identical, independent tasks.
+fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
+    let task = TaskRequest { resources: Resources::new(spec.cpu_milli, spec.mem_mb), estimate: None };
+    JobRequest {
+        id,
+        submit: now,
+        class: spec.queue,
+        priority: spec.priority,
+        phases: vec![PhaseRequest { deps: vec![], coupled: false, tasks: vec![task; spec.tasks as usize] }],
+    }
+}

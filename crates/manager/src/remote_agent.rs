@@ -1,0 +1,86 @@
+//! `pliant agent --manager URL`: this machine's agent as its own process. It
+//! cleans up what a killed agent left, registers the node's size and working
+//! mechanisms, then heartbeats: each heartbeat carries its reports and brings
+//! back the operations to carry out. If the manager declared it lost, it
+//! stops its tasks and registers again.
+
+use crate::api::Heartbeat;
+use crate::client::{Client, ClientError};
+use crate::local::{this_node, Offer};
+use pliant_live::agent::Agent;
+use pliant_live::cgroup::Layout;
+use pliant_live::protocol::{AgentOp, AgentReport};
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How often the agent heartbeats.
+pub const HEARTBEAT: Duration = Duration::from_millis(200);
+
+/// Options of `pliant agent`.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// The manager's URL.
+    pub manager: String,
+    /// The node's name (fixed for the life of the cluster).
+    pub name: String,
+    /// What the node offers.
+    pub offer: Offer,
+}
+
+/// Runs until `stop` is set; then every task is killed and every cgroup removed.
+pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
+    let layout = Layout::detect().map_err(|e| e.to_string())?;
+    let (mut agent, leftover) =
+        Agent::start(&layout, &format!("pliant-agent-{}", opts.name), false).map_err(|e| e.to_string())?;
+    if leftover {
+        log("removed the tasks and cgroups a previous agent left");
+    }
+    let record = this_node(&opts.name, agent.capabilities(), opts.offer)?;
+    for note in &record.notes {
+        log(note);
+    }
+    let client = Client::new(&opts.manager);
+    let mut node = None;
+    let mut reports: Vec<AgentReport> = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(HEARTBEAT);
+        let Some(id) = node else {
+            match client.post("/agents/register", &serde_json::to_value(&record).expect("records serialise")) {
+                Ok(answer) => {
+                    node = answer["node"].as_u64();
+                    log(&format!("registered as node {} ({})", answer["node"], record.capacity));
+                }
+                Err(e) => log(&format!("cannot register yet: {e}")),
+            }
+            continue;
+        };
+        agent.poll(&mut reports);
+        let beat = serde_json::to_value(Heartbeat { reports: reports.clone() }).expect("reports serialise");
+        match client.post(&format!("/agents/{id}/heartbeat"), &beat) {
+            Ok(answer) => {
+                reports.clear();
+                for op in ops_of(&answer)? {
+                    log(&op.to_string());
+                    agent.apply(op, &mut reports);
+                }
+            }
+            Err(ClientError::Refused { status: 409, message }) => {
+                log(&format!("{message}: stopping every task and registering again"));
+                for task in agent.tasks().collect::<Vec<_>>() {
+                    agent.apply(AgentOp::Stop { task }, &mut Vec::new());
+                }
+                reports.clear();
+                node = None;
+            }
+            // Reports are kept and sent with the next heartbeat that gets through.
+            Err(e) => log(&format!("heartbeat failed: {e}")),
+        }
+    }
+    Ok(())
+}
+
+fn ops_of(answer: &Value) -> Result<Vec<AgentOp>, String> {
+    serde_json::from_value(answer["ops"].clone())
+        .map_err(|e| format!("the manager sent operations this agent cannot read: {e}"))
+}

@@ -1,0 +1,118 @@
+//! A submission as the API receives it, and its validation: a bad one is
+//! refused with a message and changes nothing.
+
+use crate::events::JobSpec;
+use pliant_core::model::JobClass;
+use pliant_core::Resources;
+use serde::Deserialize;
+use std::path::Path;
+
+/// The body of `POST /jobs`. Everything but `command` has a default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitRequest {
+    /// A name for people (default: the program's file name).
+    pub name: Option<String>,
+    /// `short` or `long` (default `long`).
+    pub queue: Option<JobClass>,
+    /// CPU per task in millicores (default 1000).
+    pub cpu_milli: Option<u64>,
+    /// Memory per task in MB (default 256).
+    pub mem_mb: Option<u64>,
+    /// Priority 0–11, higher first (default 0).
+    pub priority: Option<u8>,
+    /// Number of tasks (default 1); each runs `command` with `PLIANT_TASK` set to its index.
+    pub tasks: Option<u32>,
+    /// The program and its arguments.
+    pub command: Vec<String>,
+}
+
+/// Highest priority (as in the Google trace).
+pub const MAX_PRIORITY: u8 = 11;
+/// Most tasks one job may have.
+pub const MAX_TASKS: u32 = 10_000;
+
+impl SubmitRequest {
+    /// Checks the request against the cluster's node capacities and fills in defaults.
+    pub fn validate(self, nodes: &[Resources]) -> Result<JobSpec, String> {
+        let program = self.command.first().ok_or("`command` is empty: give a program to run")?;
+        if !is_runnable(program) {
+            return Err(format!("`{program}` is not an executable file or a program on the manager's PATH"));
+        }
+        let cpu_milli = self.cpu_milli.unwrap_or(1000);
+        let mem_mb = self.mem_mb.unwrap_or(256);
+        if cpu_milli == 0 || mem_mb == 0 {
+            return Err("a task needs some CPU (`cpu_milli` > 0) and memory (`mem_mb` > 0)".into());
+        }
+        let request = Resources::new(cpu_milli, mem_mb);
+        if !nodes.iter().any(|n| request.fits_in(n)) {
+            let largest: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
+            return Err(format!("a task of {request} is bigger than any node ({})", largest.join(", ")));
+        }
+        let priority = self.priority.unwrap_or(0);
+        if priority > MAX_PRIORITY {
+            return Err(format!("priority {priority} is out of range 0–{MAX_PRIORITY}"));
+        }
+        let tasks = self.tasks.unwrap_or(1);
+        if !(1..=MAX_TASKS).contains(&tasks) {
+            return Err(format!("`tasks` must be 1–{MAX_TASKS}, got {tasks}"));
+        }
+        let default_name =
+            || Path::new(program).file_name().map_or(program.clone(), |n| n.to_string_lossy().into_owned());
+        Ok(JobSpec {
+            name: self.name.unwrap_or_else(default_name),
+            queue: self.queue.unwrap_or(JobClass::Long),
+            cpu_milli,
+            mem_mb,
+            priority,
+            tasks,
+            command: self.command,
+        })
+    }
+}
+
+/// True when `program` names an executable file, directly (with a `/`) or on `PATH`.
+fn is_runnable(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.contains('/') {
+        return executable(Path::new(program));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    !program.is_empty() && std::env::split_paths(&path).any(|dir| executable(&dir.join(program)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(json: &str) -> Result<JobSpec, String> {
+        let r: SubmitRequest = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        r.validate(&[Resources::new(2000, 1024)])
+    }
+
+    #[test]
+    fn defaults_fill_in_and_the_name_is_the_program() {
+        let spec = req(r#"{"command": ["/bin/sh", "-c", "true"]}"#).unwrap();
+        assert_eq!(spec.name, "sh");
+        assert_eq!(
+            (spec.queue, spec.cpu_milli, spec.mem_mb, spec.priority, spec.tasks),
+            (JobClass::Long, 1000, 256, 0, 1)
+        );
+        assert_eq!(req(r#"{"command": ["sh"], "queue": "short"}"#).unwrap().queue, JobClass::Short);
+    }
+
+    #[test]
+    fn bad_submissions_say_why() {
+        let err = |json: &str| req(json).unwrap_err();
+        assert!(err(r#"{"command": []}"#).contains("empty"));
+        assert!(err(r#"{"command": ["/no/such/program"]}"#).contains("not an executable"));
+        assert!(err(r#"{"command": ["no-such-program-pliant"]}"#).contains("PATH"));
+        assert!(err(r#"{"command": ["sh"], "mem_mb": 2048}"#).contains("bigger than any node"));
+        assert!(err(r#"{"command": ["sh"], "cpu_milli": 0}"#).contains("some CPU"));
+        assert!(err(r#"{"command": ["sh"], "priority": 12}"#).contains("out of range"));
+        assert!(err(r#"{"command": ["sh"], "tasks": 0}"#).contains("1–"));
+        assert!(err(r#"{"command": ["sh"], "queue": "medium"}"#).contains("unknown variant"));
+        assert!(err(r#"{"command": ["sh"], "colour": 1}"#).contains("unknown field"));
+    }
+}

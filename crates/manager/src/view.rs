@@ -1,0 +1,143 @@
+//! The manager's record of jobs and tasks, as the API shows them. It follows
+//! the core's actions and the events the core is told, so it is rebuilt
+//! exactly by replaying the journal.
+
+use crate::events::JobSpec;
+use pliant_core::model::{JobId, TaskState};
+use pliant_core::{Micros, Resources};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Where a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    /// No task has started yet (or all were requeued).
+    Pending,
+    /// Some task holds resources on a node.
+    Running,
+    /// Every task finished.
+    Finished,
+    /// A task failed (see its exit code) or the job ran out of attempts.
+    Failed,
+    /// A user cancelled it.
+    Cancelled,
+}
+
+/// One task.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskView {
+    /// Index in its job.
+    pub index: u32,
+    /// Lifecycle state (as the core sees it).
+    pub state: TaskState,
+    /// The node it is on, while it holds resources.
+    pub node: Option<u32>,
+    /// How many times it was started.
+    pub launches: u32,
+    /// When it first started (µs since the manager's epoch).
+    pub first_start_us: Option<Micros>,
+    /// When its current (or last) attempt started.
+    pub start_us: Option<Micros>,
+    /// When it finished or failed.
+    pub end_us: Option<Micros>,
+    /// Its exit code, once it exited by itself.
+    pub exit_code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
+    /// The last lines of its stderr, when it failed.
+    pub stderr_tail: Option<String>,
+    /// Preemptions suffered, by mechanism.
+    pub preemptions: BTreeMap<String, u32>,
+    /// The limits in force on its node (lower than its request while preempted).
+    pub limits: Resources,
+    /// Memory (MB) its node has yet to report reclaimed.
+    pub owed_mb: u64,
+    /// Memory (MB) reclaimed from it so far.
+    pub reclaimed_mb: u64,
+    /// Time the kernel took to reclaim it, summed (ms).
+    pub reclaim_ms: u64,
+}
+
+/// One job.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobView {
+    /// Its id.
+    pub id: u32,
+    /// What was submitted.
+    #[serde(flatten)]
+    pub spec: JobSpec,
+    /// Where it stands.
+    pub state: JobState,
+    /// Submission time (µs since the manager's epoch).
+    pub submit_us: Micros,
+    /// When its first task first started.
+    pub first_start_us: Option<Micros>,
+    /// When it ended.
+    pub end_us: Option<Micros>,
+    /// Its tasks.
+    pub tasks: Vec<TaskView>,
+}
+
+impl JobView {
+    /// A new job, all tasks pending.
+    pub fn new(id: JobId, spec: JobSpec, now: Micros) -> JobView {
+        let tasks = (0..spec.tasks)
+            .map(|index| TaskView {
+                index,
+                state: TaskState::Pending,
+                node: None,
+                launches: 0,
+                first_start_us: None,
+                start_us: None,
+                end_us: None,
+                exit_code: None,
+                signal: None,
+                stderr_tail: None,
+                preemptions: BTreeMap::new(),
+                limits: Resources::ZERO,
+                owed_mb: 0,
+                reclaimed_mb: 0,
+                reclaim_ms: 0,
+            })
+            .collect();
+        JobView { id: id.0, spec, state: JobState::Pending, submit_us: now, first_start_us: None, end_us: None, tasks }
+    }
+
+    /// True once the job has finished, failed or been cancelled.
+    pub fn is_over(&self) -> bool {
+        matches!(self.state, JobState::Finished | JobState::Failed | JobState::Cancelled)
+    }
+
+    /// The request of each task.
+    pub fn request(&self) -> Resources {
+        Resources::new(self.spec.cpu_milli, self.spec.mem_mb)
+    }
+
+    /// Ends the job: every task that has not ended fails.
+    pub fn end(&mut self, state: JobState, now: Micros) {
+        for t in self.tasks.iter_mut().filter(|t| !t.state.is_terminal()) {
+            t.state = TaskState::Failed;
+            t.node = None;
+            t.end_us = Some(now);
+            t.owed_mb = 0;
+        }
+        self.state = state;
+        self.end_us = Some(now);
+    }
+
+    /// Recomputes `state` for a job that has not ended.
+    pub fn refresh(&mut self, now: Micros) {
+        if self.is_over() {
+            return;
+        }
+        if self.tasks.iter().all(|t| t.state == TaskState::Finished) {
+            self.state = JobState::Finished;
+            self.end_us = Some(now);
+        } else if self.tasks.iter().any(|t| t.state.holds_resources()) {
+            self.state = JobState::Running;
+        } else {
+            self.state = JobState::Pending;
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! The manager without a node: reports are fed by hand, so these run
+//! anywhere. Expected values are worked out in the comments.
+
+use pliant_core::model::{JobId, TaskRef};
+use pliant_core::Resources;
+use pliant_live::capabilities::NodeMechanism;
+use pliant_live::protocol::{AgentOp, AgentReport, Expected};
+use pliant_live::scratch::ScratchDir;
+use pliant_manager::api::handle;
+use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+use pliant_manager::submit::SubmitRequest;
+use serde_json::{json, Value};
+use std::sync::Mutex;
+
+/// One node of ⟨2 CPU, 600 MB⟩ that can do everything; `ip`, with the
+/// monitor due at every step (interval 1 µs).
+fn config() -> ClusterConfig {
+    ClusterConfig {
+        policy: "ip".into(),
+        params: vec![("monitor_interval_s".into(), "0.000001".into())],
+        nodes: vec![NodeRecord {
+            name: "n0".into(),
+            capacity: Resources::new(2000, 600),
+            mechanisms: NodeMechanism::ALL.to_vec(),
+            notes: vec![],
+        }],
+        epoch_unix_us: unix_us(),
+    }
+}
+
+fn submit(m: &mut Manager, body: Value) -> u32 {
+    m.submit(serde_json::from_value::<SubmitRequest>(body).unwrap()).unwrap()
+}
+
+fn task(job: u32, task: u32) -> TaskRef {
+    TaskRef { job: JobId(job), task }
+}
+
+fn jobs_json(m: &Manager) -> Value {
+    serde_json::to_value(m.jobs()).unwrap()
+}
+
+#[test]
+fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
+    let dir = ScratchDir::new("pliant-manager-replay").unwrap();
+    let (mut m, recovered) = Manager::open(dir.path(), config()).unwrap();
+    assert!(!recovered);
+    let long =
+        submit(&mut m, json!({"queue": "long", "tasks": 2, "cpu_milli": 1000, "mem_mb": 280, "command": ["sh"]}));
+    // Two tasks of ⟨1, 280⟩ fill the 2 CPUs: both launch at once.
+    let ops = m.take_ops(0);
+    assert!(matches!(ops.as_slice(), [AgentOp::Launch { .. }, AgentOp::Launch { .. }]), "{ops:?}");
+    let short = submit(&mut m, json!({"queue": "short", "cpu_milli": 1000, "mem_mb": 400, "command": ["sh"]}));
+    m.advance(vec![]).unwrap();
+    // The monitor suspends long tasks to ⟨0.01 CPU, 64 MB⟩ (immediate).
+    let ops = m.take_ops(0);
+    let suspended: Vec<TaskRef> = ops
+        .iter()
+        .map(|op| match op {
+            AgentOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits } => {
+                assert_eq!(*limits, Resources::new(10, 64));
+                *task
+            }
+            other => panic!("expected immediate preemptions, got {other:?}"),
+        })
+        .collect();
+    assert!(!suspended.is_empty());
+    // Each owes 280 − 64 = 216 MB; nothing is reclaimed yet, so the short job waits.
+    for &t in &suspended {
+        assert_eq!(m.jobs()[0].tasks[t.task as usize].owed_mb, 216);
+    }
+    assert_eq!(m.jobs()[short as usize].tasks[0].launches, 0);
+    // The node reports every suspended task's memory back: 600 − 280·(2 − k) MB
+    // frees up, so with both suspended 600 MB ≥ 400 MB and the short job starts.
+    let reports =
+        suspended.iter().map(|&t| (0, AgentReport::Reclaimed { task: t, mem_mb: 216, took_ms: 300 })).collect();
+    m.advance(reports).unwrap();
+    assert_eq!(suspended.len(), 2, "one suspended task would leave 600 − 280 = 320 MB < 400 MB");
+    assert_eq!(m.jobs()[short as usize].tasks[0].launches, 1);
+    let before = jobs_json(&m);
+    assert_eq!(before[long as usize]["tasks"][0]["state"], "suspended");
+    assert_eq!(before[long as usize]["tasks"][0]["reclaimed_mb"], 216);
+    drop(m);
+
+    let (mut again, recovered) = Manager::open(dir.path(), config()).unwrap();
+    assert!(recovered);
+    assert_eq!(jobs_json(&again), before, "replay rebuilt other records");
+    again.queue_recovery();
+    let ops = again.take_ops(0);
+    let frozen = AgentOp::Adopt {
+        task: task(long, 0),
+        log_dir: again.log_dir(task(long, 0)),
+        resources: Resources::new(1000, 280),
+        expect: Expected::Frozen(Resources::new(10, 64)),
+        owed_mb: 0,
+    };
+    assert!(ops.contains(&frozen), "{ops:?}");
+    assert!(ops
+        .iter()
+        .any(|op| matches!(op, AgentOp::Adopt { task: t, expect: Expected::Running, .. } if *t == task(short, 0))));
+    assert_eq!(ops.last(), Some(&AgentOp::Sweep));
+    assert_eq!(ops.len(), 4, "three tasks to take over, then the sweep");
+}
+
+#[test]
+fn a_failing_task_fails_its_job_with_its_exit_code_and_stops_the_rest() {
+    let dir = ScratchDir::new("pliant-manager-fail").unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config()).unwrap();
+    let job = submit(&mut m, json!({"tasks": 2, "cpu_milli": 500, "mem_mb": 100, "command": ["sh"]}));
+    m.take_ops(0);
+    let failed = AgentReport::Exited { task: task(job, 1), code: Some(3), signal: None, stderr_tail: "boom\n".into() };
+    m.advance(vec![(0, failed)]).unwrap();
+    let j = &m.jobs()[job as usize];
+    assert_eq!(serde_json::to_value(j.state).unwrap(), "failed");
+    assert_eq!((j.tasks[1].exit_code, j.tasks[1].stderr_tail.as_deref()), (Some(3), Some("boom\n")));
+    assert_eq!(m.take_ops(0), vec![AgentOp::Stop { task: task(job, 0) }], "the other task is stopped");
+    // Both tasks are gone from the node: nothing is booked there any more.
+    assert_eq!(m.allocations(), vec![Resources::ZERO]);
+}
+
+#[test]
+fn bad_requests_get_4xx_and_change_nothing() {
+    let dir = ScratchDir::new("pliant-manager-api").unwrap();
+    let (m, _) = Manager::open(dir.path(), config()).unwrap();
+    let m = Mutex::new(m);
+    let (status, body) = handle(&m, "POST", "/jobs", r#"{"command": ["sh"], "mem_mb": 100}"#);
+    assert_eq!((status, body["id"].as_u64()), (201, Some(0)));
+    let jobs_before = handle(&m, "GET", "/jobs", "").1;
+    let cases: &[(&str, &str, &str, u16, &str)] = &[
+        ("POST", "/jobs", "{not json", 400, "malformed job"),
+        ("POST", "/jobs", r#"{"command": ["sh"], "mem_mb": 601}"#, 400, "bigger than any node"),
+        ("POST", "/jobs", r#"{"command": ["/nonexistent/x"]}"#, 400, "not an executable"),
+        ("POST", "/jobs", r#"{"command": ["sh"], "queue": "urgent"}"#, 400, "unknown variant"),
+        ("GET", "/jobs/9", "", 404, "no job 9"),
+        ("GET", "/jobs/x", "", 400, "not a job id"),
+        ("GET", "/jobs/0/tasks/5", "", 404, "no task 5"),
+        ("POST", "/jobs/9/cancel", "", 404, "no job 9"),
+        ("DELETE", "/jobs", "", 400, "not allowed"),
+        ("GET", "/nothing", "", 404, "no such endpoint"),
+    ];
+    for &(method, url, body, status, message) in cases {
+        let (got, answer) = handle(&m, method, url, body);
+        assert_eq!(got, status, "{method} {url} {body}: {answer}");
+        assert!(answer["error"].as_str().unwrap().contains(message), "{method} {url}: {answer}");
+    }
+    assert_eq!(handle(&m, "GET", "/jobs", "").1, jobs_before, "a refused request changed the jobs");
+    assert_eq!(handle(&m, "POST", "/jobs/0/cancel", "").0, 200);
+    let (status, answer) = handle(&m, "POST", "/jobs/0/cancel", "");
+    assert_eq!((status, answer["error"].as_str().unwrap()), (409, "job 0 is already cancelled"));
+    let metrics = handle(&m, "GET", "/metrics", "").1;
+    assert_eq!(metrics["jobs"], json!({"cancelled": 1}));
+    let cluster = handle(&m, "GET", "/cluster", "").1;
+    assert_eq!(cluster["nodes"][0]["allocated"], json!({"cpu_milli": 0, "mem_mb": 0}));
+}
+
+#[test]
+fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
+    let dir = ScratchDir::new("pliant-manager-lost").unwrap();
+    let mut cfg = config();
+    cfg.policy = "fifo".into();
+    cfg.params.clear();
+    let second = NodeRecord { name: "n1".into(), ..cfg.nodes[0].clone() };
+    cfg.nodes.push(second.clone());
+    let (mut m, _) = Manager::open(dir.path(), cfg).unwrap();
+    let job = submit(&mut m, json!({"cpu_milli": 2000, "mem_mb": 600, "command": ["sh"]}));
+    // A whole-node task: first fit puts it on node 0.
+    assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { .. }]));
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    assert_eq!(m.heartbeat(1, vec![]).unwrap(), vec![]);
+    // Node 0 has been silent for 30 ms, node 1 for almost nothing: a 20 ms timeout loses node 0 only.
+    assert_eq!(m.check_agents(20_000).unwrap(), vec!["n0".to_string()]);
+    assert_eq!(m.lost_nodes(), &[true, false]);
+    let ops = m.take_ops(1);
+    assert!(matches!(ops.as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(job, 0)), "{ops:?}");
+    assert_eq!(m.jobs()[job as usize].tasks[0].node, Some(1));
+    assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2);
+    // A lost node's heartbeat is refused until it registers again.
+    assert!(m.heartbeat(0, vec![]).is_err());
+    assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }).unwrap(), 0);
+    assert_eq!(m.lost_nodes(), &[false, false]);
+    assert_eq!(m.heartbeat(0, vec![]).unwrap(), vec![], "the task stays on node 1");
+    drop(m);
+    let (again, _) = Manager::open(dir.path(), config()).unwrap();
+    assert_eq!(again.jobs()[job as usize].tasks[0].node, Some(1), "the replay agrees");
+}
+
+/// Checkpointing presets are simulation-only: live mode refuses them by name,
+/// while `gp` on the same node is accepted.
+#[test]
+fn checkpointing_presets_are_refused_in_live_mode() {
+    let mut c = config();
+    c.policy = "adaptive-ssd".into();
+    let err = c.policy().unwrap_err();
+    assert!(err.contains("`adaptive-ssd` checkpoints") && err.contains("simulation only"), "{err}");
+    c.policy = "gp".into();
+    assert_eq!(c.policy().unwrap().name, "gp");
+}
