@@ -260,7 +260,7 @@ fn check_cli(local: &Local, long: u64) {
     let logs = pliant(&["logs", &long.to_string()]);
     assert!(logs.status.success());
     let stdout = String::from_utf8(logs.stdout).unwrap();
-    assert!(stdout.contains(&format!("done {LONG_PASSES}")), "{stdout}");
+    assert!(stdout.contains(&format!("done {LONG_PASSES}")), "{}\n{stdout}", local.job(long));
     let status = String::from_utf8(pliant(&["status", &long.to_string()]).stdout).unwrap();
     assert!(status.lines().nth(1).unwrap().contains("finished"), "{status}");
     let jobs_before = local.client.get("/jobs").unwrap();
