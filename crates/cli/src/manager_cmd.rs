@@ -274,23 +274,35 @@ fn jobs_table(jobs: &[Value]) -> String {
 }
 
 fn tasks_table(job: &Value) -> String {
-    let mut out =
-        format!("\n{:>4}  {:<10} {:>4} {:>8} {:>6}  {}\n", "TASK", "STATE", "NODE", "LAUNCHES", "EXIT", "PREEMPTIONS");
+    let mut out = format!(
+        "\n{:>4}  {:<13} {:>4} {:>8} {:>5} {:>6}  {}\n",
+        "TASK", "STATE", "NODE", "LAUNCHES", "CKPTS", "EXIT", "PREEMPTIONS"
+    );
     for t in job["tasks"].as_array().into_iter().flatten() {
         let exit = match (&t["exit_code"], &t["signal"]) {
             (Value::Number(c), _) => c.to_string(),
             (_, Value::Number(s)) => format!("sig{s}"),
             _ => "-".into(),
         };
+        let checkpoints = t["checkpoints"].as_u64().unwrap_or(0);
+        let state = match t["state"].as_str().unwrap_or("?") {
+            _ if t["checkpointing"] == true => "checkpointing",
+            "pending" if checkpoints > 0 => "checkpointed",
+            other => other,
+        };
         out += &format!(
-            "{:>4}  {:<10} {:>4} {:>8} {:>6}  {}\n",
+            "{:>4}  {:<13} {:>4} {:>8} {:>5} {:>6}  {}\n",
             t["index"].as_u64().unwrap_or(0),
-            t["state"].as_str().unwrap_or("?"),
+            state,
             t["node"].as_u64().map_or("-".into(), |n| n.to_string()),
             t["launches"].as_u64().unwrap_or(0),
+            checkpoints,
             exit,
             t["preemptions"],
         );
+        if let Some(reason) = t["lost_reason"].as_str() {
+            out += &format!("      last requeued: {reason}\n");
+        }
         if let Some(tail) = t["stderr_tail"].as_str().filter(|s| !s.is_empty()) {
             out += &format!("      stderr: {}\n", tail.trim_end().replace('\n', "\n              "));
         }
