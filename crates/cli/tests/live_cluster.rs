@@ -422,3 +422,100 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     assert_eq!(t["exit_code"], 0, "{t}");
     drop(serve);
 }
+
+/// Steps the checkpointable task counts, one every 0.1 s.
+const COUNT_TO: u64 = 60;
+
+/// A checkpointable task: it counts to [`COUNT_TO`] in memory, saves its
+/// count to `$PLIANT_CHECKPOINT_DIR/count` on SIGUSR1 and exits 0, resumes
+/// from the saved count on start, and records each start, save and its end
+/// in `record` (outside the checkpoint directory, which a fresh start empties).
+fn counting_task(record: &Path) -> Vec<String> {
+    let script = format!(
+        r#"d="$PLIANT_CHECKPOINT_DIR"; r={record}; n=0
+[ -f "$d/count" ] && n=$(cat "$d/count")
+echo "start $n" >> $r
+trap 'echo $n > "$d/count"; echo "saved $n" >> $r; exit 0' USR1
+while [ $n -lt {COUNT_TO} ]; do echo $((n += 1)); sleep 0.1; done
+echo "done $n" >> $r"#,
+        record = record.display()
+    );
+    vec!["/bin/sh".into(), "-c".into(), script]
+}
+
+/// `checkpoint-nvm`: a free-level job (priority 0) whose task fills the
+/// node's CPU, then a production job (priority 10) that needs its room. The
+/// free task is checkpointed (SIGUSR1, saves, exits 0), not killed; the
+/// production job runs; the free task is restored from its checkpoint
+/// directory and resumes from the saved count, so no step is done twice and
+/// none is lost; both jobs finish.
+#[test]
+fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() {
+    let _machine = machine_lock();
+    if let Some(reason) = missing_capability() {
+        return skip(&format!("live cluster (checkpoint-nvm): {reason}"));
+    }
+    let dir = ScratchDir::new("pliant-cluster-ckpt").unwrap();
+    let record = dir.path().join("record");
+    let local = Local::start(&dir.path().join("state"), "checkpoint-nvm", free_port(), &dir.path().join("local.log"));
+    let free = local.submit(json!({
+        "name": "free", "priority": 0, "cpu_milli": 2000, "mem_mb": 400, "command": counting_task(&record)
+    }));
+    local.wait_until("the free task to count", Duration::from_secs(20), |_| {
+        std::fs::read_to_string(local.stdout(free, 0)).is_ok_and(|s| s.lines().count() >= 10)
+    });
+    // ⟨1 CPU, 400 MB⟩ does not fit beside ⟨2 CPU, 400 MB⟩ on ⟨2 CPU, 600 MB⟩.
+    let prod = local.submit(json!({
+        "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"]
+    }));
+    local.wait_until("both jobs to end", Duration::from_secs(40), |c| {
+        let jobs = c.get("/jobs").unwrap();
+        jobs.as_array()
+            .unwrap()
+            .iter()
+            .all(|j| ["finished", "failed", "cancelled"].contains(&j["state"].as_str().unwrap()))
+    });
+    let (free_v, prod_v) = (local.job(free), local.job(prod));
+    assert_eq!(prod_v["state"], "finished", "{prod_v}");
+    assert_eq!(free_v["state"], "finished", "{free_v}");
+    let t = &free_v["tasks"][0];
+    assert!(t["preemptions"].get("kill").is_none(), "the free task was killed: {t}");
+    let checkpoints = t["checkpoints"].as_u64().unwrap();
+    assert!(checkpoints >= 1, "the free task was never checkpointed: {t}");
+    assert_eq!(t["preemptions"]["checkpoint"], checkpoints, "every checkpoint request was saved: {t}");
+    assert_eq!(t["launches"], checkpoints + 1, "one start, then one restore per checkpoint: {t}");
+    assert_eq!(t["exit_code"], 0, "{t}");
+    // The task's own record: each save is followed by a start from that very count.
+    let lines: Vec<String> = std::fs::read_to_string(&record).unwrap().lines().map(String::from).collect();
+    let log = local.log_text();
+    assert_eq!(lines.len() as u64, 2 + 2 * checkpoints, "{lines:?}; log:\n{log}");
+    assert_eq!(lines[0], "start 0");
+    assert_eq!(lines.last().unwrap(), &format!("done {COUNT_TO}"));
+    for pair in lines[1..lines.len() - 1].chunks(2) {
+        let saved: u64 = pair[0].strip_prefix("saved ").expect("a save").parse().unwrap();
+        assert!(saved >= 10 && saved < COUNT_TO, "{lines:?}");
+        assert_eq!(pair[1], format!("start {saved}"), "the restored run did not resume from the save: {lines:?}");
+    }
+    // stdout has every step once: 1..=COUNT_TO across the runs, none repeated.
+    let steps: Vec<u64> =
+        std::fs::read_to_string(local.stdout(free, 0)).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(steps, (1..=COUNT_TO).collect::<Vec<_>>(), "steps lost or repeated");
+    // The production job waited for the dump only, not for the free task to end.
+    let prod_start = prod_v["first_start_us"].as_u64().unwrap();
+    assert!(prod_start < free_v["end_us"].as_u64().unwrap() - 2_000_000, "{prod_v} {free_v}");
+    // `pliant status` shows the count: TASK STATE NODE LAUNCHES CKPTS EXIT …
+    let url = format!("http://127.0.0.1:{}", local.port);
+    let status = Command::new(PLIANT).args(["status", "--manager", &url, &free.to_string()]).output().unwrap();
+    let status = String::from_utf8(status.stdout).unwrap();
+    let row: Vec<&str> =
+        status.lines().skip_while(|l| !l.contains("CKPTS")).nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        row[..6],
+        ["0", "finished", "-", &(checkpoints + 1).to_string(), &checkpoints.to_string(), "0"],
+        "{status}"
+    );
+    eprintln!(
+        "checkpoint-nvm: free task checkpointed {checkpoints} time(s); production job started {:.2} s after submission",
+        (prod_start - prod_v["submit_us"].as_u64().unwrap()) as f64 / 1e6
+    );
+}
