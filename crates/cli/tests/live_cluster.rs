@@ -448,7 +448,7 @@ echo "done $n" >> $r"#,
 /// free task is checkpointed (SIGUSR1, saves, exits 0), not killed; the
 /// production job runs; the free task is restored from its checkpoint
 /// directory and resumes from the saved count, so no step is done twice and
-/// none is lost; both jobs finish.
+/// none is lost; both jobs finish, across a manager crash in between.
 #[test]
 fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() {
     let _machine = machine_lock();
@@ -457,7 +457,8 @@ fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() 
     }
     let dir = ScratchDir::new("pliant-cluster-ckpt").unwrap();
     let record = dir.path().join("record");
-    let local = Local::start(&dir.path().join("state"), "checkpoint-nvm", free_port(), &dir.path().join("local.log"));
+    let mut local =
+        Local::start(&dir.path().join("state"), "checkpoint-nvm", free_port(), &dir.path().join("local.log"));
     let free = local.submit(json!({
         "name": "free", "priority": 0, "cpu_milli": 2000, "mem_mb": 400, "command": counting_task(&record)
     }));
@@ -468,6 +469,13 @@ fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() 
     let prod = local.submit(json!({
         "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"]
     }));
+    // Once the free task is checkpointed, the manager crashes and recovers
+    // from its journal: the checkpoint and the running production job survive.
+    local.wait_until("the free task to be checkpointed", Duration::from_secs(20), |c| {
+        c.get(&format!("/jobs/{free}/tasks/0")).unwrap()["checkpoints"] == 1
+    });
+    local.crash_and_restart();
+    assert_eq!(local.job(free)["tasks"][0]["checkpoints"], 1, "the restarted manager forgot the checkpoint");
     local.wait_until("both jobs to end", Duration::from_secs(40), |c| {
         let jobs = c.get("/jobs").unwrap();
         jobs.as_array()
