@@ -134,7 +134,9 @@ pub struct SubmitArgs {
     /// Memory per task, in MB or with an M or G suffix.
     #[arg(long, default_value = "256M", value_parser = parse_size_mb)]
     mem: u64,
-    /// Priority 0–11, higher first.
+    /// Priority 0–11, higher first. Under priority-kill, checkpoint-* and
+    /// adaptive-* a task preempts only tasks of lower levels: free 0–1 <
+    /// middle 2–8 < production 9–11.
     #[arg(long, default_value_t = 0)]
     priority: u8,
     /// A name for the job (default: the program's name).

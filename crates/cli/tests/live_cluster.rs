@@ -501,7 +501,7 @@ fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() 
     assert_eq!(lines.last().unwrap(), &format!("done {COUNT_TO}"));
     for pair in lines[1..lines.len() - 1].chunks(2) {
         let saved: u64 = pair[0].strip_prefix("saved ").expect("a save").parse().unwrap();
-        assert!(saved >= 10 && saved < COUNT_TO, "{lines:?}");
+        assert!((10..COUNT_TO).contains(&saved), "{lines:?}");
         assert_eq!(pair[1], format!("start {saved}"), "the restored run did not resume from the save: {lines:?}");
     }
     // stdout has every step once: 1..=COUNT_TO across the runs, none repeated.
