@@ -70,6 +70,17 @@ fn machine_lock() -> std::fs::File {
     file
 }
 
+/// The machine lock for a live test `what`, or `None` (after [`skip`]) when
+/// live mode cannot run here.
+fn live_machine(what: &str) -> Option<std::fs::File> {
+    let lock = machine_lock();
+    if let Some(reason) = missing_capability() {
+        skip(&format!("{what}: {reason}"));
+        return None;
+    }
+    Some(lock)
+}
+
 fn unix_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
 }
@@ -124,6 +135,17 @@ impl Local {
         }
     }
 
+    /// Waits for every job to finish, fail or be cancelled.
+    fn wait_for_every_job(&self, limit: Duration) {
+        self.wait_until("every job to end", limit, |c| {
+            let jobs = c.get("/jobs").unwrap();
+            jobs.as_array()
+                .unwrap()
+                .iter()
+                .all(|j| ["finished", "failed", "cancelled"].contains(&j["state"].as_str().unwrap()))
+        });
+    }
+
     fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -176,11 +198,7 @@ fn jobs_summary(local: &Local) -> Vec<(u64, String)> {
 }
 
 fn run(policy: &str, restart: bool) -> Option<Run> {
-    let _machine = machine_lock();
-    if let Some(reason) = missing_capability() {
-        skip(&format!("live cluster ({policy}): {reason}"));
-        return None;
-    }
+    let _machine = live_machine(&format!("live cluster ({policy})"))?;
     let dir = ScratchDir::new(&format!("pliant-cluster-{policy}")).unwrap();
     let _swap = match TempSwap::enable(dir.path(), 1 << 30) {
         Ok(s) => s,
@@ -216,13 +234,7 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
         local.crash_and_restart();
         after = Some(jobs_summary(&local));
     }
-    local.wait_until("every job to end", Duration::from_secs(150), |c| {
-        let jobs = c.get("/jobs").unwrap();
-        jobs.as_array()
-            .unwrap()
-            .iter()
-            .all(|j| ["finished", "failed", "cancelled"].contains(&j["state"].as_str().unwrap()))
-    });
+    local.wait_for_every_job(Duration::from_secs(150));
     let (long_v, short_v) = (local.job(long), local.job(short));
     let started: u64 = std::fs::read_to_string(&started_file).unwrap().trim().parse().unwrap();
     let short_wait = (started - submitted) / 1000;
@@ -367,10 +379,7 @@ impl Drop for Daemon {
 /// task running.
 #[test]
 fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
-    let _machine = machine_lock();
-    if let Some(reason) = missing_capability() {
-        return skip(&format!("serve and agent: {reason}"));
-    }
+    let Some(_machine) = live_machine("serve and agent") else { return };
     let dir = ScratchDir::new("pliant-serve").unwrap();
     let (state, log, starts) = (dir.path().join("state"), dir.path().join("log"), dir.path().join("starts"));
     let url = format!("http://127.0.0.1:{}", free_port());
@@ -451,10 +460,7 @@ echo "done $n" >> $r"#,
 /// none is lost; both jobs finish, across a manager crash in between.
 #[test]
 fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() {
-    let _machine = machine_lock();
-    if let Some(reason) = missing_capability() {
-        return skip(&format!("live cluster (checkpoint-nvm): {reason}"));
-    }
+    let Some(_machine) = live_machine("live cluster (checkpoint-nvm)") else { return };
     let dir = ScratchDir::new("pliant-cluster-ckpt").unwrap();
     let record = dir.path().join("record");
     let mut local =
@@ -476,13 +482,7 @@ fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() 
     });
     local.crash_and_restart();
     assert_eq!(local.job(free)["tasks"][0]["checkpoints"], 1, "the restarted manager forgot the checkpoint");
-    local.wait_until("both jobs to end", Duration::from_secs(40), |c| {
-        let jobs = c.get("/jobs").unwrap();
-        jobs.as_array()
-            .unwrap()
-            .iter()
-            .all(|j| ["finished", "failed", "cancelled"].contains(&j["state"].as_str().unwrap()))
-    });
+    local.wait_for_every_job(Duration::from_secs(40));
     let (free_v, prod_v) = (local.job(free), local.job(prod));
     assert_eq!(prod_v["state"], "finished", "{prod_v}");
     assert_eq!(free_v["state"], "finished", "{free_v}");
