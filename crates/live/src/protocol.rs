@@ -158,6 +158,9 @@ impl std::fmt::Display for AgentOp {
             AgentOp::Launch { task, resources, restore: true, .. } => {
                 write!(f, "restore {task} from its checkpoint with {resources}")
             }
+            AgentOp::Preempt { task, mechanism: NodeMechanism::Checkpoint, .. } => {
+                write!(f, "checkpoint {task} (SIGUSR1: save and exit)")
+            }
             AgentOp::Preempt { task, mechanism, limits } => {
                 write!(f, "preempt {task}: {} to {limits}", mechanism.name())
             }
