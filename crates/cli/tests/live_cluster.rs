@@ -408,9 +408,10 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     agent.kill();
     // The killed agent's task lives on in its cgroup.
     let leftover = Layout::detect().unwrap().open(&format!("pliant-agent-{name}")).expect("the killed agent's cgroup");
-    let old_pids = leftover.open_child(&format!("job{job}-task0")).expect("its task's cgroup").pids().unwrap();
-    // The handle would remove the cgroup when dropped: it is the new agent's to clean.
-    std::mem::forget(leftover);
+    let task_cgroup = leftover.open_child(&format!("job{job}-task0")).expect("its task's cgroup");
+    let old_pids = task_cgroup.pids().unwrap();
+    // The handles would remove the cgroups when dropped: they are the new agent's to clean.
+    std::mem::forget((leftover, task_cgroup));
     assert!(!old_pids.is_empty());
     wait("the agent to be declared lost", &|| std::fs::read_to_string(&log).unwrap().contains("declared lost"));
     let _agent = Daemon::start(&agent_args, &log);

@@ -261,12 +261,20 @@ impl Agent {
         out: &mut Vec<AgentReport>,
     ) -> Result<(), MechanismError> {
         if !self.tasks.contains_key(&task) {
-            let Some(cgroup) = self.top.open_child(&cgroup_name(task)) else {
-                out.push(AgentReport::Lost { task, reason: "its cgroup is gone (the agent stopped it)".into() });
-                return Ok(());
-            };
             let exit_file = files::exit(&log_dir);
-            match LiveTask::adopt(cgroup, exit_file.clone(), allocation(resources), Some(checkpoint_dir.clone()))? {
+            let adopted = match self.top.open_child(&cgroup_name(task)) {
+                Some(cgroup) => {
+                    LiveTask::adopt(cgroup, exit_file.clone(), allocation(resources), Some(checkpoint_dir.clone()))?
+                }
+                // It may have saved and exited, reported to a manager that
+                // crashed before it journaled the report: its exit file tells.
+                None if expect == Expected::Checkpointing => None,
+                None => {
+                    out.push(AgentReport::Lost { task, reason: "its cgroup is gone (the agent stopped it)".into() });
+                    return Ok(());
+                }
+            };
+            match adopted {
                 Some(live) => {
                     self.tasks.insert(task, HeldTask::new(live, log_dir));
                 }
