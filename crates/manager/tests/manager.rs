@@ -304,3 +304,15 @@ fn a_failed_checkpoint_requeues_the_task_afresh_and_says_why() {
     );
     assert_eq!(m.allocations(), vec![Resources::new(2000, 400)], "the failed dump left nothing booked");
 }
+
+/// Live mode carries out the checkpointing presets; it refuses one only for
+/// a node that does not report the checkpoint mechanism.
+#[test]
+fn checkpointing_presets_need_every_node_to_checkpoint() {
+    let mut c = config();
+    c.policy = "adaptive-ssd".into();
+    assert_eq!(c.policy().unwrap().name, "adaptive-ssd");
+    c.nodes[0].mechanisms.retain(|m| *m != NodeMechanism::Checkpoint);
+    let err = c.policy().unwrap_err();
+    assert!(err.contains("`adaptive-ssd` needs checkpoint preemption, which node `n0` cannot do"), "{err}");
+}
