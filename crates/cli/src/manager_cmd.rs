@@ -332,6 +332,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_task_table_names_checkpoint_states_and_counts() {
+        let task = |index: u64, state: &str, checkpointing: bool, checkpoints: u64| {
+            serde_json::json!({"index": index, "state": state, "checkpointing": checkpointing,
+                "checkpoints": checkpoints, "launches": checkpoints + 1, "node": 0, "preemptions": {}})
+        };
+        let job = serde_json::json!({"tasks": [
+            task(0, "suspended", true, 0),
+            task(1, "pending", false, 2),
+            task(2, "running", false, 1),
+        ]});
+        let rows: Vec<Vec<String>> = tasks_table(&job)
+            .lines()
+            .skip(2)
+            .map(|l| l.split_whitespace().take(5).map(String::from).collect())
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ["0", "checkpointing", "0", "1", "0"],
+                ["1", "checkpointed", "0", "3", "2"],
+                ["2", "running", "0", "2", "1"]
+            ]
+        );
+    }
+
+    #[test]
     fn cores_and_key_values_parse() {
         assert_eq!(parse_cores("0.5"), Ok(500));
         assert_eq!(parse_cores("2"), Ok(2000));
