@@ -134,7 +134,9 @@ pub struct SubmitArgs {
     /// Memory per task, in MB or with an M or G suffix.
     #[arg(long, default_value = "256M", value_parser = parse_size_mb)]
     mem: u64,
-    /// Priority 0–11, higher first.
+    /// Priority 0–11, higher first. Under priority-kill, checkpoint-* and
+    /// adaptive-* a task preempts only tasks of lower levels: free 0–1 <
+    /// middle 2–8 < production 9–11.
     #[arg(long, default_value_t = 0)]
     priority: u8,
     /// A name for the job (default: the program's name).
@@ -274,23 +276,35 @@ fn jobs_table(jobs: &[Value]) -> String {
 }
 
 fn tasks_table(job: &Value) -> String {
-    let mut out =
-        format!("\n{:>4}  {:<10} {:>4} {:>8} {:>6}  {}\n", "TASK", "STATE", "NODE", "LAUNCHES", "EXIT", "PREEMPTIONS");
+    let mut out = format!(
+        "\n{:>4}  {:<13} {:>4} {:>8} {:>5} {:>6}  {}\n",
+        "TASK", "STATE", "NODE", "LAUNCHES", "CKPTS", "EXIT", "PREEMPTIONS"
+    );
     for t in job["tasks"].as_array().into_iter().flatten() {
         let exit = match (&t["exit_code"], &t["signal"]) {
             (Value::Number(c), _) => c.to_string(),
             (_, Value::Number(s)) => format!("sig{s}"),
             _ => "-".into(),
         };
+        let checkpoints = t["checkpoints"].as_u64().unwrap_or(0);
+        let state = match t["state"].as_str().unwrap_or("?") {
+            _ if t["checkpointing"] == true => "checkpointing",
+            "pending" if checkpoints > 0 => "checkpointed",
+            other => other,
+        };
         out += &format!(
-            "{:>4}  {:<10} {:>4} {:>8} {:>6}  {}\n",
+            "{:>4}  {:<13} {:>4} {:>8} {:>5} {:>6}  {}\n",
             t["index"].as_u64().unwrap_or(0),
-            t["state"].as_str().unwrap_or("?"),
+            state,
             t["node"].as_u64().map_or("-".into(), |n| n.to_string()),
             t["launches"].as_u64().unwrap_or(0),
+            checkpoints,
             exit,
             t["preemptions"],
         );
+        if let Some(reason) = t["lost_reason"].as_str() {
+            out += &format!("      last requeued: {reason}\n");
+        }
         if let Some(tail) = t["stderr_tail"].as_str().filter(|s| !s.is_empty()) {
             out += &format!("      stderr: {}\n", tail.trim_end().replace('\n', "\n              "));
         }
@@ -316,6 +330,32 @@ fn parse_cores(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_task_table_names_checkpoint_states_and_counts() {
+        let task = |index: u64, state: &str, checkpointing: bool, checkpoints: u64| {
+            serde_json::json!({"index": index, "state": state, "checkpointing": checkpointing,
+                "checkpoints": checkpoints, "launches": checkpoints + 1, "node": 0, "preemptions": {}})
+        };
+        let job = serde_json::json!({"tasks": [
+            task(0, "suspended", true, 0),
+            task(1, "pending", false, 2),
+            task(2, "running", false, 1),
+        ]});
+        let rows: Vec<Vec<String>> = tasks_table(&job)
+            .lines()
+            .skip(2)
+            .map(|l| l.split_whitespace().take(5).map(String::from).collect())
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ["0", "checkpointing", "0", "1", "0"],
+                ["1", "checkpointed", "0", "3", "2"],
+                ["2", "running", "0", "2", "1"]
+            ]
+        );
+    }
 
     #[test]
     fn cores_and_key_values_parse() {

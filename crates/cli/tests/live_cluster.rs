@@ -70,6 +70,17 @@ fn machine_lock() -> std::fs::File {
     file
 }
 
+/// The machine lock for a live test `what`, or `None` (after [`skip`]) when
+/// live mode cannot run here.
+fn live_machine(what: &str) -> Option<std::fs::File> {
+    let lock = machine_lock();
+    if let Some(reason) = missing_capability() {
+        skip(&format!("{what}: {reason}"));
+        return None;
+    }
+    Some(lock)
+}
+
 fn unix_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
 }
@@ -124,6 +135,17 @@ impl Local {
         }
     }
 
+    /// Waits for every job to finish, fail or be cancelled.
+    fn wait_for_every_job(&self, limit: Duration) {
+        self.wait_until("every job to end", limit, |c| {
+            let jobs = c.get("/jobs").unwrap();
+            jobs.as_array()
+                .unwrap()
+                .iter()
+                .all(|j| ["finished", "failed", "cancelled"].contains(&j["state"].as_str().unwrap()))
+        });
+    }
+
     fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -176,11 +198,7 @@ fn jobs_summary(local: &Local) -> Vec<(u64, String)> {
 }
 
 fn run(policy: &str, restart: bool) -> Option<Run> {
-    let _machine = machine_lock();
-    if let Some(reason) = missing_capability() {
-        skip(&format!("live cluster ({policy}): {reason}"));
-        return None;
-    }
+    let _machine = live_machine(&format!("live cluster ({policy})"))?;
     let dir = ScratchDir::new(&format!("pliant-cluster-{policy}")).unwrap();
     let _swap = match TempSwap::enable(dir.path(), 1 << 30) {
         Ok(s) => s,
@@ -216,13 +234,7 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
         local.crash_and_restart();
         after = Some(jobs_summary(&local));
     }
-    local.wait_until("every job to end", Duration::from_secs(150), |c| {
-        let jobs = c.get("/jobs").unwrap();
-        jobs.as_array()
-            .unwrap()
-            .iter()
-            .all(|j| ["finished", "failed", "cancelled"].contains(&j["state"].as_str().unwrap()))
-    });
+    local.wait_for_every_job(Duration::from_secs(150));
     let (long_v, short_v) = (local.job(long), local.job(short));
     let started: u64 = std::fs::read_to_string(&started_file).unwrap().trim().parse().unwrap();
     let short_wait = (started - submitted) / 1000;
@@ -367,10 +379,7 @@ impl Drop for Daemon {
 /// task running.
 #[test]
 fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
-    let _machine = machine_lock();
-    if let Some(reason) = missing_capability() {
-        return skip(&format!("serve and agent: {reason}"));
-    }
+    let Some(_machine) = live_machine("serve and agent") else { return };
     let dir = ScratchDir::new("pliant-serve").unwrap();
     let (state, log, starts) = (dir.path().join("state"), dir.path().join("log"), dir.path().join("starts"));
     let url = format!("http://127.0.0.1:{}", free_port());
@@ -399,9 +408,10 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     agent.kill();
     // The killed agent's task lives on in its cgroup.
     let leftover = Layout::detect().unwrap().open(&format!("pliant-agent-{name}")).expect("the killed agent's cgroup");
-    let old_pids = leftover.open_child(&format!("job{job}-task0")).expect("its task's cgroup").pids().unwrap();
-    // The handle would remove the cgroup when dropped: it is the new agent's to clean.
-    std::mem::forget(leftover);
+    let task_cgroup = leftover.open_child(&format!("job{job}-task0")).expect("its task's cgroup");
+    let old_pids = task_cgroup.pids().unwrap();
+    // The handles would remove the cgroups when dropped: they are the new agent's to clean.
+    std::mem::forget((leftover, task_cgroup));
     assert!(!old_pids.is_empty());
     wait("the agent to be declared lost", &|| std::fs::read_to_string(&log).unwrap().contains("declared lost"));
     let _agent = Daemon::start(&agent_args, &log);
@@ -421,4 +431,100 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     assert_eq!(t["launches"], 2, "{t}");
     assert_eq!(t["exit_code"], 0, "{t}");
     drop(serve);
+}
+
+/// Steps the checkpointable task counts, one every 0.1 s.
+const COUNT_TO: u64 = 60;
+
+/// A checkpointable task: it counts to [`COUNT_TO`] in memory, saves its
+/// count to `$PLIANT_CHECKPOINT_DIR/count` on SIGUSR1 and exits 0, resumes
+/// from the saved count on start, and records each start, save and its end
+/// in `record` (outside the checkpoint directory, which a fresh start empties).
+fn counting_task(record: &Path) -> Vec<String> {
+    let script = format!(
+        r#"d="$PLIANT_CHECKPOINT_DIR"; r={record}; n=0
+[ -f "$d/count" ] && n=$(cat "$d/count")
+echo "start $n" >> $r
+trap 'echo $n > "$d/count"; echo "saved $n" >> $r; exit 0' USR1
+while [ $n -lt {COUNT_TO} ]; do echo $((n += 1)); sleep 0.1; done
+echo "done $n" >> $r"#,
+        record = record.display()
+    );
+    vec!["/bin/sh".into(), "-c".into(), script]
+}
+
+/// `checkpoint-nvm`: a free-level job (priority 0) whose task fills the
+/// node's CPU, then a production job (priority 10) that needs its room. The
+/// free task is checkpointed (SIGUSR1, saves, exits 0), not killed; the
+/// production job runs; the free task is restored from its checkpoint
+/// directory and resumes from the saved count, so no step is done twice and
+/// none is lost; both jobs finish, across a manager crash in between.
+#[test]
+fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() {
+    let Some(_machine) = live_machine("live cluster (checkpoint-nvm)") else { return };
+    let dir = ScratchDir::new("pliant-cluster-ckpt").unwrap();
+    let record = dir.path().join("record");
+    let mut local =
+        Local::start(&dir.path().join("state"), "checkpoint-nvm", free_port(), &dir.path().join("local.log"));
+    let free = local.submit(json!({
+        "name": "free", "priority": 0, "cpu_milli": 2000, "mem_mb": 400, "command": counting_task(&record)
+    }));
+    local.wait_until("the free task to count", Duration::from_secs(20), |_| {
+        std::fs::read_to_string(local.stdout(free, 0)).is_ok_and(|s| s.lines().count() >= 10)
+    });
+    // ⟨1 CPU, 400 MB⟩ does not fit beside ⟨2 CPU, 400 MB⟩ on ⟨2 CPU, 600 MB⟩.
+    let prod = local.submit(json!({
+        "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"]
+    }));
+    // Once the free task is checkpointed, the manager crashes and recovers
+    // from its journal: the checkpoint and the running production job survive.
+    local.wait_until("the free task to be checkpointed", Duration::from_secs(20), |c| {
+        c.get(&format!("/jobs/{free}/tasks/0")).unwrap()["checkpoints"] == 1
+    });
+    local.crash_and_restart();
+    assert_eq!(local.job(free)["tasks"][0]["checkpoints"], 1, "the restarted manager forgot the checkpoint");
+    local.wait_for_every_job(Duration::from_secs(40));
+    let (free_v, prod_v) = (local.job(free), local.job(prod));
+    assert_eq!(prod_v["state"], "finished", "{prod_v}");
+    assert_eq!(free_v["state"], "finished", "{free_v}");
+    let t = &free_v["tasks"][0];
+    assert!(t["preemptions"].get("kill").is_none(), "the free task was killed: {t}");
+    let checkpoints = t["checkpoints"].as_u64().unwrap();
+    assert!(checkpoints >= 1, "the free task was never checkpointed: {t}");
+    assert_eq!(t["preemptions"]["checkpoint"], checkpoints, "every checkpoint request was saved: {t}");
+    assert_eq!(t["launches"], checkpoints + 1, "one start, then one restore per checkpoint: {t}");
+    assert_eq!(t["exit_code"], 0, "{t}");
+    // The task's own record: each save is followed by a start from that very count.
+    let lines: Vec<String> = std::fs::read_to_string(&record).unwrap().lines().map(String::from).collect();
+    let log = local.log_text();
+    assert_eq!(lines.len() as u64, 2 + 2 * checkpoints, "{lines:?}; log:\n{log}");
+    assert_eq!(lines[0], "start 0");
+    assert_eq!(lines.last().unwrap(), &format!("done {COUNT_TO}"));
+    for pair in lines[1..lines.len() - 1].chunks(2) {
+        let saved: u64 = pair[0].strip_prefix("saved ").expect("a save").parse().unwrap();
+        assert!((10..COUNT_TO).contains(&saved), "{lines:?}");
+        assert_eq!(pair[1], format!("start {saved}"), "the restored run did not resume from the save: {lines:?}");
+    }
+    // stdout has every step once: 1..=COUNT_TO across the runs, none repeated.
+    let steps: Vec<u64> =
+        std::fs::read_to_string(local.stdout(free, 0)).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(steps, (1..=COUNT_TO).collect::<Vec<_>>(), "steps lost or repeated");
+    // The production job waited for the dump only, not for the free task to end.
+    let prod_start = prod_v["first_start_us"].as_u64().unwrap();
+    assert!(prod_start < free_v["end_us"].as_u64().unwrap() - 2_000_000, "{prod_v} {free_v}");
+    // `pliant status` shows the count: TASK STATE NODE LAUNCHES CKPTS EXIT …
+    let url = format!("http://127.0.0.1:{}", local.port);
+    let status = Command::new(PLIANT).args(["status", "--manager", &url, &free.to_string()]).output().unwrap();
+    let status = String::from_utf8(status.stdout).unwrap();
+    let row: Vec<&str> =
+        status.lines().skip_while(|l| !l.contains("CKPTS")).nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        row[..6],
+        ["0", "finished", "-", &(checkpoints + 1).to_string(), &checkpoints.to_string(), "0"],
+        "{status}"
+    );
+    eprintln!(
+        "checkpoint-nvm: free task checkpointed {checkpoints} time(s); production job started {:.2} s after submission",
+        (prod_start - prod_v["submit_us"].as_u64().unwrap()) as f64 / 1e6
+    );
 }

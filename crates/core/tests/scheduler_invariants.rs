@@ -232,3 +232,39 @@ fn a_lost_node_takes_no_work_until_it_is_back() {
     assert_eq!(out, vec![on(0)], "node 0 is back");
     assert!(s.observe(4 * SECOND, Observation::NodeLost(NodeId(2))).is_err());
 }
+
+/// A victim lost while its dump is being written (its process did not
+/// checkpoint) has no image: it starts afresh, and its dump leaves nothing
+/// booked, so the next production task preempts it again.
+#[test]
+fn a_task_lost_while_dumping_restarts_afresh_and_frees_its_booking() {
+    use pliant_core::model::NodeId;
+    let policy = preset("checkpoint-nvm", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(1, 1)], policy).unwrap();
+    // Long jobs are priority 0 (free level), short ones 9 (production).
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(1, 1)], false))).unwrap();
+    let mut out = Vec::new();
+    s.schedule(0, &mut out);
+    let free = TaskRef { job: JobId(0), task: 0 };
+    let launch = |task| Action::Launch { task, node: NodeId(0), resources: Resources::cores_gb(1, 1) };
+    assert_eq!(out, vec![launch(free)]);
+    let mut checkpoints = 0;
+    for (prod, t) in [(1, SECOND), (2, 10 * SECOND)] {
+        out.clear();
+        s.observe(t, Observation::JobSubmitted(job(prod, JobClass::Short, &[(1, 1)], false))).unwrap();
+        s.monitor(t, &mut out);
+        s.schedule(t, &mut out);
+        assert!(matches!(out.as_slice(), [Action::Checkpoint { task, .. }] if *task == free), "{out:?}");
+        checkpoints += 1;
+        out.clear();
+        s.observe(t + 1, Observation::TaskLost(free)).unwrap();
+        s.schedule(t + 1, &mut out);
+        let prod_task = TaskRef { job: JobId(prod), task: 0 };
+        assert_eq!(out, vec![launch(prod_task)], "the lost victim's room goes to production");
+        out.clear();
+        s.observe(t + 2, Observation::TaskFinished(prod_task)).unwrap();
+        s.schedule(t + 2, &mut out);
+        assert_eq!(out, vec![launch(free)], "a fresh launch, not a restore from a dump that never finished");
+    }
+    assert_eq!(checkpoints, 2);
+}

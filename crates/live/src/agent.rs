@@ -4,7 +4,7 @@
 
 use crate::capabilities::{Capabilities, NodeMechanism};
 use crate::cgroup::{Cgroup, CgroupError, Layout};
-use crate::mechanism::{Allocation, LiveTask, MechanismError};
+use crate::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError};
 use crate::process::{describe, CommandSpec};
 use crate::protocol::{files, AgentOp, AgentReport, Expected};
 use pliant_core::model::TaskRef;
@@ -20,6 +20,9 @@ const PATIENCE: Duration = Duration::from_secs(10);
 const LIMIT_ATTEMPTS: u32 = 6;
 /// Bytes of stderr a failure report carries.
 const STDERR_TAIL: u64 = 2048;
+/// How long a task asked to checkpoint has to save its state and exit
+/// before it is killed and reported lost.
+pub const CHECKPOINT_DEADLINE: Duration = Duration::from_secs(20);
 
 /// Something went wrong on the node itself (not with one task).
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +40,23 @@ struct HeldTask {
     log_dir: PathBuf,
     /// Shrunk and not frozen: watch the memory controller for swapping.
     watch_swapping: bool,
+    /// Asked to checkpoint: it must have exited by then.
+    checkpoint_by: Option<Instant>,
+}
+
+impl HeldTask {
+    fn new(live: LiveTask, log_dir: PathBuf) -> HeldTask {
+        HeldTask { live, log_dir, watch_swapping: false, checkpoint_by: None }
+    }
+
+    /// Asks the task to checkpoint, unless it was asked already.
+    fn request_checkpoint(&mut self) -> Result<(), MechanismError> {
+        if self.checkpoint_by.is_none() {
+            self.checkpoint_by = Some(Instant::now() + CHECKPOINT_DEADLINE);
+            self.live.request_checkpoint()?;
+        }
+        Ok(())
+    }
 }
 
 /// One node's agent.
@@ -123,8 +143,13 @@ impl Agent {
 
     fn try_apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
         match op {
-            AgentOp::Launch { task, argv, resources, log_dir } => {
+            AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore } => {
                 std::fs::create_dir_all(&log_dir)?;
+                if !restore && checkpoint_dir.exists() {
+                    // A fresh start: state saved by an earlier run is not to be resumed.
+                    std::fs::remove_dir_all(&checkpoint_dir)?;
+                }
+                std::fs::create_dir_all(&checkpoint_dir)?;
                 let spec = CommandSpec {
                     argv,
                     env: vec![
@@ -133,7 +158,7 @@ impl Agent {
                     ],
                     stdout: files::stdout(&log_dir),
                     stderr: files::stderr(&log_dir),
-                    checkpoint_dir: None,
+                    checkpoint_dir: Some(checkpoint_dir),
                     exit_file: Some(files::exit(&log_dir)),
                 };
                 // A task relaunched after a kill gets a fresh cgroup.
@@ -141,7 +166,10 @@ impl Agent {
                     old.remove()?;
                 }
                 let live = LiveTask::launch(&self.top, &cgroup_name(task), &spec, allocation(resources))?;
-                self.tasks.insert(task, HeldTask { live, log_dir, watch_swapping: false });
+                self.tasks.insert(task, HeldTask::new(live, log_dir));
+                if restore {
+                    out.push(AgentReport::Resumed { task });
+                }
             }
             AgentOp::Preempt { task, mechanism, limits } => self.preempt(task, mechanism, limits, out)?,
             AgentOp::Resume { task } => {
@@ -156,8 +184,8 @@ impl Agent {
                     held.live.remove()?;
                 }
             }
-            AgentOp::Adopt { task, log_dir, resources, expect, owed_mb } => {
-                self.adopt(task, log_dir, resources, expect, owed_mb, out)?
+            AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb } => {
+                self.adopt(task, Files { log_dir, checkpoint_dir }, resources, expect, owed_mb, out)?
             }
             AgentOp::Sweep => {
                 let held: Vec<String> = self.tasks.keys().map(|&t| cgroup_name(t)).collect();
@@ -192,6 +220,10 @@ impl Agent {
             return Ok(());
         }
         let Some(held) = self.tasks.get_mut(&task) else { return Ok(()) };
+        if mechanism == NodeMechanism::Checkpoint {
+            // Reported from `poll` once the task has exited.
+            return held.request_checkpoint();
+        }
         let before = held.live.limits().mem_bytes;
         let start = Instant::now();
         let mut froze = false;
@@ -222,26 +254,39 @@ impl Agent {
     fn adopt(
         &mut self,
         task: TaskRef,
-        log_dir: PathBuf,
+        Files { log_dir, checkpoint_dir }: Files,
         resources: Resources,
         expect: Expected,
         owed_mb: u64,
         out: &mut Vec<AgentReport>,
     ) -> Result<(), MechanismError> {
         if !self.tasks.contains_key(&task) {
-            let Some(cgroup) = self.top.open_child(&cgroup_name(task)) else {
-                out.push(AgentReport::Lost { task, reason: "its cgroup is gone (the agent stopped it)".into() });
-                return Ok(());
+            let exit_file = files::exit(&log_dir);
+            let adopted = match self.top.open_child(&cgroup_name(task)) {
+                Some(cgroup) => {
+                    LiveTask::adopt(cgroup, exit_file.clone(), allocation(resources), Some(checkpoint_dir.clone()))?
+                }
+                // It may have saved and exited, reported to a manager that
+                // crashed before it journaled the report: its exit file tells.
+                None if expect == Expected::Checkpointing => None,
+                None => {
+                    out.push(AgentReport::Lost { task, reason: "its cgroup is gone (the agent stopped it)".into() });
+                    return Ok(());
+                }
             };
-            match LiveTask::adopt(cgroup, files::exit(&log_dir), allocation(resources))? {
+            match adopted {
                 Some(live) => {
-                    self.tasks.insert(task, HeldTask { live, log_dir, watch_swapping: false });
+                    self.tasks.insert(task, HeldTask::new(live, log_dir));
                 }
                 None => {
                     // It ended while nobody watched: report how, from its exit file.
-                    let status = crate::process::recorded_exit(&files::exit(&log_dir))
+                    let status = crate::process::recorded_exit(&exit_file)
                         .unwrap_or_else(|| std::process::ExitStatus::from_raw(libc::SIGKILL));
-                    out.push(exited(task, status, &log_dir));
+                    out.push(if expect == Expected::Checkpointing {
+                        checkpoint_report(task, CheckpointOutcome::of(Some(status), checkpoint_dir))
+                    } else {
+                        exited(task, status, &log_dir)
+                    });
                     if let Some(stale) = self.top.open_child(&cgroup_name(task)) {
                         stale.remove()?;
                     }
@@ -253,6 +298,7 @@ impl Agent {
         let start = Instant::now();
         match expect {
             Expected::Running | Expected::Restoring => held.live.resume()?,
+            Expected::Checkpointing => held.request_checkpoint()?,
             Expected::Shrunk(limits) => {
                 let mut froze = false;
                 with_retries(|| held.live.shrink_to(allocation(limits), PATIENCE).map(|s| froze |= s.froze))?;
@@ -279,6 +325,17 @@ impl Agent {
     pub fn poll(&mut self, out: &mut Vec<AgentReport>) {
         let mut ended = Vec::new();
         for (&task, held) in &mut self.tasks {
+            if let Some(by) = held.checkpoint_by {
+                match checkpoint_ended(held, by) {
+                    Ok(Some(report)) => {
+                        out.push(checkpoint_report(task, report));
+                        ended.push(task);
+                    }
+                    Ok(None) => {}
+                    Err(e) => eprintln!("pliant agent: {task}: {e}"),
+                }
+                continue;
+            }
             match held.live.try_wait() {
                 Ok(Some(status)) => {
                     out.push(exited(task, status, &held.log_dir));
@@ -307,6 +364,37 @@ impl Agent {
             }
         }
     }
+}
+
+/// Where a task's files are.
+struct Files {
+    log_dir: PathBuf,
+    checkpoint_dir: PathBuf,
+}
+
+/// How a task asked to checkpoint by `by` ended, once it has exited or its
+/// time is up (it is then killed).
+fn checkpoint_ended(held: &mut HeldTask, by: Instant) -> Result<Option<CheckpointOutcome>, MechanismError> {
+    let status = held.live.try_wait()?;
+    if status.is_none() && Instant::now() < by {
+        return Ok(None);
+    }
+    held.live.checkpoint_outcome(status).map(Some)
+}
+
+/// What the manager hears of a checkpoint's outcome.
+fn checkpoint_report(task: TaskRef, outcome: CheckpointOutcome) -> AgentReport {
+    let reason = match outcome {
+        CheckpointOutcome::Saved(_) => return AgentReport::Checkpointed { task },
+        CheckpointOutcome::Lost(how) => format!("checkpoint failed: the task ended with {how} after SIGUSR1"),
+        CheckpointOutcome::TimedOut => {
+            format!(
+                "checkpoint failed: the task did not exit within {} s of SIGUSR1 and was killed",
+                CHECKPOINT_DEADLINE.as_secs()
+            )
+        }
+    };
+    AgentReport::Lost { task, reason }
 }
 
 /// Retries a memory-limit change that keeps stalling (EBUSY): the limit is

@@ -69,6 +69,18 @@ pub enum CheckpointOutcome {
     TimedOut,
 }
 
+impl CheckpointOutcome {
+    /// The outcome for a task that saves to `dir`, given its exit status
+    /// after the request (`None`: it has not exited and its time is up).
+    pub fn of(status: Option<ExitStatus>, dir: PathBuf) -> CheckpointOutcome {
+        match status {
+            Some(s) if s.success() => CheckpointOutcome::Saved(dir),
+            Some(s) => CheckpointOutcome::Lost(describe(s)),
+            None => CheckpointOutcome::TimedOut,
+        }
+    }
+}
+
 /// A task running on this node, under the mechanisms.
 #[derive(Debug)]
 pub struct LiveTask {
@@ -114,12 +126,14 @@ impl LiveTask {
     }
 
     /// Takes over a task that an earlier agent started in `cgroup` with
-    /// `exit_file` set (see [`CommandSpec::exit_file`]), and that was given
-    /// `allocation`. Returns `None` when nothing runs in the cgroup any more.
+    /// `exit_file` set (see [`CommandSpec::exit_file`]) and `checkpoint_dir`,
+    /// and that was given `allocation`. Returns `None` when nothing runs in
+    /// the cgroup any more.
     pub fn adopt(
         cgroup: Cgroup,
         exit_file: PathBuf,
         allocation: Allocation,
+        checkpoint_dir: Option<PathBuf>,
     ) -> Result<Option<LiveTask>, MechanismError> {
         let Some(&pid) = cgroup.pids()?.first() else { return Ok(None) };
         // SAFETY: getpgid(2) has no memory-safety preconditions.
@@ -137,7 +151,7 @@ impl LiveTask {
             cgroup,
             allocation,
             limits,
-            checkpoint_dir: None,
+            checkpoint_dir,
             exit_file: Some(exit_file),
             stopped_by_signal: false,
             baseline: None,
@@ -301,14 +315,27 @@ impl LiveTask {
     /// writes its state to its checkpoint directory and exits 0 within
     /// `deadline`. Whatever is left in the cgroup is killed afterwards.
     pub fn checkpoint(&mut self, deadline: Duration) -> Result<CheckpointOutcome, MechanismError> {
-        let dir = self.checkpoint_dir.clone().ok_or(MechanismError::NoCheckpointDir)?;
+        self.request_checkpoint()?;
+        let status = self.process.wait_timeout(deadline)?;
+        self.checkpoint_outcome(status)
+    }
+
+    /// The first half of [`LiveTask::checkpoint`], for a caller that waits
+    /// by itself: thaws the task and sends SIGUSR1 to its process group.
+    pub fn request_checkpoint(&mut self) -> Result<(), MechanismError> {
+        if self.checkpoint_dir.is_none() {
+            return Err(MechanismError::NoCheckpointDir);
+        }
         self.unfreeze()?;
-        self.process.signal_group(libc::SIGUSR1)?;
-        let outcome = match self.process.wait_timeout(deadline)? {
-            Some(s) if s.success() => CheckpointOutcome::Saved(dir),
-            Some(s) => CheckpointOutcome::Lost(describe(s)),
-            None => CheckpointOutcome::TimedOut,
-        };
+        Ok(self.process.signal_group(libc::SIGUSR1)?)
+    }
+
+    /// The second half: how the checkpoint ended given the task's exit
+    /// status since the request (`None`: it has not exited and its time is
+    /// up). Whatever is left in the cgroup is killed.
+    pub fn checkpoint_outcome(&mut self, status: Option<ExitStatus>) -> Result<CheckpointOutcome, MechanismError> {
+        let dir = self.checkpoint_dir.clone().ok_or(MechanismError::NoCheckpointDir)?;
+        let outcome = CheckpointOutcome::of(status, dir);
         self.kill()?;
         Ok(outcome)
     }

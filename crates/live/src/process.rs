@@ -21,8 +21,10 @@ pub const CHECKPOINT_DIR_ENV: &str = "PLIANT_CHECKPOINT_DIR";
 const EXIT_FILE_ENV: &str = "PLIANT_EXIT_FILE";
 
 /// Runs the command given as its arguments, then writes its exit code to the
-/// exit file and exits with it.
-const EXIT_WRAPPER: &str = r#""$@"; c=$?; echo $c > "$PLIANT_EXIT_FILE"; exit $c"#;
+/// exit file and exits with it. It catches SIGUSR1 (the checkpoint request,
+/// sent to the whole process group) so as to outlive the command and record
+/// its exit; a caught signal is reset to its default in the command.
+const EXIT_WRAPPER: &str = r#"trap : USR1; "$@"; c=$?; echo $c > "$PLIANT_EXIT_FILE"; exit $c"#;
 
 /// What to run and where its output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum AgentOp {
     /// Start `argv` in a new cgroup with `resources`; its stdout, stderr and
-    /// exit code go to files in `log_dir`.
+    /// exit code go to files in `log_dir`, and it gets `checkpoint_dir` (see
+    /// [`crate::process::CHECKPOINT_DIR_ENV`]). A fresh start empties that
+    /// directory; a restore keeps it, and is reported resumed once started.
     Launch {
         /// The task.
         task: TaskRef,
@@ -23,8 +25,13 @@ pub enum AgentOp {
         resources: Resources,
         /// Directory for `stdout`, `stderr` and `exit`.
         log_dir: PathBuf,
+        /// Where the task saves its state when asked to checkpoint.
+        checkpoint_dir: PathBuf,
+        /// True to restart from the state saved there (a checkpoint restore).
+        restore: bool,
     },
-    /// Take resources back by `mechanism`, down to `limits` (kill: everything).
+    /// Take resources back by `mechanism`, down to `limits` (kill: everything;
+    /// checkpoint: ask the task to save its state and exit, then report it).
     Preempt {
         /// The victim.
         task: TaskRef,
@@ -50,6 +57,8 @@ pub enum AgentOp {
         task: TaskRef,
         /// Where its files are.
         log_dir: PathBuf,
+        /// Where it saves its state.
+        checkpoint_dir: PathBuf,
         /// Its full allocation.
         resources: Resources,
         /// The state it should be in.
@@ -73,6 +82,9 @@ pub enum Expected {
     Frozen(Resources),
     /// Being resumed: full allocation, thawed, then reported resumed.
     Restoring,
+    /// Asked to checkpoint: it saves its state and exits, then is reported
+    /// checkpointed (or lost).
+    Checkpointing,
 }
 
 /// What an agent saw happen to a task.
@@ -109,7 +121,14 @@ pub enum AgentReport {
         /// The task.
         task: TaskRef,
     },
-    /// The agent does not have the task (its cgroup is gone), or could not start it.
+    /// A task asked to checkpoint saved its state and exited 0: its
+    /// resources are free and it can be restored from its checkpoint directory.
+    Checkpointed {
+        /// The task.
+        task: TaskRef,
+    },
+    /// The agent does not have the task (its cgroup is gone), could not start
+    /// it, or it failed to checkpoint (its progress since its last save is lost).
     Lost {
         /// The task.
         task: TaskRef,
@@ -126,6 +145,7 @@ impl AgentReport {
             | AgentReport::Reclaimed { task, .. }
             | AgentReport::Swapping { task }
             | AgentReport::Resumed { task }
+            | AgentReport::Checkpointed { task }
             | AgentReport::Lost { task, .. } => *task,
         }
     }
@@ -134,7 +154,13 @@ impl AgentReport {
 impl std::fmt::Display for AgentOp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            AgentOp::Launch { task, resources, .. } => write!(f, "launch {task} with {resources}"),
+            AgentOp::Launch { task, resources, restore: false, .. } => write!(f, "launch {task} with {resources}"),
+            AgentOp::Launch { task, resources, restore: true, .. } => {
+                write!(f, "restore {task} from its checkpoint with {resources}")
+            }
+            AgentOp::Preempt { task, mechanism: NodeMechanism::Checkpoint, .. } => {
+                write!(f, "checkpoint {task} (SIGUSR1: save and exit)")
+            }
             AgentOp::Preempt { task, mechanism, limits } => {
                 write!(f, "preempt {task}: {} to {limits}", mechanism.name())
             }
@@ -157,6 +183,7 @@ impl std::fmt::Display for AgentReport {
             }
             AgentReport::Swapping { task } => write!(f, "{task} is swapping: frozen"),
             AgentReport::Resumed { task } => write!(f, "{task} resumed"),
+            AgentReport::Checkpointed { task } => write!(f, "{task} checkpointed"),
             AgentReport::Lost { task, reason } => write!(f, "{task} lost: {reason}"),
         }
     }
@@ -193,6 +220,7 @@ mod tests {
         let op = AgentOp::Adopt {
             task,
             log_dir: "/x".into(),
+            checkpoint_dir: "/c".into(),
             resources: Resources::new(1000, 256),
             expect: Expected::Frozen(Resources::new(10, 64)),
             owed_mb: 192,

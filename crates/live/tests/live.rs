@@ -6,11 +6,15 @@
 //! returns — unless `PLIANT_REQUIRE_LIVE=1` (CI), where it fails instead.
 //! The tests run one at a time: swap and CPU are shared by the whole machine.
 
+use pliant_core::model::{JobId, TaskRef};
+use pliant_core::Resources;
+use pliant_live::agent::Agent;
 use pliant_live::capabilities::{Capabilities, NodeMechanism};
 use pliant_live::cgroup::{Cgroup, CgroupError, Layout, Version};
 use pliant_live::dirtier::{read_progress, Progress};
 use pliant_live::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError};
 use pliant_live::process::{CommandSpec, TaskProcess};
+use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::scratch::ScratchDir;
 use pliant_live::swap::{self, TempSwap};
 use std::io::Write;
@@ -276,6 +280,91 @@ fn a_task_that_ignores_the_checkpoint_protocol_loses_its_progress() {
     sleep(Duration::from_millis(50));
     let outcome = task.checkpoint(Duration::from_secs(5)).unwrap();
     assert_eq!(outcome, CheckpointOutcome::Lost(format!("signal {}", libc::SIGUSR1)));
+}
+
+/// Polls `agent` until it has made `n` reports (at most 20 s).
+fn reports(agent: &mut Agent, n: usize) -> Vec<AgentReport> {
+    let (start, mut out) = (Instant::now(), Vec::new());
+    while out.len() < n {
+        assert!(start.elapsed() < Duration::from_secs(20), "only {out:?} after 20 s");
+        agent.poll(&mut out);
+        sleep(Duration::from_millis(20));
+    }
+    out
+}
+
+/// The agent's side of checkpoint-based preemption: asked by the manager, it
+/// reports a cooperating task checkpointed once it has saved and exited 0,
+/// and a task that dies of SIGUSR1 lost, with why; an agent that took over a
+/// task being checkpointed (its predecessor died) reports its outcome too.
+#[test]
+fn the_agent_reports_checkpoints_and_failed_ones_even_after_taking_over() {
+    let Some(w) = live("agent-ckpt", None) else { return };
+    let name = format!("pliant-test-{}-agent-ckpt", std::process::id());
+    let task = |job| TaskRef { job: JobId(job), task: 0 };
+    let (log_dir, checkpoint_dir) =
+        (|job| w.dir.path().join(format!("log{job}")), |job| w.dir.path().join(format!("ckpt{job}")));
+    let resources = Resources::new(1000, 128);
+    let launch = |job, argv: Vec<String>| AgentOp::Launch {
+        task: task(job),
+        argv,
+        resources,
+        log_dir: log_dir(job),
+        checkpoint_dir: checkpoint_dir(job),
+        restore: false,
+    };
+    let dirty = || vec![env!("CARGO_BIN_EXE_pliant-dirty").to_string(), "--mb".into(), "8".into()];
+    let checkpoint =
+        |job| AgentOp::Preempt { task: task(job), mechanism: NodeMechanism::Checkpoint, limits: Resources::ZERO };
+    let passes = |job| read_progress(&log_dir(job).join("stdout")).passes;
+    let (mut agent, _) = Agent::start(&w.layout, &name, false).unwrap();
+    let mut out = Vec::new();
+    agent.apply(launch(0, dirty()), &mut out);
+    agent.apply(launch(1, vec!["sleep".into(), "600".into()]), &mut out);
+    agent.apply(launch(2, dirty()), &mut out);
+    assert_eq!(out, vec![], "fresh launches report nothing");
+    let start = Instant::now();
+    while passes(0) < 2 || passes(2) < 2 {
+        assert!(start.elapsed() < Duration::from_secs(20), "the dirtiers do not progress");
+        sleep(Duration::from_millis(20));
+    }
+    agent.apply(checkpoint(0), &mut out);
+    agent.apply(checkpoint(1), &mut out);
+    let got = reports(&mut agent, 2);
+    assert!(got.contains(&AgentReport::Checkpointed { task: task(0) }), "{got:?}");
+    // `sleep` dies of SIGUSR1; the exit-code wrapper outlives it and exits 128 + 10.
+    let reason = "checkpoint failed: the task ended with exit 138 after SIGUSR1".to_string();
+    assert!(got.contains(&AgentReport::Lost { task: task(1), reason }), "{got:?}");
+    // pliant-dirty saves an 8-byte pass count and its 8 MB.
+    assert_eq!(std::fs::metadata(checkpoint_dir(0).join("state")).unwrap().len(), 8 + 8 * MB);
+    assert_eq!(agent.tasks().collect::<Vec<_>>(), vec![task(2)]);
+
+    // The agent dies without cleaning up; the next one takes task 2 over mid-checkpoint.
+    // (Handles remove their cgroup when dropped: these are the next agent's to clean.)
+    let top = w.layout.open(&name).unwrap();
+    let leftover = top.open_child("job2-task0").unwrap();
+    let pid = leftover.pids().unwrap()[0];
+    std::mem::forget((agent, top, leftover));
+    let (mut next, found) = Agent::start(&w.layout, &name, true).unwrap();
+    assert!(found);
+    let adopt = AgentOp::Adopt {
+        task: task(2),
+        log_dir: log_dir(2),
+        checkpoint_dir: checkpoint_dir(2),
+        resources,
+        expect: Expected::Checkpointing,
+        owed_mb: 0,
+    };
+    next.apply(adopt, &mut out);
+    assert_eq!(out, vec![]);
+    assert_eq!(reports(&mut next, 1), vec![AgentReport::Checkpointed { task: task(2) }]);
+    assert_eq!(std::fs::metadata(checkpoint_dir(2).join("state")).unwrap().len(), 8 + 8 * MB);
+    assert!(read_progress(&log_dir(2).join("stdout")).checkpointed);
+    drop(next);
+    // The dead agent's child, a zombie now: reap it.
+    let mut status = 0;
+    // SAFETY: waitpid writes only to `status`.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
 }
 
 #[test]

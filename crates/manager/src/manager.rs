@@ -10,9 +10,9 @@ use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::submit::SubmitRequest;
 use crate::view::{JobState, JobView, TaskView};
-use pliant_core::model::{JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest, TaskState};
+use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
 use pliant_core::policy::{preset, Params, Policy};
-use pliant_core::{Action, CoreError, Mechanism, Micros, Observation, Resources, Scheduler};
+use pliant_core::{Action, CoreError, Micros, Observation, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
 use pliant_live::dispatch::{node_mechanism, node_op, NodeOp};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
@@ -55,13 +55,6 @@ impl ClusterConfig {
         let policy = preset(&self.policy, &params)
             .ok_or_else(|| format!("unknown policy `{}` (see `pliant policies`)", self.policy))?;
         if let Some(spec) = policy.preemption {
-            if spec.mechanism == Mechanism::Checkpoint {
-                return Err(format!(
-                    "policy `{}` checkpoints, which live mode does not carry out yet (simulation only); \
-                     use kill, ip or gp",
-                    self.policy
-                ));
-            }
             let needed = node_mechanism(spec.mechanism);
             if let Some(node) = self.nodes.iter().find(|n| !n.mechanisms.contains(&needed)) {
                 return Err(format!(
@@ -129,6 +122,7 @@ pub struct Manager {
     jobs: Vec<JobView>,
     journal: Journal,
     log_root: PathBuf,
+    checkpoint_root: PathBuf,
     last_now: Micros,
     next_monitor: Option<Micros>,
     /// Operations waiting to go to each node, in order.
@@ -166,6 +160,7 @@ impl Manager {
             jobs: Vec::new(),
             journal,
             log_root: state_dir.join("logs"),
+            checkpoint_root: state_dir.join("checkpoints"),
             last_now: 0,
             next_monitor: None,
             replaying: true,
@@ -236,6 +231,7 @@ impl Manager {
         for job in &self.jobs {
             for t in job.tasks.iter().filter(|t| t.state.holds_resources()) {
                 let expect = match t.state {
+                    _ if t.checkpointing => Expected::Checkpointing,
                     TaskState::Shrunk => Expected::Shrunk(t.limits),
                     TaskState::Suspended => Expected::Frozen(t.limits),
                     TaskState::Restoring => Expected::Restoring,
@@ -243,10 +239,11 @@ impl Manager {
                 };
                 let task = TaskRef { job: JobId(job.id), task: t.index };
                 let node = t.node.expect("tasks holding resources are on a node") as usize;
-                let log_dir = self.log_dir(task);
+                let (log_dir, checkpoint_dir) = (self.log_dir(task), self.checkpoint_dir(task));
+                let resources = job.request();
                 adopts.push((
                     node,
-                    AgentOp::Adopt { task, log_dir, resources: job.request(), expect, owed_mb: t.owed_mb },
+                    AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb: t.owed_mb },
                 ));
             }
         }
@@ -460,6 +457,14 @@ impl Manager {
                 self.core.observe(now, Observation::Resumed(task))?;
                 self.task_mut(task).state = TaskState::Running;
             }
+            AgentReport::Checkpointed { .. } => {
+                if !t.checkpointing {
+                    return Ok(false);
+                }
+                self.core.observe(now, Observation::Checkpointed(task))?;
+                self.requeue(task);
+                self.task_mut(task).checkpoints += 1;
+            }
             AgentReport::Lost { reason, .. } => {
                 if !state.holds_resources() {
                     return Ok(false);
@@ -469,6 +474,7 @@ impl Manager {
                 }
                 self.core.observe(now, Observation::TaskLost(task))?;
                 self.requeue(task);
+                self.task_mut(task).lost_reason = Some(reason.clone());
             }
         }
         self.jobs[task.job.0 as usize].refresh(now);
@@ -481,6 +487,7 @@ impl Manager {
         t.node = None;
         t.limits = Resources::ZERO;
         t.owed_mb = 0;
+        t.checkpointing = false;
     }
 
     /// Ends a job and tells the nodes to stop its tasks.
@@ -497,21 +504,9 @@ impl Manager {
     /// Updates the records for one core action and queues its node operation.
     fn carry_out(&mut self, now: Micros, action: &Action, ops: &mut Vec<(usize, AgentOp)>) {
         match node_op(action) {
-            NodeOp::Launch { task, node, resources } => {
-                let log_dir = self.log_dir(task);
-                let job = &mut self.jobs[task.job.0 as usize];
-                job.first_start_us.get_or_insert(now);
-                let argv = job.spec.command.clone();
-                let t = &mut job.tasks[task.task as usize];
-                t.state = TaskState::Running;
-                t.node = Some(node.0);
-                t.launches += 1;
-                t.start_us = Some(now);
-                t.first_start_us.get_or_insert(now);
-                t.limits = resources;
-                t.owed_mb = 0;
-                ops.push((node.0 as usize, AgentOp::Launch { task, argv, resources, log_dir }));
-            }
+            NodeOp::Launch { task, node, resources } => self.start(now, task, node, resources, false, ops),
+            // The checkpoint directory is the same path on every node (shared storage).
+            NodeOp::Restore { task, node, resources, .. } => self.start(now, task, node, resources, true, ops),
             NodeOp::Preempt { task, mechanism, limits } => {
                 let t = self.task_mut(task);
                 let node = t.node.expect("victims are on a node") as usize;
@@ -519,6 +514,11 @@ impl Manager {
                 match mechanism {
                     NodeMechanism::Kill => {
                         self.requeue(task);
+                    }
+                    NodeMechanism::Checkpoint => {
+                        // It keeps its allocation until its node reports the dump written.
+                        t.state = TaskState::Suspended;
+                        t.checkpointing = true;
                     }
                     _ => {
                         // Mirrors the core's booking: what the limit drops by is owed back.
@@ -542,11 +542,35 @@ impl Manager {
                 ops.push((node, AgentOp::Resume { task }));
             }
             NodeOp::StopJob { job } => self.stop_job(now, job, JobState::Failed, ops),
-            NodeOp::Restore { .. } => unreachable!("ClusterConfig::policy refuses checkpointing presets"),
         }
         if let Some(job) = action_job(action) {
             self.jobs[job.0 as usize].refresh(now);
         }
+    }
+
+    /// Starts a task on `node`: afresh, or restored from its checkpoint directory.
+    fn start(
+        &mut self,
+        now: Micros,
+        task: TaskRef,
+        node: NodeId,
+        resources: Resources,
+        restore: bool,
+        ops: &mut Vec<(usize, AgentOp)>,
+    ) {
+        let (log_dir, checkpoint_dir) = (self.log_dir(task), self.checkpoint_dir(task));
+        let job = &mut self.jobs[task.job.0 as usize];
+        job.first_start_us.get_or_insert(now);
+        let argv = job.spec.command.clone();
+        let t = &mut job.tasks[task.task as usize];
+        t.state = if restore { TaskState::Restoring } else { TaskState::Running };
+        t.node = Some(node.0);
+        t.launches += 1;
+        t.start_us = Some(now);
+        t.first_start_us.get_or_insert(now);
+        t.limits = resources;
+        t.owed_mb = 0;
+        ops.push((node.0 as usize, AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore }));
     }
 
     fn task_mut(&mut self, task: TaskRef) -> &mut TaskView {
@@ -555,7 +579,13 @@ impl Manager {
 
     /// Where a task's stdout, stderr and exit code go.
     pub fn log_dir(&self, task: TaskRef) -> PathBuf {
-        self.log_root.join(format!("job-{}", task.job.0)).join(format!("task-{}", task.task))
+        task_dir(&self.log_root, task)
+    }
+
+    /// Where a task saves its state when asked to checkpoint, and resumes
+    /// from: the same path for every run of the task, on whichever node.
+    pub fn checkpoint_dir(&self, task: TaskRef) -> PathBuf {
+        task_dir(&self.checkpoint_root, task)
     }
 
     /// Every job, in id order.
@@ -582,6 +612,11 @@ impl Manager {
     pub fn journal_steps(&self) -> Result<u64, ManagerError> {
         Ok(self.journal.len()?)
     }
+}
+
+/// A task's own directory under `root`.
+fn task_dir(root: &Path, task: TaskRef) -> PathBuf {
+    root.join(format!("job-{}", task.job.0)).join(format!("task-{}", task.task))
 }
 
 fn action_job(action: &Action) -> Option<JobId> {

@@ -57,6 +57,12 @@ pub struct TaskView {
     pub reclaimed_mb: u64,
     /// Time the kernel took to reclaim it, summed (ms).
     pub reclaim_ms: u64,
+    /// True while it is asked to checkpoint and its node has not reported the state saved.
+    pub checkpointing: bool,
+    /// Checkpoints it saved (each one then restored it from its checkpoint directory).
+    pub checkpoints: u32,
+    /// Why it was last requeued without finishing (a failed checkpoint, a lost agent…).
+    pub lost_reason: Option<String>,
 }
 
 /// One job.
@@ -99,6 +105,9 @@ impl JobView {
                 owed_mb: 0,
                 reclaimed_mb: 0,
                 reclaim_ms: 0,
+                checkpointing: false,
+                checkpoints: 0,
+                lost_reason: None,
             })
             .collect();
         JobView { id: id.0, spec, state: JobState::Pending, submit_us: now, first_start_us: None, end_us: None, tasks }
@@ -121,6 +130,7 @@ impl JobView {
             t.node = None;
             t.end_us = Some(now);
             t.owed_mb = 0;
+            t.checkpointing = false;
         }
         self.state = state;
         self.end_us = Some(now);

@@ -90,6 +90,7 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     let frozen = AgentOp::Adopt {
         task: task(long, 0),
         log_dir: again.log_dir(task(long, 0)),
+        checkpoint_dir: dir.path().join("checkpoints/job-0/task-0"),
         resources: Resources::new(1000, 280),
         expect: Expected::Frozen(Resources::new(10, 64)),
         owed_mb: 0,
@@ -184,14 +185,134 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert_eq!(again.jobs()[job as usize].tasks[0].node, Some(1), "the replay agrees");
 }
 
-/// Checkpointing presets are simulation-only: live mode refuses them by name,
-/// while `gp` on the same node is accepted.
+/// `checkpoint-nvm` on the ⟨2 CPU, 600 MB⟩ node, the monitor due at every step.
+fn checkpointing(dir: &std::path::Path) -> Manager {
+    let mut cfg = config();
+    cfg.policy = "checkpoint-nvm".into();
+    Manager::open(dir, cfg).unwrap().0
+}
+
+/// A free-level task ⟨2 CPU, 400 MB⟩ runs; a production task ⟨1 CPU, 400 MB⟩
+/// does not fit beside it (600 − 400 = 200 MB free) and preempts it by
+/// checkpoint. Returns the manager and the two job ids.
+fn checkpoint_the_free_task(dir: &std::path::Path) -> (Manager, u32, u32) {
+    let mut m = checkpointing(dir);
+    let free = submit(&mut m, json!({"priority": 0, "cpu_milli": 2000, "mem_mb": 400, "command": ["sh"]}));
+    let ops = m.take_ops(0);
+    let ckpt_dir = dir.join("checkpoints/job-0/task-0");
+    assert!(
+        matches!(ops.as_slice(), [AgentOp::Launch { restore: false, checkpoint_dir, .. }] if *checkpoint_dir == ckpt_dir),
+        "{ops:?}"
+    );
+    let prod = submit(&mut m, json!({"priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sh"]}));
+    m.advance(vec![]).unwrap();
+    assert_eq!(
+        m.take_ops(0),
+        vec![AgentOp::Preempt { task: task(free, 0), mechanism: NodeMechanism::Checkpoint, limits: Resources::ZERO }]
+    );
+    let t = &jobs_json(&m)[free as usize]["tasks"][0];
+    assert_eq!((t["state"].as_str(), t["checkpointing"].as_bool()), (Some("suspended"), Some(true)), "{t}");
+    assert_eq!(t["preemptions"], json!({"checkpoint": 1}));
+    // Until the dump is written the free task keeps its ⟨2000, 400⟩ and the production task waits.
+    assert_eq!(m.allocations(), vec![Resources::new(2000, 400)]);
+    assert_eq!(m.jobs()[prod as usize].tasks[0].launches, 0);
+    (m, free, prod)
+}
+
+/// Checkpoint → Checkpointed → the production task runs → it finishes →
+/// Restore (a relaunch with the same checkpoint directory) → Resumed → finish;
+/// the journal replays to the same records.
 #[test]
-fn checkpointing_presets_are_refused_in_live_mode() {
+fn a_checkpointed_task_is_restored_from_its_directory_when_room_frees() {
+    let dir = ScratchDir::new("pliant-manager-ckpt").unwrap();
+    let (mut m, free, prod) = checkpoint_the_free_task(dir.path());
+    m.advance(vec![(0, AgentReport::Checkpointed { task: task(free, 0) })]).unwrap();
+    // Its ⟨2000, 400⟩ is free: the production task takes ⟨1000, 400⟩, and the
+    // free task (2000 > 1000 CPU left) waits, checkpointed.
+    let ops = m.take_ops(0);
+    assert!(
+        matches!(ops.as_slice(), [AgentOp::Launch { task: t, restore: false, .. }] if *t == task(prod, 0)),
+        "{ops:?}"
+    );
+    assert_eq!(m.allocations(), vec![Resources::new(1000, 400)]);
+    let t = &jobs_json(&m)[free as usize]["tasks"][0];
+    assert_eq!(
+        (t["state"].as_str(), t["checkpoints"].as_u64(), t["checkpointing"].as_bool()),
+        (Some("pending"), Some(1), Some(false))
+    );
+    assert_eq!(t["node"], Value::Null);
+    let done = |t: TaskRef| AgentReport::Exited { task: t, code: Some(0), signal: None, stderr_tail: String::new() };
+    m.advance(vec![(0, done(task(prod, 0)))]).unwrap();
+    // The node is empty again: the free task is restored there, from the same directory.
+    let restore = AgentOp::Launch {
+        task: task(free, 0),
+        argv: vec!["sh".into()],
+        resources: Resources::new(2000, 400),
+        log_dir: dir.path().join("logs/job-0/task-0"),
+        checkpoint_dir: dir.path().join("checkpoints/job-0/task-0"),
+        restore: true,
+    };
+    assert_eq!(m.take_ops(0), vec![restore]);
+    let t = &m.jobs()[free as usize].tasks[0];
+    assert_eq!((serde_json::to_value(t.state).unwrap(), t.launches, t.node), (json!("restoring"), 2, Some(0)));
+    assert_eq!(m.allocations(), vec![Resources::new(2000, 400)]);
+    m.advance(vec![(0, AgentReport::Resumed { task: task(free, 0) })]).unwrap();
+    assert_eq!(serde_json::to_value(m.jobs()[free as usize].tasks[0].state).unwrap(), "running");
+    m.advance(vec![(0, done(task(free, 0)))]).unwrap();
+    let jobs = jobs_json(&m);
+    assert_eq!((jobs[0]["state"].as_str(), jobs[1]["state"].as_str()), (Some("finished"), Some("finished")));
+    assert_eq!(jobs[free as usize]["tasks"][0]["checkpoints"], 1);
+    assert_eq!(m.allocations(), vec![Resources::ZERO]);
+    drop(m);
+    let (again, recovered) = Manager::open(dir.path(), config()).unwrap();
+    assert!(recovered);
+    assert_eq!(jobs_json(&again), jobs, "replay rebuilt other records");
+}
+
+/// A task that does not checkpoint (it ended otherwise, or too late) is
+/// lost: requeued with the reason on record, and started afresh (its dump
+/// never finished, so there is no image to restore). A manager restarted
+/// mid-checkpoint asks the node to finish the checkpoint.
+#[test]
+fn a_failed_checkpoint_requeues_the_task_afresh_and_says_why() {
+    let dir = ScratchDir::new("pliant-manager-ckpt-lost").unwrap();
+    let (m, free, prod) = checkpoint_the_free_task(dir.path());
+    drop(m);
+    let (mut m, _) = Manager::open(dir.path(), config()).unwrap();
+    m.queue_recovery();
+    let ops = m.take_ops(0);
+    assert!(
+        matches!(&ops[0], AgentOp::Adopt { task: t, expect: Expected::Checkpointing, .. } if *t == task(free, 0)),
+        "{ops:?}"
+    );
+    let reason = "checkpoint failed: the task ended with exit 1 after SIGUSR1";
+    m.advance(vec![(0, AgentReport::Lost { task: task(free, 0), reason: reason.into() })]).unwrap();
+    // Freed: the production task starts; the free task waits without a checkpoint.
+    let ops = m.take_ops(0);
+    assert!(matches!(ops.as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(prod, 0)), "{ops:?}");
+    let t = &jobs_json(&m)[free as usize]["tasks"][0];
+    assert_eq!(
+        (t["state"].as_str(), t["checkpoints"].as_u64(), t["lost_reason"].as_str()),
+        (Some("pending"), Some(0), Some(reason))
+    );
+    let done = AgentReport::Exited { task: task(prod, 0), code: Some(0), signal: None, stderr_tail: String::new() };
+    m.advance(vec![(0, done)]).unwrap();
+    let ops = m.take_ops(0);
+    assert!(
+        matches!(ops.as_slice(), [AgentOp::Launch { task: t, restore: false, .. }] if *t == task(free, 0)),
+        "a fresh start, not a restore: {ops:?}"
+    );
+    assert_eq!(m.allocations(), vec![Resources::new(2000, 400)], "the failed dump left nothing booked");
+}
+
+/// Live mode carries out the checkpointing presets; it refuses one only for
+/// a node that does not report the checkpoint mechanism.
+#[test]
+fn checkpointing_presets_need_every_node_to_checkpoint() {
     let mut c = config();
     c.policy = "adaptive-ssd".into();
+    assert_eq!(c.policy().unwrap().name, "adaptive-ssd");
+    c.nodes[0].mechanisms.retain(|m| *m != NodeMechanism::Checkpoint);
     let err = c.policy().unwrap_err();
-    assert!(err.contains("`adaptive-ssd` checkpoints") && err.contains("simulation only"), "{err}");
-    c.policy = "gp".into();
-    assert_eq!(c.policy().unwrap().name, "gp");
+    assert!(err.contains("`adaptive-ssd` needs checkpoint preemption, which node `n0` cannot do"), "{err}");
 }

@@ -326,9 +326,15 @@ impl Scheduler {
         if !t.state.holds_resources() {
             return Err(CoreError::BadTask { task, what: format!("lost while {:?}", t.state) });
         }
+        // A task lost while dumping has no image: it starts afresh.
+        let dumping = matches!(t.io_op, Some(state::IoOp::Dump(_)));
         self.forget_preemption(task);
+        self.forget_checkpoint(task);
         let job = &mut self.jobs[task.job.0 as usize];
         let t = &mut job.tasks[task.task as usize];
+        if dumping {
+            t.image = None;
+        }
         let (node, res) = (t.node, t.allocated);
         t.state.transition(TaskState::Pending).expect("tasks holding resources can be requeued");
         t.allocated = Resources::ZERO;
