@@ -35,7 +35,13 @@ impl Scheduler {
         let mut victims: Option<Vec<VecDeque<Victim>>> = None;
         // Per node, victims' resources below each level (index = level).
         let mut below: Vec<[Resources; 3]> = Vec::new();
+        // Requests (with their level) that found no node even with victims: room only
+        // shrinks during the pass, so no request as big at a level as low finds one.
+        let mut hopeless: Vec<(PriorityLevel, Resources)> = Vec::new();
         for (level, req) in preemptors {
+            if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
+                continue;
+            }
             if let Some(i) = (0..n).find(|&i| req.fits_in(&avail[i])) {
                 avail[i] -= req;
                 continue;
@@ -45,7 +51,10 @@ impl Scheduler {
                 below = v.iter().map(Self::sums_below).collect();
                 v
             });
-            let Some(i) = (0..n).find(|&i| req.fits_in(&(avail[i] + below[i][level as usize]))) else { continue };
+            let Some(i) = (0..n).find(|&i| req.fits_in(&(avail[i] + below[i][level as usize]))) else {
+                hopeless.push((level, req));
+                continue;
+            };
             let mut have = avail[i];
             while !req.fits_in(&have) {
                 let v = victims[i].pop_front().expect("the sum below the level covers the request");
