@@ -5,11 +5,10 @@
 
 use super::arrivals::{poisson_arrivals, Segment};
 use super::long_jobs::LongJobs;
-use crate::{Cluster, Job, Phase, Task, Workload};
-use pliant_core::model::JobClass;
-use pliant_core::time::from_secs_f64;
+use super::short_queries::ShortQueries;
+use crate::{Cluster, Job, Workload};
 use pliant_core::Resources;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 /// BIG-C §5.1: 26 nodes; two 8-core hyper-threaded Xeons (32 threads), ~128 GB.
@@ -21,13 +20,8 @@ const HORIZON_S: f64 = 900.0;
 const LONG_LOAD: f64 = 0.8;
 /// BIG-C §5.2: short jobs have a base demand of about 20 %.
 const SHORT_BASE: f64 = 0.2;
-/// BIG-C §5.1: Spark-SQL task containers are ⟨4 CPU, 4 GB⟩.
-const SHORT_TASK: Resources = Resources::cores_gb(4, 4);
 /// Short queries finish within about a minute (BIG-C §2.1, Fig. 1a): tasks of 5–30 s, 1–8 per query.
-const SHORT_TASK_S: (f64, f64) = (5.0, 30.0);
-const SHORT_TASKS: (u32, u32) = (1, 8);
-/// Short queries are latency-critical: production priority.
-const SHORT_PRIORITY: u8 = 9;
+const QUERIES: ShortQueries = ShortQueries { tasks: (1, 8), task_s: (5.0, 30.0) };
 
 /// The short jobs' total demand over time, as fractions of the cluster.
 #[derive(Debug, Clone)]
@@ -74,27 +68,6 @@ impl ShortLoad {
     }
 }
 
-fn mean(range: (f64, f64)) -> f64 {
-    (range.0 + range.1) / 2.0
-}
-
-fn short_job(rng: &mut ChaCha8Rng, submit: u64, n: usize) -> Job {
-    let count = rng.gen_range(SHORT_TASKS.0..=SHORT_TASKS.1);
-    let tasks = (0..count)
-        .map(|_| {
-            let d = from_secs_f64(rng.gen_range(SHORT_TASK_S.0..SHORT_TASK_S.1));
-            Task { request: SHORT_TASK, duration: d, estimate: Some(d) }
-        })
-        .collect();
-    Job {
-        name: format!("query-{n}"),
-        submit,
-        class: JobClass::Short,
-        priority: SHORT_PRIORITY,
-        phases: vec![Phase { deps: vec![], coupled: false, tasks }],
-    }
-}
-
 /// Generates the workload for `shape` and `long` jobs from `seed`; `scale`
 /// multiplies nodes and arrival rates.
 pub fn generate(shape: &ShortLoad, long: LongJobs, seed: u64, scale: f64) -> Workload {
@@ -103,13 +76,11 @@ pub fn generate(shape: &ShortLoad, long: LongJobs, seed: u64, scale: f64) -> Wor
     let cluster_cores = (nodes as u64 * NODE.cpu_milli) as f64 / 1000.0;
 
     // Short arrivals: rate = load × cores / (mean core-seconds per query).
-    let short_core_s = mean((SHORT_TASKS.0 as f64, SHORT_TASKS.1 as f64))
-        * (SHORT_TASK.cpu_milli as f64 / 1000.0)
-        * mean(SHORT_TASK_S);
+    let short_core_s = QUERIES.mean_core_seconds();
     let mut jobs: Vec<Job> = Vec::new();
     for t in poisson_arrivals(&shape.segments(cluster_cores / short_core_s), &mut rng) {
         let n = jobs.len();
-        jobs.push(short_job(&mut rng, t, n));
+        jobs.push(QUERIES.job(&mut rng, t, n));
     }
 
     // Long jobs: enough at t = 0 to fill LONG_LOAD (part-way through, as if the
@@ -131,6 +102,8 @@ pub fn generate(shape: &ShortLoad, long: LongJobs, seed: u64, scale: f64) -> Wor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pliant_core::model::JobClass;
+    use pliant_core::time::from_secs_f64;
 
     /// Offered core-seconds of a class divided by cluster core-seconds over `window`.
     fn offered(w: &Workload, class: JobClass, window: (f64, f64)) -> f64 {

@@ -4,8 +4,8 @@
 //! 95 % (Fig. 8a: e.g. around the 8,000th second), and the long jobs about 75 %.
 
 use super::long_jobs::LongJobs;
-use crate::{Cluster, Job, Phase, Task, Workload};
-use pliant_core::model::JobClass;
+use super::short_queries::ShortQueries;
+use crate::{Cluster, Workload};
 use pliant_core::time::from_secs_f64;
 use pliant_core::Resources;
 use rand::{Rng, SeedableRng};
@@ -26,10 +26,7 @@ const SPIKES: [(f64, f64); 4] = [(2000.0, 150.0), (5000.0, 150.0), (8000.0, 150.
 const SPIKE_LOAD: f64 = 0.95;
 /// Short jobs: Spark-SQL-like queries of 1–16 ⟨4 CPU, 4 GB⟩ tasks of 10–50 s
 /// (a mean of 1,020 core-seconds: 2,020 of them make SHORT_LOAD over 3.8 h on 26 nodes).
-const SHORT_TASK: Resources = Resources::cores_gb(4, 4);
-const SHORT_TASKS: (u32, u32) = (1, 16);
-const SHORT_TASK_S: (f64, f64) = (10.0, 50.0);
-const SHORT_PRIORITY: u8 = 9;
+const QUERIES: ShortQueries = ShortQueries { tasks: (1, 16), task_s: (10.0, 50.0) };
 
 /// Arrival times of `count` jobs drawn independently from a piecewise-constant
 /// density given as `(start, end, weight)` stretches, sorted.
@@ -68,23 +65,6 @@ fn short_profile() -> Vec<(f64, f64, f64)> {
     out
 }
 
-fn short_job(rng: &mut ChaCha8Rng, submit: u64, n: usize) -> Job {
-    let count = rng.gen_range(SHORT_TASKS.0..=SHORT_TASKS.1);
-    let tasks = (0..count)
-        .map(|_| {
-            let d = from_secs_f64(rng.gen_range(SHORT_TASK_S.0..SHORT_TASK_S.1));
-            Task { request: SHORT_TASK, duration: d, estimate: Some(d) }
-        })
-        .collect();
-    Job {
-        name: format!("query-{n}"),
-        submit,
-        class: JobClass::Short,
-        priority: SHORT_PRIORITY,
-        phases: vec![Phase { deps: vec![], coupled: false, tasks }],
-    }
-}
-
 /// Generates `google-like` from `seed`; `scale` multiplies nodes and job counts.
 pub fn generate(seed: u64, scale: f64) -> Workload {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -93,7 +73,7 @@ pub fn generate(seed: u64, scale: f64) -> Workload {
     let mut jobs = Vec::new();
     for t in draw_arrivals((SHORT_JOBS * scale).round() as usize, &short_profile(), &mut rng) {
         let n = jobs.len();
-        jobs.push(short_job(&mut rng, t, n));
+        jobs.push(QUERIES.job(&mut rng, t, n));
     }
     // Long Spark jobs stretched so that LONG_JOBS of them make LONG_LOAD.
     let long = LongJobs::Spark;
@@ -119,6 +99,7 @@ pub fn generate(seed: u64, scale: f64) -> Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pliant_core::model::JobClass;
 
     fn core_seconds(w: &Workload, class: JobClass) -> f64 {
         w.jobs

@@ -6,6 +6,7 @@ mod bigc_synthetic;
 mod google_day;
 mod google_like;
 mod long_jobs;
+mod short_queries;
 mod two_job;
 
 pub use long_jobs::LongJobs;
