@@ -12,7 +12,7 @@ use pliant_sim::{simulate_counting, ExecModel, SimOptions};
 use pliant_workload::Workload;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Output format.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -47,21 +47,23 @@ pub struct SimulateArgs {
 pub fn run_all(workload: &Workload, policies: Vec<Policy>, exec: &ExecModel) -> Result<Vec<RunRecord>, String> {
     let opts = SimOptions { exec: exec.clone(), ..SimOptions::default() };
     let ended = AtomicU64::new(0);
-    let done = AtomicBool::new(false);
+    let (done, finished) = std::sync::mpsc::channel::<()>();
     let bar = ProgressBar::new((workload.jobs.len() * policies.len()) as u64).with_style(
         ProgressStyle::with_template("simulate {bar:30} {pos}/{len} jobs ended, {elapsed}").expect("valid template"),
     );
     let results = std::thread::scope(|s| {
-        s.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
+        // Redraws every 100 ms; wakes at once when the runs end (the sender is dropped).
+        let (bar, ended) = (&bar, &ended);
+        s.spawn(move || {
+            let tick = std::time::Duration::from_millis(100);
+            while finished.recv_timeout(tick) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
                 bar.set_position(ended.load(Ordering::Relaxed));
-                std::thread::sleep(std::time::Duration::from_millis(100));
             }
         });
         let results = parallel_map(policies, |p| {
             simulate_counting(workload, p.clone(), &opts, Some(&ended)).map_err(|e| format!("policy {}: {e}", p.name))
         });
-        done.store(true, Ordering::Relaxed);
+        drop(done);
         results
     });
     bar.finish_and_clear();
