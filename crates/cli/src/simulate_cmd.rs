@@ -61,7 +61,7 @@ pub fn run_all(workload: &Workload, policies: Vec<Policy>, exec: &ExecModel) -> 
             }
         });
         let results = parallel_map(policies, |p| {
-            simulate_counting(workload, p.clone(), &opts, Some(&ended)).map_err(|e| format!("policy {}: {e}", p.name))
+            simulate_counting(workload, p.clone(), &opts, Some(ended)).map_err(|e| format!("policy {}: {e}", p.name))
         });
         drop(done);
         results
