@@ -7,7 +7,7 @@ use crate::simulate_cmd::{parallel_map, policies_named, Format};
 use crate::workload_args::WorkloadArgs;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use pliant_report::{plot_sweep, result_metric, sweep_table, Sweep, SweepMetric, SweepSeries};
+use pliant_report::{plot_sweep, result_metrics, sweep_table, Sweep, SweepMetric, SweepSeries};
 use pliant_sim::{simulate, SimOptions};
 use std::path::{Path, PathBuf};
 
@@ -98,7 +98,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         let name = policy.name.clone();
         let run = simulate(&workloads[p.seed], policy, &opts).map_err(|e| format!("policy {name}: {e}"))?;
         bar.inc(1);
-        args.metrics.iter().map(|m| result_metric(&run, m)).collect()
+        result_metrics(&run, &args.metrics)
     };
     // The first point alone, so that a misspelt metric fails before the long part.
     let mut figures = vec![measure(&points[0])?];

@@ -134,11 +134,15 @@ pub fn comparison_json<P: Serialize>(
     Comparison { scenario: scenario.to_string(), seed, scale, params, results }
 }
 
-/// One figure of a run by its dotted path in the run's JSON result, e.g.
+/// Figures of a run by their dotted paths in the run's JSON result, e.g.
 /// `classes.short.queue_delay.mean` or `waste_core_seconds`.
-pub fn result_metric(run: &RunRecord, path: &str) -> Result<f64, String> {
+pub fn result_metrics(run: &RunRecord, paths: &[String]) -> Result<Vec<f64>, String> {
     let doc = serde_json::to_value(policy_result(run)).map_err(|e| e.to_string())?;
-    let mut at = &doc;
+    paths.iter().map(|path| metric_at(&doc, path)).collect()
+}
+
+fn metric_at(doc: &serde_json::Value, path: &str) -> Result<f64, String> {
+    let mut at = doc;
     for (depth, part) in path.split('.').enumerate() {
         at = match at.get(part) {
             Some(next) => next,

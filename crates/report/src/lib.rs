@@ -10,7 +10,7 @@ mod sweep;
 mod table;
 
 pub use csv_jobs::write_jobs_csv;
-pub use json::{comparison_json, result_metric, Comparison};
+pub use json::{comparison_json, result_metrics, Comparison};
 pub use level_table::level_table;
 pub use plots::{plot_cpu_timeline, plot_jct_cdf};
 pub use sweep::{plot_sweep, sweep_table, Sweep, SweepMetric, SweepSeries};
