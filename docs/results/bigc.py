@@ -5,8 +5,12 @@ the issue's shape checks, and the Fig. 7 sensitivity sweeps (plots in docs/resul
 Run from the repository root after `cargo build --release`:
     python3 docs/results/bigc.py > docs/results/bigc.md
 """
+import csv
 import json
+import os
+import statistics
 import subprocess
+import tempfile
 
 PLIANT = "target/release/pliant"
 SEEDS = [1, 2, 3]
@@ -99,15 +103,80 @@ cmd, text = sweep("high-load", "gp_units=1,2,4,8", ["gp"], ["classes.long.cov", 
                   "docs/results/bigc/gp-units-high-load")
 print(f"\n### GP granularity on high-load\n\n`{cmd}`\n\n```\n{text.strip()}\n```")
 
-print("\n## Where gp's long-job time goes (ablation)\n")
-print("The execution model follows DESIGN.md: a Spark executor's working set is 80 % of its request, "
-      "so a second r_GP step (or the first, on a 16 GB executor) already pushes it under its working set "
-      "and freezes it; a frozen or restoring executor stalls its whole coupled job; restore reads the "
-      "swapped set back at 5.1 s/GB; a preempted container resumes only on its own node. The sweeps "
-      "below take the memory costs away one by one: with small working sets and free restores gp comes "
-      "closer to fifo, and what remains is the CPU taken by short-job bursts and the stalls of coupled "
-      "jobs waiting for their node.")
-for vary in ["working_set_fraction=0.3,0.5,0.8", "restore_s_per_gb=0.001,2.5,5.1"]:
-    cmd, text = sweep("low-load", vary, ["fifo", "gp"], ["classes.long.jct.p50", "classes.long.jct.p90"],
-                      f"docs/results/bigc/ablation-{vary.split('=')[0]}")
-    print(f"\n`{cmd}`\n\n```\n{text.strip()}\n```")
+print("\n## Why three shapes are missed\n")
+print("The issue asks to explain a shape the model cannot give rather than tune constants until it does. "
+      "Each explanation below is backed by runs this script makes.")
+
+
+def long_p90(scenario, seed, policy, sets=()):
+    cmd = [PLIANT, "simulate", "--scenario", scenario, "--seed", str(seed), "--policies", policy, "--format", "json"]
+    for s in sets:
+        cmd += ["--set", s]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["results"][0]["classes"]["long"]["jct"]["p90"]
+
+
+ABLATIONS = [("priority", "priority", []), ("gp", "gp", []),
+             ("gp, working set 50 %", "gp", ["working_set_fraction=0.5"]),
+             ("gp, free restore", "gp", ["restore_s_per_gb=0"]),
+             ("gp, both", "gp", ["working_set_fraction=0.5", "restore_s_per_gb=0"])]
+print("\n### gp's long-job p90 is 1.5-2.5x fifo's, not within 1.25x\n")
+print("The paper's own figures do not meet the bound either: gp added 13 %, 61 % and 17 % to fifo's tail "
+      "on low-, high- and multi-load (§5.2), and 4 % on the Google trace. Long-job p90 over fifo's, mean "
+      "of seeds 1-3, for strict priority (short jobs first, nothing preempted) and for gp with its memory "
+      "costs taken away (`--set working_set_fraction=0.5`, `--set restore_s_per_gb=0`):\n")
+print("| scenario | " + " | ".join(name for name, _, _ in ABLATIONS) + " |")
+print("|---|" + "---|" * len(ABLATIONS))
+for sc in SPARK:
+    fifo = sum(long_p90(sc, s, "fifo") for s in SEEDS)
+    cells = [sum(long_p90(sc, s, pol, sets) for s in SEEDS) / fifo for _, pol, sets in ABLATIONS]
+    print(f"| {sc} | " + " | ".join(f"{c:.2f}x" for c in cells) + " |")
+print("\nNo single cost explains the gap. Taking the memory costs away leaves 1.5x on the synthetic loads. "
+      "DESIGN.md's progress rate is min(allocated, requested CPU) / requested, so every core a GP step "
+      "takes slows the executor, and a coupled Spark job moves at its slowest executor's rate. BIG-C's GP "
+      "counts on CPU slack (§3.3: \"resource slack is common ... reducing CPU allocation does not cause "
+      "drastic performance degradation\") but gives no figure for it, so pliant has no setting for it. "
+      "A one-off run with GP steps that leave CPU untouched (perfect slack; a change to `shrink` in "
+      "`crates/sim/src/execution.rs`, not kept) gave 1.55 / 1.63 / 1.51 / 2.31x with the defaults and "
+      "1.44 / 1.30 / 1.33 / 1.31x (high / low / multi / google-like) with both memory costs taken away "
+      "too. We have not broken the rest down (D = 0 changes it little, see the D sweep above). "
+      "Strict priority, which takes nothing from running tasks, stays within 1.07-1.24x: the gap to it "
+      "is the price of preempting in this model.")
+
+print("\n### gp's long-job p90 is not below kill's\n")
+print("Failed jobs are left out of JCT, as in the paper (§5.2, note 4). Under kill, Algorithm 2 takes the "
+      "job with the longest remaining time first, and a restarted executor makes its job the longest "
+      "again: the jobs kill preempts are preempted over and over and most of them fail, so kill's p90 "
+      "covers mostly jobs it never touched. Seed 1, from `simulate --out`'s jobs.csv:\n")
+print("| scenario | long jobs | preempted by kill | of which failed | kills per failed job | "
+      "preempted and finished: median JCT / fifo's | gp: median JCT / fifo's |")
+print("|---|---|---|---|---|---|---|")
+for sc in SPARK:
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([PLIANT, "simulate", "--scenario", sc, "--seed", "1", "--policies", "fifo,kill,gp",
+                        "--out", out], check=True, capture_output=True)
+        with open(os.path.join(out, "jobs.csv")) as f:
+            rows = [r for r in csv.DictReader(f) if r["class"] == "long"]
+    jct = {(r["policy"], r["job"]): float(r["jct_s"]) for r in rows if r["failed"] != "true"}
+    kill = [r for r in rows if r["policy"] == "kill"]
+    hit = [r for r in kill if int(r["preemptions"]) > 0]
+    failed = [r for r in hit if r["failed"] == "true"]
+    finished = [r for r in hit if r["failed"] != "true"]
+    kills = sum(int(r["preemptions"]) for r in failed) / max(1, len(failed))
+    slow = statistics.median(jct[("kill", r["job"])] / jct[("fifo", r["job"])] for r in finished)
+    gp = statistics.median(jct[("gp", r["job"])] / jct[("fifo", r["job"])] for r in kill)
+    print(f"| {sc} | {len(kill)} | {len(hit)} | {len(failed)} | {kills:.1f} | {slow:.2f}x | {gp:.2f}x |")
+print("\nThe paper saw the same split on the Google trace (105 of 182 jobs killed, 41 failed, §5.5). But "
+      "even the jobs kill preempts and that finish are slowed less than gp slows its jobs: here a kill "
+      "costs a Spark job its lost progress and a wait, while gp slows every executor of a job for as long "
+      "as short jobs hold the cores it took. Both misses have the cause shown in the previous table: no "
+      "CPU slack in the progress model.")
+
+print("\n### terasort under kill is not clearly worse\n")
+print("A reducer is ⟨1 CPU, 4 GB⟩ and r_GP is ⟨2 CPU, 4 GB⟩, so one GP step takes a MapReduce container "
+      "to its footprint: gp suspends whole containers, as ip does, and pays swap-out, restore and D offers "
+      "of its node for each. kill instead loses the progress of the most recently started containers "
+      "(Algorithm 2's order, as YARN) and reruns them at once. Kill loses 3.7x the work (waste column "
+      "above) but the two delay the jobs about equally. §2.2's Fig. 2 measured kill with random victims "
+      "and a network-bound re-shuffle; our reducers' re-run costs their run time only, and the model has "
+      "no network.")
