@@ -52,7 +52,7 @@ pub struct Sample {
 }
 
 /// What the run cost the body itself.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct SimCost {
     /// Events processed.
     pub events: u64,
@@ -76,7 +76,7 @@ pub struct CheckpointCounts {
 }
 
 /// Everything recorded for one policy on one workload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct RunRecord {
     /// The policy's name.
     pub policy: String,

@@ -1,7 +1,8 @@
 //! The comparison table: a row per policy, short-job and long-job columns.
 
 use pliant_core::model::JobClass;
-use pliant_metrics::{summarise, RunRecord};
+use pliant_core::model::PriorityLevel;
+use pliant_metrics::{summarise, CheckpointCounts, RunRecord};
 use std::fmt::Write;
 
 /// Renders runs side by side, readable at a glance in a terminal.
@@ -63,7 +64,58 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
         s,
         "p50/p95/p99/p90: job completion time percentiles; queue: mean queueing delay; waste: core-hours lost to kills or held while reclaiming, dumping or restoring"
     );
-    s.push('\n');
-    s.push_str(&crate::level_table(runs));
+    if levels_say_more(runs) {
+        s.push('\n');
+        s.push_str(&crate::level_table(runs));
+    }
     s
+}
+
+/// The priority-level table adds something when a run checkpointed, or when a
+/// level holds jobs of both classes; otherwise (BIG-C's short jobs on top,
+/// long jobs at the bottom) its rows repeat the class columns.
+fn levels_say_more(runs: &[RunRecord]) -> bool {
+    let checkpointed = runs.iter().any(|r| r.checkpoints != CheckpointCounts::default());
+    let mixed_level = runs.iter().take(1).any(|r| {
+        PriorityLevel::ALL.iter().any(|&l| {
+            let mut classes = r.jobs.iter().filter(|j| PriorityLevel::of(j.priority) == l).map(|j| j.class);
+            classes.next().is_some_and(|first| classes.any(|c| c != first))
+        })
+    });
+    checkpointed || mixed_level
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pliant_metrics::JobRecord;
+
+    fn job(class: JobClass, priority: u8) -> JobRecord {
+        JobRecord {
+            name: "j".into(),
+            class,
+            priority,
+            submit: 0,
+            first_start: Some(0),
+            end: Some(1_000_000),
+            failed: false,
+            tasks: 1,
+            preemptions: 0,
+        }
+    }
+
+    fn run(jobs: Vec<JobRecord>) -> RunRecord {
+        RunRecord { policy: "kill".into(), jobs, ..RunRecord::default() }
+    }
+
+    #[test]
+    fn level_table_only_when_it_says_more_than_the_classes() {
+        let split = run(vec![job(JobClass::Short, 9), job(JobClass::Long, 0)]);
+        assert!(!comparison_table("t", &[split.clone()]).contains("levels:"));
+        let mixed = run(vec![job(JobClass::Short, 9), job(JobClass::Long, 9), job(JobClass::Long, 0)]);
+        assert!(comparison_table("t", &[mixed]).contains("levels:"));
+        let mut dumped = split;
+        dumped.checkpoints.full_dumps = 1;
+        assert!(comparison_table("t", &[dumped]).contains("levels:"));
+    }
 }
