@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn level_table_only_when_it_says_more_than_the_classes() {
         let split = run(vec![job(JobClass::Short, 9), job(JobClass::Long, 0)]);
-        assert!(!comparison_table("t", &[split.clone()]).contains("levels:"));
+        assert!(!comparison_table("t", std::slice::from_ref(&split)).contains("levels:"));
         let mixed = run(vec![job(JobClass::Short, 9), job(JobClass::Long, 9), job(JobClass::Long, 0)]);
         assert!(comparison_table("t", &[mixed]).contains("levels:"));
         let mut dumped = split;
