@@ -12,9 +12,9 @@ use crate::model::{JobId, PriorityLevel, TaskRef, TaskState};
 use crate::policy::PreemptionSpec;
 use crate::{Micros, Resources};
 use std::cmp::Reverse;
-use std::collections::VecDeque;
 
 /// A running task that a higher level may preempt, with its place in victim order.
+#[derive(Clone, Copy)]
 struct Victim {
     order: (PriorityLevel, u64, Reverse<Micros>, TaskRef),
     resources: Resources,
@@ -26,55 +26,153 @@ impl Victim {
     }
 }
 
+/// The running tasks below the top preempting level, grouped by node. A
+/// node's group is put in victim order only when a preemptor first takes
+/// from it: one monitor pass looks at every node but takes from few.
+struct NodeVictims {
+    /// Victims, node 0's first; node i's are `victims[start[i]..start[i + 1]]`.
+    victims: Vec<Victim>,
+    start: Vec<usize>,
+    /// Node i's first victim not yet taken.
+    next: Vec<usize>,
+    sorted: Vec<bool>,
+    /// Per node, per level l, the resources of the victims below l not yet taken.
+    below: Vec<[Resources; 3]>,
+}
+
+impl NodeVictims {
+    /// Groups `(node, victim)` pairs by node (a counting sort) and sums them per level.
+    fn new(nodes: usize, found: Vec<(usize, Victim)>) -> NodeVictims {
+        let mut start = vec![0; nodes + 1];
+        let mut below = vec![[Resources::ZERO; 3]; nodes];
+        for (node, v) in &found {
+            start[node + 1] += 1;
+            for sum in below[*node].iter_mut().skip(v.level() as usize + 1) {
+                *sum += v.resources;
+            }
+        }
+        for i in 0..nodes {
+            start[i + 1] += start[i];
+        }
+        let mut slot = vec![0; found.len()];
+        let mut fill = start.clone();
+        for (k, (node, _)) in found.iter().enumerate() {
+            slot[fill[*node]] = k;
+            fill[*node] += 1;
+        }
+        let victims = slot.iter().map(|&k| found[k].1).collect();
+        NodeVictims { victims, next: start[..nodes].to_vec(), sorted: vec![false; nodes], start, below }
+    }
+
+    /// Takes node `i`'s next victim in victim order.
+    fn take(&mut self, i: usize) -> Option<Victim> {
+        let end = self.start[i + 1];
+        if !self.sorted[i] {
+            self.victims[self.next[i]..end].sort_unstable_by_key(|v| v.order);
+            self.sorted[i] = true;
+        }
+        let v = *self.victims[self.next[i]..end].first()?;
+        self.next[i] += 1;
+        for sum in self.below[i].iter_mut().skip(v.level() as usize + 1) {
+            *sum -= v.resources;
+        }
+        Some(v)
+    }
+}
+
+/// Pending tasks of one job in a row with equal requests.
+struct Run {
+    job: u32,
+    level: PriorityLevel,
+    req: Resources,
+    tasks: u32,
+}
+
+/// Where a first-fit scan over the nodes may start, per request size seen in
+/// this pass: no node before the start fits a request that large. Room only
+/// shrinks during a pass, except on a node that just gave victims up, which
+/// pulls every start back to it.
+#[derive(Default)]
+struct FirstFit {
+    starts: Vec<(Resources, usize)>,
+}
+
+impl FirstFit {
+    /// The first node that may fit `req`.
+    fn start(&self, req: Resources) -> usize {
+        self.starts.iter().filter(|(r, _)| r.fits_in(&req)).map(|&(_, i)| i).max().unwrap_or(0)
+    }
+
+    /// `req` fit no node before `node` (the node count: none at all).
+    fn record(&mut self, req: Resources, node: usize) {
+        match self.starts.iter_mut().find(|(r, _)| *r == req) {
+            Some(entry) => entry.1 = node,
+            None => self.starts.push((req, node)),
+        }
+    }
+
+    /// `node` may have more room than before.
+    fn gained(&mut self, node: usize) {
+        for entry in &mut self.starts {
+            entry.1 = entry.1.min(node);
+        }
+    }
+}
+
 impl Scheduler {
     pub(super) fn preempt_by_level(&mut self, now: Micros, spec: PreemptionSpec, out: &mut Vec<Action>) {
         let preemptors = self.preemptors();
-        let Some(top) = preemptors.iter().map(|p| p.0).max() else { return };
+        let Some(top) = preemptors.iter().map(|r| r.level).max() else { return };
         let n = self.nodes.len();
         let mut avail: Vec<Resources> = (0..n).map(|i| self.nodes[i].free() + self.freeing[i]).collect();
-        let mut victims: Option<Vec<VecDeque<Victim>>> = None;
-        // Per node, victims' resources below each level (index = level).
-        let mut below: Vec<[Resources; 3]> = Vec::new();
+        let mut victims: Option<NodeVictims> = None;
+        // First fit in free room, and in free room plus the victims below each level.
+        let mut free_fit = FirstFit::default();
+        let mut victim_fit: [FirstFit; 3] = Default::default();
         // Requests (with their level) that found no node even with victims: room only
         // shrinks during the pass, so no request as big at a level as low finds one.
         let mut hopeless: Vec<(PriorityLevel, Resources)> = Vec::new();
-        for (level, req) in preemptors {
-            if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
-                continue;
-            }
-            if let Some(i) = (0..n).find(|&i| req.fits_in(&avail[i])) {
-                avail[i] -= req;
-                continue;
-            }
-            let victims = victims.get_or_insert_with(|| {
-                let v = self.victims(now, top, &spec);
-                below = v.iter().map(Self::sums_below).collect();
-                v
-            });
-            let Some(i) = (0..n).find(|&i| req.fits_in(&(avail[i] + below[i][level as usize]))) else {
-                hopeless.push((level, req));
-                continue;
-            };
-            let mut have = avail[i];
-            while !req.fits_in(&have) {
-                let v = victims[i].pop_front().expect("the sum below the level covers the request");
-                debug_assert!(v.level() < level, "victims are ordered by level");
-                have += v.resources;
-                for sum in below[i].iter_mut().skip(v.level() as usize + 1) {
-                    *sum -= v.resources;
+        for Run { level, req, tasks, .. } in preemptors {
+            for _ in 0..tasks {
+                // A hopeless request ends its run: the rest are as big, at its level.
+                if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
+                    break;
                 }
-                self.preempt_victim(now, v.order.3, &spec, out);
+                let fit = (free_fit.start(req)..n).find(|&i| req.fits_in(&avail[i]));
+                free_fit.record(req, fit.unwrap_or(n));
+                if let Some(i) = fit {
+                    avail[i] -= req;
+                    continue;
+                }
+                let victims = victims.get_or_insert_with(|| NodeVictims::new(n, self.victims(now, top, &spec)));
+                let at_level = &mut victim_fit[level as usize];
+                let fit =
+                    (at_level.start(req)..n).find(|&i| req.fits_in(&(avail[i] + victims.below[i][level as usize])));
+                at_level.record(req, fit.unwrap_or(n));
+                let Some(i) = fit else {
+                    hopeless.push((level, req));
+                    break;
+                };
+                let mut have = avail[i];
+                while !req.fits_in(&have) {
+                    let v = victims.take(i).expect("the sum below the level covers the request");
+                    debug_assert!(v.level() < level, "victims are ordered by level");
+                    have += v.resources;
+                    self.preempt_victim(now, v.order.3, &spec, out);
+                }
+                avail[i] = have - req;
+                free_fit.gained(i);
+                victim_fit.iter_mut().for_each(|f| f.gained(i));
             }
-            avail[i] = have - req;
         }
     }
 
     /// The requests of pending tasks above the free level (only they can
-    /// preempt), in service order.
-    fn preemptors(&self) -> Vec<(PriorityLevel, Resources)> {
+    /// preempt), in service order, as runs of equal requests of one job.
+    fn preemptors(&self) -> Vec<Run> {
         let mut keys: Vec<ServiceKey> = self.queues.iter().flat_map(|q| q.waiting.iter().flatten().copied()).collect();
         keys.sort_unstable();
-        let mut out = Vec::new();
+        let mut out: Vec<Run> = Vec::new();
         for key in keys {
             let job = &self.jobs[key.2 as usize];
             let level = PriorityLevel::of(job.req.priority);
@@ -82,19 +180,23 @@ impl Scheduler {
                 continue;
             }
             for &t in &job.pending {
-                out.push((level, job.tasks[t as usize].request));
+                let req = job.tasks[t as usize].request;
+                match out.last_mut() {
+                    Some(run) if run.job == key.2 && run.req == req => run.tasks += 1,
+                    _ => out.push(Run { job: key.2, level, req, tasks: 1 }),
+                }
             }
         }
         out
     }
 
-    /// Running tasks below `top`, per node, in victim order: lowest level
+    /// Running tasks below `top` with their nodes. Victim order: lowest level
     /// first; then, when checkpointing adaptively, the cheapest to dump
     /// (§5.2.2: memory over the node's checkpoint bandwidth), otherwise the
     /// lowest priority; then the youngest (least work to lose).
-    fn victims(&self, now: Micros, top: PriorityLevel, spec: &PreemptionSpec) -> Vec<VecDeque<Victim>> {
+    fn victims(&self, now: Micros, top: PriorityLevel, spec: &PreemptionSpec) -> Vec<(usize, Victim)> {
         let adaptive = spec.checkpoint.filter(|c| c.adaptive);
-        let mut per_node: Vec<Vec<Victim>> = (0..self.nodes.len()).map(|_| Vec::new()).collect();
+        let mut found = Vec::new();
         for key in self.queues.iter().flat_map(|q| q.active.iter()) {
             let job = &self.jobs[key.2 as usize];
             let level = PriorityLevel::of(job.req.priority);
@@ -107,28 +209,11 @@ impl Scheduler {
                     None => job.req.priority as u64,
                 };
                 let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
-                per_node[t.node.0 as usize]
-                    .push(Victim { order: (level, cost, Reverse(t.started), task), resources: t.allocated });
+                let order = (level, cost, Reverse(t.started), task);
+                found.push((t.node.0 as usize, Victim { order, resources: t.allocated }));
             }
         }
-        per_node
-            .into_iter()
-            .map(|mut v| {
-                v.sort_unstable_by_key(|v| v.order);
-                v.into()
-            })
-            .collect()
-    }
-
-    /// Per level l, the resources of the victims below l.
-    fn sums_below(victims: &VecDeque<Victim>) -> [Resources; 3] {
-        let mut sums = [Resources::ZERO; 3];
-        for v in victims {
-            for s in sums.iter_mut().skip(v.level() as usize + 1) {
-                *s += v.resources;
-            }
-        }
-        sums
+        found
     }
 
     /// Kills or checkpoints one victim, as the policy says.
@@ -137,5 +222,46 @@ impl Scheduler {
             Some(c) => self.checkpoint_or_kill(now, task, c, out),
             None => self.kill(task, out),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_fit_skips_nodes_too_small_until_one_gains_room() {
+        let mut f = FirstFit::default();
+        assert_eq!(f.start(Resources::cores_gb(4, 4)), 0);
+        f.record(Resources::cores_gb(4, 4), 7);
+        assert_eq!(f.start(Resources::cores_gb(8, 4)), 7, "a bigger request fits no earlier node");
+        assert_eq!(f.start(Resources::cores_gb(2, 4)), 0, "a smaller one may");
+        f.gained(3);
+        assert_eq!(f.start(Resources::cores_gb(4, 4)), 3);
+    }
+
+    // Node 1 runs a middle task started at 5 s and two free tasks started at 1 s and
+    // 2 s; node 0 one free task. Victim order on node 1: free before middle, the
+    // younger free one first; the sums below each level shrink as victims are taken.
+    #[test]
+    fn node_victims_come_in_victim_order_with_their_sums() {
+        let victim = |level, started, task, cores| Victim {
+            order: (level, 0, Reverse(started), TaskRef { job: JobId(0), task }),
+            resources: Resources::cores_gb(cores, cores),
+        };
+        let (free, middle) = (PriorityLevel::Free, PriorityLevel::Middle);
+        let found = vec![
+            (1, victim(middle, 5, 0, 4)),
+            (0, victim(free, 1, 1, 1)),
+            (1, victim(free, 1, 2, 2)),
+            (1, victim(free, 2, 3, 3)),
+        ];
+        let mut v = NodeVictims::new(2, found);
+        assert_eq!(v.below[1], [Resources::ZERO, Resources::cores_gb(5, 5), Resources::cores_gb(9, 9)]);
+        let taken: Vec<u32> = std::iter::from_fn(|| v.take(1)).map(|v| v.order.3.task).collect();
+        assert_eq!(taken, vec![3, 2, 0]);
+        assert_eq!(v.below[1], [Resources::ZERO; 3]);
+        assert_eq!(v.take(0).map(|v| v.order.3.task), Some(1));
+        assert!(v.take(0).is_none());
     }
 }
