@@ -135,6 +135,16 @@ fn cluster_from(rec: ClusterRecord) -> Result<Cluster, String> {
     Ok(Cluster { nodes })
 }
 
+/// serde_json's message with its position as a column of the line (its own
+/// "at line 1" counts lines of one record, not of the file).
+fn json_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => format!("{} (column {})", &text[..i], e.column()),
+        None => text,
+    }
+}
+
 fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
     let mut phases = Vec::with_capacity(rec.phases.len());
     for p in rec.phases {
@@ -174,7 +184,7 @@ pub fn read_workload(input: impl BufRead) -> Result<Workload, FormatError> {
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
-        let rec: Record = serde_json::from_str(text).map_err(|e| FormatError { line: n, reason: e.to_string() })?;
+        let rec: Record = serde_json::from_str(text).map_err(|e| FormatError { line: n, reason: json_reason(&e) })?;
         match rec {
             Record::Cluster(c) => {
                 if let Some((_, first)) = cluster {
@@ -352,6 +362,11 @@ mod tests {
 
         let e = error_of(&format!("{cluster}\nnot json"));
         assert_eq!(e.line, 2);
+        assert_eq!(e.reason, "expected value (column 1)");
+
+        let e = error_of(&format!("{cluster}\n{{\"job\":{{\"submit\":0}}}}"));
+        assert_eq!((e.line, e.reason.starts_with("unknown field `submit`")), (2, true), "{e}");
+        assert!(e.reason.ends_with("(column 16)") && !e.reason.contains("line 1"), "{e}");
 
         let e = error_of(r#"{"cluster":{"nodes":[]}}"#);
         assert_eq!((e.line, e.reason.as_str()), (1, "the cluster has no nodes"));
