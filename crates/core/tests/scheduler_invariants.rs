@@ -233,6 +233,33 @@ fn a_lost_node_takes_no_work_until_it_is_back() {
     assert!(s.observe(4 * SECOND, Observation::NodeLost(NodeId(2))).is_err());
 }
 
+/// `kill` on two ⟨4 CPU, 4 GB⟩ nodes: a long ⟨4, 4⟩ task runs on node 0 and node 1
+/// is lost. A short ⟨4, 4⟩ task arrives. The lost node's capacity is not free
+/// room: the short queue's guarantee is 95 % of node 0, so the monitor kills
+/// the long task and the short task runs there. Once node 1 is back, the
+/// cluster's capacity counts it again.
+#[test]
+fn a_lost_node_is_not_room_for_the_preempting_queue() {
+    use pliant_core::model::NodeId;
+    let policy = preset("kill", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(4, 4); 2], policy).unwrap();
+    let mut out = Vec::new();
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(4, 4)], true))).unwrap();
+    s.schedule(0, &mut out);
+    out.clear();
+    s.observe(SECOND, Observation::NodeLost(NodeId(1))).unwrap();
+    s.observe(SECOND, Observation::NodeLost(NodeId(1))).unwrap();
+    assert_eq!(s.total(), Resources::cores_gb(4, 4), "a repeated report changes nothing");
+    s.observe(SECOND, Observation::JobSubmitted(job(1, JobClass::Short, &[(4, 4)], false))).unwrap();
+    s.monitor(3 * SECOND, &mut out);
+    s.schedule(3 * SECOND, &mut out);
+    let long = TaskRef { job: JobId(0), task: 0 };
+    assert_eq!(out[0], Action::Kill { task: long }, "{out:?}");
+    assert!(matches!(out[1..], [Action::Launch { task, node: NodeId(0), .. }] if task.job == JobId(1)), "{out:?}");
+    s.observe(4 * SECOND, Observation::NodeBack(NodeId(1))).unwrap();
+    assert_eq!(s.total(), Resources::cores_gb(8, 8));
+}
+
 /// A victim lost while its dump is being written (its process did not
 /// checkpoint) has no image: it starts afresh, and its dump leaves nothing
 /// booked, so the next production task preempts it again.

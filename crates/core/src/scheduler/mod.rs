@@ -351,7 +351,19 @@ impl Scheduler {
     /// tasks it held as lost itself.
     fn set_down(&mut self, node: NodeId, down: bool) -> Result<(), CoreError> {
         let n = self.nodes.get_mut(node.0 as usize).ok_or(CoreError::UnknownNode(node.0))?;
-        n.down = down;
+        if n.down != down {
+            n.down = down;
+            if down {
+                self.total -= n.capacity;
+            } else {
+                self.total += n.capacity;
+            }
+            // Queues are guaranteed shares of what the cluster has now: a lost
+            // node's capacity is neither free room nor owed to anyone.
+            for (q, spec) in self.queues.iter_mut().zip(&self.policy.queues) {
+                q.guaranteed = self.total.scale(spec.guaranteed);
+            }
+        }
         self.refresh_node(node);
         Ok(())
     }

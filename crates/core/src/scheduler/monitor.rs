@@ -22,7 +22,8 @@ impl Scheduler {
             let room = q.guaranteed.saturating_sub(&q.used);
             let demand = self.pending_demand(starved).min(&room);
             // Memory that preempted tasks are still giving back is on its way.
-            let coming = self.total - self.allocated + Resources::new(0, self.reclaiming_mb);
+            // (Tasks of a node just lost still count as allocated until reported lost.)
+            let coming = self.total.saturating_sub(&self.allocated) + Resources::new(0, self.reclaiming_mb);
             let mut need = demand.saturating_sub(&coming);
             for over in 0..self.queues.len() {
                 if over == starved || need.is_zero() {
