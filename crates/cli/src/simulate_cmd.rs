@@ -23,20 +23,28 @@ pub enum Format {
     Json,
 }
 
+/// The flags `simulate` and `sweep` share after the workload's: the policies,
+/// their settings and the output format.
+#[derive(Args)]
+pub struct PolicyArgs {
+    /// Comma-separated policy presets (see `pliant policies`); default: the scenario's
+    /// (see `pliant scenarios`), or every preset for a --workload.
+    #[arg(long, value_delimiter = ',')]
+    pub policies: Option<Vec<String>>,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
 /// Arguments of `pliant simulate`.
 #[derive(Args)]
 pub struct SimulateArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Comma-separated policy presets (see `pliant policies`); default: the scenario's
-    /// (see `pliant scenarios`), or every preset for a --workload.
-    #[arg(long, value_delimiter = ',')]
-    policies: Option<Vec<String>>,
     #[command(flatten)]
-    settings: SettingsArgs,
-    /// Output format on standard output.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    run: PolicyArgs,
     /// Also write results.json, jobs.csv, jct_cdf.svg and cpu_timeline.svg here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -127,13 +135,13 @@ fn write_outputs(dir: &Path, json: &str, runs: &[RunRecord]) -> Result<(), Strin
 /// Runs `pliant simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), String> {
     let (name, workload) = args.workload.load(args.workload.seed)?;
-    let settings = args.settings.load()?;
-    let policies = policies_named(args.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
+    let settings = args.run.settings.load()?;
+    let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
     let runs = run_all(&workload, policies, &settings.exec)?;
     let (seed, scale) = (args.workload.seed, args.workload.scale);
     let doc = comparison_json(&name, seed, scale, &settings, &runs);
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-    match args.format {
+    match args.run.format {
         Format::Json => println!("{json}"),
         Format::Table => {
             let title = format!(

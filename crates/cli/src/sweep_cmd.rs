@@ -2,8 +2,7 @@
 //! metrics at each value, averaged over seeds (BIG-C Fig. 7; the checkpoint
 //! paper's bandwidth sweep).
 
-use crate::settings::SettingsArgs;
-use crate::simulate_cmd::{parallel_map, policies_named, Format};
+use crate::simulate_cmd::{parallel_map, policies_named, Format, PolicyArgs};
 use crate::workload_args::WorkloadArgs;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -22,10 +21,6 @@ pub struct SweepArgs {
     /// Average each point over this many seeds, from --seed upwards.
     #[arg(long, default_value_t = 1)]
     seeds: u64,
-    /// Comma-separated policy presets (see `pliant policies`); default: the scenario's
-    /// (see `pliant scenarios`), or every preset for a --workload.
-    #[arg(long, value_delimiter = ',')]
-    policies: Option<Vec<String>>,
     /// Comma-separated metrics: dotted paths into a policy's JSON result
     /// (`pliant simulate --format json`), e.g. classes.long.cov or waste_core_seconds.
     #[arg(
@@ -35,10 +30,7 @@ pub struct SweepArgs {
     )]
     metrics: Vec<String>,
     #[command(flatten)]
-    settings: SettingsArgs,
-    /// Output format on standard output.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
+    run: PolicyArgs,
     /// Also write sweep.json and one sweep_<metric>.svg per metric here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -67,7 +59,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     if args.seeds == 0 {
         return Err("--seeds must be at least 1".into());
     }
-    let base = args.settings.load()?;
+    let base = args.run.settings.load()?;
     let settings = values
         .iter()
         .map(|v| {
@@ -78,7 +70,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     let defaults = args.workload.default_policies();
     let policies = settings
         .iter()
-        .map(|s| policies_named(args.policies.as_deref(), &defaults, &s.params))
+        .map(|s| policies_named(args.run.policies.as_deref(), &defaults, &s.params))
         .collect::<Result<Vec<_>, _>>()?;
     let seeds: Vec<u64> = (0..args.seeds).map(|i| args.workload.seed + i).collect();
     let loaded = seeds.iter().map(|&seed| args.workload.load(seed)).collect::<Result<Vec<_>, _>>()?;
@@ -115,7 +107,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         .map(|(m, metric)| collect_metric(&sweep, m, metric, &names, &points, &figures))
         .collect();
     let json = serde_json::to_string_pretty(&sweep).map_err(|e| e.to_string())?;
-    match args.format {
+    match args.run.format {
         Format::Json => println!("{json}"),
         Format::Table => print!("{}", sweep_table(&sweep)),
     }
