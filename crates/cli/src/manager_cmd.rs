@@ -54,20 +54,24 @@ impl From<SetupArgs> for ManagerSetup {
     }
 }
 
-/// What this node offers.
+/// What this node offers, and how long its tasks have to checkpoint.
 #[derive(Debug, clap::Args)]
-pub struct OfferArgs {
+pub struct NodeArgs {
     /// CPU cores this node offers (default: all of them).
     #[arg(long, value_parser = parse_cores)]
     pub cpu: Option<u64>,
     /// Memory this node offers, in MB or with an M or G suffix (default: all of it).
     #[arg(long, value_parser = parse_size_mb)]
     pub mem: Option<u64>,
+    /// Seconds a task asked to checkpoint has to save its state and exit 0 before
+    /// it is killed and loses its progress (size it to the tasks' state and disk).
+    #[arg(long, default_value = "20", value_parser = parse_seconds)]
+    pub checkpoint_grace: std::time::Duration,
 }
 
-impl From<OfferArgs> for Offer {
-    fn from(a: OfferArgs) -> Offer {
-        Offer { cpu_milli: a.cpu, mem_mb: a.mem }
+impl NodeArgs {
+    fn offer(&self) -> Offer {
+        Offer { cpu_milli: self.cpu, mem_mb: self.mem }
     }
 }
 
@@ -81,7 +85,7 @@ pub struct LocalArgs {
     #[arg(long)]
     policy: Option<String>,
     #[command(flatten)]
-    offer: OfferArgs,
+    node: NodeArgs,
 }
 
 /// Options of `pliant serve`.
@@ -109,7 +113,7 @@ pub struct AgentArgs {
     #[arg(long)]
     name: Option<String>,
     #[command(flatten)]
-    offer: OfferArgs,
+    node: NodeArgs,
 }
 
 /// How to reach the manager.
@@ -175,7 +179,12 @@ pub struct JobArgs {
 pub fn run(cmd: ManagerCommand) -> Result<(), String> {
     match cmd {
         ManagerCommand::Local(a) => {
-            let opts = LocalOptions { setup: a.setup.into(), policy: a.policy, offer: a.offer.into() };
+            let opts = LocalOptions {
+                setup: a.setup.into(),
+                policy: a.policy,
+                offer: a.node.offer(),
+                checkpoint_grace: a.node.checkpoint_grace,
+            };
             run_local(&opts, stop_on_signals(), &|line| eprintln!("pliant local: {line}"))
         }
         ManagerCommand::Serve(a) => {
@@ -194,7 +203,12 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                     .map(|h| h.trim().to_string())
                     .map_err(|e| format!("cannot read the host name (give --name): {e}"))?,
             };
-            let opts = AgentOptions { manager: a.manager.url, name, offer: a.offer.into() };
+            let opts = AgentOptions {
+                manager: a.manager.url,
+                name,
+                offer: a.node.offer(),
+                checkpoint_grace: a.node.checkpoint_grace,
+            };
             run_agent(&opts, stop_on_signals(), &|line| eprintln!("pliant agent: {line}"))
         }
         ManagerCommand::Submit(a) => {

@@ -20,9 +20,9 @@ const PATIENCE: Duration = Duration::from_secs(10);
 const LIMIT_ATTEMPTS: u32 = 6;
 /// Bytes of stderr a failure report carries.
 const STDERR_TAIL: u64 = 2048;
-/// How long a task asked to checkpoint has to save its state and exit
-/// before it is killed and reported lost.
-pub const CHECKPOINT_DEADLINE: Duration = Duration::from_secs(20);
+/// How long a task asked to checkpoint has, unless the agent is told
+/// otherwise, to save its state and exit before it is killed and reported lost.
+pub const DEFAULT_CHECKPOINT_GRACE: Duration = Duration::from_secs(20);
 
 /// Something went wrong on the node itself (not with one task).
 #[derive(Debug, thiserror::Error)]
@@ -49,10 +49,10 @@ impl HeldTask {
         HeldTask { live, log_dir, watch_swapping: false, checkpoint_by: None }
     }
 
-    /// Asks the task to checkpoint, unless it was asked already.
-    fn request_checkpoint(&mut self) -> Result<(), MechanismError> {
+    /// Asks the task to checkpoint within `grace`, unless it was asked already.
+    fn request_checkpoint(&mut self, grace: Duration) -> Result<(), MechanismError> {
         if self.checkpoint_by.is_none() {
-            self.checkpoint_by = Some(Instant::now() + CHECKPOINT_DEADLINE);
+            self.checkpoint_by = Some(Instant::now() + grace);
             self.live.request_checkpoint()?;
         }
         Ok(())
@@ -64,6 +64,7 @@ pub struct Agent {
     tasks: BTreeMap<TaskRef, HeldTask>,
     top: Cgroup,
     caps: Capabilities,
+    checkpoint_grace: Duration,
 }
 
 impl Drop for Agent {
@@ -91,16 +92,22 @@ impl Agent {
     /// Starts the agent in the top cgroup `name`. With `keep_tasks` a cgroup
     /// left by an earlier agent is taken over with its tasks (the manager
     /// then sends [`AgentOp::Adopt`] and [`AgentOp::Sweep`]); without, it is
-    /// removed with everything in it (a killed agent's leftovers). Returns the
-    /// agent and whether a leftover cgroup was found.
-    pub fn start(layout: &Layout, name: &str, keep_tasks: bool) -> Result<(Agent, bool), AgentError> {
+    /// removed with everything in it (a killed agent's leftovers). A task
+    /// asked to checkpoint has `checkpoint_grace` to save and exit. Returns
+    /// the agent and whether a leftover cgroup was found.
+    pub fn start(
+        layout: &Layout,
+        name: &str,
+        keep_tasks: bool,
+        checkpoint_grace: Duration,
+    ) -> Result<(Agent, bool), AgentError> {
         let kept = if keep_tasks { layout.open(name) } else { None };
         let (top, found) = match kept {
             Some(top) => (top, true),
             None => layout.create_fresh(name)?,
         };
         let caps = Capabilities::detect(&top)?;
-        Ok((Agent { tasks: BTreeMap::new(), top, caps }, found))
+        Ok((Agent { tasks: BTreeMap::new(), top, caps, checkpoint_grace }, found))
     }
 
     /// What this node can do.
@@ -222,7 +229,7 @@ impl Agent {
         let Some(held) = self.tasks.get_mut(&task) else { return Ok(()) };
         if mechanism == NodeMechanism::Checkpoint {
             // Reported from `poll` once the task has exited.
-            return held.request_checkpoint();
+            return held.request_checkpoint(self.checkpoint_grace);
         }
         let before = held.live.limits().mem_bytes;
         let start = Instant::now();
@@ -283,7 +290,11 @@ impl Agent {
                     let status = crate::process::recorded_exit(&exit_file)
                         .unwrap_or_else(|| std::process::ExitStatus::from_raw(libc::SIGKILL));
                     out.push(if expect == Expected::Checkpointing {
-                        checkpoint_report(task, CheckpointOutcome::of(Some(status), checkpoint_dir))
+                        checkpoint_report(
+                            task,
+                            CheckpointOutcome::of(Some(status), checkpoint_dir),
+                            self.checkpoint_grace,
+                        )
                     } else {
                         exited(task, status, &log_dir)
                     });
@@ -298,7 +309,7 @@ impl Agent {
         let start = Instant::now();
         match expect {
             Expected::Running | Expected::Restoring => held.live.resume()?,
-            Expected::Checkpointing => held.request_checkpoint()?,
+            Expected::Checkpointing => held.request_checkpoint(self.checkpoint_grace)?,
             Expected::Shrunk(limits) => {
                 let mut froze = false;
                 with_retries(|| held.live.shrink_to(allocation(limits), PATIENCE).map(|s| froze |= s.froze))?;
@@ -328,7 +339,7 @@ impl Agent {
             if let Some(by) = held.checkpoint_by {
                 match checkpoint_ended(held, by) {
                     Ok(Some(report)) => {
-                        out.push(checkpoint_report(task, report));
+                        out.push(checkpoint_report(task, report, self.checkpoint_grace));
                         ended.push(task);
                     }
                     Ok(None) => {}
@@ -383,14 +394,14 @@ fn checkpoint_ended(held: &mut HeldTask, by: Instant) -> Result<Option<Checkpoin
 }
 
 /// What the manager hears of a checkpoint's outcome.
-fn checkpoint_report(task: TaskRef, outcome: CheckpointOutcome) -> AgentReport {
+fn checkpoint_report(task: TaskRef, outcome: CheckpointOutcome, grace: Duration) -> AgentReport {
     let reason = match outcome {
         CheckpointOutcome::Saved(_) => return AgentReport::Checkpointed { task },
         CheckpointOutcome::Lost(how) => format!("checkpoint failed: the task ended with {how} after SIGUSR1"),
         CheckpointOutcome::TimedOut => {
             format!(
                 "checkpoint failed: the task did not exit within {} s of SIGUSR1 and was killed",
-                CHECKPOINT_DEADLINE.as_secs()
+                grace.as_secs_f64()
             )
         }
     };

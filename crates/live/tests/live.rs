@@ -294,9 +294,10 @@ fn reports(agent: &mut Agent, n: usize) -> Vec<AgentReport> {
 }
 
 /// The agent's side of checkpoint-based preemption: asked by the manager, it
-/// reports a cooperating task checkpointed once it has saved and exited 0,
-/// and a task that dies of SIGUSR1 lost, with why; an agent that took over a
-/// task being checkpointed (its predecessor died) reports its outcome too.
+/// reports a cooperating task checkpointed once it has saved and exited 0, a
+/// task that dies of SIGUSR1 lost, with why, and one that ignores SIGUSR1
+/// lost once its grace is up; an agent that took over a task being
+/// checkpointed (its predecessor died) reports its outcome too.
 #[test]
 fn the_agent_reports_checkpoints_and_failed_ones_even_after_taking_over() {
     let Some(w) = live("agent-ckpt", None) else { return };
@@ -317,24 +318,33 @@ fn the_agent_reports_checkpoints_and_failed_ones_even_after_taking_over() {
     let checkpoint =
         |job| AgentOp::Preempt { task: task(job), mechanism: NodeMechanism::Checkpoint, limits: Resources::ZERO };
     let passes = |job| read_progress(&log_dir(job).join("stdout")).passes;
-    let (mut agent, _) = Agent::start(&w.layout, &name, false).unwrap();
+    let grace = Duration::from_secs(2);
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, grace).unwrap();
     let mut out = Vec::new();
     agent.apply(launch(0, dirty()), &mut out);
     agent.apply(launch(1, vec!["sleep".into(), "600".into()]), &mut out);
     agent.apply(launch(2, dirty()), &mut out);
+    // An ignored signal stays ignored across exec: this `sleep` outlives SIGUSR1.
+    let deaf = ["/bin/sh", "-c", "trap '' USR1; exec sleep 600"].map(String::from).to_vec();
+    agent.apply(launch(3, deaf), &mut out);
     assert_eq!(out, vec![], "fresh launches report nothing");
     let start = Instant::now();
     while passes(0) < 2 || passes(2) < 2 {
         assert!(start.elapsed() < Duration::from_secs(20), "the dirtiers do not progress");
         sleep(Duration::from_millis(20));
     }
+    let asked = Instant::now();
     agent.apply(checkpoint(0), &mut out);
     agent.apply(checkpoint(1), &mut out);
-    let got = reports(&mut agent, 2);
+    agent.apply(checkpoint(3), &mut out);
+    let got = reports(&mut agent, 3);
     assert!(got.contains(&AgentReport::Checkpointed { task: task(0) }), "{got:?}");
     // `sleep` dies of SIGUSR1; the exit-code wrapper outlives it and exits 128 + 10.
     let reason = "checkpoint failed: the task ended with exit 138 after SIGUSR1".to_string();
     assert!(got.contains(&AgentReport::Lost { task: task(1), reason }), "{got:?}");
+    let reason = "checkpoint failed: the task did not exit within 2 s of SIGUSR1 and was killed".to_string();
+    assert!(got.contains(&AgentReport::Lost { task: task(3), reason }), "{got:?}");
+    assert!(asked.elapsed() >= grace, "task 3 was given up before its grace was over");
     // pliant-dirty saves an 8-byte pass count and its 8 MB.
     assert_eq!(std::fs::metadata(checkpoint_dir(0).join("state")).unwrap().len(), 8 + 8 * MB);
     assert_eq!(agent.tasks().collect::<Vec<_>>(), vec![task(2)]);
@@ -345,7 +355,7 @@ fn the_agent_reports_checkpoints_and_failed_ones_even_after_taking_over() {
     let leftover = top.open_child("job2-task0").unwrap();
     let pid = leftover.pids().unwrap()[0];
     std::mem::forget((agent, top, leftover));
-    let (mut next, found) = Agent::start(&w.layout, &name, true).unwrap();
+    let (mut next, found) = Agent::start(&w.layout, &name, true, grace).unwrap();
     assert!(found);
     let adopt = AgentOp::Adopt {
         task: task(2),

@@ -48,6 +48,8 @@ pub struct LocalOptions {
     pub policy: Option<String>,
     /// What the node offers.
     pub offer: Offer,
+    /// How long a task asked to checkpoint has to save and exit.
+    pub checkpoint_grace: std::time::Duration,
 }
 
 /// The name of the top cgroup for a state directory: one per cluster, so two
@@ -91,8 +93,9 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let server = tiny_http::Server::http(&opts.setup.listen)
         .map_err(|e| format!("cannot listen on {}: {e}", opts.setup.listen))?;
     let layout = Layout::detect().map_err(|e| e.to_string())?;
-    let (agent, found) = Agent::start(&layout, &cgroup_name(&opts.setup.state_dir), journal_exists)
-        .map_err(|e| format!("agent: {e}"))?;
+    let (agent, found) =
+        Agent::start(&layout, &cgroup_name(&opts.setup.state_dir), journal_exists, opts.checkpoint_grace)
+            .map_err(|e| format!("agent: {e}"))?;
     if found && !journal_exists {
         log("removed a leftover cgroup of an earlier run");
     }

@@ -26,13 +26,16 @@ pub struct AgentOptions {
     pub name: String,
     /// What the node offers.
     pub offer: Offer,
+    /// How long a task asked to checkpoint has to save and exit.
+    pub checkpoint_grace: std::time::Duration,
 }
 
 /// Runs until `stop` is set; then every task is killed and every cgroup removed.
 pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     let layout = Layout::detect().map_err(|e| e.to_string())?;
     let (mut agent, leftover) =
-        Agent::start(&layout, &format!("pliant-agent-{}", opts.name), false).map_err(|e| e.to_string())?;
+        Agent::start(&layout, &format!("pliant-agent-{}", opts.name), false, opts.checkpoint_grace)
+            .map_err(|e| e.to_string())?;
     if leftover {
         log("removed the tasks and cgroups a previous agent left");
     }
