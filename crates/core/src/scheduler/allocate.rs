@@ -52,7 +52,7 @@ impl Scheduler {
                 }
                 let id = key.2 as usize;
                 let class = self.jobs[id].req.class;
-                while let Some(&ti) = self.jobs[id].pending.front() {
+                while let Some(ti) = self.jobs[id].pending.front() {
                     let req = self.jobs[id].tasks[ti as usize].request;
                     let node = if no_room.iter().any(|r| r.fits_in(&req)) { None } else { self.find_node(req, class) };
                     let Some(node) = node else {

@@ -83,7 +83,7 @@ impl Scheduler {
         t.io_op = None;
         let (node, held) = (t.node, std::mem::replace(&mut t.allocated, Resources::ZERO));
         job.running -= 1;
-        job.pending.push_front(task.task);
+        job.pending.push_front(task.task, job.tasks[task.task as usize].request);
         self.freeing[node.0 as usize] -= frees;
         self.unbook_io(node, now);
         self.release(node, queue, held);

@@ -6,6 +6,7 @@ mod checkpointing;
 mod container_preemption;
 mod monitor;
 mod node_index;
+mod pending;
 mod priority_preemption;
 mod state;
 
@@ -303,7 +304,7 @@ impl Scheduler {
         // failed Spark jobs of BIG-C §5.2 did.
         let exhausted = t.attempts >= max_attempts && job.req.phases[t.phase as usize].coupled;
         job.running -= 1;
-        job.pending.push_front(task.task);
+        job.pending.push_front(task.task, job.tasks[task.task as usize].request);
         let queue = job.queue;
         self.release(node, queue, res);
         self.sync_waiting(task.job.0 as usize);
@@ -340,7 +341,7 @@ impl Scheduler {
         t.allocated = Resources::ZERO;
         t.running_since = None;
         job.running -= 1;
-        job.pending.push_front(task.task);
+        job.pending.push_front(task.task, job.tasks[task.task as usize].request);
         let queue = job.queue;
         self.release(node, queue, res);
         self.sync_waiting(task.job.0 as usize);

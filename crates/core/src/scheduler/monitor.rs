@@ -67,9 +67,8 @@ impl Scheduler {
     fn pending_demand(&self, queue: usize) -> Resources {
         let mut sum = Resources::ZERO;
         for key in self.queues[queue].waiting.iter().flatten() {
-            let job = &self.jobs[key.2 as usize];
-            for &t in &job.pending {
-                sum += job.tasks[t as usize].request;
+            for (request, tasks) in self.jobs[key.2 as usize].pending.runs() {
+                sum += request.times(tasks as u64);
             }
         }
         sum

@@ -82,7 +82,6 @@ impl NodeVictims {
 
 /// Pending tasks of one job in a row with equal requests.
 struct Run {
-    job: u32,
     level: PriorityLevel,
     req: Resources,
     tasks: u32,
@@ -132,7 +131,7 @@ impl Scheduler {
         // Requests (with their level) that found no node even with victims: room only
         // shrinks during the pass, so no request as big at a level as low finds one.
         let mut hopeless: Vec<(PriorityLevel, Resources)> = Vec::new();
-        for Run { level, req, tasks, .. } in preemptors {
+        for Run { level, req, tasks } in preemptors {
             for _ in 0..tasks {
                 // A hopeless request ends its run: the rest are as big, at its level.
                 if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
@@ -179,13 +178,7 @@ impl Scheduler {
             if level == PriorityLevel::Free {
                 continue;
             }
-            for &t in &job.pending {
-                let req = job.tasks[t as usize].request;
-                match out.last_mut() {
-                    Some(run) if run.job == key.2 && run.req == req => run.tasks += 1,
-                    _ => out.push(Run { job: key.2, level, req, tasks: 1 }),
-                }
-            }
+            out.extend(job.pending.runs().map(|(req, tasks)| Run { level, req, tasks }));
         }
         out
     }

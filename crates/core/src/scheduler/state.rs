@@ -1,9 +1,10 @@
 //! The scheduler's bookkeeping: nodes, queues and jobs as the resource manager
 //! sees them.
 
+use super::pending::PendingTasks;
 use crate::model::{JobRequest, NodeId, TaskState};
 use crate::{Micros, Resources};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 
 /// Orders jobs in a queue: (inverted priority, submission, id); smaller first.
 pub(crate) type ServiceKey = (u8, Micros, u32);
@@ -137,7 +138,7 @@ pub(crate) struct JobState {
     pub tasks: Vec<TaskRuntime>,
     pub phases: Vec<PhaseRuntime>,
     /// Runnable pending tasks (their phase's barrier is passed), in order.
-    pub pending: VecDeque<u32>,
+    pub pending: PendingTasks,
     pub running: u32,
     pub unfinished: u32,
     pub status: JobStatus,
@@ -188,7 +189,7 @@ impl JobState {
             key,
             tasks,
             phases,
-            pending: VecDeque::new(),
+            pending: PendingTasks::default(),
             running: 0,
             unfinished,
             status: JobStatus::Active,
@@ -203,7 +204,9 @@ impl JobState {
 
     /// Makes a phase's tasks runnable once its barrier is passed.
     pub fn release_phase(&mut self, phase: u32) {
-        self.pending.extend(self.phases[phase as usize].tasks.clone());
+        for t in self.phases[phase as usize].tasks.clone() {
+            self.pending.push_back(t, self.tasks[t as usize].request);
+        }
         // An empty phase finishes at once and releases its downstream phases.
         if self.phases[phase as usize].unfinished == 0 {
             self.finish_phase(phase);
