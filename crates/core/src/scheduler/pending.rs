@@ -68,6 +68,35 @@ impl PendingTasks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever is pushed and popped at either end, the runs are the
+        /// tasks' requests run-length encoded: maximal, none empty.
+        #[test]
+        fn runs_are_the_requests_run_length_encoded(ops in prop::collection::vec((0u8..4, 0u64..3), 0..60)) {
+            let mut p = PendingTasks::default();
+            let mut model: VecDeque<(u32, Resources)> = VecDeque::new();
+            for (i, (op, size)) in ops.into_iter().enumerate() {
+                let r = Resources::cores_gb(size, 1);
+                match op {
+                    0 => { p.push_back(i as u32, r); model.push_back((i as u32, r)); }
+                    1 => { p.push_front(i as u32, r); model.push_front((i as u32, r)); }
+                    2 => { p.pop_front(); model.pop_front(); }
+                    _ => { p.clear(); model.clear(); }
+                }
+                let mut runs: Vec<(Resources, u32)> = Vec::new();
+                for &(_, r) in &model {
+                    match runs.last_mut() {
+                        Some(last) if last.0 == r => last.1 += 1,
+                        _ => runs.push((r, 1)),
+                    }
+                }
+                prop_assert_eq!(p.runs().collect::<Vec<_>>(), runs);
+                prop_assert_eq!(p.front(), model.front().map(|&(t, _)| t));
+            }
+        }
+    }
 
     #[test]
     fn runs_follow_the_tasks_at_both_ends() {
