@@ -137,6 +137,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     let (name, workload) = args.workload.load(args.workload.seed)?;
     let settings = args.run.settings.load()?;
     let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
+    let preempting = policies.iter().any(|p| p.preemption.is_some());
     let runs = run_all(&workload, policies, &settings.exec)?;
     let (seed, scale) = (args.workload.seed, args.workload.scale);
     let doc = comparison_json(&name, seed, scale, &settings, &runs);
@@ -154,6 +155,13 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     }
     if let Some(dir) = &args.out {
         write_outputs(dir, &json, &runs)?;
+    }
+    if preempting && runs.iter().all(|r| r.preemptions.values().all(|&n| n == 0)) {
+        let cpu = runs.iter().map(|r| r.cpu_mean).fold(0.0, f64::max) * 100.0;
+        eprintln!(
+            "note: no policy preempted anything: the workload never ran short of room (mean CPU at most {cpu:.1} %), \
+             so the preempting policies match the others; replay it on fewer nodes (--nodes N) to compare them"
+        );
     }
     Ok(())
 }

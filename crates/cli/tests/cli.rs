@@ -163,6 +163,13 @@ fn workload_file_runs_and_impossible_runs_are_reported() {
     assert_eq!(result(&doc, "fifo")["classes"]["short"]["jct"]["mean"], 110.0);
     let e = error_of(&["simulate", "--workload", p, "--policies", "reserve", "--set", "reserve_fraction=1"]);
     assert!(e.contains("can never run"), "{e}");
+    // On two nodes the short job finds room without preempting: the user is
+    // told why kill matches fifo. On one node kill preempts, and no note.
+    let note = "no policy preempted anything";
+    let out = pliant(&["simulate", "--workload", p, "--policies", "fifo,kill", "--nodes", "2"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(note), "{out:?}");
+    let out = pliant(&["simulate", "--workload", p, "--policies", "fifo,kill"]);
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains(note), "{out:?}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
