@@ -3,18 +3,8 @@
 
 mod common;
 
-use common::{error_of, pliant, temp_dir};
+use common::{error_of, json, pliant, result, temp_dir};
 use serde_json::Value;
-
-fn json(args: &[&str]) -> Value {
-    let out = pliant(args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn result<'a>(doc: &'a Value, policy: &str) -> &'a Value {
-    doc["results"].as_array().unwrap().iter().find(|r| r["policy"] == policy).unwrap()
-}
 
 /// The README's first command: on `mixed` (seed 1), fifo has the worst short-job
 /// p95, kill a short-job p95 within 1.2× of the best, fifo the best long-job p90,

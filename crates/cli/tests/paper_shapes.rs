@@ -2,25 +2,17 @@
 //! checkpoint.md), pinned on seed 1 so that a change that breaks one fails
 //! here, not only in a regenerated table.
 
-// This test uses only some of the shared helpers.
-#[allow(dead_code)]
 mod common;
 
-use common::pliant;
+use common::{json, result};
 use serde_json::Value;
 
-/// `pliant simulate ARGS --format json`, each policy's result by name.
-fn results(args: &[&str]) -> Vec<(String, Value)> {
-    let mut all = args.to_vec();
+/// `pliant simulate ARGS --format json`.
+fn simulate(args: &[&str]) -> Value {
+    let mut all = vec!["simulate"];
+    all.extend(args);
     all.extend(["--format", "json"]);
-    let out = pliant(&all);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["results"].as_array().unwrap().iter().map(|r| (r["policy"].as_str().unwrap().to_string(), r.clone())).collect()
-}
-
-fn of<'a>(runs: &'a [(String, Value)], policy: &str) -> &'a Value {
-    &runs.iter().find(|(p, _)| p == policy).unwrap().1
+    json(&all)
 }
 
 fn num(v: &Value, path: &str) -> f64 {
@@ -33,10 +25,10 @@ fn num(v: &Value, path: &str) -> f64 {
 #[test]
 fn bigc_comparison_on_the_synthetic_loads() {
     for scenario in ["high-load", "multi-load"] {
-        let runs = results(&["simulate", "--scenario", scenario, "--policies", "fifo,reserve,kill,ip,gp"]);
-        let short = |p| num(of(&runs, p), "classes.short.jct.p95");
+        let runs = simulate(&["--scenario", scenario, "--policies", "fifo,reserve,kill,ip,gp"]);
+        let short = |p| num(result(&runs, p), "classes.short.jct.p95");
         let (long, failed) =
-            (|p| num(of(&runs, p), "classes.long.jct.p90"), |p| num(of(&runs, p), "classes.long.failed"));
+            (|p| num(result(&runs, p), "classes.long.jct.p90"), |p| num(result(&runs, p), "classes.long.failed"));
         assert!(short("gp") <= short("kill") && short("gp") <= short("reserve"), "{scenario}: gp {}", short("gp"));
         for p in ["reserve", "kill", "ip", "gp"] {
             assert!(short("fifo") > short(p), "{scenario}: fifo's short tail is not the worst ({p})");
@@ -52,8 +44,8 @@ fn bigc_comparison_on_the_synthetic_loads() {
 fn delayed_resumption_shortens_short_jobs_queueing() {
     let delay = |d: &str| {
         let set = format!("delayed_resumption={d}");
-        let runs = results(&["simulate", "--scenario", "high-load", "--policies", "gp", "--set", &set]);
-        num(of(&runs, "gp"), "classes.short.queue_delay.mean")
+        let runs = simulate(&["--scenario", "high-load", "--policies", "gp", "--set", &set]);
+        num(result(&runs, "gp"), "classes.short.queue_delay.mean")
     };
     let (d0, d3) = (delay("0"), delay("3"));
     assert!(d0 > 3.0 * d3, "D = 0: {d0} s, D = 3: {d3} s");
@@ -62,9 +54,8 @@ fn delayed_resumption_shortens_short_jobs_queueing() {
 /// BIG-C Fig. 6d: with map-heavy wordcount long jobs, kill, ip and gp are close.
 #[test]
 fn wordcount_long_jobs_fare_alike_under_kill_ip_and_gp() {
-    let runs =
-        results(&["simulate", "--scenario", "high-load", "--long-jobs", "wordcount", "--policies", "kill,ip,gp"]);
-    let p90: Vec<f64> = ["kill", "ip", "gp"].iter().map(|p| num(of(&runs, p), "classes.long.jct.p90")).collect();
+    let runs = simulate(&["--scenario", "high-load", "--long-jobs", "wordcount", "--policies", "kill,ip,gp"]);
+    let p90: Vec<f64> = ["kill", "ip", "gp"].iter().map(|p| num(result(&runs, p), "classes.long.jct.p90")).collect();
     let (lo, hi) = (p90.iter().cloned().fold(f64::MAX, f64::min), p90.iter().cloned().fold(0.0, f64::max));
     assert!(hi <= 1.1 * lo, "{p90:?}");
 }
@@ -76,16 +67,16 @@ fn wordcount_long_jobs_fare_alike_under_kill_ip_and_gp() {
 #[test]
 fn checkpoint_comparison_on_google_day() {
     let policies = "priority-kill,checkpoint-hdd,checkpoint-ssd,checkpoint-nvm,adaptive-hdd,adaptive-ssd";
-    let runs = results(&["simulate", "--scenario", "google-day", "--scale", "0.1", "--policies", policies]);
+    let runs = simulate(&["--scenario", "google-day", "--scale", "0.1", "--policies", policies]);
     let waste: Vec<f64> = ["priority-kill", "checkpoint-hdd", "checkpoint-ssd", "checkpoint-nvm"]
         .iter()
-        .map(|p| num(of(&runs, p), "waste_pct_capacity"))
+        .map(|p| num(result(&runs, p), "waste_pct_capacity"))
         .collect();
     assert!(waste.windows(2).all(|w| w[0] > w[1]), "waste % {waste:?}");
-    let production = num(of(&runs, "checkpoint-nvm"), "jct_vs_kill.production");
+    let production = num(result(&runs, "checkpoint-nvm"), "jct_vs_kill.production");
     assert!((production - 1.0).abs() <= 0.10, "{production}");
     for tier in ["hdd", "ssd"] {
-        let free = |p: String| num(of(&runs, &p), "classes.free.jct.mean");
+        let free = |p: String| num(result(&runs, &p), "classes.free.jct.mean");
         assert!(free(format!("adaptive-{tier}")) < free(format!("checkpoint-{tier}")), "{tier}");
     }
 }

@@ -76,7 +76,7 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
 /// long jobs at the bottom) its rows repeat the class columns.
 fn levels_say_more(runs: &[RunRecord]) -> bool {
     let checkpointed = runs.iter().any(|r| r.checkpoints != CheckpointCounts::default());
-    let mixed_level = runs.iter().take(1).any(|r| {
+    let mixed_level = runs.first().is_some_and(|r| {
         PriorityLevel::ALL.iter().any(|&l| {
             let mut classes = r.jobs.iter().filter(|j| PriorityLevel::of(j.priority) == l).map(|j| j.class);
             classes.next().is_some_and(|first| classes.any(|c| c != first))

@@ -1,11 +1,25 @@
-//! Helpers shared by the `pliant` end-to-end tests.
+//! Helpers shared by the `pliant` end-to-end tests (each test binary uses some).
+#![allow(dead_code)]
 
+use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
 /// Runs the `pliant` binary with `args`.
 pub fn pliant(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pliant")).args(args).output().expect("run pliant")
+}
+
+/// `pliant ARGS`, which must succeed, as JSON.
+pub fn json(args: &[&str]) -> Value {
+    let out = pliant(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The result of `policy` in a `--format json` document.
+pub fn result<'a>(doc: &'a Value, policy: &str) -> &'a Value {
+    doc["results"].as_array().unwrap().iter().find(|r| r["policy"] == policy).unwrap()
 }
 
 /// A fresh, empty directory for one test.

@@ -104,14 +104,14 @@ impl Scheduler {
         let queues = policy
             .queues
             .iter()
-            .map(|q| QueueState {
-                guaranteed: total.scale(q.guaranteed),
+            .map(|_| QueueState {
+                guaranteed: Resources::ZERO,
                 used: Resources::ZERO,
                 active: Default::default(),
                 waiting: Default::default(),
             })
             .collect();
-        Ok(Scheduler {
+        let mut s = Scheduler {
             policy,
             nodes,
             long_index: free_index.clone(),
@@ -128,7 +128,9 @@ impl Scheduler {
             heartbeat: false,
             io: vec![IoQueue::default(); free_index_len],
             freeing: vec![Resources::ZERO; free_index_len],
-        })
+        };
+        s.share_capacity();
+        Ok(s)
     }
 
     /// The policy this scheduler runs.
@@ -350,6 +352,14 @@ impl Scheduler {
 
     /// Takes a node out of placement or puts it back; the body reports the
     /// tasks it held as lost itself.
+    /// Queues are guaranteed shares of what the cluster has now: a lost
+    /// node's capacity is neither free room nor owed to anyone.
+    fn share_capacity(&mut self) {
+        for (q, spec) in self.queues.iter_mut().zip(&self.policy.queues) {
+            q.guaranteed = self.total.scale(spec.guaranteed);
+        }
+    }
+
     fn set_down(&mut self, node: NodeId, down: bool) -> Result<(), CoreError> {
         let n = self.nodes.get_mut(node.0 as usize).ok_or(CoreError::UnknownNode(node.0))?;
         if n.down != down {
@@ -359,11 +369,7 @@ impl Scheduler {
             } else {
                 self.total += n.capacity;
             }
-            // Queues are guaranteed shares of what the cluster has now: a lost
-            // node's capacity is neither free room nor owed to anyone.
-            for (q, spec) in self.queues.iter_mut().zip(&self.policy.queues) {
-                q.guaranteed = self.total.scale(spec.guaranteed);
-            }
+            self.share_capacity();
         }
         self.refresh_node(node);
         Ok(())

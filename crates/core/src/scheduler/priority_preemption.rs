@@ -33,9 +33,8 @@ struct NodeVictims {
     /// Victims, node 0's first; node i's are `victims[start[i]..start[i + 1]]`.
     victims: Vec<Victim>,
     start: Vec<usize>,
-    /// Node i's first victim not yet taken.
+    /// Node i's first victim not yet taken (none taken yet: not yet sorted).
     next: Vec<usize>,
-    sorted: Vec<bool>,
     /// Per node, per level l, the resources of the victims below l not yet taken.
     below: Vec<[Resources; 3]>,
 }
@@ -61,15 +60,14 @@ impl NodeVictims {
             fill[*node] += 1;
         }
         let victims = slot.iter().map(|&k| found[k].1).collect();
-        NodeVictims { victims, next: start[..nodes].to_vec(), sorted: vec![false; nodes], start, below }
+        NodeVictims { victims, next: start[..nodes].to_vec(), start, below }
     }
 
     /// Takes node `i`'s next victim in victim order.
     fn take(&mut self, i: usize) -> Option<Victim> {
         let end = self.start[i + 1];
-        if !self.sorted[i] {
+        if self.next[i] == self.start[i] {
             self.victims[self.next[i]..end].sort_unstable_by_key(|v| v.order);
-            self.sorted[i] = true;
         }
         let v = *self.victims[self.next[i]..end].first()?;
         self.next[i] += 1;
