@@ -1,6 +1,8 @@
-//! `trace stats` on the shared part of the Google 2011 trace, checked against
-//! figures computed here by a separate, naive pass: every row in memory,
-//! events grouped per task, no streaming, no job events for completion.
+//! `trace stats` on real Google 2011 rows, checked against figures computed
+//! here by a separate, naive pass (every row in memory, events grouped per
+//! task, no streaming, no job events for completion) and against counts made
+//! without pliant: on the in-repository sample always, and on the whole
+//! shared part when `../shared` sits beside the repository.
 
 use flate2::read::GzDecoder;
 use pliant_trace::{trace_stats, StatsOptions};
@@ -8,19 +10,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/google2011");
-
-fn trace_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(DIR);
-    if d.join("task_events_part-00000-of-00500.csv.gz").exists() {
-        return Some(d);
-    }
-    if std::env::var("PLIANT_ALLOW_MISSING_TRACES").as_deref() == Ok("1") {
-        eprintln!("skipped: {DIR} is missing and PLIANT_ALLOW_MISSING_TRACES=1");
-        return None;
-    }
-    panic!("the shared Google trace part is missing at {DIR} (set PLIANT_ALLOW_MISSING_TRACES=1 to skip)");
-}
+/// Ten minutes of part 00000, kept in the repository (its README says how it was cut).
+const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/google2011-sample");
+/// The whole part 00000, outside the repository; only the `shared_part_` test reads it.
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/google2011");
 
 fn rows(path: PathBuf) -> Vec<Vec<String>> {
     let mut text = String::new();
@@ -198,16 +191,22 @@ fn naive(dir: &Path) -> Expected {
     }
 }
 
-#[test]
-fn stats_match_a_naive_recount() {
-    let Some(dir) = trace_dir() else { return };
-    let s = trace_stats(std::slice::from_ref(&dir), &StatsOptions::default()).unwrap();
-    let e = naive(&dir);
-    // The README of the shared part: 450,146 task rows, 10,704 job rows, 4,895 jobs.
-    assert_eq!(s.read.rows, 450_146 + 10_704);
+/// Counts of a trace part made without pliant: rows read, jobs, SCHEDULE rows per band.
+struct Counted {
+    rows: u64,
+    jobs: usize,
+    schedules: [u64; 3],
+}
+
+/// `trace stats` on `dir` against the naive recount and the outside counts;
+/// returns the naive figures for further checks.
+fn stats_match_a_naive_recount(dir: &Path, counted: Counted) -> Expected {
+    let s = trace_stats(&[dir.to_path_buf()], &StatsOptions::default()).unwrap();
+    let e = naive(dir);
+    assert_eq!(s.read.rows, counted.rows);
     assert_eq!(s.read.bad.count, 0);
     assert_eq!(s.read.jobs_in_trace as usize, e.jobs_in_trace);
-    assert_eq!(e.jobs_in_trace, 4_895);
+    assert_eq!(e.jobs_in_trace, counted.jobs);
     assert_eq!(s.read.tasks.total() as usize, e.tasks_in_trace);
     assert_eq!(s.tasks as usize, e.kept_tasks);
     assert_eq!(s.jobs as usize, e.jobs);
@@ -224,8 +223,7 @@ fn stats_match_a_naive_recount() {
         assert!((got - want).abs() <= 1e-9 * want.max(1.0), "{got} vs {want}");
     }
     assert!(e.evicted_core_seconds[0] > 0.0);
-    // Every SCHEDULE row of the part is counted: 189,994 (`awk -F, '$6 == 1'`).
-    assert_eq!(ev.schedules.iter().sum::<u64>(), 189_994);
+    assert_eq!(ev.schedules, counted.schedules);
     // The printed table carries the same counts and shares, one row per band.
     let text = s.to_string();
     for (i, label) in ["free (0-1)", "middle (2-8)", "production (9-11)"].into_iter().enumerate() {
@@ -234,4 +232,34 @@ fn stats_match_a_naive_recount() {
             format!("{label:<20}{:>12}{:>12}{:>12}{share:>9.2}%", e.schedules[i], e.evictions[i], e.preemptions[i]);
         assert!(text.contains(&row), "missing `{row}` in\n{text}");
     }
+    e
+}
+
+/// The in-repository sample; the figures are those `python3 recount.py` prints in
+/// the sample's directory (and its README): 15,724 task rows + 347 job rows, 222
+/// jobs, SCHEDULE/EVICT/preempted rows per band [1401, 3699, 80] / [101, 5, 6] /
+/// [71, 0, 0], and 2,236 tasks of 63 jobs scheduled and finished inside the window.
+#[test]
+fn sample_stats_match_a_naive_recount() {
+    let counted = Counted { rows: 15_724 + 347, jobs: 222, schedules: [1401, 3699, 80] };
+    let e = stats_match_a_naive_recount(Path::new(SAMPLE), counted);
+    assert_eq!((e.evictions, e.preemptions), ([101, 5, 6], [71, 0, 0]));
+    assert_eq!((e.kept_tasks, e.jobs), (2236, 63));
+    assert_eq!(e.arrivals, BTreeMap::from([(1, 63)]));
+}
+
+/// The whole shared part, only when `../shared/traces/google2011` is there (it
+/// is not in a fresh clone): skipped with a note otherwise.
+#[test]
+fn shared_part_stats_match_a_naive_recount() {
+    let dir = PathBuf::from(SHARED);
+    if !dir.join("task_events_part-00000-of-00500.csv.gz").exists() {
+        eprintln!("SKIP shared_part_stats_match_a_naive_recount: {SHARED} is not there (the in-repository sample is tested instead)");
+        return;
+    }
+    // The README of the shared part: 450,146 task rows, 10,704 job rows, 4,895 jobs.
+    // Every SCHEDULE row of the part: 189,994 (`awk -F, '$6 == 1'`), per band as counted there.
+    let schedules = naive(&dir).schedules;
+    assert_eq!(schedules.iter().sum::<u64>(), 189_994);
+    stats_match_a_naive_recount(&dir, Counted { rows: 450_146 + 10_704, jobs: 4_895, schedules });
 }
