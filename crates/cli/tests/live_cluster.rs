@@ -14,13 +14,15 @@
 //! bound). Needs root, the cpu, memory and freezer controllers, and swapon;
 //! without them the test prints `SKIPPED` — or fails under PLIANT_REQUIRE_LIVE=1.
 
+mod common;
+
+use common::live::{free_port, live_machine, skip};
 use pliant_live::cgroup::Layout;
 use pliant_live::dirtier::read_progress;
 use pliant_live::scratch::ScratchDir;
 use pliant_live::swap::TempSwap;
 use pliant_manager::client::Client;
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
@@ -32,61 +34,8 @@ const LONG_PASSES: u64 = 4000;
 /// Passes the short task makes over its 300 MB.
 const SHORT_PASSES: u64 = 1500;
 
-fn skip(reason: &str) {
-    if std::env::var("PLIANT_REQUIRE_LIVE").as_deref() == Ok("1") {
-        panic!("live test cannot run and PLIANT_REQUIRE_LIVE=1: {reason}");
-    }
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
-}
-
-/// Why live mode cannot run here, if it cannot.
-fn missing_capability() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("needs root to create cgroups".into());
-    }
-    let layout = match Layout::detect() {
-        Ok(l) => l,
-        Err(e) => return Some(e.to_string()),
-    };
-    let name = format!("pliant-probe-{}", std::process::id());
-    match layout.create_fresh(&name) {
-        Ok((top, _)) => {
-            let c = top.controllers();
-            (!(c.cpu && c.memory && c.freezer))
-                .then(|| format!("needs cpu, memory and freezer controllers, have {c:?}"))
-        }
-        Err(e) => Some(format!("cannot create a cgroup: {e}")),
-    }
-}
-
-/// Serialises with the other live tests (swap and memory are machine-wide).
-fn machine_lock() -> std::fs::File {
-    use std::os::fd::AsRawFd;
-    let path = std::env::temp_dir().join("pliant-live-tests.lock");
-    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).expect("lock file");
-    // SAFETY: flock only takes the descriptor; the lock goes with the file.
-    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
-    file
-}
-
-/// The machine lock for a live test `what`, or `None` (after [`skip`]) when
-/// live mode cannot run here.
-fn live_machine(what: &str) -> Option<std::fs::File> {
-    let lock = machine_lock();
-    if let Some(reason) = missing_capability() {
-        skip(&format!("{what}: {reason}"));
-        return None;
-    }
-    Some(lock)
-}
-
 fn unix_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// A running `pliant local`; stopped with SIGTERM (its agent then removes

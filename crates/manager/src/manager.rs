@@ -227,9 +227,24 @@ impl Manager {
     /// After a restart: for each node, take over every task the journal says
     /// it holds, in the state the journal says, then remove anything else.
     pub fn queue_recovery(&mut self) {
-        let mut adopts = Vec::new();
+        for node in 0..self.outbox.len() {
+            let ops = self.takeover(node, &[]);
+            self.outbox[node].extend(ops);
+        }
+    }
+
+    /// The operations that make node `node`'s agent hold what the records
+    /// say: an [`AgentOp::Adopt`] of every task holding resources there, in
+    /// its recorded state (but the `spared` ones, whose launch is still to be
+    /// sent), then an [`AgentOp::Sweep`] of anything else.
+    fn takeover(&self, node: usize, spared: &[TaskRef]) -> Vec<AgentOp> {
+        let mut ops = Vec::new();
         for job in &self.jobs {
-            for t in job.tasks.iter().filter(|t| t.state.holds_resources()) {
+            for t in job.tasks.iter().filter(|t| t.state.holds_resources() && t.node == Some(node as u32)) {
+                let task = TaskRef { job: JobId(job.id), task: t.index };
+                if spared.contains(&task) {
+                    continue;
+                }
                 let expect = match t.state {
                     _ if t.checkpointing => Expected::Checkpointing,
                     TaskState::Shrunk => Expected::Shrunk(t.limits),
@@ -237,26 +252,21 @@ impl Manager {
                     TaskState::Restoring => Expected::Restoring,
                     _ => Expected::Running,
                 };
-                let task = TaskRef { job: JobId(job.id), task: t.index };
-                let node = t.node.expect("tasks holding resources are on a node") as usize;
                 let (log_dir, checkpoint_dir) = (self.log_dir(task), self.checkpoint_dir(task));
                 let resources = job.request();
-                adopts.push((
-                    node,
-                    AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb: t.owed_mb },
-                ));
+                ops.push(AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb: t.owed_mb });
             }
         }
-        for (node, op) in adopts {
-            self.outbox[node].push(op);
-        }
-        for ops in &mut self.outbox {
-            ops.push(AgentOp::Sweep);
-        }
+        ops.push(AgentOp::Sweep);
+        ops
     }
 
-    /// An agent (re)starts: it runs no task any more, so every task the
-    /// journal has on its node is requeued. Returns the node's id.
+    /// An agent (re)starts: it takes over the tasks the records have on its
+    /// node (a restarted agent finds them still running in their cgroups) and
+    /// removes the rest; operations it was sent but may not have carried out
+    /// are replaced by that takeover, except launches not sent yet. A node
+    /// declared lost comes back (its tasks were requeued then). Returns the
+    /// node's id.
     pub fn register(&mut self, record: &NodeRecord) -> Result<u32, Refusal> {
         let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| {
             Refusal::NotFound(format!(
@@ -264,18 +274,20 @@ impl Manager {
                 record.name
             ))
         })?;
-        // Tasks placed there while it was lost have their launch still queued.
-        let queued: Vec<TaskRef> = self.outbox[node]
+        let queued: Vec<AgentOp> = std::mem::take(&mut self.outbox[node])
+            .into_iter()
+            .filter(|op| matches!(op, AgentOp::Launch { .. }))
+            .collect();
+        let spared: Vec<TaskRef> = queued
             .iter()
             .filter_map(|op| match op {
                 AgentOp::Launch { task, .. } => Some(*task),
                 _ => None,
             })
             .collect();
-        let mut events = self.lost_tasks(node, &queued, "its agent restarted");
-        if self.lost[node] {
-            events.push(Event::NodeBack { node: node as u32 });
-        }
+        self.outbox[node] = self.takeover(node, &spared);
+        self.outbox[node].extend(queued);
+        let events = if self.lost[node] { vec![Event::NodeBack { node: node as u32 }] } else { Vec::new() };
         self.last_seen[node] = self.now();
         self.live_step(events, false).map_err(|e| Refusal::Conflict(e.to_string()))?;
         Ok(node as u32)
@@ -304,7 +316,7 @@ impl Manager {
             if !self.lost[node] && now.saturating_sub(self.last_seen[node]) > timeout {
                 // Whatever it was told and did not fetch is moot: its tasks are requeued.
                 self.outbox[node].clear();
-                let mut events = self.lost_tasks(node, &[], "its agent stopped heartbeating");
+                let mut events = self.lost_tasks(node, "its agent stopped heartbeating");
                 events.push(Event::NodeLost { node: node as u32 });
                 self.live_step(events, false)?;
                 lost.push(self.config.nodes[node].name.clone());
@@ -313,14 +325,13 @@ impl Manager {
         Ok(lost)
     }
 
-    /// Reports of every task the records have on `node` but `spared` as lost.
-    fn lost_tasks(&self, node: usize, spared: &[TaskRef], reason: &str) -> Vec<Event> {
+    /// Reports of every task the records have on `node` as lost.
+    fn lost_tasks(&self, node: usize, reason: &str) -> Vec<Event> {
         self.jobs
             .iter()
             .flat_map(|j| j.tasks.iter().map(move |t| (j.id, t)))
             .filter(|(_, t)| t.node == Some(node as u32) && t.state.holds_resources())
             .map(|(job, t)| TaskRef { job: JobId(job), task: t.index })
-            .filter(|task| !spared.contains(task))
             .map(|task| Event::Report { node: node as u32, report: AgentReport::Lost { task, reason: reason.into() } })
             .collect()
     }

@@ -1,6 +1,7 @@
 //! `pliant agent --manager URL`: this machine's agent as its own process. It
-//! cleans up what a killed agent left, registers the node's size and working
-//! mechanisms, then heartbeats: each heartbeat carries its reports and brings
+//! keeps what a killed agent left, registers the node's size and working
+//! mechanisms (the manager then has it take over the tasks it should hold and
+//! remove the rest), then heartbeats: each heartbeat carries its reports and brings
 //! back the operations to carry out. If the manager declared it lost, it
 //! stops its tasks and registers again.
 
@@ -34,10 +35,10 @@ pub struct AgentOptions {
 pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     let layout = Layout::detect().map_err(|e| e.to_string())?;
     let (mut agent, leftover) =
-        Agent::start(&layout, &format!("pliant-agent-{}", opts.name), false, opts.checkpoint_grace)
+        Agent::start(&layout, &format!("pliant-agent-{}", opts.name), true, opts.checkpoint_grace)
             .map_err(|e| e.to_string())?;
     if leftover {
-        log("removed the tasks and cgroups a previous agent left");
+        log("found a previous agent's cgroup: the manager says which of its tasks to take over");
     }
     let record = this_node(&opts.name, agent.capabilities(), opts.offer)?;
     for note in &record.notes {

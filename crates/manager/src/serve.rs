@@ -50,8 +50,9 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let (mut manager, recovered) = Manager::open(&opts.setup.state_dir, fresh).map_err(|e| e.to_string())?;
     if recovered {
         log(&format!("recovered {} jobs from the journal; agents take their tasks over", manager.jobs().len()));
-        manager.queue_recovery();
     }
+    // A new cluster's agents may keep cgroups of an earlier one: they are swept.
+    manager.queue_recovery();
     let names: Vec<&str> = manager.config().nodes.iter().map(|n| n.name.as_str()).collect();
     log(&format!(
         "manager on http://{} — policy {}, nodes {}",

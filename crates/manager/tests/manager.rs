@@ -179,10 +179,49 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert!(m.heartbeat(0, vec![]).is_err());
     assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }).unwrap(), 0);
     assert_eq!(m.lost_nodes(), &[false, false]);
-    assert_eq!(m.heartbeat(0, vec![]).unwrap(), vec![], "the task stays on node 1");
+    // It holds nothing now: it sweeps whatever the killed agent left; the task stays on node 1.
+    assert_eq!(m.heartbeat(0, vec![]).unwrap(), vec![AgentOp::Sweep]);
     drop(m);
     let (again, _) = Manager::open(dir.path(), config()).unwrap();
     assert_eq!(again.jobs()[job as usize].tasks[0].node, Some(1), "the replay agrees");
+}
+
+/// An agent killed with its tasks still running in their cgroups registers
+/// again: it is told to take its running task over and sweep the rest, and
+/// the launch it had not fetched still comes; no task is requeued or launched
+/// twice. A stop it never fetched (a job cancelled meanwhile) becomes the sweep.
+#[test]
+fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
+    let dir = ScratchDir::new("pliant-manager-reregister").unwrap();
+    let mut cfg = config();
+    cfg.policy = "fifo".into();
+    cfg.params.clear();
+    let (mut m, _) = Manager::open(dir.path(), cfg).unwrap();
+    let body = json!({"cpu_milli": 1000, "mem_mb": 100, "command": ["sh"]});
+    let first = submit(&mut m, body.clone());
+    assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { .. }]));
+    // ⟨1 CPU⟩ + ⟨1 CPU⟩ fill the ⟨2 CPU⟩ node; the second launch waits in the outbox.
+    let second = submit(&mut m, body);
+    let record = m.config().nodes[0].clone();
+    assert_eq!(m.register(&record).unwrap(), 0);
+    let ops = m.take_ops(0);
+    match ops.as_slice() {
+        [AgentOp::Adopt { task: a, expect: Expected::Running, .. }, AgentOp::Sweep, AgentOp::Launch { task: l, .. }] => {
+            assert_eq!((*a, *l), (task(first, 0), task(second, 0)));
+        }
+        other => panic!("expected adopt, sweep, launch: {other:?}"),
+    }
+    for job in [first, second] {
+        let t = &m.jobs()[job as usize].tasks[0];
+        assert_eq!((t.launches, t.node), (1, Some(0)), "job {job}");
+    }
+    m.cancel(second).unwrap();
+    assert_eq!(m.register(&record).unwrap(), 0);
+    let ops = m.take_ops(0);
+    assert!(
+        matches!(ops.as_slice(), [AgentOp::Adopt { task: a, .. }, AgentOp::Sweep] if *a == task(first, 0)),
+        "the unfetched stop of job {second} becomes the sweep: {ops:?}"
+    );
 }
 
 /// `checkpoint-nvm` on the ⟨2 CPU, 600 MB⟩ node, the monitor due at every step.

@@ -1,6 +1,8 @@
 //! Helpers shared by the `pliant` end-to-end tests (each test binary uses some).
 #![allow(dead_code)]
 
+pub mod live;
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};

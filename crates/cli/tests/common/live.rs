@@ -1,0 +1,61 @@
+//! Live-mode test helpers: skipping loudly when the machine cannot run live
+//! mode (failing instead under PLIANT_REQUIRE_LIVE=1), the machine-wide lock
+//! live tests share, and a free port.
+
+use pliant_live::cgroup::Layout;
+use std::io::Write;
+
+/// Prints a loud `SKIPPED` line, or fails under PLIANT_REQUIRE_LIVE=1.
+pub fn skip(reason: &str) {
+    if std::env::var("PLIANT_REQUIRE_LIVE").as_deref() == Ok("1") {
+        panic!("live test cannot run and PLIANT_REQUIRE_LIVE=1: {reason}");
+    }
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+}
+
+/// Why live mode cannot run here, if it cannot.
+pub fn missing_capability() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root to create cgroups".into());
+    }
+    let layout = match Layout::detect() {
+        Ok(l) => l,
+        Err(e) => return Some(e.to_string()),
+    };
+    let name = format!("pliant-probe-{}", std::process::id());
+    match layout.create_fresh(&name) {
+        Ok((top, _)) => {
+            let c = top.controllers();
+            (!(c.cpu && c.memory && c.freezer))
+                .then(|| format!("needs cpu, memory and freezer controllers, have {c:?}"))
+        }
+        Err(e) => Some(format!("cannot create a cgroup: {e}")),
+    }
+}
+
+/// Serialises with the other live tests (swap and memory are machine-wide).
+pub fn machine_lock() -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let path = std::env::temp_dir().join("pliant-live-tests.lock");
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).expect("lock file");
+    // SAFETY: flock only takes the descriptor; the lock goes with the file.
+    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+    file
+}
+
+/// The machine lock for a live test `what`, or `None` (after [`skip`]) when
+/// live mode cannot run here.
+pub fn live_machine(what: &str) -> Option<std::fs::File> {
+    let lock = machine_lock();
+    if let Some(reason) = missing_capability() {
+        skip(&format!("{what}: {reason}"));
+        return None;
+    }
+    Some(lock)
+}
+
+/// A port nobody listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
