@@ -152,6 +152,9 @@ impl Agent {
         match op {
             AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore } => {
                 std::fs::create_dir_all(&log_dir)?;
+                // An earlier run's exit status must not pass for this run's, should
+                // this agent die before the command starts (see `adopt`).
+                remove_if_there(&files::exit(&log_dir))?;
                 if !restore && checkpoint_dir.exists() {
                     // A fresh start: state saved by an earlier run is not to be resumed.
                     std::fs::remove_dir_all(&checkpoint_dir)?;
@@ -287,16 +290,18 @@ impl Agent {
                 }
                 None => {
                     // It ended while nobody watched: report how, from its exit file.
-                    let status = crate::process::recorded_exit(&exit_file)
-                        .unwrap_or_else(|| std::process::ExitStatus::from_raw(libc::SIGKILL));
-                    out.push(if expect == Expected::Checkpointing {
-                        checkpoint_report(
-                            task,
-                            CheckpointOutcome::of(Some(status), checkpoint_dir),
-                            self.checkpoint_grace,
-                        )
-                    } else {
-                        exited(task, status, &log_dir)
+                    let recorded = crate::process::recorded_exit(&exit_file);
+                    out.push(match recorded {
+                        _ if expect == Expected::Checkpointing => {
+                            let status = recorded.unwrap_or_else(|| std::process::ExitStatus::from_raw(libc::SIGKILL));
+                            let outcome = CheckpointOutcome::of(Some(status), checkpoint_dir);
+                            checkpoint_report(task, outcome, self.checkpoint_grace)
+                        }
+                        Some(status) => exited(task, status, &log_dir),
+                        // No status: an agent died before its command started, or
+                        // stopped it and died before removing its cgroup. Not the
+                        // task's failure: it runs again.
+                        None => AgentReport::Lost { task, reason: "it left no exit status (its agent died)".into() },
                     });
                     if let Some(stale) = self.top.open_child(&cgroup_name(task)) {
                         stale.remove()?;
@@ -374,6 +379,14 @@ impl Agent {
                 }
             }
         }
+    }
+}
+
+/// Removes `file`; fine if it is not there.
+fn remove_if_there(file: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(file) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
     }
 }
 

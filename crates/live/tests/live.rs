@@ -14,7 +14,7 @@ use pliant_live::cgroup::{Cgroup, CgroupError, Layout, Version};
 use pliant_live::dirtier::{read_progress, Progress};
 use pliant_live::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError};
 use pliant_live::process::{CommandSpec, TaskProcess};
-use pliant_live::protocol::{AgentOp, AgentReport, Expected};
+use pliant_live::protocol::{files, AgentOp, AgentReport, Expected};
 use pliant_live::scratch::ScratchDir;
 use pliant_live::swap::{self, TempSwap};
 use std::io::Write;
@@ -375,6 +375,48 @@ fn the_agent_reports_checkpoints_and_failed_ones_even_after_taking_over() {
     let mut status = 0;
     // SAFETY: waitpid writes only to `status`.
     assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+}
+
+/// An agent killed between creating a task's cgroup and starting its command
+/// leaves the cgroup empty and no exit status (a launch first removes an
+/// earlier run's status): the next agent, told to take the task over,
+/// reports it lost, so it runs again, not killed by a signal, which would
+/// fail its job. A task that left a status is reported with it.
+#[test]
+fn an_adopted_task_that_left_no_exit_status_is_lost_not_failed() {
+    let Some(w) = live("agent-no-status", None) else { return };
+    let name = format!("pliant-test-{}-agent-no-status", std::process::id());
+    let task = |job| TaskRef { job: JobId(job), task: 0 };
+    let log_dir = |job| w.dir.path().join(format!("log{job}"));
+    let (agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let top = w.layout.open(&name).unwrap();
+    let mut out = Vec::new();
+    // Job 0: launched by an agent that died before the command started (its
+    // cgroup made, empty). Job 1: ended with exit code 3 while no agent watched.
+    let empty = top.child("job0-task0").unwrap();
+    let ended = top.child("job1-task0").unwrap();
+    std::fs::create_dir_all(log_dir(1)).unwrap();
+    std::fs::write(files::exit(&log_dir(1)), "3\n").unwrap();
+    // (Handles remove their cgroup when dropped: these are the next agent's to clean.)
+    std::mem::forget((agent, top, empty, ended));
+    let (mut next, found) = Agent::start(&w.layout, &name, true, Duration::from_secs(1)).unwrap();
+    assert!(found);
+    for job in [0, 1] {
+        let adopt = AgentOp::Adopt {
+            task: task(job),
+            log_dir: log_dir(job),
+            checkpoint_dir: w.dir.path().join(format!("ckpt{job}")),
+            resources: Resources::new(1000, 64),
+            expect: Expected::Running,
+            owed_mb: 0,
+        };
+        next.apply(adopt, &mut out);
+    }
+    let reason = "it left no exit status (its agent died)".to_string();
+    assert_eq!(out[0], AgentReport::Lost { task: task(0), reason });
+    assert!(matches!(out[1], AgentReport::Exited { code: Some(3), signal: None, .. }), "{out:?}");
+    assert_eq!(out.len(), 2);
+    assert_eq!(next.tasks().count(), 0);
 }
 
 #[test]
