@@ -9,6 +9,7 @@ use pliant_manager::local::{run_local, LocalOptions, ManagerSetup, Offer};
 use pliant_manager::remote_agent::{run_agent, AgentOptions};
 use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
+use pliant_manager::token::Token;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -46,11 +47,16 @@ pub struct SetupArgs {
     /// Set a policy parameter, KEY=VALUE (repeatable; see `pliant policies`).
     #[arg(long = "set", value_parser = parse_key_value)]
     pub sets: Vec<(String, String)>,
+    /// File holding the API token (at least 16 printable characters), shared
+    /// with agents and clients. Default: STATE_DIR/token, generated (mode
+    /// 0600) on first start. Required to listen on a non-loopback address.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
 }
 
 impl From<SetupArgs> for ManagerSetup {
     fn from(a: SetupArgs) -> ManagerSetup {
-        ManagerSetup { state_dir: a.state_dir, listen: a.listen, params: a.sets }
+        ManagerSetup { state_dir: a.state_dir, listen: a.listen, params: a.sets, token_file: a.token_file }
     }
 }
 
@@ -116,12 +122,19 @@ pub struct AgentArgs {
     node: NodeArgs,
 }
 
-/// How to reach the manager.
+/// How to reach the manager, and where its token is.
 #[derive(Debug, clap::Args)]
 pub struct ManagerUrl {
     /// The manager's URL.
     #[arg(long = "manager", default_value = DEFAULT_URL)]
     pub url: String,
+    /// File holding the manager's API token (else PLIANT_TOKEN, else STATE_DIR/token).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// The manager's state directory, whose token file is read when neither
+    /// --token-file nor PLIANT_TOKEN gives the token.
+    #[arg(long, default_value = "pliant-state")]
+    pub state_dir: PathBuf,
 }
 
 /// Options of `pliant submit`.
@@ -205,6 +218,8 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
             };
             let opts = AgentOptions {
                 manager: a.manager.url,
+                token_file: a.manager.token_file,
+                state_dir: a.manager.state_dir,
                 name,
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
@@ -221,13 +236,13 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 "tasks": a.tasks,
                 "command": a.command,
             });
-            let answer = client(&a.manager).post("/jobs", &body).map_err(|e| e.to_string())?;
+            let answer = client(&a.manager)?.post("/jobs", &body).map_err(|e| e.to_string())?;
             println!("{}", answer["id"]);
             Ok(())
         }
         ManagerCommand::Status(a) => {
             let path = a.id.map_or("/jobs".to_string(), |id| format!("/jobs/{id}"));
-            let answer = client(&a.manager).get(&path).map_err(|e| e.to_string())?;
+            let answer = client(&a.manager)?.get(&path).map_err(|e| e.to_string())?;
             if a.json {
                 println!("{}", serde_json::to_string_pretty(&answer).expect("JSON prints"));
             } else if a.id.is_some() {
@@ -240,12 +255,12 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
         }
         ManagerCommand::Cancel(a) => {
             let answer =
-                client(&a.manager).post(&format!("/jobs/{}/cancel", a.id), &json!({})).map_err(|e| e.to_string())?;
+                client(&a.manager)?.post(&format!("/jobs/{}/cancel", a.id), &json!({})).map_err(|e| e.to_string())?;
             println!("job {} {}", a.id, answer["state"].as_str().unwrap_or("?"));
             Ok(())
         }
         ManagerCommand::Logs(a) => {
-            let answer = client(&a.manager).get(&format!("/jobs/{}/logs", a.id)).map_err(|e| e.to_string())?;
+            let answer = client(&a.manager)?.get(&format!("/jobs/{}/logs", a.id)).map_err(|e| e.to_string())?;
             let tasks = answer["tasks"].as_array().cloned().unwrap_or_default();
             let many = tasks.len() > 1;
             for t in tasks {
@@ -260,8 +275,8 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
     }
 }
 
-fn client(url: &ManagerUrl) -> Client {
-    Client::new(&url.url)
+fn client(url: &ManagerUrl) -> Result<Client, String> {
+    Ok(Client::new(&url.url, Token::for_client(url.token_file.as_deref(), &url.state_dir)?))
 }
 
 fn secs(us: &Value) -> String {

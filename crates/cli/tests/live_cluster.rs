@@ -22,6 +22,7 @@ use pliant_live::dirtier::read_progress;
 use pliant_live::scratch::ScratchDir;
 use pliant_live::swap::TempSwap;
 use pliant_manager::client::Client;
+use pliant_manager::token::Token;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -61,9 +62,11 @@ impl Local {
             .stderr(out)
             .spawn()
             .expect("start pliant local");
-        let client = Client::new(&format!("http://127.0.0.1:{port}"));
-        let local = Local { child, client, state: state.into(), port, policy: policy.into(), log: log.into() };
+        let client = Client::new(&format!("http://127.0.0.1:{port}"), None);
+        let mut local = Local { child, client, state: state.into(), port, policy: policy.into(), log: log.into() };
         local.wait_until("the API answers", Duration::from_secs(20), |c| c.get("/cluster").is_ok());
+        // The manager wrote its token before it listened.
+        local.client.set_token(Token::for_client(None, state).unwrap());
         local
     }
 
@@ -216,8 +219,10 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
 /// message for bad input.
 fn check_cli(local: &Local, long: u64) {
     let url = format!("http://127.0.0.1:{}", local.port);
-    let pliant =
-        |args: &[&str]| Command::new(PLIANT).arg(args[0]).args(["--manager", &url]).args(&args[1..]).output().unwrap();
+    let pliant = |args: &[&str]| {
+        let state = ["--manager", &url, "--state-dir", local.state.to_str().unwrap()];
+        Command::new(PLIANT).arg(args[0]).args(state).args(&args[1..]).output().unwrap()
+    };
     let logs = pliant(&["logs", &long.to_string()]);
     assert!(logs.status.success());
     let stdout = String::from_utf8(logs.stdout).unwrap();
@@ -337,10 +342,11 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     let serve_args =
         ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "1"];
     let name = format!("test-{}", std::process::id());
-    let agent_args = ["agent", "--manager", &url, "--name", &name, "--cpu", "2", "--mem", "1G"];
+    // The agent reads the token the manager generates in its state directory.
+    let agent_args = ["agent", "--manager", &url, "--state-dir", state_arg, "--name", &name, "--cpu", "2", "--mem", "1G"];
     let mut serve = Daemon::start(&serve_args, &log);
     let agent = Daemon::start(&agent_args, &log);
-    let client = Client::new(&url);
+    let mut client = Client::new(&url, None);
     let wait = |what: &str, done: &dyn Fn() -> bool| {
         let start = Instant::now();
         while !done() {
@@ -350,6 +356,7 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
         }
     };
     wait("the cluster to form", &|| client.get("/cluster").is_ok());
+    client.set_token(Token::for_client(None, &state).unwrap());
     let script = format!("echo start >> {}; sleep 2; echo done", starts.display());
     let job = client.post("/jobs", &json!({"command": ["/bin/sh", "-c", script]})).unwrap()["id"].as_u64().unwrap();
     let start_lines = || std::fs::read_to_string(&starts).unwrap_or_default().lines().count();
@@ -476,4 +483,92 @@ fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() 
         "checkpoint-nvm: free task checkpointed {checkpoints} time(s); production job started {:.2} s after submission",
         (prod_start - prod_v["submit_us"].as_u64().unwrap()) as f64 / 1e6
     );
+}
+
+/// Headless Chromium, if installed (Debian's `chromium` package).
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"].iter().find_map(|name| {
+        let found = Command::new("sh").args(["-c", &format!("command -v {name}")]).output().ok()?;
+        found.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&found.stdout).trim()))
+    })
+}
+
+/// The page as Chromium leaves it after its script has run for `budget_ms`
+/// of virtual time (fetches complete within it).
+fn rendered_page(chromium: &Path, url: &str, profile: &Path) -> String {
+    let mut child = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--virtual-time-budget=5000"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--dump-dom", url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut dom = String::new();
+        std::io::Read::read_to_string(&mut out, &mut dom).map(|_| dom)
+    });
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 90 s");
+        }
+        sleep(Duration::from_millis(100));
+    }
+    reader.join().unwrap().unwrap()
+}
+
+/// The `<tr>` of the element with `id` in a DOM dump.
+fn row<'a>(dom: &'a str, id: &str) -> &'a str {
+    let start = dom.find(&format!("<tr id=\"{id}\"")).unwrap_or_else(|| panic!("no row {id} in\n{dom}"));
+    let end = dom[start..].find("</tr>").map_or(dom.len(), |e| start + e);
+    &dom[start..end]
+}
+
+/// The web page in a real browser (issue 14): `pliant local` under `kill`,
+/// a long job filling the node's CPU, then a short job that kills it once
+/// and finishes. Headless Chromium loads `/` and its script fills the page
+/// from the API: the node with its capacity and allocation, the jobs by
+/// state, each task's state and preemptions, and no cancel button without
+/// the token. Skips when Chromium is absent (fails under PLIANT_REQUIRE_LIVE=1).
+#[test]
+fn the_web_page_shows_the_cluster_in_a_browser() {
+    let Some(_machine) = live_machine("web page") else { return };
+    let Some(chromium) = chromium() else {
+        skip("web page: no chromium (apt-get install chromium)");
+        return;
+    };
+    let dir = ScratchDir::new("pliant-web").unwrap();
+    let local = Local::start(&dir.path().join("state"), "kill", free_port(), &dir.path().join("local.log"));
+    let long = local.submit(json!({
+        "name": "web-long", "queue": "long", "cpu_milli": 2000, "mem_mb": 100, "command": ["sleep", "60"]
+    }));
+    local.wait_until("the long job to run", Duration::from_secs(20), |c| {
+        c.get(&format!("/jobs/{long}")).unwrap()["state"] == "running"
+    });
+    let short = local.submit(json!({
+        "name": "web-short", "queue": "short", "cpu_milli": 1000, "mem_mb": 100, "command": ["true"]
+    }));
+    local.wait_until("the short job to finish and the long one to run again", Duration::from_secs(30), |c| {
+        let long = c.get(&format!("/jobs/{long}")).unwrap();
+        c.get(&format!("/jobs/{short}")).unwrap()["state"] == "finished"
+            && long["state"] == "running"
+            && long["tasks"][0]["launches"] == 2
+    });
+    let dom = rendered_page(&chromium, &format!("http://127.0.0.1:{}/", local.port), &dir.path().join("chromium"));
+    let node = row(&dom, "node-0");
+    assert!(node.contains("local") && node.contains("2 / 2 cores") && node.contains("100 / 600 MB"), "{node}");
+    let long_row = row(&dom, &format!("job-{long}"));
+    assert!(long_row.contains("data-state=\"running\"") && long_row.contains("web-long"), "{long_row}");
+    assert!(long_row.contains("#0 running @0 · kill×1"), "the long task's state and preemption: {long_row}");
+    let short_row = row(&dom, &format!("job-{short}"));
+    assert!(short_row.contains("data-state=\"finished\"") && short_row.contains("web-short"), "{short_row}");
+    for (state, n) in [("running", 1), ("finished", 1), ("pending", 0)] {
+        assert!(dom.contains(&format!("<span class=\"count\" id=\"count-{state}\"><b>{n}</b>")), "{state}: {dom}");
+    }
+    assert!(!dom.contains("data-cancel"), "a cancel button without the token");
+    assert!(dom.contains("read-only"), "{dom}");
 }

@@ -1,25 +1,26 @@
-//! The HTTP/JSON API. [`handle`] maps one request to a status and a JSON
-//! body and knows nothing of sockets; [`serve`] runs it on a `tiny_http`
-//! server. Refused requests get a 4xx status with `{"error": "..."}` and
-//! change nothing.
+//! The HTTP API. [`handle`] maps one JSON request to a status and a JSON
+//! body and knows nothing of sockets or tokens; [`respond`] adds the token
+//! check (every method but GET needs it), the web page at `/` and the
+//! Prometheus text at `/metrics`; [`serve`] runs it on [`crate::http`].
+//! Refused requests get a 4xx status with `{"error": "..."}` and change nothing.
 
+use crate::http::{self, Limits, Request, Response};
 use crate::manager::{Manager, NodeRecord, Refusal};
+use crate::metrics::Snapshot;
+use crate::page;
 use crate::submit::SubmitRequest;
-use crate::view::{JobState, JobView};
+use crate::token::Token;
 use pliant_core::model::{JobId, TaskRef};
-use pliant_core::Micros;
 use pliant_live::agent::tail;
 use pliant_live::protocol::{files, AgentReport};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
-use std::io::Read;
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
 
-/// Largest request body accepted.
-const MAX_BODY: u64 = 1 << 20;
+/// The Prometheus text exposition format's content type.
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// Bytes of each log a `logs` answer carries.
 const LOG_TAIL: u64 = 64 << 10;
 
@@ -85,8 +86,8 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
             let ops = m.heartbeat(node, beat.reports)?;
             Ok(ok(200, &json!({ "ops": ops })))
         }),
-        ("GET", ["metrics"]) => Ok(metrics(&m)),
-        (_, ["jobs" | "cluster" | "metrics" | "agents", ..]) => {
+        ("GET", ["metrics.json"]) => Ok((200, Snapshot::of(&m).json())),
+        (_, ["jobs" | "cluster" | "metrics" | "metrics.json" | "agents", ..]) => {
             Err(Refusal::Invalid(format!("{method} is not allowed on {path} (see the README's API section)")))
         }
         _ => Err(Refusal::NotFound(format!("no such endpoint: {method} {path}"))),
@@ -134,86 +135,56 @@ fn cluster(m: &Manager) -> Answer {
     (200, json!({ "policy": cfg.policy, "params": cfg.params, "now_us": m.now(), "nodes": nodes }))
 }
 
-/// Waiting time (submission to first start) of a class's started jobs.
-#[derive(Debug, Default, Serialize)]
-struct Wait {
-    started: u32,
-    mean_us: Micros,
-    max_us: Micros,
-}
-
-fn metrics(m: &Manager) -> Answer {
-    let mut jobs: BTreeMap<&str, u32> = BTreeMap::new();
-    let mut preemptions: BTreeMap<String, u32> = BTreeMap::new();
-    let mut waits: BTreeMap<&str, Vec<Micros>> = BTreeMap::new();
-    let (mut reclaimed_mb, mut reclaim_ms, mut launches) = (0, 0, 0);
-    for j in m.jobs() {
-        *jobs.entry(state_name(j)).or_default() += 1;
-        if let Some(start) = j.first_start_us {
-            waits.entry(j.spec.queue.name()).or_default().push(start - j.submit_us);
+/// Answers one HTTP request: the token check, the page, the Prometheus
+/// text, then [`handle`] for the JSON endpoints.
+pub fn respond(manager: &Mutex<Manager>, token: &Token, request: &Request) -> Response {
+    if let Some(refusal) = refuse_unauthorised(token, request) {
+        return refusal;
+    }
+    let path = request.url.split('?').next().unwrap_or(&request.url);
+    match (request.method.as_str(), path) {
+        ("GET", "/") => Response {
+            status: 200,
+            content_type: "text/html; charset=utf-8",
+            headers: Vec::new(),
+            body: page::HTML.as_bytes().to_vec(),
+        },
+        ("GET", "/metrics") => {
+            let text = Snapshot::of(&manager.lock().unwrap_or_else(|e| e.into_inner())).prometheus();
+            Response { status: 200, content_type: PROMETHEUS_TEXT, headers: Vec::new(), body: text.into() }
         }
-        for t in &j.tasks {
-            for (k, n) in &t.preemptions {
-                *preemptions.entry(k.clone()).or_default() += n;
+        _ => match std::str::from_utf8(&request.body) {
+            Ok(body) => {
+                let (status, value) = handle(manager, &request.method, &request.url, body);
+                Response::json(status, &value)
             }
-            reclaimed_mb += t.reclaimed_mb;
-            reclaim_ms += t.reclaim_ms;
-            launches += t.launches;
-        }
-    }
-    let wait: BTreeMap<&str, Wait> = waits
-        .into_iter()
-        .map(|(class, w)| {
-            let mean_us = w.iter().sum::<Micros>() / w.len() as Micros;
-            (class, Wait { started: w.len() as u32, mean_us, max_us: w.iter().copied().max().unwrap_or(0) })
-        })
-        .collect();
-    (
-        200,
-        json!({
-            "jobs": jobs,
-            "task_launches": launches,
-            "preemptions": preemptions,
-            "reclaimed_mb": reclaimed_mb,
-            "reclaim_ms": reclaim_ms,
-            "wait": wait,
-            "journal_steps": m.journal_steps().unwrap_or(0),
-        }),
-    )
-}
-
-fn state_name(j: &JobView) -> &'static str {
-    match j.state {
-        JobState::Pending => "pending",
-        JobState::Running => "running",
-        JobState::Finished => "finished",
-        JobState::Failed => "failed",
-        JobState::Cancelled => "cancelled",
+            Err(_) => Response::error(400, "the body is not UTF-8"),
+        },
     }
 }
 
-/// Serves the API on `server` until `stop` is set.
-pub fn serve(server: &tiny_http::Server, manager: &Mutex<Manager>, stop: &AtomicBool) {
-    while !stop.load(Ordering::SeqCst) {
-        let mut request = match server.recv_timeout(Duration::from_millis(100)) {
-            Ok(Some(r)) => r,
-            Ok(None) => continue,
-            Err(e) => {
-                eprintln!("pliant manager: API: {e}");
-                continue;
-            }
-        };
-        let mut body = String::new();
-        let answer = match request.as_reader().take(MAX_BODY).read_to_string(&mut body) {
-            Ok(_) => handle(manager, request.method().as_str(), request.url(), &body),
-            Err(e) => (400, json!({ "error": format!("unreadable body: {e}") })),
-        };
-        let header =
-            tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"application/json"[..]).expect("valid header");
-        let response =
-            tiny_http::Response::from_string(answer.1.to_string()).with_status_code(answer.0).with_header(header);
-        if let Err(e) = request.respond(response) {
-            eprintln!("pliant manager: API: {e}");
-        }
+/// The 401 for a request that changes something (any method but GET) and
+/// does not carry the token; `None` when it may go on.
+pub fn refuse_unauthorised(token: &Token, request: &Request) -> Option<Response> {
+    if request.method == "GET" || request.bearer.as_deref().is_some_and(|b| token.matches(b)) {
+        return None;
     }
+    let why = if request.bearer.is_some() { "wrong token" } else { "no token" };
+    let mut r = Response::error(
+        401,
+        &format!(
+            "{why}: {} {} needs `Authorization: Bearer TOKEN` with the manager's token (its --token-file, \
+             or the token file in its state directory; the CLI reads --token-file, {}, or --state-dir)",
+            request.method,
+            request.url,
+            crate::token::ENV
+        ),
+    );
+    r.headers.push(("WWW-Authenticate", "Bearer".into()));
+    Some(r)
+}
+
+/// Serves the API on `listener` until `stop` is set.
+pub fn serve(listener: &TcpListener, manager: &Mutex<Manager>, token: &Token, stop: &AtomicBool) {
+    http::serve(listener, Limits::default(), &|| !stop.load(Ordering::SeqCst), &|r| respond(manager, token, r));
 }

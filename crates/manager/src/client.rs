@@ -1,5 +1,6 @@
 //! A small blocking client for the manager's API (used by the CLI and the tests).
 
+use crate::token::Token;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -32,25 +33,41 @@ pub enum ClientError {
 pub struct Client {
     base: String,
     agent: ureq::Agent,
+    token: Option<Token>,
 }
 
 impl Client {
-    /// A client for the manager at `base` (e.g. `http://127.0.0.1:7466`).
-    pub fn new(base: &str) -> Client {
+    /// A client for the manager at `base` (e.g. `http://127.0.0.1:7466`)
+    /// that sends `token` with every request (without one, only reads work).
+    pub fn new(base: &str, token: Option<Token>) -> Client {
         let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(30)).build();
-        Client { base: base.trim_end_matches('/').to_string(), agent }
+        Client { base: base.trim_end_matches('/').to_string(), agent, token }
+    }
+
+    /// Sends `token` from now on.
+    pub fn set_token(&mut self, token: Option<Token>) {
+        self.token = token;
+    }
+
+    fn request(&self, method: &str, path: &str) -> (String, ureq::Request) {
+        let url = format!("{}{path}", self.base);
+        let mut request = self.agent.request(method, &url);
+        if let Some(t) = &self.token {
+            request = request.set("Authorization", &format!("Bearer {}", t.as_str()));
+        }
+        (url, request)
     }
 
     /// `GET path`.
     pub fn get(&self, path: &str) -> Result<Value, ClientError> {
-        let url = format!("{}{path}", self.base);
-        answer(&url, self.agent.get(&url).call())
+        let (url, request) = self.request("GET", path);
+        answer(&url, request.call())
     }
 
     /// `POST path` with a JSON body.
     pub fn post(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
-        let url = format!("{}{path}", self.base);
-        answer(&url, self.agent.post(&url).send_json(body))
+        let (url, request) = self.request("POST", path);
+        answer(&url, request.send_json(body))
     }
 }
 

@@ -1,5 +1,6 @@
 //! pliant's resource manager for live mode: the scheduling core run on live
-//! events, a durable journal in an embedded SQLite file, the HTTP/JSON API,
+//! events, a durable journal in an embedded SQLite file, the HTTP API
+//! (token-guarded JSON, Prometheus text, a web page),
 //! `pliant local` (the manager and one agent for this machine in one
 //! process), and `pliant serve` / `pliant agent` as separate processes. The node side — cgroups, processes, mechanisms — is
 //! `pliant-live`.
@@ -12,11 +13,15 @@
 pub mod api;
 pub mod client;
 pub mod events;
+pub mod http;
 pub mod journal;
 pub mod local;
 pub mod manager;
+pub mod metrics;
+pub mod page;
 pub mod remote_agent;
 pub mod serve;
 pub mod signals;
 pub mod submit;
+pub mod token;
 pub mod view;

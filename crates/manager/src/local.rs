@@ -5,11 +5,13 @@
 
 use crate::api;
 use crate::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+use crate::token::{check_listen, Token};
 use pliant_core::Resources;
 use pliant_live::agent::Agent;
 use pliant_live::capabilities::{Capabilities, NodeMechanism};
 use pliant_live::cgroup::Layout;
 use pliant_live::protocol::{AgentOp, AgentReport};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -28,6 +30,25 @@ pub struct ManagerSetup {
     pub listen: String,
     /// `--set` parameters.
     pub params: Vec<(String, String)>,
+    /// The API token's file (`--token-file`); default `STATE_DIR/token`,
+    /// generated on first start. Needed to listen beyond loopback.
+    pub token_file: Option<PathBuf>,
+}
+
+impl ManagerSetup {
+    /// The API's token and listening socket: refuses an address reachable
+    /// from other machines without `--token-file` (see [`check_listen`]).
+    pub fn open_api(&self, log: &dyn Fn(&str)) -> Result<(TcpListener, Token), String> {
+        check_listen(&self.listen, self.token_file.is_some())?;
+        let token = Token::for_manager(&self.state_dir, self.token_file.as_deref(), log)?;
+        let listener = TcpListener::bind(&self.listen).map_err(|e| format!("cannot listen on {}: {e}", self.listen))?;
+        Ok((listener, token))
+    }
+}
+
+/// The address a listener is on, for messages.
+pub fn address(listener: &TcpListener) -> String {
+    listener.local_addr().map_or_else(|_| "?".into(), |a| a.to_string())
 }
 
 /// What a node offers of this machine (default: all of it).
@@ -90,8 +111,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     std::fs::create_dir_all(&opts.setup.state_dir).map_err(|e| format!("{}: {e}", opts.setup.state_dir.display()))?;
     let journal_exists = opts.setup.state_dir.join("journal.sqlite").exists();
     // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
-    let server = tiny_http::Server::http(&opts.setup.listen)
-        .map_err(|e| format!("cannot listen on {}: {e}", opts.setup.listen))?;
+    let (listener, token) = opts.setup.open_api(log)?;
     let layout = Layout::detect().map_err(|e| e.to_string())?;
     let (agent, found) =
         Agent::start(&layout, &cgroup_name(&opts.setup.state_dir), journal_exists, opts.checkpoint_grace)
@@ -127,7 +147,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     }
     log(&format!(
         "manager on http://{} — policy {}, node {}",
-        server.server_addr(),
+        address(&listener),
         manager.config().policy,
         manager.config().nodes[0].capacity
     ));
@@ -136,7 +156,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let (reports_tx, reports_rx) = channel::<AgentReport>();
     std::thread::scope(|s| {
         s.spawn(|| run_agent(agent, ops_rx, reports_tx, stop));
-        s.spawn(|| api::serve(&server, &manager, stop));
+        s.spawn(|| api::serve(&listener, &manager, &token, stop));
         let result = manager_loop(&manager, &reports_rx, &ops_tx, stop, log);
         stop.store(true, Ordering::SeqCst);
         result

@@ -8,10 +8,12 @@
 use crate::api::Heartbeat;
 use crate::client::{Client, ClientError};
 use crate::local::{this_node, Offer};
+use crate::token::Token;
 use pliant_live::agent::Agent;
 use pliant_live::cgroup::Layout;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use serde_json::Value;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -23,6 +25,13 @@ pub const HEARTBEAT: Duration = Duration::from_millis(200);
 pub struct AgentOptions {
     /// The manager's URL.
     pub manager: String,
+    /// Where the manager's token comes from: `--token-file`, or the state
+    /// directory read when neither it nor `PLIANT_TOKEN` is given (see
+    /// [`Token::for_client`]). Read again at each registration, so an agent
+    /// may start before its manager has written the token.
+    pub token_file: Option<PathBuf>,
+    /// The manager's state directory, for its token file.
+    pub state_dir: PathBuf,
     /// The node's name (fixed for the life of the cluster).
     pub name: String,
     /// What the node offers.
@@ -44,12 +53,16 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     for note in &record.notes {
         log(note);
     }
-    let client = Client::new(&opts.manager);
+    let mut client = Client::new(&opts.manager, None);
     let mut node = None;
     let mut reports: Vec<AgentReport> = Vec::new();
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(HEARTBEAT);
         let Some(id) = node else {
+            match Token::for_client(opts.token_file.as_deref(), &opts.state_dir) {
+                Ok(token) => client.set_token(token),
+                Err(e) => log(&format!("no token yet: {e}")),
+            }
             match client.post("/agents/register", &serde_json::to_value(&record).expect("records serialise")) {
                 Ok(answer) => {
                     node = answer["node"].as_u64();
@@ -67,6 +80,14 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
                 for op in ops_of(&answer)? {
                     log(&op.to_string());
                     agent.apply(op, &mut reports);
+                }
+            }
+            // Reports are kept; the token is read again (the manager may have a new one).
+            Err(ClientError::Refused { status: 401, message }) => {
+                log(&format!("heartbeat refused: {message}"));
+                match Token::for_client(opts.token_file.as_deref(), &opts.state_dir) {
+                    Ok(token) => client.set_token(token),
+                    Err(e) => log(&e),
                 }
             }
             Err(ClientError::Refused { status: 409, message }) => {

@@ -5,11 +5,13 @@
 //! told, at their next heartbeat, to take their tasks over.
 
 use crate::api;
-use crate::local::{ManagerSetup, TICK};
+use crate::http::{self, Limits, Request, Response};
+use crate::local::{address, ManagerSetup, TICK};
 use crate::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+use crate::token::Token;
 use pliant_core::Micros;
 use serde_json::json;
-use std::io::Read;
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -29,14 +31,13 @@ pub struct ServeOptions {
 
 /// Runs until `stop` is set.
 pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
-    let server = tiny_http::Server::http(&opts.setup.listen)
-        .map_err(|e| format!("cannot listen on {}: {e}", opts.setup.listen))?;
+    let (listener, token) = opts.setup.open_api(log)?;
     let recovered = opts.setup.state_dir.join("journal.sqlite").exists();
     let nodes = if recovered {
         Vec::new()
     } else {
-        log(&format!("manager on http://{}: waiting for {} agent(s) to register", server.server_addr(), opts.nodes));
-        match gather(&server, opts.nodes, stop) {
+        log(&format!("manager on http://{}: waiting for {} agent(s) to register", address(&listener), opts.nodes));
+        match gather(&listener, &token, opts.nodes, stop) {
             Some(nodes) => nodes,
             None => return Ok(()),
         }
@@ -56,14 +57,14 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let names: Vec<&str> = manager.config().nodes.iter().map(|n| n.name.as_str()).collect();
     log(&format!(
         "manager on http://{} — policy {}, nodes {}",
-        server.server_addr(),
+        address(&listener),
         manager.config().policy,
         names.join(", ")
     ));
     let timeout = opts.agent_timeout.as_micros() as Micros;
     let manager = Mutex::new(manager);
     std::thread::scope(|s| {
-        s.spawn(|| api::serve(&server, &manager, stop));
+        s.spawn(|| api::serve(&listener, &manager, &token, stop));
         let result = (|| {
             while !stop.load(Ordering::SeqCst) {
                 std::thread::sleep(TICK);
@@ -80,35 +81,35 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     })
 }
 
-/// Answers registrations until `count` distinct nodes have registered; other
-/// requests get 503. `None` when stopped first.
-fn gather(server: &tiny_http::Server, count: usize, stop: &AtomicBool) -> Option<Vec<NodeRecord>> {
-    let mut nodes: Vec<NodeRecord> = Vec::new();
-    while nodes.len() < count {
-        if stop.load(Ordering::SeqCst) {
-            return None;
+/// Answers registrations (with the token) until `count` distinct nodes
+/// have registered; other requests get 503. `None` when stopped first.
+fn gather(listener: &TcpListener, token: &Token, count: usize, stop: &AtomicBool) -> Option<Vec<NodeRecord>> {
+    let nodes: Mutex<Vec<NodeRecord>> = Mutex::new(Vec::new());
+    let gathered = || nodes.lock().unwrap_or_else(|e| e.into_inner()).len() >= count;
+    let register = |request: &Request| {
+        if let Some(refusal) = api::refuse_unauthorised(token, request) {
+            return refusal;
         }
-        let Ok(Some(mut request)) = server.recv_timeout(Duration::from_millis(100)) else { continue };
-        let mut body = String::new();
-        let _ = request.as_reader().take(1 << 20).read_to_string(&mut body);
-        let (status, answer) = match (request.method().as_str(), request.url()) {
-            ("POST", "/agents/register") => match serde_json::from_str::<NodeRecord>(&body) {
-                Ok(record) => {
-                    let node = nodes.iter().position(|n| n.name == record.name).unwrap_or(nodes.len());
-                    if node == nodes.len() {
-                        nodes.push(record);
-                    } else {
-                        nodes[node] = record;
-                    }
-                    (200, json!({ "node": node }))
+        let mut nodes = nodes.lock().unwrap_or_else(|e| e.into_inner());
+        if (request.method.as_str(), request.url.as_str()) != ("POST", "/agents/register") {
+            let waiting = format!("waiting for {} of {count} agents to register", count - nodes.len());
+            return Response::error(503, &waiting);
+        }
+        match serde_json::from_slice::<NodeRecord>(&request.body) {
+            Ok(record) => {
+                let node = nodes.iter().position(|n| n.name == record.name).unwrap_or(nodes.len());
+                if node < nodes.len() {
+                    nodes[node] = record;
+                } else if node < count {
+                    nodes.push(record);
+                } else {
+                    return Response::error(503, "the cluster is being formed without this node");
                 }
-                Err(e) => (400, json!({ "error": format!("malformed registration: {e}") })),
-            },
-            _ => {
-                (503, json!({ "error": format!("waiting for {} of {count} agents to register", count - nodes.len()) }))
+                Response::json(200, &json!({ "node": node }))
             }
-        };
-        let _ = request.respond(tiny_http::Response::from_string(answer.to_string()).with_status_code(status));
-    }
-    Some(nodes)
+            Err(e) => Response::error(400, &format!("malformed registration: {e}")),
+        }
+    };
+    http::serve(listener, Limits::default(), &|| !stop.load(Ordering::SeqCst) && !gathered(), &register);
+    (!stop.load(Ordering::SeqCst)).then(|| nodes.into_inner().unwrap_or_else(|e| e.into_inner()))
 }

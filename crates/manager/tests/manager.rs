@@ -148,7 +148,7 @@ fn bad_requests_get_4xx_and_change_nothing() {
     assert_eq!(handle(&m, "POST", "/jobs/0/cancel", "").0, 200);
     let (status, answer) = handle(&m, "POST", "/jobs/0/cancel", "");
     assert_eq!((status, answer["error"].as_str().unwrap()), (409, "job 0 is already cancelled"));
-    let metrics = handle(&m, "GET", "/metrics", "").1;
+    let metrics = handle(&m, "GET", "/metrics.json", "").1;
     assert_eq!(metrics["jobs"], json!({"cancelled": 1}));
     let cluster = handle(&m, "GET", "/cluster", "").1;
     assert_eq!(cluster["nodes"][0]["allocated"], json!({"cpu_milli": 0, "mem_mb": 0}));

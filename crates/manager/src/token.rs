@@ -1,0 +1,160 @@
+//! The bearer token that guards the manager's API: every request that
+//! changes something (submit, cancel, agent registration and heartbeats)
+//! must carry `Authorization: Bearer TOKEN`.
+//!
+//! The manager takes it from `--token-file`, or else from `STATE_DIR/token`,
+//! which it creates (mode 0600, 32 random bytes in hex) on first start.
+//! Clients (the CLI, agents) take it from `--token-file`, else
+//! `PLIANT_TOKEN`, else the manager's `STATE_DIR/token` when they can read it.
+
+use std::io::{Read, Write};
+use std::net::ToSocketAddrs;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Shortest token accepted from a file or the environment.
+const MIN_LEN: usize = 16;
+/// The environment variable clients read the token from.
+pub const ENV: &str = "PLIANT_TOKEN";
+
+/// A secret shared by the manager and its clients.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(…)")
+    }
+}
+
+impl Token {
+    /// A token from its text (surrounding white space ignored).
+    pub fn parse(text: &str, origin: &str) -> Result<Token, String> {
+        let t = text.trim();
+        if t.len() < MIN_LEN || t.chars().any(|c| !c.is_ascii_graphic()) {
+            return Err(format!(
+                "{origin}: a token must be at least {MIN_LEN} printable characters without spaces \
+                 (e.g. `openssl rand -hex 32`)"
+            ));
+        }
+        Ok(Token(t.to_string()))
+    }
+
+    /// The token's text, for an `Authorization` header.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// True when `given` is this token. The time taken depends on the
+    /// lengths only, never on where the first differing byte is, so an
+    /// attacker cannot guess the token a byte at a time by timing answers.
+    pub fn matches(&self, given: &str) -> bool {
+        let (a, b) = (self.0.as_bytes(), given.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+        // Keeps the compiler from turning the fold into an early-exit comparison.
+        std::hint::black_box(diff) == 0
+    }
+
+    /// The manager's token: read from `token_file` when given, else from
+    /// `STATE_DIR/token`, created with a fresh random token on first start.
+    /// `log` hears of a token file others can read.
+    pub fn for_manager(state_dir: &Path, token_file: Option<&Path>, log: &dyn Fn(&str)) -> Result<Token, String> {
+        if let Some(file) = token_file {
+            let token = read(file)?;
+            if let Ok(meta) = std::fs::metadata(file) {
+                if meta.permissions().mode() & 0o077 != 0 {
+                    log(&format!("warning: {} can be read by other users (chmod 600 it)", file.display()));
+                }
+            }
+            return Ok(token);
+        }
+        let file = state_file(state_dir);
+        if file.exists() {
+            return read(&file);
+        }
+        std::fs::create_dir_all(state_dir).map_err(|e| format!("{}: {e}", state_dir.display()))?;
+        let mut bytes = [0u8; 32];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .map_err(|e| format!("cannot read /dev/urandom for a token: {e}"))?;
+        let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&file)
+            .and_then(|mut f| f.write_all(format!("{token}\n").as_bytes()))
+            .map_err(|e| format!("cannot write the token to {}: {e}", file.display()))?;
+        log(&format!("API token generated in {} (clients read it there or from {ENV})", file.display()));
+        Ok(Token(token))
+    }
+
+    /// A client's token: `token_file` when given, else `PLIANT_TOKEN`, else
+    /// the manager's `STATE_DIR/token` if this user can read it; `None` when
+    /// none is found (reads still work; changes get a 401 that says why).
+    pub fn for_client(token_file: Option<&Path>, state_dir: &Path) -> Result<Option<Token>, String> {
+        if let Some(file) = token_file {
+            return read(file).map(Some);
+        }
+        if let Ok(text) = std::env::var(ENV) {
+            return Token::parse(&text, ENV).map(Some);
+        }
+        Ok(read(&state_file(state_dir)).ok())
+    }
+}
+
+/// Where the manager keeps a token it generated.
+pub fn state_file(state_dir: &Path) -> PathBuf {
+    state_dir.join("token")
+}
+
+fn read(file: &Path) -> Result<Token, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read the token file {}: {e}", file.display()))?;
+    Token::parse(&text, &file.display().to_string())
+}
+
+/// Refuses an address reachable from other machines unless the operator
+/// chose the token (`explicit`, i.e. `--token-file`): a token generated into
+/// the state directory is fine on loopback, where only this machine's users
+/// reach the port and only the state directory's owner can read the token,
+/// but a cluster open to the network must be set up knowingly.
+pub fn check_listen(listen: &str, explicit: bool) -> Result<(), String> {
+    let addrs: Vec<_> = listen.to_socket_addrs().map_err(|e| format!("cannot resolve --listen {listen}: {e}"))?.collect();
+    if explicit || addrs.iter().all(|a| a.ip().is_loopback()) {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to listen on {listen} without a token: it is reachable from other machines, and \
+         anyone who reaches the API can run commands as this user. Create a secret (e.g. \
+         `openssl rand -hex 32 > /etc/pliant/token; chmod 600 /etc/pliant/token`) and give it with \
+         --token-file to the manager, its agents and its clients (or set {ENV} for clients)"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_token_matches() {
+        let t = Token::parse("0123456789abcdef0123\n", "test").unwrap();
+        assert!(t.matches("0123456789abcdef0123"));
+        assert!(!t.matches("0123456789abcdef0124"));
+        assert!(!t.matches("0123456789abcdef012"));
+        assert!(!t.matches(""));
+        assert!(Token::parse("short", "test").is_err());
+        assert!(Token::parse("0123456789 abcdef0123", "test").is_err());
+    }
+
+    #[test]
+    fn loopback_needs_no_explicit_token_and_other_addresses_do() {
+        assert_eq!(check_listen("127.0.0.1:7466", false), Ok(()));
+        assert_eq!(check_listen("[::1]:7466", false), Ok(()));
+        assert_eq!(check_listen("0.0.0.0:7466", true), Ok(()));
+        let err = check_listen("0.0.0.0:7466", false).unwrap_err();
+        assert!(err.contains("refusing to listen on 0.0.0.0:7466 without a token"), "{err}");
+    }
+}

@@ -1,0 +1,225 @@
+//! The API over real HTTP on loopback, without a node (agents are played by
+//! hand, so these run anywhere): the token guards every request that changes
+//! something, `/metrics` is valid Prometheus text with the values worked out
+//! below, and the server's limits hold (413 before the body is read, 503
+//! over the connection bound).
+
+use pliant_core::Resources;
+use pliant_live::capabilities::NodeMechanism;
+use pliant_live::scratch::ScratchDir;
+use pliant_manager::api;
+use pliant_manager::client::{Client, ClientError};
+use pliant_manager::http::{self, Limits, Response};
+use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+use pliant_manager::token::Token;
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+fn node(name: &str) -> NodeRecord {
+    NodeRecord {
+        name: name.into(),
+        capacity: Resources::new(2000, 600),
+        mechanisms: NodeMechanism::ALL.to_vec(),
+        notes: vec![],
+    }
+}
+
+/// A manager served on loopback.
+struct Api<'a> {
+    url: String,
+    /// A client with the token, and one without.
+    with: Client,
+    without: Client,
+    token: &'a Token,
+    state_dir: &'a std::path::Path,
+}
+
+/// Runs `body` against a manager of one node `n0` ⟨2 CPU, 600 MB⟩ under
+/// `kill`, served on loopback, with a client that has the token and one that has not.
+fn with_api(name: &str, body: impl FnOnce(&Api)) {
+    let dir = ScratchDir::new(name).unwrap();
+    let cfg = ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("n0")], epoch_unix_us: unix_us() };
+    let (m, _) = Manager::open(dir.path(), cfg).unwrap();
+    let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (manager, stop) = (Mutex::new(m), AtomicBool::new(false));
+    std::thread::scope(|s| {
+        s.spawn(|| api::serve(&listener, &manager, &token, &stop));
+        let _stop = StopOnDrop(&stop);
+        let (with, without) = (Client::new(&url, Some(token.clone())), Client::new(&url, None));
+        body(&Api { url: url.clone(), with, without, token: &token, state_dir: dir.path() })
+    });
+}
+
+/// Stops a server when dropped, so a failed assertion ends the test instead of hanging it.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+fn status(result: Result<Value, ClientError>) -> u16 {
+    match result {
+        Ok(_) => 200,
+        Err(ClientError::Refused { status, .. }) => status,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn every_change_needs_the_token_and_works_with_it() {
+    with_api("pliant-api-auth", |api| {
+        let (with, without, token) = (&api.with, &api.without, api.token);
+        // The generated token: 32 random bytes in hex, readable by its owner only.
+        let file = api.state_dir.join("token");
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), token.as_str());
+        assert_eq!(token.as_str().len(), 64);
+        let wrong = Client::new(&api.url, Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
+        let job = json!({"command": ["sh", "-c", "sleep 60"], "mem_mb": 100});
+        let beat = json!({"reports": []});
+        let mutating: [(&str, &Value); 4] =
+            [("/jobs", &job), ("/jobs/0/cancel", &json!({})), ("/agents/register", &json!(node("n0"))), ("/agents/0/heartbeat", &beat)];
+        // Before any job exists: every change is refused, and nothing changed.
+        for (path, body) in mutating {
+            for client in [without, &wrong] {
+                assert_eq!(status(client.post(path, body)), 401, "POST {path} without the right token");
+            }
+        }
+        assert_eq!(without.get("/jobs").unwrap(), json!([]), "a refused request changed the jobs");
+        match without.post("/jobs", &job) {
+            Err(ClientError::Refused { message, .. }) => assert!(message.contains("PLIANT_TOKEN"), "{message}"),
+            other => panic!("{other:?}"),
+        }
+        // With the token, each works (the job is submitted, then cancelled).
+        assert_eq!(with.post("/jobs", &job).unwrap()["id"], 0);
+        assert_eq!(with.post("/jobs/0/cancel", &json!({})).unwrap()["state"], "cancelled");
+        assert_eq!(with.post("/agents/register", &json!(node("n0"))).unwrap()["node"], 0);
+        // The agent hears of the job's launch at submission, then of its stop at cancellation.
+        let ops = with.post("/agents/0/heartbeat", &beat).unwrap()["ops"].clone();
+        assert_eq!((ops[0]["op"].as_str(), ops[1]["op"].as_str(), ops.get(2)), (Some("launch"), Some("stop"), None));
+        // Reads need no token.
+        assert_eq!(without.get("/jobs/0").unwrap()["state"], "cancelled");
+        assert_eq!(without.get("/metrics.json").unwrap()["jobs"], json!({"cancelled": 1}));
+    });
+}
+
+/// `request` sent over a raw socket: the answer's status code and body.
+fn raw(url: &str, request: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let code = answer.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (code, answer.split_once("\r\n\r\n").unwrap().1.to_string())
+}
+
+#[test]
+fn metrics_are_prometheus_text_with_the_cluster_s_values() {
+    with_api("pliant-api-metrics", |api| {
+        let with = &api.with;
+        // Two jobs of ⟨1 CPU, 100 MB⟩ both fit on n0 and start at once; job 1 is then cancelled.
+        for _ in 0..2 {
+            with.post("/jobs", &json!({"command": ["sh"], "cpu_milli": 1000, "mem_mb": 100})).unwrap();
+        }
+        with.post("/jobs/1/cancel", &json!({})).unwrap();
+        let (code, text) = raw(&api.url, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(code, 200);
+        // Strict: every line is a comment, a HELP/TYPE line or a sample the parser understands.
+        for line in text.lines() {
+            let info = prometheus_parse::LineInfo::parse(line);
+            assert!(!matches!(info, prometheus_parse::LineInfo::Ignored), "unparsable line `{line}`");
+        }
+        let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).unwrap();
+        let value = |metric: &str, label: Option<(&str, &str)>| -> f64 {
+            let s = scrape
+                .samples
+                .iter()
+                .find(|s| s.metric == metric && label.map_or(true, |(k, v)| s.labels.get(k) == Some(v)))
+                .unwrap_or_else(|| panic!("no {metric} {label:?} in\n{text}"));
+            match &s.value {
+                prometheus_parse::Value::Counter(v)
+                | prometheus_parse::Value::Gauge(v)
+                | prometheus_parse::Value::Untyped(v) => *v,
+                other => panic!("{metric}: {other:?}"),
+            }
+        };
+        assert_eq!(value("pliant_jobs", Some(("state", "cancelled"))), 1.0);
+        assert_eq!(value("pliant_jobs", Some(("state", "finished"))), 0.0);
+        assert_eq!(value("pliant_node_capacity_cpu_cores", Some(("node", "n0"))), 2.0);
+        assert_eq!(value("pliant_node_capacity_memory_bytes", Some(("node", "n0"))), 600.0 * 1048576.0);
+        // Job 0 holds ⟨1 CPU, 100 MB⟩ (job 1's share was released by the cancel).
+        assert_eq!(value("pliant_node_allocated_cpu_cores", Some(("node", "n0"))), 1.0);
+        assert_eq!(value("pliant_node_allocated_memory_bytes", Some(("node", "n0"))), 100.0 * 1048576.0);
+        assert_eq!(value("pliant_node_lost", Some(("node", "n0"))), 0.0);
+        assert_eq!(value("pliant_task_launches_total", None), 2.0);
+        // Both long-queue jobs started: the histogram counts 2 in its +Inf bucket.
+        let wait = scrape.samples.iter().find(|s| s.metric == "pliant_queue_wait_seconds").expect("the histogram");
+        assert_eq!(wait.labels.get("queue"), Some("long"));
+        let prometheus_parse::Value::Histogram(buckets) = &wait.value else { panic!("{:?}", wait.value) };
+        assert_eq!(buckets.last().map(|b| (b.less_than, b.count)), Some((f64::INFINITY, 2.0)));
+        assert_eq!(value("pliant_queue_wait_seconds_count", Some(("queue", "long"))), 2.0);
+    });
+}
+
+#[test]
+fn the_page_is_served_and_is_self_contained() {
+    with_api("pliant-api-page", |api| {
+        let (code, page) = raw(&api.url, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(code, 200);
+        assert!(page.starts_with("<!DOCTYPE html>") && page.contains("fetch("), "{page}");
+        // No external assets: nothing is loaded from another origin.
+        for external in ["src=\"http", "href=\"http", "src=\"//", "href=\"//", "@import", "url("] {
+            assert!(!page.contains(external), "the page loads {external}…");
+        }
+    });
+}
+
+#[test]
+fn a_body_over_the_limit_gets_413_before_it_is_sent() {
+    with_api("pliant-api-413", |api| {
+        // Headers only: the 2 MB body is never sent, so an answer proves it was not read.
+        let request = format!(
+            "POST /jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nContent-Length: 2000000\r\n\r\n",
+            api.token.as_str()
+        );
+        let (code, body) = raw(&api.url, &request);
+        assert_eq!(code, 413, "{body}");
+        assert!(body.contains("over the 1048576-byte limit"), "{body}");
+        // The size is checked first, from the headers alone: the same without the token.
+        let (code, _) = raw(&api.url, "POST /jobs HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n");
+        assert_eq!(code, 413);
+    });
+}
+
+#[test]
+fn connections_over_the_bound_get_503_and_stalled_clients_are_dropped() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = AtomicBool::new(false);
+    let limits = Limits { body: 100, connections: 2, io_timeout: Duration::from_secs(2) };
+    std::thread::scope(|s| {
+        s.spawn(|| http::serve(&listener, limits, &|| !stop.load(Ordering::SeqCst), &|_| Response::error(200, "ok")));
+        let _stop = StopOnDrop(&stop);
+        // Two clients connect and send nothing: they hold both places.
+        let idle: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let (code, body) = raw(&format!("{addr}"), "GET / HTTP/1.1\r\n\r\n");
+        assert_eq!(code, 503, "{body}");
+        assert!(body.contains("more than 2 connections"), "{body}");
+        // After the 2 s read deadline (and at most 1 s draining after the
+        // answer) the stalled clients are dropped, and a new one is served.
+        std::thread::sleep(Duration::from_millis(3500));
+        assert_eq!(raw(&format!("{addr}"), "GET / HTTP/1.1\r\n\r\n").0, 200);
+        drop(idle);
+    });
+}
