@@ -159,6 +159,13 @@ mod tests {
         assert_eq!(s.jct.p99, 30.0);
         assert!((s.cov - 0.5).abs() < 1e-12);
         assert!((s.queue_delay.mean - 7.0 / 3.0).abs() < 1e-12);
+        // The owner's view: a failed job counts once its resubmission ended;
+        // submitted at 5 and resubmission ended at 100: JCTs 10, 30 and 95.
+        assert_eq!(s.jct_retry, s.jct);
+        let mut jobs = jobs;
+        jobs[2].retry_end = Some(100 * SECOND);
+        let s = summarise(&jobs, JobClass::Short);
+        assert_eq!((s.jct.p99, s.jct_retry.p50, s.jct_retry.p99), (30.0, 30.0, 95.0));
         assert_eq!(s.queue_delay.p95, 5.0);
     }
 }

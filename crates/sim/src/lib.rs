@@ -89,7 +89,9 @@ impl ExecModel {
             ("spark_model", "lockstep") => self.spark_model = SparkModel::Lockstep,
             ("resubmit_failed", "1") => self.resubmit_failed = true,
             ("resubmit_failed", "0") => self.resubmit_failed = false,
-            ("spark_model", _) => return Some(Err(format!("bad value `{value}` for `{key}`: expected pool or lockstep"))),
+            ("spark_model", _) => {
+                return Some(Err(format!("bad value `{value}` for `{key}`: expected pool or lockstep")))
+            }
             ("resubmit_failed", _) => return Some(Err(format!("bad value `{value}` for `{key}`: expected 1 or 0"))),
             _ => {}
         }

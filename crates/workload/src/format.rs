@@ -303,7 +303,11 @@ fn pool_record(p: &Phase) -> PhaseRecord {
             duration_s: Some(to_secs_f64(e.duration)),
             estimate_s: e.estimate.map(to_secs_f64),
         }),
-        stage_tasks: p.stages.iter().map(|s| StageGroup { count: s.count, duration_s: to_secs_f64(s.duration) }).collect(),
+        stage_tasks: p
+            .stages
+            .iter()
+            .map(|s| StageGroup { count: s.count, duration_s: to_secs_f64(s.duration) })
+            .collect(),
     }
 }
 
@@ -332,22 +336,28 @@ impl<W: Write> WorkloadWriter<W> {
         let phases = job
             .phases
             .iter()
-            .map(|p| if !p.stages.is_empty() { pool_record(p) } else { PhaseRecord {
-                after: p.deps.clone(),
-                coupled: p.coupled,
-                executors: None,
-                stage_tasks: vec![],
-                tasks: group(&p.tasks)
-                    .into_iter()
-                    .map(|(t, count)| TaskGroup {
-                        count,
-                        cpu: t.request.cpu_milli as f64 / 1000.0,
-                        mem_mb: t.request.mem_mb,
-                        duration_s: to_secs_f64(t.duration),
-                        estimate_s: t.estimate.map(to_secs_f64),
-                    })
-                    .collect(),
-            }})
+            .map(|p| {
+                if !p.stages.is_empty() {
+                    pool_record(p)
+                } else {
+                    PhaseRecord {
+                        after: p.deps.clone(),
+                        coupled: p.coupled,
+                        executors: None,
+                        stage_tasks: vec![],
+                        tasks: group(&p.tasks)
+                            .into_iter()
+                            .map(|(t, count)| TaskGroup {
+                                count,
+                                cpu: t.request.cpu_milli as f64 / 1000.0,
+                                mem_mb: t.request.mem_mb,
+                                duration_s: to_secs_f64(t.duration),
+                                estimate_s: t.estimate.map(to_secs_f64),
+                            })
+                            .collect(),
+                    }
+                }
+            })
             .collect();
         let rec = JobRecord {
             name: Some(job.name.clone()),
@@ -424,6 +434,34 @@ mod tests {
         writer.job(&w.jobs[1]).unwrap();
         let out = writer.finish().unwrap();
         assert_eq!(read_workload(out.as_slice()).unwrap(), w);
+    }
+
+    // 2 executors of 8 cores, stages of 32 × 10 s and 16 × 20 s: span
+    // (320 + 320) / 16 = 40 s, the executors' lockstep run time.
+    #[test]
+    fn reads_a_pool_phase() {
+        let text = r#"{"cluster":{"nodes":[{"count":2,"cpu":8,"mem_mb":16384}]}}
+{"job":{"submit_s":0,"class":"long","phases":[{"executors":{"count":2,"cpu":8,"mem_mb":8192,"estimate_s":50},"stage_tasks":[{"count":32,"duration_s":10},{"count":16,"duration_s":20}]}]}}
+"#;
+        let w = read_workload(text.as_bytes()).unwrap();
+        let p = &w.jobs[0].phases[0];
+        assert!(p.coupled);
+        assert_eq!(
+            p.stages,
+            vec![StageTasks { count: 32, duration: 10_000_000 }, StageTasks { count: 16, duration: 20_000_000 }]
+        );
+        assert_eq!(
+            p.tasks,
+            vec![Task { request: Resources::new(8000, 8192), duration: 40_000_000, estimate: Some(50_000_000) }; 2]
+        );
+        let mut buf = Vec::new();
+        write_workload(&w, &mut buf).unwrap();
+        assert_eq!(read_workload(buf.as_slice()).unwrap(), w);
+        let e = error_of(&text.replace(r#""executors":{"count":2,"cpu":8,"mem_mb":8192,"estimate_s":50},"#, ""));
+        assert_eq!(
+            (e.line, e.reason.as_str()),
+            (2, "a pool phase needs `executors` and `stage_tasks`, and no `tasks`")
+        );
     }
 
     fn error_of(text: &str) -> FormatError {
