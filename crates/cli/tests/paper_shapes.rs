@@ -80,3 +80,15 @@ fn checkpoint_comparison_on_google_day() {
         assert!(free(format!("adaptive-{tier}")) < free(format!("checkpoint-{tier}")), "{tier}");
     }
 }
+
+/// Issue 13: counting failed jobs as their owners do (resubmitted when they
+/// fail, timed to the resubmission's end), gp's long-job tail is below kill's
+/// on every BIG-C scenario: kill no longer looks good by failing its slowest jobs.
+#[test]
+fn gp_beats_kill_once_failed_jobs_are_resubmitted() {
+    for scenario in ["mixed", "high-load", "low-load", "multi-load", "google-like"] {
+        let runs = simulate(&["--scenario", scenario, "--policies", "kill,gp"]);
+        let retry = |p| num(result(&runs, p), "classes.long.jct_retry.p90");
+        assert!(retry("gp") < retry("kill"), "{scenario}: gp {} kill {}", retry("gp"), retry("kill"));
+    }
+}

@@ -24,14 +24,23 @@ pub struct JobRecord {
     pub failed: bool,
     /// Number of its tasks.
     pub tasks: u32,
-    /// Times its tasks were preempted (any mechanism).
+    /// Times its tasks were preempted (any mechanism, resubmissions included).
     pub preemptions: u32,
+    /// For a failed job that its owner resubmitted (from scratch, the moment
+    /// it failed): when the last resubmission finished.
+    pub retry_end: Option<Micros>,
 }
 
 impl JobRecord {
     /// Job completion time: submission to last task finished.
     pub fn jct(&self) -> Option<Micros> {
         self.end.map(|e| e - self.submit)
+    }
+
+    /// The owner's view of JCT: first submission to the end of the job, or,
+    /// for a failed job, of its resubmission.
+    pub fn jct_retry(&self) -> Option<Micros> {
+        if self.failed { self.retry_end } else { self.end }.map(|e| e - self.submit)
     }
 
     /// Queueing delay: submission to first task started.

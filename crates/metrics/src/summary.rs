@@ -30,6 +30,9 @@ pub struct ClassSummary {
     pub failed: usize,
     /// Job completion time of finished jobs.
     pub jct: Stats,
+    /// The owner's JCT over every job that ended, a failed one counted to its
+    /// resubmission's end ([`JobRecord::jct_retry`]).
+    pub jct_retry: Stats,
     /// Queueing delay of jobs that started.
     pub queue_delay: Stats,
     /// Coefficient of variation of JCT (standard deviation over mean).
@@ -83,10 +86,11 @@ fn summarise_where(jobs: &[JobRecord], keep: impl Fn(&JobRecord) -> bool) -> Cla
     let of_class: Vec<&JobRecord> = jobs.iter().filter(|j| keep(j)).collect();
     let failed = of_class.iter().filter(|j| j.failed).count();
     let (jct, cov) = stats(of_class.iter().filter(|j| !j.failed).filter_map(|j| j.jct()).map(to_secs_f64).collect());
+    let (jct_retry, _) = stats(of_class.iter().filter_map(|j| j.jct_retry()).map(to_secs_f64).collect());
     let (queue_delay, _) = stats(of_class.iter().filter_map(|j| j.queue_delay()).map(to_secs_f64).collect());
     let tasks = of_class.iter().map(|j| j.tasks as u64).sum();
     let preemptions = of_class.iter().map(|j| j.preemptions as u64).sum();
-    ClassSummary { jobs: of_class.len(), failed, jct, queue_delay, cov, tasks, preemptions }
+    ClassSummary { jobs: of_class.len(), failed, jct, jct_retry, queue_delay, cov, tasks, preemptions }
 }
 
 #[cfg(test)]
@@ -105,6 +109,7 @@ mod tests {
             failed: end_s.is_none(),
             tasks: 1,
             preemptions: 0,
+            retry_end: None,
         }
     }
 
@@ -154,6 +159,13 @@ mod tests {
         assert_eq!(s.jct.p99, 30.0);
         assert!((s.cov - 0.5).abs() < 1e-12);
         assert!((s.queue_delay.mean - 7.0 / 3.0).abs() < 1e-12);
+        // The owner's view: a failed job counts once its resubmission ended;
+        // submitted at 5 and resubmission ended at 100: JCTs 10, 30 and 95.
+        assert_eq!(s.jct_retry, s.jct);
+        let mut jobs = jobs;
+        jobs[2].retry_end = Some(100 * SECOND);
+        let s = summarise(&jobs, JobClass::Short);
+        assert_eq!((s.jct.p99, s.jct_retry.p50, s.jct_retry.p99), (30.0, 30.0, 95.0));
         assert_eq!(s.queue_delay.p95, 5.0);
     }
 }

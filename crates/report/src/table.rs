@@ -11,12 +11,12 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
     let _ = writeln!(s, "{title}");
     let _ = writeln!(
         s,
-        "{:<14} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>5} | {:>5} {:>9} {:>6} {:>9}",
-        "", "short", "", "", "", "", "", "long", "", "", "", "", "", "", "", ""
+        "{:<14} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>9} {:>5} | {:>5} {:>9} {:>6} {:>9}",
+        "", "short", "", "", "", "", "", "long", "", "", "", "", "", "", "", "", ""
     );
     let _ = writeln!(
         s,
-        "{:<14} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>5} | {:>5} {:>9} {:>6} {:>9}",
+        "{:<14} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>9} {:>5} | {:>5} {:>9} {:>6} {:>9}",
         "policy",
         "jobs",
         "fail",
@@ -28,6 +28,7 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
         "fail",
         "p50 s",
         "p90 s",
+        "retry90 s",
         "CoV",
         "cpu %",
         "waste c·h",
@@ -41,7 +42,7 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
         let eps = if run.cost.wall_seconds > 0.0 { run.cost.events as f64 / run.cost.wall_seconds } else { 0.0 };
         let _ = writeln!(
             s,
-            "{:<14} | {:>5} {:>4} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>5} {:>4} {:>8.1} {:>8.1} {:>5.2} | {:>5.1} {:>9.2} {:>6} {:>9.2e}",
+            "{:<14} | {:>5} {:>4} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>5} {:>4} {:>8.1} {:>8.1} {:>9.1} {:>5.2} | {:>5.1} {:>9.2} {:>6} {:>9.2e}",
             run.policy,
             sh.jobs,
             sh.failed,
@@ -53,6 +54,7 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
             lo.failed,
             lo.jct.p50,
             lo.jct.p90,
+            lo.jct_retry.p90,
             lo.cov,
             run.cpu_mean * 100.0,
             run.waste_core_seconds / 3600.0,
@@ -62,7 +64,7 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
     }
     let _ = writeln!(
         s,
-        "p50/p95/p99/p90: job completion time percentiles; queue: mean queueing delay; waste: core-hours lost to kills or held while reclaiming, dumping or restoring"
+        "p50/p95/p99/p90: job completion time percentiles of finished jobs; retry90: with each failed job resubmitted by its owner when it failed, timed from first submission to the resubmission's end; queue: mean queueing delay; waste: core-hours lost to kills or held while reclaiming, dumping or restoring"
     );
     if levels_say_more(runs) {
         s.push('\n');
@@ -101,6 +103,7 @@ mod tests {
             failed: false,
             tasks: 1,
             preemptions: 0,
+            retry_end: None,
         }
     }
 

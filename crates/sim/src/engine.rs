@@ -4,7 +4,7 @@
 use crate::event_queue::{Event, EventQueue};
 use crate::execution::{Execution, JobExec, Usage};
 use crate::{SimError, SimOptions};
-use pliant_core::model::{JobId, TaskRef};
+use pliant_core::model::{JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
 use pliant_core::{Action, Mechanism, Micros, Observation, Scheduler};
@@ -18,7 +18,10 @@ struct Run<'w> {
     core: Scheduler,
     exec: Execution,
     events: EventQueue,
+    /// Per workload job, in submission order.
     records: Vec<JobRecord>,
+    /// The workload job behind each core job (a resubmission shares its origin's).
+    origin: Vec<usize>,
     preemptions: BTreeMap<String, u64>,
     timeline: Vec<Sample>,
     next_arrival: usize,
@@ -62,7 +65,7 @@ pub fn simulate_counting(
         workload,
         exec: Execution {
             model: opts.exec.clone(),
-            jobs: workload.jobs.iter().map(|j| JobExec::new(j, &opts.exec)).collect(),
+            jobs: Vec::with_capacity(workload.jobs.len()),
             node_cpu: workload.cluster.nodes.iter().map(|n| n.cpu_milli).collect(),
             usage: Usage::default(),
             lost_core_us: 0.0,
@@ -86,8 +89,10 @@ pub fn simulate_counting(
                 failed: false,
                 tasks: j.tasks().count() as u32,
                 preemptions: 0,
+                retry_end: None,
             })
             .collect(),
+        origin: Vec::with_capacity(workload.jobs.len()),
         preemptions: BTreeMap::new(),
         timeline: Vec::new(),
         next_arrival: 0,
@@ -134,7 +139,7 @@ pub fn simulate_counting(
 impl Run<'_> {
     fn main_loop(&mut self, opts: &SimOptions) -> Result<(), SimError> {
         let jobs = &self.workload.jobs;
-        while self.ended_jobs < jobs.len() {
+        while self.ended_jobs < self.exec.jobs.len() || self.next_arrival < jobs.len() {
             let arrival = jobs.get(self.next_arrival).map(|j| j.submit);
             let now = match (arrival, self.events.peek_time()) {
                 (Some(a), Some(e)) => a.min(e),
@@ -144,8 +149,8 @@ impl Run<'_> {
             };
             self.exec.usage.advance(now);
             while self.next_arrival < jobs.len() && jobs[self.next_arrival].submit == now {
-                let id = self.next_arrival as u32;
-                self.core.observe(now, Observation::JobSubmitted(jobs[id as usize].request(JobId(id))))?;
+                let request = self.submit(self.next_arrival, now);
+                self.core.observe(now, Observation::JobSubmitted(request))?;
                 self.next_arrival += 1;
                 self.processed += 1;
             }
@@ -157,8 +162,9 @@ impl Run<'_> {
             self.schedule(now)?;
             // With nothing running and nothing left to arrive, no event can free
             // resources any more: the remaining jobs can never start.
-            if self.exec.running_tasks == 0 && self.next_arrival == jobs.len() && self.ended_jobs < jobs.len() {
-                return Err(SimError::Stuck { unfinished: jobs.len() - self.ended_jobs, at: now });
+            let unfinished = self.exec.jobs.len() - self.ended_jobs;
+            if self.exec.running_tasks == 0 && self.next_arrival == jobs.len() && unfinished > 0 {
+                return Err(SimError::Stuck { unfinished, at: now });
             }
             // Tasks may hold resources without progressing (suspended, stalled):
             // if nothing has progressed or changed for an hour of simulated time
@@ -170,7 +176,7 @@ impl Run<'_> {
                 self.seen_actions = self.actions_applied;
                 self.last_change = now;
             } else if now - self.last_change > STALL_LIMIT {
-                return Err(SimError::Stuck { unfinished: jobs.len() - self.ended_jobs, at: now });
+                return Err(SimError::Stuck { unfinished: self.exec.jobs.len() - self.ended_jobs, at: now });
             }
         }
         Ok(())
@@ -184,11 +190,20 @@ impl Run<'_> {
                     return Ok(());
                 }
                 self.processed += 1;
+                if self.exec.pool_slot(job, task).is_some() && !self.exec.pool_tick(now, job, task, &mut self.events) {
+                    return Ok(());
+                }
                 let job_done = self.exec.finish(now, job, task, &mut self.events);
                 self.core.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
                 if job_done {
-                    self.records[job as usize].end = Some(now);
-                    self.job_ended();
+                    let rec = &mut self.records[self.origin[job as usize]];
+                    // A resubmission's end is its owner's; the first attempt's is the job's.
+                    if rec.failed {
+                        rec.retry_end = Some(now);
+                    } else {
+                        rec.end = Some(now);
+                    }
+                    self.job_ended(true);
                 }
             }
             Event::Reclaimed { job, task, epoch, mem_mb } => {
@@ -255,23 +270,34 @@ impl Run<'_> {
         }
     }
 
-    fn job_ended(&mut self) {
+    /// Submits workload job `index` at `now` as the next core job (dense ids
+    /// in submission order, resubmissions included) and says what the core sees.
+    fn submit(&mut self, index: usize, now: Micros) -> JobRequest {
+        let job = &self.workload.jobs[index];
+        let id = JobId(self.exec.jobs.len() as u32);
+        self.exec.jobs.push(JobExec::new(job, &self.exec.model));
+        self.origin.push(index);
+        JobRequest { submit: now, ..job.request(id) }
+    }
+
+    /// A core job ended; `owner_done` when its owner has nothing more to wait for.
+    fn job_ended(&mut self, owner_done: bool) {
         self.ended_jobs += 1;
-        if let Some(counter) = self.progress {
+        if let (true, Some(counter)) = (owner_done, self.progress) {
             counter.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     fn count_preemption(&mut self, job: JobId, mechanism: Mechanism) {
         *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
-        self.records[job.0 as usize].preemptions += 1;
+        self.records[self.origin[job.0 as usize]].preemptions += 1;
     }
 
     fn apply(&mut self, now: Micros, action: Action) {
         self.actions_applied += 1;
         match action {
             Action::Launch { task, node, resources } => {
-                let rec = &mut self.records[task.job.0 as usize];
+                let rec = &mut self.records[self.origin[task.job.0 as usize]];
                 rec.first_start.get_or_insert(now);
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
@@ -303,8 +329,15 @@ impl Run<'_> {
             }
             Action::FailJob { job } => {
                 self.exec.fail(now, job.0, &mut self.events);
-                self.records[job.0 as usize].failed = true;
-                self.job_ended();
+                let index = self.origin[job.0 as usize];
+                self.records[index].failed = true;
+                let resubmit = self.exec.model.resubmit_failed;
+                self.job_ended(!resubmit);
+                // Its owner submits it again, from scratch (issue 13: the user's view of JCT).
+                if resubmit {
+                    let request = self.submit(index, now);
+                    self.exec.reports.push(Observation::JobSubmitted(request));
+                }
             }
         }
     }

@@ -4,9 +4,11 @@
 //!
 //! Progress rate of a running task = min(allocated CPU, requested CPU) /
 //! requested CPU (DESIGN.md); a frozen, suspended or restoring task makes no
-//! progress. A coupled (Spark-like) phase moves in lockstep: every running
-//! task of it progresses at the slowest started task's rate, so one stopped
-//! task (killed and waiting, suspended, restoring) stalls all of them.
+//! progress. A pool phase (Spark stages, `spark_model=pool`) runs its stage
+//! tasks on its executors (see `pool`). A coupled phase without stages, or
+//! any coupled phase under `spark_model=lockstep`, moves in lockstep: every
+//! running task of it progresses at the slowest started task's rate, so one
+//! stopped task (killed and waiting, suspended, restoring) stalls all of them.
 //!
 //! Memory (BIG-C §3.2, §5.4): a task's resident set is its working set
 //! (a fraction of its request). Lowering its limit frees the slack above the
@@ -14,7 +16,8 @@
 //! back at the restore rate when it resumes.
 
 use crate::event_queue::{Event, EventQueue};
-use crate::ExecModel;
+use crate::pool::{finish_time, PoolExec};
+use crate::{ExecModel, SparkModel};
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
 use pliant_core::{Micros, Observation, Resources};
@@ -70,6 +73,8 @@ impl TaskExec {
 pub(crate) struct PhaseExec {
     pub coupled: bool,
     pub tasks: Range<u32>,
+    /// The stage tasks its executors pull, for a pool phase.
+    pub pool: Option<PoolExec>,
 }
 
 /// A job's true state.
@@ -108,7 +113,10 @@ impl JobExec {
                     finished: false,
                 });
             }
-            phases.push(PhaseExec { coupled: p.coupled, tasks: start..tasks.len() as u32 });
+            let pool = (model.spark_model == SparkModel::Pool && !p.stages.is_empty())
+                .then(|| PoolExec::new(p.stages.clone(), p.tasks.iter().map(|t| t.slots()).collect()));
+            let coupled = p.coupled && pool.is_none();
+            phases.push(PhaseExec { coupled, tasks: start..tasks.len() as u32, pool });
         }
         let unfinished = tasks.len() as u32;
         JobExec { tasks, phases, unfinished }
@@ -167,26 +175,95 @@ impl Execution {
         &mut self.jobs[job as usize].tasks[task as usize]
     }
 
+    /// The phase and executor index of a pool phase's executor.
+    pub(crate) fn pool_slot(&self, job: u32, task: u32) -> Option<(usize, usize)> {
+        let j = &self.jobs[job as usize];
+        let pi = j.tasks[task as usize].phase as usize;
+        let p = &j.phases[pi];
+        p.pool.as_ref().map(|_| (pi, (task - p.tasks.start) as usize))
+    }
+
+    fn pool(&mut self, job: u32, phase: usize) -> &mut PoolExec {
+        self.jobs[job as usize].phases[phase].pool.as_mut().expect("a pool phase")
+    }
+
+    /// Settles a task's progress to `now` (a pool executor's in-flight tasks);
+    /// returns its rate.
+    fn settle(&mut self, now: Micros, job: u32, task: u32) -> f64 {
+        let slot = self.pool_slot(job, task);
+        let t = &mut self.jobs[job as usize].tasks[task as usize];
+        let (work, rate) = (t.rate * (now - t.since) as f64, t.rate);
+        t.since = now;
+        match slot {
+            Some((pi, e)) => self.pool(job, pi).advance(e, work),
+            None => t.done = (t.done + work).min(t.duration as f64),
+        }
+        rate
+    }
+
     /// Settles a task's progress to `now` and gives it a new rate, scheduling
-    /// its finish if it progresses.
+    /// its finish (a pool executor: its next stage task's) if it progresses.
     fn set_rate(&mut self, now: Micros, job: u32, task: u32, rate: f64, events: &mut EventQueue) {
         let node_cpu = {
             let t = &self.jobs[job as usize].tasks[task as usize];
             self.node_cpu[t.node as usize] as f64
         };
+        self.settle(now, job, task);
+        let slot = self.pool_slot(job, task);
         let t = &mut self.jobs[job as usize].tasks[task as usize];
-        t.done = (t.done + t.rate * (now - t.since) as f64).min(t.duration as f64);
-        t.since = now;
         let used = t.requested.cpu_milli as f64 * (rate - t.rate);
         self.usage.busy_cpu += used;
         self.usage.busy_nodes += used / node_cpu;
         t.rate = rate;
         t.epoch += 1;
-        if rate > 0.0 {
-            let left = (t.duration as f64 - t.done).max(0.0);
-            let finish = now + (left / rate).ceil() as Micros;
-            events.push(finish, Event::TaskFinish { job, task, epoch: t.epoch });
+        let epoch = t.epoch;
+        if rate <= 0.0 {
+            return;
         }
+        let finish = match slot {
+            None => Some(finish_time(now, t.duration as f64 - t.done, rate)),
+            Some((pi, e)) => {
+                // An executor with nothing left to run ends now.
+                let pool = self.pool(job, pi);
+                if pool.done() {
+                    Some(now)
+                } else {
+                    pool.pull(e);
+                    pool.next_left(e).map(|left| finish_time(now, left, rate))
+                }
+            }
+        };
+        if let Some(at) = finish {
+            events.push(at, Event::TaskFinish { job, task, epoch });
+        }
+    }
+
+    /// Lets the progressing executors of a pool phase pull tasks again (after
+    /// a stage ended or a kill gave tasks back).
+    fn repull(&mut self, now: Micros, job: u32, phase: usize, events: &mut EventQueue) {
+        for i in self.jobs[job as usize].phases[phase].tasks.clone() {
+            let rate = self.jobs[job as usize].tasks[i as usize].rate;
+            if rate > 0.0 {
+                self.set_rate(now, job, i, rate, events);
+            }
+        }
+    }
+
+    /// A pool executor's stage task is due: retires its finished tasks, starts
+    /// the next stage when this one is over, and pulls more. True when the
+    /// executor has nothing left to run: every stage has ended.
+    pub fn pool_tick(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
+        let (pi, e) = self.pool_slot(job, task).expect("a pool executor");
+        let rate = self.settle(now, job, task);
+        if self.pool(job, pi).done() {
+            return true;
+        }
+        if self.pool(job, pi).complete(e) {
+            self.repull(now, job, pi, events);
+        } else {
+            self.set_rate(now, job, task, rate, events);
+        }
+        false
     }
 
     /// Brings the rates of a task (and of its coupled siblings) up to date.
@@ -245,13 +322,18 @@ impl Execution {
     }
 
     /// Kills a running task: its progress is lost and counted as waste; a
-    /// coupled phase stalls until it runs again.
+    /// coupled phase stalls until it runs again; a pool executor's in-flight
+    /// tasks go back to the pool for the others to pull.
     pub fn kill(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         self.stop(now, job, task, events);
         let t = self.task(job, task);
         let lost = t.done * t.requested.cpu_milli as f64 / 1000.0;
         t.done = 0.0;
         self.lost_core_us += lost;
+        if let Some((pi, e)) = self.pool_slot(job, task) {
+            self.lost_core_us += self.pool(job, pi).give_back(e);
+            self.repull(now, job, pi, events);
+        }
         self.update_rates(now, job, task, events);
     }
 

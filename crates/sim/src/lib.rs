@@ -11,6 +11,7 @@ mod checkpoint;
 mod engine;
 mod event_queue;
 mod execution;
+mod pool;
 
 pub use engine::{simulate, simulate_counting};
 
@@ -26,9 +27,25 @@ pub struct PowerModel {
     pub peak_w: f64,
 }
 
+/// How a Spark pool phase (one with stage tasks) runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SparkModel {
+    /// Executors pull stage tasks as their cores free up (DESIGN.md "Spark stages").
+    Pool,
+    /// Its executors move in lockstep, each running for its own duration;
+    /// the stage tasks are ignored (the model before pool phases).
+    Lockstep,
+}
+
 /// The execution model's memory numbers (the simulator's ground truth).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ExecModel {
+    /// How Spark pool phases run.
+    pub spark_model: SparkModel,
+    /// A failed job is resubmitted, from scratch, by its owner the moment it
+    /// fails (`JobRecord::retry_end`, the `jct_retry` figure).
+    pub resubmit_failed: bool,
     /// Seconds to swap out 1 GB of a container deprived of CPU (BIG-C §5.4: about 3 s).
     pub reclaim_s_per_gb: f64,
     /// Seconds to read 1 GB back on resume: about 1.7× the reclaim time
@@ -45,6 +62,8 @@ pub struct ExecModel {
 impl Default for ExecModel {
     fn default() -> Self {
         ExecModel {
+            spark_model: SparkModel::Pool,
+            resubmit_failed: true,
             reclaim_s_per_gb: 3.0,
             restore_s_per_gb: 5.1,
             working_set_fraction: 0.8,
@@ -55,6 +74,8 @@ impl Default for ExecModel {
 
 /// The execution-model keys settable with `--set`, with their meaning.
 pub const EXEC_KEYS: &[(&str, &str)] = &[
+    ("spark_model", "pool (default: executors pull stage tasks) or lockstep (a stopped executor stalls all)"),
+    ("resubmit_failed", "1 (default): a failed job's owner resubmits it at once, from scratch (jct_retry); 0: never"),
     ("reclaim_s_per_gb", "seconds to swap out 1 GB of a CPU-deprived container (default 3, BIG-C §5.4)"),
     ("restore_s_per_gb", "seconds to read 1 GB back on resume (default 5.1 = 1.7x reclaim, measured)"),
     ("working_set_fraction", "resident working set over requested memory (default 0.8)"),
@@ -63,6 +84,20 @@ pub const EXEC_KEYS: &[(&str, &str)] = &[
 impl ExecModel {
     /// Sets one key of [`EXEC_KEYS`]; `None` for an unknown key.
     pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
+        match (key, value) {
+            ("spark_model", "pool") => self.spark_model = SparkModel::Pool,
+            ("spark_model", "lockstep") => self.spark_model = SparkModel::Lockstep,
+            ("resubmit_failed", "1") => self.resubmit_failed = true,
+            ("resubmit_failed", "0") => self.resubmit_failed = false,
+            ("spark_model", _) => {
+                return Some(Err(format!("bad value `{value}` for `{key}`: expected pool or lockstep")))
+            }
+            ("resubmit_failed", _) => return Some(Err(format!("bad value `{value}` for `{key}`: expected 1 or 0"))),
+            _ => {}
+        }
+        if matches!(key, "spark_model" | "resubmit_failed") {
+            return Some(Ok(()));
+        }
         let slot = match key {
             "reclaim_s_per_gb" => &mut self.reclaim_s_per_gb,
             "restore_s_per_gb" => &mut self.restore_s_per_gb,

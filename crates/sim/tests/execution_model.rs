@@ -6,7 +6,7 @@ use pliant_core::policy::{preset, Params, PRESETS};
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::RunRecord;
 use pliant_sim::{simulate, SimOptions};
-use pliant_workload::{Cluster, Job, Phase, Task, Workload};
+use pliant_workload::{Cluster, Job, Phase, StageTasks, Task, Workload};
 use proptest::prelude::*;
 
 fn task(cores: u64, gb: u64, secs: u64) -> Task {
@@ -19,7 +19,7 @@ fn job(name: &str, class: JobClass, submit_s: u64, coupled: bool, tasks: Vec<Tas
         submit: submit_s * SECOND,
         class,
         priority: if class == JobClass::Short { 9 } else { 0 },
-        phases: vec![Phase { deps: vec![], coupled, tasks }],
+        phases: vec![Phase { deps: vec![], coupled, tasks, stages: vec![] }],
     }
 }
 
@@ -88,7 +88,7 @@ fn a_killed_executor_stalls_its_coupled_siblings() {
 #[test]
 fn barrier_waits_for_the_whole_upstream_phase() {
     let mut j = job("dag", JobClass::Long, 0, false, vec![task(1, 1, 10), task(1, 1, 20)]);
-    j.phases.push(Phase { deps: vec![0], coupled: false, tasks: vec![task(1, 1, 5)] });
+    j.phases.push(Phase { deps: vec![0], coupled: false, tasks: vec![task(1, 1, 5)], stages: vec![] });
     let w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(8, 8)] }, jobs: vec![j] };
     let r = run(&w, "fifo");
     assert_eq!(secs(r.jobs[0].jct()), 25.0);
@@ -112,14 +112,93 @@ fn a_task_killed_max_attempts_times_fails_a_spark_job_only() {
         let r = run(&w, "kill");
         assert!(r.jobs[1..].iter().all(|j| !j.failed && j.end.is_some()));
         if coupled {
+            // The 4th kill (t = 81) fails it. Its owner resubmits it at once;
+            // each resubmission fails at its own 4th kill (181, 281, …), the
+            // 40th kill (t = 981) failing the 10th: the 11th starts when q39
+            // ends at 1001 and finishes at 2001 s, the first attempt's JCT
+            // being undefined and the owner's 2001 s.
             assert!(r.jobs[0].failed);
-            assert_eq!(r.jobs[0].preemptions, 4);
+            assert_eq!((r.jobs[0].end, r.jobs[0].preemptions), (None, 40));
+            assert_eq!(secs(r.jobs[0].jct_retry()), 2001.0);
+            let once = SimOptions {
+                exec: pliant_sim::ExecModel { resubmit_failed: false, ..Default::default() },
+                ..SimOptions::default()
+            };
+            let r = simulate(&w, preset("kill", &Params::default()).unwrap(), &once).unwrap();
+            assert_eq!((r.jobs[0].failed, r.jobs[0].preemptions, r.jobs[0].jct_retry()), (true, 4, None));
         } else {
             assert!(!r.jobs[0].failed);
             assert_eq!(r.jobs[0].preemptions, 40);
             assert_eq!(secs(r.jobs[0].end), 2001.0);
         }
     }
+}
+
+/// A Spark job of one pool phase: `executors` of ⟨`cores`, 1 GB⟩ pulling one
+/// stage of `tasks` tasks of `secs` each; in lockstep each executor runs for
+/// the stage's span with every core busy.
+fn spark(executors: usize, cores: u64, tasks: u32, secs: u64) -> Job {
+    let span = tasks as u64 * secs / (executors as u64 * cores);
+    let mut j = job("spark", JobClass::Long, 0, true, vec![task(cores, 1, span); executors]);
+    j.phases[0].stages = vec![StageTasks { count: tasks, duration: secs * SECOND }];
+    j
+}
+
+/// One node ⟨4 CPU, 4 GB⟩ with a pool job of 2 executors × 2 cores and 8 tasks
+/// of 10 s; with `short`, a ⟨2, 1 GB⟩ query of 15 s at t = 5. The monitor runs
+/// every second (so it acts at 5), resumes without delay, and swapping costs
+/// nothing, so that the executor is stopped exactly for the query's 5–20 s.
+fn pool_run(policy: &str, short: bool, spark_model: &str) -> RunRecord {
+    let mut jobs = vec![spark(2, 2, 8, 10)];
+    if short {
+        jobs.push(job("query", JobClass::Short, 5, false, vec![task(2, 1, 15)]));
+    }
+    let w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(4, 4)] }, jobs };
+    let params = Params { monitor_interval_s: 1.0, delayed_resumption: 0, ..Params::default() };
+    let mut opts = SimOptions::default();
+    for (k, v) in [("reclaim_s_per_gb", "0"), ("restore_s_per_gb", "0"), ("spark_model", spark_model)] {
+        opts.exec.set(k, v).unwrap().unwrap();
+    }
+    simulate(&w, preset(policy, &params).unwrap(), &opts).unwrap()
+}
+
+/// 8 tasks on 4 cores: two waves of 10 s, the stage ends at 20 s.
+#[test]
+fn a_pool_stage_runs_in_waves() {
+    let r = pool_run("fifo", false, "pool");
+    assert_eq!(secs(r.jobs[0].jct()), 20.0);
+    let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
+    assert!((core_seconds - 80.0).abs() < 1e-6, "{core_seconds}");
+}
+
+/// ip suspends executor 1 at t = 5 with its 2 tasks half done; the query runs
+/// 5–20. Executor 0 goes on: its tasks end at 10, it pulls tasks 5–6 (end 20),
+/// then 7–8 (end 30). Executor 1 resumes at 20 with 5 s left on its 2 tasks (end
+/// 25); the pool is empty, so the stage ends with executor 0's last tasks at 30 s.
+/// In lockstep the suspension stops both at 5 s of their 20 s: they end at
+/// 20 + 15 = 35 s.
+#[test]
+fn a_frozen_executor_holds_only_its_in_flight_tasks() {
+    let r = pool_run("ip", true, "pool");
+    assert_eq!(r.preemptions.get("immediate"), Some(&1));
+    assert_eq!((secs(r.jobs[1].jct()), secs(r.jobs[0].jct())), (15.0, 30.0));
+    assert_eq!(r.lost_core_seconds, 0.0);
+    assert_eq!(secs(pool_run("ip", true, "lockstep").jobs[0].jct()), 35.0);
+}
+
+/// kill kills executor 1 at t = 5: its 2 half-done tasks go back to the pool
+/// (2 × 5 s × 1 core = 10 core-s lost), 6 left. Executor 0 pulls 2 at 10 (4
+/// left) and 2 at 20 (2 left); the query ends at 20 and executor 1 restarts
+/// and pulls the last 2: both end at 30 s. Cores did 80 core-s of tasks + the
+/// 10 lost + the query's 30.
+#[test]
+fn a_killed_executors_in_flight_tasks_rerun() {
+    let r = pool_run("kill", true, "pool");
+    assert_eq!(r.preemptions.get("kill"), Some(&1));
+    assert_eq!((secs(r.jobs[1].jct()), secs(r.jobs[0].jct())), (15.0, 30.0));
+    assert_eq!(r.lost_core_seconds, 10.0);
+    let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
+    assert!((core_seconds - 120.0).abs() < 1e-6, "{core_seconds}");
 }
 
 fn strip_wall(mut r: RunRecord) -> RunRecord {

@@ -180,6 +180,7 @@ fn job_from(v: &Value, n: u64) -> Result<(TraceJob, u64), String> {
             deps: if k == "reduce" && has_map { vec![0] } else { vec![] },
             coupled: false,
             tasks,
+            stages: vec![],
         })
         .collect();
     Ok((TraceJob { id, submit, end, priority, sched_class: None, phases }, total))

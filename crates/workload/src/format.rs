@@ -13,9 +13,16 @@
 //! (default 1), `cpu`, `mem_mb`, `duration_s` (true run time at full
 //! allocation), `estimate_s` (the owner's estimate, optional).
 //!
+//! A Spark pool phase has `executors` (one group of identical containers,
+//! `duration_s` optional) and `stage_tasks` (stages in order, each
+//! `{"count":N,"duration_s":D}`: N tasks of D seconds on one core) instead of
+//! `tasks`; it is coupled. An executor's `duration_s` defaults to the phase's
+//! span with every core busy, Σ N × D / (executors × cores), the run time the
+//! lockstep model (`spark_model=lockstep`) gives each executor.
+//!
 //! This module reads and writes streams; opening files is the caller's job.
 
-use crate::model::{Cluster, Job, Phase, Task, Workload};
+use crate::model::{Cluster, Job, Phase, StageTasks, Task, Workload};
 use pliant_core::model::JobClass;
 use pliant_core::time::{from_secs_f64, to_secs_f64};
 use pliant_core::Resources;
@@ -72,12 +79,36 @@ struct TaskGroup {
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct ExecutorGroup {
+    count: u32,
+    cpu: f64,
+    mem_mb: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    estimate_s: Option<f64>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StageGroup {
+    count: u32,
+    duration_s: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct PhaseRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     after: Vec<u32>,
     #[serde(default, skip_serializing_if = "is_false")]
     coupled: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     tasks: Vec<TaskGroup>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    executors: Option<ExecutorGroup>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    stage_tasks: Vec<StageGroup>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -145,9 +176,39 @@ fn json_reason(e: &serde_json::Error) -> String {
     }
 }
 
+/// A pool phase: `executors` and `stage_tasks`, no `tasks`.
+fn pool_phase_from(p: PhaseRecord) -> Result<Phase, String> {
+    let (Some(e), false, true) = (p.executors, p.stage_tasks.is_empty(), p.tasks.is_empty()) else {
+        return Err("a pool phase needs `executors` and `stage_tasks`, and no `tasks`".into());
+    };
+    let executors = check_count(e.count)?;
+    let mut stages = Vec::with_capacity(p.stage_tasks.len());
+    for s in p.stage_tasks {
+        check_count(s.count)?;
+        stages.push(StageTasks { count: s.count, duration: seconds(s.duration_s, "stage duration_s", true)? });
+    }
+    let mut exec = Task {
+        request: Resources::new(cores_to_milli(e.cpu)?, e.mem_mb),
+        duration: 0,
+        estimate: e.estimate_s.map(|x| seconds(x, "estimate_s", false)).transpose()?,
+    };
+    exec.duration = match e.duration_s {
+        Some(d) => seconds(d, "duration_s", true)?,
+        None => {
+            let work: f64 = stages.iter().map(|s| s.count as f64 * s.duration as f64).sum();
+            (work / (executors as f64 * exec.slots() as f64)).ceil() as u64
+        }
+    };
+    Ok(Phase { deps: p.after, coupled: true, tasks: vec![exec; executors], stages })
+}
+
 fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
     let mut phases = Vec::with_capacity(rec.phases.len());
     for p in rec.phases {
+        if p.executors.is_some() || !p.stage_tasks.is_empty() {
+            phases.push(pool_phase_from(p)?);
+            continue;
+        }
         let mut tasks = Vec::new();
         for g in p.tasks {
             let n = check_count(g.count)?;
@@ -158,7 +219,7 @@ fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
             };
             tasks.extend(std::iter::repeat_n(task, n));
         }
-        phases.push(Phase { deps: p.after, coupled: p.coupled, tasks });
+        phases.push(Phase { deps: p.after, coupled: p.coupled, tasks, stages: vec![] });
     }
     if phases.iter().all(|p| p.tasks.is_empty()) {
         return Err("a job needs at least one task".into());
@@ -228,6 +289,28 @@ fn group<T: PartialEq + Copy>(items: &[T]) -> Vec<(T, u32)> {
     out
 }
 
+/// A pool phase's record; its executors are identical (the first stands for all).
+fn pool_record(p: &Phase) -> PhaseRecord {
+    let e = p.tasks[0];
+    PhaseRecord {
+        after: p.deps.clone(),
+        coupled: p.coupled,
+        tasks: vec![],
+        executors: Some(ExecutorGroup {
+            count: p.tasks.len() as u32,
+            cpu: e.request.cpu_milli as f64 / 1000.0,
+            mem_mb: e.request.mem_mb,
+            duration_s: Some(to_secs_f64(e.duration)),
+            estimate_s: e.estimate.map(to_secs_f64),
+        }),
+        stage_tasks: p
+            .stages
+            .iter()
+            .map(|s| StageGroup { count: s.count, duration_s: to_secs_f64(s.duration) })
+            .collect(),
+    }
+}
+
 /// Writes a workload as JSON Lines one record at a time: the cluster record
 /// when it is created, then each job as it is handed over, so a caller that
 /// streams jobs in (a trace import) never holds more than one of them.
@@ -253,19 +336,27 @@ impl<W: Write> WorkloadWriter<W> {
         let phases = job
             .phases
             .iter()
-            .map(|p| PhaseRecord {
-                after: p.deps.clone(),
-                coupled: p.coupled,
-                tasks: group(&p.tasks)
-                    .into_iter()
-                    .map(|(t, count)| TaskGroup {
-                        count,
-                        cpu: t.request.cpu_milli as f64 / 1000.0,
-                        mem_mb: t.request.mem_mb,
-                        duration_s: to_secs_f64(t.duration),
-                        estimate_s: t.estimate.map(to_secs_f64),
-                    })
-                    .collect(),
+            .map(|p| {
+                if !p.stages.is_empty() {
+                    pool_record(p)
+                } else {
+                    PhaseRecord {
+                        after: p.deps.clone(),
+                        coupled: p.coupled,
+                        executors: None,
+                        stage_tasks: vec![],
+                        tasks: group(&p.tasks)
+                            .into_iter()
+                            .map(|(t, count)| TaskGroup {
+                                count,
+                                cpu: t.request.cpu_milli as f64 / 1000.0,
+                                mem_mb: t.request.mem_mb,
+                                duration_s: to_secs_f64(t.duration),
+                                estimate_s: t.estimate.map(to_secs_f64),
+                            })
+                            .collect(),
+                    }
+                }
             })
             .collect();
         let rec = JobRecord {
@@ -343,6 +434,34 @@ mod tests {
         writer.job(&w.jobs[1]).unwrap();
         let out = writer.finish().unwrap();
         assert_eq!(read_workload(out.as_slice()).unwrap(), w);
+    }
+
+    // 2 executors of 8 cores, stages of 32 × 10 s and 16 × 20 s: span
+    // (320 + 320) / 16 = 40 s, the executors' lockstep run time.
+    #[test]
+    fn reads_a_pool_phase() {
+        let text = r#"{"cluster":{"nodes":[{"count":2,"cpu":8,"mem_mb":16384}]}}
+{"job":{"submit_s":0,"class":"long","phases":[{"executors":{"count":2,"cpu":8,"mem_mb":8192,"estimate_s":50},"stage_tasks":[{"count":32,"duration_s":10},{"count":16,"duration_s":20}]}]}}
+"#;
+        let w = read_workload(text.as_bytes()).unwrap();
+        let p = &w.jobs[0].phases[0];
+        assert!(p.coupled);
+        assert_eq!(
+            p.stages,
+            vec![StageTasks { count: 32, duration: 10_000_000 }, StageTasks { count: 16, duration: 20_000_000 }]
+        );
+        assert_eq!(
+            p.tasks,
+            vec![Task { request: Resources::new(8000, 8192), duration: 40_000_000, estimate: Some(50_000_000) }; 2]
+        );
+        let mut buf = Vec::new();
+        write_workload(&w, &mut buf).unwrap();
+        assert_eq!(read_workload(buf.as_slice()).unwrap(), w);
+        let e = error_of(&text.replace(r#""executors":{"count":2,"cpu":8,"mem_mb":8192,"estimate_s":50},"#, ""));
+        assert_eq!(
+            (e.line, e.reason.as_str()),
+            (2, "a pool phase needs `executors` and `stage_tasks`, and no `tasks`")
+        );
     }
 
     fn error_of(text: &str) -> FormatError {

@@ -21,6 +21,24 @@ pub struct Task {
     pub estimate: Option<Micros>,
 }
 
+/// One Spark stage of a pool phase: `count` tasks of `duration` each, at one
+/// executor core per task (ground truth: only bodies read it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageTasks {
+    /// Tasks in the stage.
+    pub count: u32,
+    /// True run time of each task on one full core.
+    pub duration: Micros,
+}
+
+impl Task {
+    /// Stage tasks an executor runs at once: one per whole requested core
+    /// (BIG-C §5.1 footnote 3), at least one.
+    pub fn slots(&self) -> u32 {
+        ((self.request.cpu_milli / 1000) as u32).max(1)
+    }
+}
+
 /// A DAG stage of a job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Phase {
@@ -30,6 +48,10 @@ pub struct Phase {
     pub coupled: bool,
     /// The phase's tasks.
     pub tasks: Vec<Task>,
+    /// A pool phase (Spark, DESIGN.md "Spark stages"): its tasks are executors
+    /// that pull these stages' tasks in order, a barrier between stages. Empty
+    /// for an ordinary phase.
+    pub stages: Vec<StageTasks>,
 }
 
 /// A job to submit.
@@ -124,6 +146,12 @@ impl Job {
             if let Some(&dep) = p.deps.iter().find(|&&d| d as usize >= i) {
                 return Err(ValidationError::BadDependency { job: self.name.clone(), phase: i, dep });
             }
+        }
+        if self.phases.iter().any(|p| !p.stages.is_empty() && p.tasks.is_empty()) {
+            return Err(ValidationError::DegenerateTask { job: self.name.clone(), what: "stages but no executors" });
+        }
+        if self.phases.iter().flat_map(|p| &p.stages).any(|s| s.count == 0 || s.duration == 0) {
+            return Err(ValidationError::DegenerateTask { job: self.name.clone(), what: "an empty or instant stage" });
         }
         for t in self.tasks() {
             if t.request.cpu_milli == 0 || t.request.mem_mb == 0 {

@@ -1,8 +1,8 @@
-//! The long jobs of BIG-C's synthetic workloads (§5.1): Spark jobs of coupled
-//! executors, or MapReduce jobs — map-heavy `wordcount` and reduce-heavy
+//! The long jobs of BIG-C's synthetic workloads (§5.1): Spark jobs whose
+//! executors pull stage tasks (a pool phase), or MapReduce jobs — map-heavy `wordcount` and reduce-heavy
 //! `terasort` — with a barrier between map and reduce.
 
-use crate::{Job, Phase, Task};
+use crate::{Job, Phase, StageTasks, Task};
 use pliant_core::model::JobClass;
 use pliant_core::time::from_secs_f64;
 use pliant_core::Resources;
@@ -15,6 +15,15 @@ const EXECUTORS: [Resources; 3] = [Resources::cores_gb(8, 16), Resources::cores_
 /// Spark jobs: 4–8 executors running 200–400 s (HiBench PageRank, Kmeans, Bayes, WordCount).
 const SPARK_EXECUTORS: (u32, u32) = (4, 8);
 const SPARK_S: (f64, f64) = (200.0, 400.0);
+/// Stage tasks per executor core: Spark's tuning guide ("Level of
+/// Parallelism") recommends 2–3 tasks per CPU core; we take the low end.
+const TASKS_PER_CORE: u32 = 2;
+/// Target run time of a stage task on one core, s. A Spark task reads one
+/// input split as a MapReduce mapper does (BIG-C §5.1 runs HiBench WordCount
+/// both ways on the same inputs), so it runs about as long as a mapper: the
+/// mean of this file's wordcount map tasks (20–60 s). The paper gives no
+/// Spark task times; this is the repository's own mapper figure.
+const STAGE_TASK_S: f64 = 40.0;
 /// BIG-C §5.1: map containers ⟨1 CPU, 2 GB⟩, reduce containers ⟨1 CPU, 4 GB⟩.
 const MAPPER: Resources = Resources::cores_gb(1, 2);
 const REDUCER: Resources = Resources::cores_gb(1, 4);
@@ -63,6 +72,16 @@ fn mean_count(range: (u32, u32)) -> f64 {
 
 fn cores(r: Resources) -> f64 {
     r.cpu_milli as f64 / 1000.0
+}
+
+/// The stages of a Spark job whose executors, `cores` in all, would run
+/// `span` with every core busy: waves of TASKS_PER_CORE tasks per core, each
+/// task near STAGE_TASK_S, so that the stages add up to the same work and span.
+fn spark_stages(span: u64, cores: u32) -> Vec<StageTasks> {
+    let per_stage = TASKS_PER_CORE as f64 * STAGE_TASK_S * 1e6;
+    let stages = (span as f64 / per_stage).round().max(1.0) as usize;
+    let duration = (span as f64 / (stages as f64 * TASKS_PER_CORE as f64)).round().max(1.0) as u64;
+    vec![StageTasks { count: TASKS_PER_CORE * cores, duration }; stages]
 }
 
 impl LongJobs {
@@ -116,7 +135,8 @@ impl LongJobs {
                 let executors = rng.gen_range(SPARK_EXECUTORS.0..=SPARK_EXECUTORS.1);
                 let size = *EXECUTORS.choose(rng).expect("non-empty");
                 let t = Task { request: size, duration: d, estimate: Some(d) };
-                ("spark", vec![Phase { deps: vec![], coupled: true, tasks: vec![t; executors as usize] }])
+                let stages = spark_stages(d, executors * t.slots());
+                ("spark", vec![Phase { deps: vec![], coupled: true, tasks: vec![t; executors as usize], stages }])
             }
             Some(m) => {
                 let stretch = if part_way { rng.gen_range(0.25..1.0) * stretch } else { stretch };
@@ -131,8 +151,8 @@ impl LongJobs {
                 (
                     m.name,
                     vec![
-                        Phase { deps: vec![], coupled: false, tasks: map_tasks },
-                        Phase { deps: vec![0], coupled: false, tasks: reduce_tasks },
+                        Phase { deps: vec![], coupled: false, tasks: map_tasks, stages: vec![] },
+                        Phase { deps: vec![0], coupled: false, tasks: reduce_tasks, stages: vec![] },
                     ],
                 )
             }
@@ -153,6 +173,15 @@ mod tests {
         assert!((LongJobs::Spark.mean_core_seconds() - 19_200.0).abs() < 1e-6);
         assert!((LongJobs::WordCount.mean_core_seconds() - 6_270.0).abs() < 1e-6);
         assert!((LongJobs::TeraSort.mean_core_seconds() - 10_350.0).abs() < 1e-6);
+    }
+
+    // 300 s over 2 tasks per core of about 40 s: round(300 / 80) = 4 stages of
+    // tasks of 300 / 8 = 37.5 s; 48 cores give 96 tasks a stage. 4 × 2 × 37.5 = 300 s.
+    #[test]
+    fn spark_stages_by_hand() {
+        let s = spark_stages(300_000_000, 48);
+        assert_eq!(s, vec![StageTasks { count: 96, duration: 37_500_000 }; 4]);
+        assert_eq!(spark_stages(10_000_000, 8), vec![StageTasks { count: 16, duration: 5_000_000 }]);
     }
 
     #[test]
