@@ -640,6 +640,11 @@ fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
         submit: now,
         class: spec.queue,
         priority: spec.priority,
-        phases: vec![PhaseRequest { deps: vec![], coupled: false, tasks: vec![task; spec.tasks as usize] }],
+        phases: vec![PhaseRequest {
+            deps: vec![],
+            coupled: false,
+            local: false,
+            tasks: vec![task; spec.tasks as usize],
+        }],
     }
 }

@@ -10,7 +10,7 @@ use pliant_core::time::to_secs_f64;
 use pliant_core::{Action, Mechanism, Micros, Observation, Scheduler};
 use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
 use pliant_workload::Workload;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 struct Run<'w> {
@@ -36,6 +36,8 @@ struct Run<'w> {
     adaptive: bool,
     /// Shared count of ended jobs, for a progress display.
     progress: Option<&'w AtomicU64>,
+    /// Timers the core asked for that are in the event queue.
+    wakes: BTreeSet<Micros>,
 }
 
 /// Simulated time without progress or decisions after which a run is stuck.
@@ -101,6 +103,7 @@ pub fn simulate_counting(
         last_change: 0,
         adaptive,
         progress: ended_jobs,
+        wakes: BTreeSet::new(),
     };
     if let Some(interval) = run.core.monitor_interval() {
         run.events.push(interval, Event::Monitor);
@@ -157,7 +160,11 @@ impl Run<'_> {
             self.schedule(now)?;
             // With nothing running and nothing left to arrive, no event can free
             // resources any more: the remaining jobs can never start.
-            if self.exec.running_tasks == 0 && self.next_arrival == jobs.len() && self.ended_jobs < jobs.len() {
+            if self.exec.running_tasks == 0
+                && self.wakes.is_empty()
+                && self.next_arrival == jobs.len()
+                && self.ended_jobs < jobs.len()
+            {
                 return Err(SimError::Stuck { unfinished: jobs.len() - self.ended_jobs, at: now });
             }
             // Tasks may hold resources without progressing (suspended, stalled):
@@ -216,6 +223,11 @@ impl Run<'_> {
                     self.events.push(now + interval, Event::Monitor);
                 }
             }
+            Event::Wake => {
+                self.processed += 1;
+                self.wakes.remove(&now);
+                self.core.wake(now);
+            }
             Event::Sample => {
                 self.processed += 1;
                 let u = &self.exec.usage;
@@ -250,6 +262,11 @@ impl Run<'_> {
             }
             self.actions = actions;
             if idle && self.exec.reports.is_empty() {
+                if let Some(at) = self.core.wake_at(now) {
+                    if self.wakes.insert(at) {
+                        self.events.push(at, Event::Wake);
+                    }
+                }
                 return Ok(());
             }
         }

@@ -53,6 +53,8 @@ pub enum Event {
     Monitor,
     /// The utilisation timeline takes a sample.
     Sample,
+    /// A timer the core asked for (`Scheduler::wake_at`) goes off.
+    Wake,
 }
 
 /// A deterministic priority queue of events.

@@ -52,6 +52,9 @@ pub(crate) struct TaskExec {
     pub restoring: bool,
     pub ever_started: bool,
     pub finished: bool,
+    /// Speed on its current node: 1, or 1 / the locality slowdown for a task
+    /// run away from the data it reads (see `locality.rs`).
+    pub speed: f64,
 }
 
 impl TaskExec {
@@ -60,7 +63,7 @@ impl TaskExec {
         if !self.running || self.frozen || self.restoring {
             0.0
         } else {
-            self.held.cpu_milli.min(self.requested.cpu_milli) as f64 / self.requested.cpu_milli as f64
+            self.held.cpu_milli.min(self.requested.cpu_milli) as f64 / self.requested.cpu_milli as f64 * self.speed
         }
     }
 }
@@ -70,6 +73,12 @@ impl TaskExec {
 pub(crate) struct PhaseExec {
     pub coupled: bool,
     pub tasks: Range<u32>,
+    /// Its tasks read their upstream phases' output where it was written.
+    pub local: bool,
+    /// Upstream phases.
+    pub deps: Vec<u32>,
+    /// Nodes its finished tasks ran on (where their output is).
+    pub ran_on: Vec<u32>,
 }
 
 /// A job's true state.
@@ -106,9 +115,16 @@ impl JobExec {
                     restoring: false,
                     ever_started: false,
                     finished: false,
+                    speed: 1.0,
                 });
             }
-            phases.push(PhaseExec { coupled: p.coupled, tasks: start..tasks.len() as u32 });
+            phases.push(PhaseExec {
+                coupled: p.coupled,
+                tasks: start..tasks.len() as u32,
+                local: p.local,
+                deps: p.deps.clone(),
+                ran_on: Vec::new(),
+            });
         }
         let unfinished = tasks.len() as u32;
         JobExec { tasks, phases, unfinished }
@@ -215,7 +231,9 @@ impl Execution {
 
     /// Starts (or restarts, from zero) a task on `node` holding `held`.
     pub fn launch(&mut self, now: Micros, job: u32, task: u32, node: u32, held: Resources, events: &mut EventQueue) {
+        let speed = self.speed_on(job, task, node);
         let t = self.task(job, task);
+        t.speed = speed;
         t.ever_started = true;
         t.running = true;
         t.node = node;
@@ -258,7 +276,10 @@ impl Execution {
     /// Records a task's completion; returns true when its job has no task left.
     pub fn finish(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
         self.stop(now, job, task, events);
-        self.task(job, task).finished = true;
+        let t = self.task(job, task);
+        t.finished = true;
+        let (phase, node) = (t.phase, t.node);
+        self.jobs[job as usize].phases[phase as usize].ran_on.push(node);
         self.update_rates(now, job, task, events);
         let j = &mut self.jobs[job as usize];
         j.unfinished -= 1;

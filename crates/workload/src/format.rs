@@ -9,7 +9,8 @@
 //!   "phases":[{"tasks":[{"count":3,"cpu":4,"mem_mb":4096,"duration_s":20}]}]}}
 //! ```
 //! (each record on one line). Phase fields: `after` (indices of upstream
-//! phases, default none), `coupled` (default false). Task fields: `count`
+//! phases, default none), `coupled` (default false), `local` (default false: the
+//! phase reads its upstream phases' output where they ran, see `PhaseRequest::local`). Task fields: `count`
 //! (default 1), `cpu`, `mem_mb`, `duration_s` (true run time at full
 //! allocation), `estimate_s` (the owner's estimate, optional).
 //!
@@ -77,6 +78,8 @@ struct PhaseRecord {
     after: Vec<u32>,
     #[serde(default, skip_serializing_if = "is_false")]
     coupled: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    local: bool,
     tasks: Vec<TaskGroup>,
 }
 
@@ -158,7 +161,7 @@ fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
             };
             tasks.extend(std::iter::repeat_n(task, n));
         }
-        phases.push(Phase { deps: p.after, coupled: p.coupled, tasks });
+        phases.push(Phase { deps: p.after, coupled: p.coupled, local: p.local, tasks });
     }
     if phases.iter().all(|p| p.tasks.is_empty()) {
         return Err("a job needs at least one task".into());
@@ -256,6 +259,7 @@ impl<W: Write> WorkloadWriter<W> {
             .map(|p| PhaseRecord {
                 after: p.deps.clone(),
                 coupled: p.coupled,
+                local: p.local,
                 tasks: group(&p.tasks)
                     .into_iter()
                     .map(|(t, count)| TaskGroup {

@@ -116,7 +116,7 @@ impl LongJobs {
                 let executors = rng.gen_range(SPARK_EXECUTORS.0..=SPARK_EXECUTORS.1);
                 let size = *EXECUTORS.choose(rng).expect("non-empty");
                 let t = Task { request: size, duration: d, estimate: Some(d) };
-                ("spark", vec![Phase { deps: vec![], coupled: true, tasks: vec![t; executors as usize] }])
+                ("spark", vec![Phase { deps: vec![], coupled: true, local: false, tasks: vec![t; executors as usize] }])
             }
             Some(m) => {
                 let stretch = if part_way { rng.gen_range(0.25..1.0) * stretch } else { stretch };
@@ -131,8 +131,8 @@ impl LongJobs {
                 (
                     m.name,
                     vec![
-                        Phase { deps: vec![], coupled: false, tasks: map_tasks },
-                        Phase { deps: vec![0], coupled: false, tasks: reduce_tasks },
+                        Phase { deps: vec![], coupled: false, local: false, tasks: map_tasks },
+                        Phase { deps: vec![0], coupled: false, local: false, tasks: reduce_tasks },
                     ],
                 )
             }
