@@ -26,12 +26,22 @@ pub struct JobRecord {
     pub tasks: u32,
     /// Times its tasks were preempted (any mechanism).
     pub preemptions: u32,
+    /// Its completion time when run alone on the same cluster, if measured.
+    pub alone: Option<Micros>,
 }
 
 impl JobRecord {
     /// Job completion time: submission to last task finished.
     pub fn jct(&self) -> Option<Micros> {
         self.end.map(|e| e - self.submit)
+    }
+
+    /// Slowdown (SSR §VI): its JCT over its JCT alone on the same cluster.
+    pub fn slowdown(&self) -> Option<f64> {
+        match (self.jct(), self.alone) {
+            (Some(jct), Some(alone)) if alone > 0 => Some(jct as f64 / alone as f64),
+            _ => None,
+        }
     }
 
     /// Queueing delay: submission to first task started.

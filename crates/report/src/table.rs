@@ -101,6 +101,7 @@ mod tests {
             failed: false,
             tasks: 1,
             preemptions: 0,
+            alone: None,
         }
     }
 

@@ -88,6 +88,7 @@ pub fn simulate_counting(
                 failed: false,
                 tasks: j.tasks().count() as u32,
                 preemptions: 0,
+                alone: None,
             })
             .collect(),
         preemptions: BTreeMap::new(),
@@ -110,6 +111,9 @@ pub fn simulate_counting(
     }
     run.events.push(0, Event::Sample);
     run.main_loop(opts)?;
+    if opts.slowdown {
+        crate::alone::measure_alone(workload, run.core.policy(), opts, &mut run.records)?;
+    }
 
     let now = run.exec.usage.last;
     let span = now.max(1) as f64;

@@ -7,6 +7,7 @@
 //! reads a task's true duration.
 #![warn(missing_docs)]
 
+mod alone;
 mod checkpoint;
 mod engine;
 mod event_queue;
@@ -100,6 +101,8 @@ pub struct SimOptions {
     pub power: PowerModel,
     /// The memory side of the execution model.
     pub exec: ExecModel,
+    /// Also run every job alone on the same cluster, for its slowdown.
+    pub slowdown: bool,
 }
 
 impl Default for SimOptions {
@@ -109,6 +112,7 @@ impl Default for SimOptions {
             sample_interval: 2 * SECOND,
             power: PowerModel { idle_w: 100.0, peak_w: 250.0 },
             exec: ExecModel::default(),
+            slowdown: false,
         }
     }
 }
