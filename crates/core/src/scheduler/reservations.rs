@@ -170,11 +170,6 @@ impl Scheduler {
         if self.reservations.holds.is_empty() && self.reservations.wanted.is_empty() {
             return;
         }
-        if std::env::var("DBG").is_ok() {
-            let n: usize = self.reservations.holds.values().map(|h| h.len()).sum();
-            let w: u32 = self.reservations.wanted.values().map(|w| w.0).sum();
-            eprintln!("DBG {now} holds {n} wanted {w} jobs {:?}", self.reservations.holds.keys().collect::<Vec<_>>());
-        }
         let mut expired = Vec::new();
         self.reservations.holds.retain(|_, holds| {
             holds.retain(|h| {
