@@ -542,6 +542,7 @@ impl Manager {
                 ops.push((node, AgentOp::Resume { task }));
             }
             NodeOp::StopJob { job } => self.stop_job(now, job, JobState::Failed, ops),
+            NodeOp::KeepSlot { .. } => {}
         }
         if let Some(job) = action_job(action) {
             self.jobs[job.0 as usize].refresh(now);
@@ -627,7 +628,8 @@ fn action_job(action: &Action) -> Option<JobId> {
         | Action::Shrink { task, .. }
         | Action::Resume { task, .. }
         | Action::Checkpoint { task, .. }
-        | Action::Restore { task, .. } => Some(task.job),
+        | Action::Restore { task, .. }
+        | Action::Copy { task, .. } => Some(task.job),
         Action::FailJob { .. } => None,
     }
 }

@@ -202,6 +202,15 @@ impl Run<'_> {
                     self.job_ended();
                 }
             }
+            Event::CopyFinish { job, task, epoch } => {
+                if self.exec.copy_won(job, task, epoch) {
+                    self.handle(
+                        now,
+                        Event::TaskFinish { job, task, epoch: self.exec.jobs[job as usize].tasks[task as usize].epoch },
+                        opts,
+                    )?;
+                }
+            }
             Event::Reclaimed { job, task, epoch, mem_mb } => {
                 self.processed += 1;
                 self.exec.reclaimed(now, job, task, epoch, mem_mb, &mut self.events);
@@ -321,6 +330,9 @@ impl Run<'_> {
             }
             Action::Resume { task, resources } => {
                 self.exec.resume(now, task.job.0, task.task, resources, &mut self.events);
+            }
+            Action::Copy { task, node, resources } => {
+                self.exec.copy(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
             Action::FailJob { job } => {
                 self.exec.fail(now, job.0, &mut self.events);

@@ -55,6 +55,10 @@ pub(crate) struct TaskExec {
     /// Speed on its current node: 1, or 1 / the locality slowdown for a task
     /// run away from the data it reads (see `locality.rs`).
     pub speed: f64,
+    /// The node its copy runs on and what the copy holds, if it has one.
+    pub copy: Option<(u32, Resources)>,
+    /// Invalidates a scheduled copy finish.
+    pub copy_epoch: u32,
 }
 
 impl TaskExec {
@@ -116,6 +120,8 @@ impl JobExec {
                     ever_started: false,
                     finished: false,
                     speed: 1.0,
+                    copy: None,
+                    copy_epoch: 0,
                 });
             }
             phases.push(PhaseExec {
@@ -248,6 +254,7 @@ impl Execution {
 
     /// Stops a running task: its resources are freed and pending steps cancelled.
     pub(crate) fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+        self.end_copy(job, task);
         self.set_rate(now, job, task, 0.0, events);
         let t = self.task(job, task);
         t.running = false;

@@ -9,6 +9,7 @@
 
 mod alone;
 mod checkpoint;
+mod copies;
 mod engine;
 mod event_queue;
 mod execution;

@@ -286,7 +286,7 @@ impl Scheduler {
     /// `out`. After a monitor run it is also a heartbeat: once pending tasks
     /// are placed, preempted tasks are offered their nodes' free resources.
     pub fn schedule(&mut self, now: Micros, out: &mut Vec<Action>) {
-        self.reservation_step(now);
+        self.reservation_step(now, out);
         if self.dirty {
             self.dirty = false;
             self.allocate(now, out);

@@ -7,12 +7,15 @@
 //! deadline (§IV-B), for which the core asks the body to wake it.
 
 use super::Scheduler;
+use crate::action::Action;
+use crate::model::TaskState;
 use crate::model::{NodeId, TaskRef};
 use crate::policy::reservation::deadline::Pareto;
 use crate::policy::reservation::speculative::{slot_fate, SlotFate};
+use crate::policy::reservation::stragglers::should_copy;
 use crate::policy::ReservationSpec;
 use crate::{Micros, Resources};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One reserved slot.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +39,11 @@ pub(super) struct Reservations {
     /// Per (job, phase): observed run times of its finished tasks (µs), and
     /// the deadline they give (Eq. 2), once there is one.
     observed: BTreeMap<(u32, u32), (Vec<f64>, Option<Micros>)>,
+    /// Reserved slots lent to copies of running tasks, per (job, task).
+    copies: BTreeMap<(u32, u32), Hold>,
+    /// Phases (job, phase) that had a task finish since the last pass: they
+    /// may now have as many idle reserved slots as running tasks.
+    to_check: BTreeSet<(u32, u32)>,
 }
 
 impl Scheduler {
@@ -106,6 +114,9 @@ impl Scheduler {
     /// after running `ran`, having just freed `res`.
     pub(super) fn reserve_on_finish(&mut self, now: Micros, task: TaskRef, node: NodeId, res: Resources, ran: Micros) {
         let Some(spec) = self.policy.reservation else { return };
+        if let Some(hold) = self.reservations.copies.remove(&(task.job.0, task.task)) {
+            self.reservations.holds.entry(task.job.0).or_default().push(hold);
+        }
         let (jid, job) = (task.job.0, &self.jobs[task.job.0 as usize]);
         if job.unfinished == 0 {
             return;
@@ -115,7 +126,7 @@ impl Scheduler {
             ReservationSpec::Timeout { timeout } => {
                 return self.book_hold(jid, Hold { node, res, phase, expires: Some(now + timeout) });
             }
-            ReservationSpec::Speculative { prereserve, isolation, .. } => {
+            ReservationSpec::Speculative { prereserve, isolation, stragglers } => {
                 let p = &job.phases[phase as usize];
                 let m = p.tasks.len() as u32;
                 let key = (jid, phase);
@@ -138,6 +149,9 @@ impl Scheduler {
                     .then(|| p.downstream.iter().map(|&d| job.phases[d as usize].tasks.len() as u32).sum());
                 let finished = m - p.unfinished;
                 let started = self.reservations.wanted.contains_key(&key);
+                if stragglers {
+                    self.reservations.to_check.insert(key);
+                }
                 match slot_fate(m, finished, downstream, true, prereserve, started) {
                     SlotFate::Release => return,
                     SlotFate::Reserve => {}
@@ -166,10 +180,11 @@ impl Scheduler {
 
     /// Before an allocation pass: reserved slots whose deadline has come go
     /// back to the cluster, and pre-reservations take free slots.
-    pub(super) fn reservation_step(&mut self, now: Micros) {
+    pub(super) fn reservation_step(&mut self, now: Micros, out: &mut Vec<Action>) {
         if self.reservations.holds.is_empty() && self.reservations.wanted.is_empty() {
             return;
         }
+        self.copy_stragglers(out);
         let mut expired = Vec::new();
         self.reservations.holds.retain(|_, holds| {
             holds.retain(|h| {
@@ -200,6 +215,45 @@ impl Scheduler {
         }
     }
 
+    /// SSR §IV-C: in each phase that had a task finish, once its running
+    /// tasks are no more than its idle reserved slots, each running task
+    /// without a copy gets one on a reserved slot (on another node if it can).
+    fn copy_stragglers(&mut self, out: &mut Vec<Action>) {
+        for (job, phase) in std::mem::take(&mut self.reservations.to_check) {
+            let j = &self.jobs[job as usize];
+            let running: Vec<(u32, NodeId)> = j.phases[phase as usize]
+                .tasks
+                .clone()
+                .filter(|&t| j.tasks[t as usize].state == TaskState::Running)
+                .filter(|&t| !self.reservations.copies.contains_key(&(job, t)))
+                .map(|t| (t, j.tasks[t as usize].node))
+                .collect();
+            let idle = self.reservations.holds.get(&job).map_or(0, |h| h.iter().filter(|h| h.phase == phase).count());
+            if !should_copy(running.len() as u32, idle as u32) {
+                continue;
+            }
+            for (task, on) in running {
+                let holds = self.reservations.holds.get_mut(&job).expect("idle holds counted above");
+                let of_phase = |h: &Hold| h.phase == phase;
+                let i = holds
+                    .iter()
+                    .position(|h| of_phase(h) && h.node != on)
+                    .or_else(|| holds.iter().position(of_phase))
+                    .expect("as many idle holds as running tasks");
+                let hold = holds.swap_remove(i);
+                if holds.is_empty() {
+                    self.reservations.holds.remove(&job);
+                }
+                self.reservations.copies.insert((job, task), hold);
+                out.push(Action::Copy {
+                    task: TaskRef { job: crate::model::JobId(job), task },
+                    node: hold.node,
+                    resources: hold.res,
+                });
+            }
+        }
+    }
+
     /// A phase's downstream phases started: it needs no more pre-reservation.
     pub(super) fn phase_released(&mut self, job: u32, upstream: u32) {
         if let Some(w) = self.reservations.wanted.get_mut(&(job, upstream)) {
@@ -224,6 +278,12 @@ impl Scheduler {
         if ended {
             self.reservations.wanted.retain(|&(o, _), _| o != job as u32);
             self.reservations.observed.retain(|&(o, _), _| o != job as u32);
+            let lent: Vec<(u32, u32)> =
+                self.reservations.copies.range((job as u32, 0)..=(job as u32, u32::MAX)).map(|(&k, _)| k).collect();
+            for k in lent {
+                let hold = self.reservations.copies.remove(&k).expect("listed");
+                self.unbook(hold);
+            }
         }
         if kept.is_empty() {
             self.reservations.holds.remove(&(job as u32));
