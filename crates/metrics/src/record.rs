@@ -102,6 +102,8 @@ pub struct RunRecord {
     pub waste_core_seconds: f64,
     /// The part of the waste that is work lost to kills.
     pub lost_core_seconds: f64,
+    /// Core-seconds of slots reserved and idle (SSR's utilisation loss).
+    pub reserved_core_seconds: f64,
     /// Energy in joules (per-node linear power model).
     pub energy_joules: f64,
     /// Preemptions by mechanism name.

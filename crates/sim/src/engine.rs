@@ -38,6 +38,8 @@ struct Run<'w> {
     progress: Option<&'w AtomicU64>,
     /// Timers the core asked for that are in the event queue.
     wakes: BTreeSet<Micros>,
+    /// Core-microseconds of idle reserved slots.
+    reserved_area: f64,
 }
 
 /// Simulated time without progress or decisions after which a run is stuck.
@@ -105,6 +107,7 @@ pub fn simulate_counting(
         adaptive,
         progress: ended_jobs,
         wakes: BTreeSet::new(),
+        reserved_area: 0.0,
     };
     if let Some(interval) = run.core.monitor_interval() {
         run.events.push(interval, Event::Monitor);
@@ -128,6 +131,7 @@ pub fn simulate_counting(
         timeline: run.timeline,
         waste_core_seconds: (run.exec.lost_core_us + run.exec.held_core_us) / 1e6,
         lost_core_seconds: run.exec.lost_core_us / 1e6,
+        reserved_core_seconds: run.reserved_area / 1e6,
         energy_joules: energy,
         preemptions: run.preemptions,
         checkpoints: run.exec.ckpt.counts,
@@ -149,6 +153,8 @@ impl Run<'_> {
                 (None, Some(e)) => e,
                 (None, None) => break,
             };
+            self.reserved_area +=
+                self.core.reserved_idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
             self.exec.usage.advance(now);
             while self.next_arrival < jobs.len() && jobs[self.next_arrival].submit == now {
                 let id = self.next_arrival as u32;

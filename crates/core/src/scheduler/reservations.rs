@@ -44,6 +44,8 @@ pub(super) struct Reservations {
     /// Phases (job, phase) that had a task finish since the last pass: they
     /// may now have as many idle reserved slots as running tasks.
     to_check: BTreeSet<(u32, u32)>,
+    /// Resources of all holds (not those lent to copies).
+    idle: Resources,
 }
 
 impl Scheduler {
@@ -51,13 +53,25 @@ impl Scheduler {
     fn book_hold(&mut self, job: u32, hold: Hold) {
         self.nodes[hold.node.0 as usize].allocated += hold.res;
         self.refresh_node(hold.node);
+        self.reservations.idle += hold.res;
         if let Some(t) = hold.expires {
             self.wakes.insert(t);
         }
         self.reservations.holds.entry(job).or_default().push(hold);
     }
 
-    /// Gives a reserved slot back to its node.
+    /// What reserved slots hold idle now (lent to no copy).
+    pub fn reserved_idle(&self) -> Resources {
+        self.reservations.idle
+    }
+
+    /// Gives an idle reserved slot back to its node.
+    fn drop_hold(&mut self, hold: Hold) {
+        self.reservations.idle -= hold.res;
+        self.unbook(hold);
+    }
+
+    /// Gives a reserved slot (idle or lent to a copy) back to its node.
     fn unbook(&mut self, hold: Hold) {
         self.nodes[hold.node.0 as usize].allocated -= hold.res;
         self.refresh_node(hold.node);
@@ -73,7 +87,7 @@ impl Scheduler {
         if holds.is_empty() {
             self.reservations.holds.remove(&job);
         }
-        self.unbook(hold);
+        self.drop_hold(hold);
         Some(hold.node)
     }
 
@@ -115,6 +129,7 @@ impl Scheduler {
     pub(super) fn reserve_on_finish(&mut self, now: Micros, task: TaskRef, node: NodeId, res: Resources, ran: Micros) {
         let Some(spec) = self.policy.reservation else { return };
         if let Some(hold) = self.reservations.copies.remove(&(task.job.0, task.task)) {
+            self.reservations.idle += hold.res;
             self.reservations.holds.entry(task.job.0).or_default().push(hold);
         }
         let (jid, job) = (task.job.0, &self.jobs[task.job.0 as usize]);
@@ -134,7 +149,14 @@ impl Scheduler {
                 let mut expires = observed.1;
                 if let Some(isolation) = isolation {
                     observed.0.push(ran as f64);
-                    if let Some(fit) = Pareto::fit(&observed.0) {
+                    let running: Vec<f64> = p
+                        .tasks
+                        .clone()
+                        .map(|t| &job.tasks[t as usize])
+                        .filter(|t| t.state == TaskState::Running)
+                        .map(|t| t.ran(now) as f64)
+                        .collect();
+                    if let Some(fit) = Pareto::fit_censored(&observed.0, &running) {
                         let d = fit.deadline(isolation, m);
                         let at =
                             p.released.saturating_add(if d.is_finite() { d.ceil() as Micros } else { Micros::MAX });
@@ -200,7 +222,7 @@ impl Scheduler {
             self.dirty = true;
         }
         for h in expired {
-            self.unbook(h);
+            self.drop_hold(h);
         }
         let wanted: Vec<_> = self.reservations.wanted.iter().map(|(&k, &v)| (k, v)).collect();
         for ((job, phase), (count, res)) in wanted {
@@ -244,6 +266,7 @@ impl Scheduler {
                 if holds.is_empty() {
                     self.reservations.holds.remove(&job);
                 }
+                self.reservations.idle -= hold.res;
                 self.reservations.copies.insert((job, task), hold);
                 out.push(Action::Copy {
                     task: TaskRef { job: crate::model::JobId(job), task },
@@ -294,7 +317,7 @@ impl Scheduler {
             self.dirty = true;
         }
         for h in gone {
-            self.unbook(h);
+            self.drop_hold(h);
         }
     }
 

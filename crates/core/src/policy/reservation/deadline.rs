@@ -16,12 +16,22 @@ impl Pareto {
     /// (§IV-B: "the duration of the task that finishes first"), α = k / Σ ln(t_i / t_m).
     /// `None` with fewer than two durations or no spread among them.
     pub fn fit(durations: &[f64]) -> Option<Pareto> {
-        let t_m = durations.iter().copied().fold(f64::INFINITY, f64::min);
-        if durations.len() < 2 || t_m <= 0.0 {
+        Pareto::fit_censored(durations, &[])
+    }
+
+    /// As [`Pareto::fit`], counting tasks still running as right-censored
+    /// observations (their duration is at least their run time so far):
+    /// α = k / (Σ_finished ln(t_i / t_m) + Σ_running ln(max(r_j, t_m) / t_m)).
+    /// Fitting early finishers alone would see only the short end of the
+    /// distribution and take the tail for lighter than it is.
+    pub fn fit_censored(finished: &[f64], running: &[f64]) -> Option<Pareto> {
+        let t_m = finished.iter().copied().fold(f64::INFINITY, f64::min);
+        if finished.len() < 2 || t_m <= 0.0 {
             return None;
         }
-        let sum: f64 = durations.iter().map(|&t| (t / t_m).ln()).sum();
-        (sum > 0.0).then(|| Pareto { t_m, alpha: durations.len() as f64 / sum })
+        let log = |t: f64| (t.max(t_m) / t_m).ln();
+        let sum: f64 = finished.iter().chain(running).map(|&t| log(t)).sum();
+        (sum > 0.0).then(|| Pareto { t_m, alpha: finished.len() as f64 / sum })
     }
 
     /// Eq. 2 solved for the deadline: D = t_m (1 − P^(1/N))^(−1/α).
@@ -50,6 +60,9 @@ mod tests {
         assert!((p.alpha - 1.0 / 2f64.ln()).abs() < 1e-12);
         assert!(Pareto::fit(&[5.0]).is_none());
         assert!(Pareto::fit(&[5.0, 5.0]).is_none());
+        // One task still running at 80: α = 3 / (3 ln 2 + ln 8) = 1 / (2 ln 2).
+        let c = Pareto::fit_censored(&[10.0, 20.0, 40.0], &[80.0]).unwrap();
+        assert!((c.alpha - 1.0 / (2.0 * 2f64.ln())).abs() < 1e-12);
     }
 
     #[test]
