@@ -8,7 +8,7 @@ use pliant_core::policy::{preset, PRESETS};
 use pliant_core::policy::{Params, Policy};
 use pliant_metrics::RunRecord;
 use pliant_report::{comparison_json, comparison_table, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
-use pliant_sim::{simulate_counting, ExecModel, SimOptions};
+use pliant_sim::{simulate_counting, SimOptions};
 use pliant_workload::Workload;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -48,12 +48,15 @@ pub struct SimulateArgs {
     /// Also write results.json, jobs.csv, jct_cdf.svg and cpu_timeline.svg here.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Also run every job alone on the same cluster and report slowdowns
+    /// (JCT over JCT alone, SSR §VI) per class in the JSON.
+    #[arg(long)]
+    slowdown: bool,
 }
 
 /// Runs the policies on one workload, in parallel on the available cores, keeping
 /// their order, with a progress bar (jobs ended over all runs) on a terminal.
-pub fn run_all(workload: &Workload, policies: Vec<Policy>, exec: &ExecModel) -> Result<Vec<RunRecord>, String> {
-    let opts = SimOptions { exec: exec.clone(), ..SimOptions::default() };
+pub fn run_all(workload: &Workload, policies: Vec<Policy>, opts: SimOptions) -> Result<Vec<RunRecord>, String> {
     let ended = AtomicU64::new(0);
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let bar = ProgressBar::new((workload.jobs.len() * policies.len()) as u64).with_style(
@@ -138,7 +141,8 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     let settings = args.run.settings.load()?;
     let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
     let preempting = policies.iter().any(|p| p.preemption.is_some());
-    let runs = run_all(&workload, policies, &settings.exec)?;
+    let opts = SimOptions { exec: settings.exec.clone(), slowdown: args.slowdown, ..SimOptions::default() };
+    let runs = run_all(&workload, policies, opts)?;
     let (seed, scale) = (args.workload.seed, args.workload.scale);
     let doc = comparison_json(&name, seed, scale, &settings, &runs);
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;

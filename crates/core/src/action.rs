@@ -98,6 +98,17 @@ pub enum Action {
         /// The tier the image is on.
         tier: Tier,
     },
+    /// Start a copy of running `task` on `node`, in a slot its job reserved
+    /// (SSR §IV-C): the first of the two to finish is the task's finish, and
+    /// the body stops the other then.
+    Copy {
+        /// The task copied.
+        task: TaskRef,
+        /// Where the copy runs.
+        node: NodeId,
+        /// The copy's allocation.
+        resources: Resources,
+    },
     /// The job has failed: stop all its tasks; it will not be scheduled again.
     FailJob {
         /// The failed job.

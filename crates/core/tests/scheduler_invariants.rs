@@ -14,6 +14,7 @@ fn job(id: u32, class: JobClass, tasks: &[(u64, u64)], coupled: bool) -> JobRequ
         phases: vec![PhaseRequest {
             deps: vec![],
             coupled,
+            local: false,
             tasks: tasks
                 .iter()
                 .map(|&(c, m)| TaskRequest { resources: Resources::cores_gb(c, m), estimate: Some(10 * SECOND) })

@@ -45,6 +45,12 @@ pub enum NodeOp {
         /// The node whose dump wrote the image.
         image: NodeId,
     },
+    /// A straggler copy (SSR §IV-C): live mode runs no copies, so its
+    /// reserved slot just stays held until the task finishes.
+    KeepSlot {
+        /// The task the copy was for.
+        task: TaskRef,
+    },
     /// Kill every task of the job that still runs; the job is over.
     StopJob {
         /// The job.
@@ -76,6 +82,7 @@ pub fn node_op(action: &Action) -> NodeOp {
             NodeOp::Preempt { task, mechanism: NodeMechanism::Checkpoint, limits: Resources::ZERO }
         }
         Action::Restore { task, node, resources, image, .. } => NodeOp::Restore { task, node, resources, image },
+        Action::Copy { task, .. } => NodeOp::KeepSlot { task },
         Action::FailJob { job } => NodeOp::StopJob { job },
     }
 }

@@ -553,6 +553,7 @@ impl Manager {
                 ops.push((node, AgentOp::Resume { task }));
             }
             NodeOp::StopJob { job } => self.stop_job(now, job, JobState::Failed, ops),
+            NodeOp::KeepSlot { .. } => {}
         }
         if let Some(job) = action_job(action) {
             self.jobs[job.0 as usize].refresh(now);
@@ -638,7 +639,8 @@ fn action_job(action: &Action) -> Option<JobId> {
         | Action::Shrink { task, .. }
         | Action::Resume { task, .. }
         | Action::Checkpoint { task, .. }
-        | Action::Restore { task, .. } => Some(task.job),
+        | Action::Restore { task, .. }
+        | Action::Copy { task, .. } => Some(task.job),
         Action::FailJob { .. } => None,
     }
 }
@@ -651,6 +653,11 @@ fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
         submit: now,
         class: spec.queue,
         priority: spec.priority,
-        phases: vec![PhaseRequest { deps: vec![], coupled: false, tasks: vec![task; spec.tasks as usize] }],
+        phases: vec![PhaseRequest {
+            deps: vec![],
+            coupled: false,
+            local: false,
+            tasks: vec![task; spec.tasks as usize],
+        }],
     }
 }

@@ -29,6 +29,8 @@ pub struct JobRecord {
     /// For a failed job that its owner resubmitted (from scratch, the moment
     /// it failed): when the last resubmission finished.
     pub retry_end: Option<Micros>,
+    /// Its completion time when run alone on the same cluster, if measured.
+    pub alone: Option<Micros>,
 }
 
 impl JobRecord {
@@ -41,6 +43,14 @@ impl JobRecord {
     /// for a failed job, of its resubmission.
     pub fn jct_retry(&self) -> Option<Micros> {
         if self.failed { self.retry_end } else { self.end }.map(|e| e - self.submit)
+    }
+
+    /// Slowdown (SSR §VI): its JCT over its JCT alone on the same cluster.
+    pub fn slowdown(&self) -> Option<f64> {
+        match (self.jct(), self.alone) {
+            (Some(jct), Some(alone)) if alone > 0 => Some(jct as f64 / alone as f64),
+            _ => None,
+        }
     }
 
     /// Queueing delay: submission to first task started.
@@ -101,6 +111,8 @@ pub struct RunRecord {
     pub waste_core_seconds: f64,
     /// The part of the waste that is work lost to kills.
     pub lost_core_seconds: f64,
+    /// Core-seconds of slots reserved and idle (SSR's utilisation loss).
+    pub reserved_core_seconds: f64,
     /// Energy in joules (per-node linear power model).
     pub energy_joules: f64,
     /// Preemptions by mechanism name.

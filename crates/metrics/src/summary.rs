@@ -42,6 +42,9 @@ pub struct ClassSummary {
     /// Times tasks of the class's jobs were preempted (any mechanism); over
     /// `tasks`, comparable to the checkpoint paper's Table 1.
     pub preemptions: u64,
+    /// Slowdown of finished jobs (JCT over JCT alone), when measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<Stats>,
 }
 
 /// Nearest-rank percentile of sorted values (`q` in 0..=100); 0 for no values.
@@ -90,7 +93,9 @@ fn summarise_where(jobs: &[JobRecord], keep: impl Fn(&JobRecord) -> bool) -> Cla
     let (queue_delay, _) = stats(of_class.iter().filter_map(|j| j.queue_delay()).map(to_secs_f64).collect());
     let tasks = of_class.iter().map(|j| j.tasks as u64).sum();
     let preemptions = of_class.iter().map(|j| j.preemptions as u64).sum();
-    ClassSummary { jobs: of_class.len(), failed, jct, jct_retry, queue_delay, cov, tasks, preemptions }
+    let slowdowns: Vec<f64> = of_class.iter().filter(|j| !j.failed).filter_map(|j| j.slowdown()).collect();
+    let slowdown = (!slowdowns.is_empty()).then(|| stats(slowdowns).0);
+    ClassSummary { jobs: of_class.len(), failed, jct, jct_retry, queue_delay, cov, tasks, preemptions, slowdown }
 }
 
 #[cfg(test)]
@@ -110,6 +115,7 @@ mod tests {
             tasks: 1,
             preemptions: 0,
             retry_end: None,
+            alone: None,
         }
     }
 

@@ -24,6 +24,9 @@ pub struct PolicyResult {
     pub waste_core_seconds: f64,
     /// The part of the waste that is work lost to kills.
     pub lost_work_core_seconds: f64,
+    /// Core-seconds of slots reserved and left idle (SSR's utilisation loss), if any.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reserved_idle_core_seconds: f64,
     /// The waste in core-hours.
     pub waste_core_hours: f64,
     /// The waste as a percentage of the cluster's capacity (cores × makespan).
@@ -75,6 +78,10 @@ pub struct Comparison<P: Serialize> {
     pub results: Vec<PolicyResult>,
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 fn policy_result(run: &RunRecord) -> PolicyResult {
     let mut classes = BTreeMap::new();
     for class in [JobClass::Short, JobClass::Long] {
@@ -95,6 +102,7 @@ fn policy_result(run: &RunRecord) -> PolicyResult {
         utilization: Utilization { cpu_mean: run.cpu_mean, mem_mean: run.mem_mean },
         waste_core_seconds: run.waste_core_seconds,
         lost_work_core_seconds: run.lost_core_seconds,
+        reserved_idle_core_seconds: run.reserved_core_seconds,
         energy_kwh: run.energy_joules / 3.6e6,
         preemptions: run.preemptions.clone(),
         makespan_s: run.makespan as f64 / 1e6,

@@ -104,6 +104,7 @@ mod tests {
             tasks: 1,
             preemptions: 0,
             retry_end: None,
+            alone: None,
         }
     }
 

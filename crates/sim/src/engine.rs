@@ -10,7 +10,7 @@ use pliant_core::time::to_secs_f64;
 use pliant_core::{Action, Mechanism, Micros, Observation, Scheduler};
 use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
 use pliant_workload::Workload;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 struct Run<'w> {
@@ -39,6 +39,10 @@ struct Run<'w> {
     adaptive: bool,
     /// Shared count of ended jobs, for a progress display.
     progress: Option<&'w AtomicU64>,
+    /// Timers the core asked for that are in the event queue.
+    wakes: BTreeSet<Micros>,
+    /// Core-microseconds of idle reserved slots.
+    reserved_area: f64,
 }
 
 /// Simulated time without progress or decisions after which a run is stuck.
@@ -90,6 +94,7 @@ pub fn simulate_counting(
                 tasks: j.tasks().count() as u32,
                 preemptions: 0,
                 retry_end: None,
+                alone: None,
             })
             .collect(),
         origin: Vec::with_capacity(workload.jobs.len()),
@@ -106,12 +111,17 @@ pub fn simulate_counting(
         last_change: 0,
         adaptive,
         progress: ended_jobs,
+        wakes: BTreeSet::new(),
+        reserved_area: 0.0,
     };
     if let Some(interval) = run.core.monitor_interval() {
         run.events.push(interval, Event::Monitor);
     }
     run.events.push(0, Event::Sample);
     run.main_loop(opts)?;
+    if opts.slowdown {
+        crate::alone::measure_alone(workload, run.core.policy(), opts, &mut run.records)?;
+    }
 
     let now = run.exec.usage.last;
     let span = now.max(1) as f64;
@@ -126,6 +136,7 @@ pub fn simulate_counting(
         timeline: run.timeline,
         waste_core_seconds: (run.exec.lost_core_us + run.exec.held_core_us) / 1e6,
         lost_core_seconds: run.exec.lost_core_us / 1e6,
+        reserved_core_seconds: run.reserved_area / 1e6,
         energy_joules: energy,
         preemptions: run.preemptions,
         checkpoints: run.exec.ckpt.counts,
@@ -147,6 +158,8 @@ impl Run<'_> {
                 (None, Some(e)) => e,
                 (None, None) => break,
             };
+            self.reserved_area +=
+                self.core.reserved_idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
             self.exec.usage.advance(now);
             while self.next_arrival < jobs.len() && jobs[self.next_arrival].submit == now {
                 let request = self.submit(self.next_arrival, now);
@@ -163,7 +176,7 @@ impl Run<'_> {
             // With nothing running and nothing left to arrive, no event can free
             // resources any more: the remaining jobs can never start.
             let unfinished = self.exec.jobs.len() - self.ended_jobs;
-            if self.exec.running_tasks == 0 && self.next_arrival == jobs.len() && unfinished > 0 {
+            if self.exec.running_tasks == 0 && self.wakes.is_empty() && self.next_arrival == jobs.len() && unfinished > 0 {
                 return Err(SimError::Stuck { unfinished, at: now });
             }
             // Tasks may hold resources without progressing (suspended, stalled):
@@ -206,6 +219,15 @@ impl Run<'_> {
                     self.job_ended(true);
                 }
             }
+            Event::CopyFinish { job, task, epoch } => {
+                if self.exec.copy_won(job, task, epoch) {
+                    self.handle(
+                        now,
+                        Event::TaskFinish { job, task, epoch: self.exec.jobs[job as usize].tasks[task as usize].epoch },
+                        opts,
+                    )?;
+                }
+            }
             Event::Reclaimed { job, task, epoch, mem_mb } => {
                 self.processed += 1;
                 self.exec.reclaimed(now, job, task, epoch, mem_mb, &mut self.events);
@@ -230,6 +252,11 @@ impl Run<'_> {
                 if let Some(interval) = self.core.monitor_interval() {
                     self.events.push(now + interval, Event::Monitor);
                 }
+            }
+            Event::Wake => {
+                self.processed += 1;
+                self.wakes.remove(&now);
+                self.core.wake(now);
             }
             Event::Sample => {
                 self.processed += 1;
@@ -265,6 +292,11 @@ impl Run<'_> {
             }
             self.actions = actions;
             if idle && self.exec.reports.is_empty() {
+                if let Some(at) = self.core.wake_at(now) {
+                    if self.wakes.insert(at) {
+                        self.events.push(at, Event::Wake);
+                    }
+                }
                 return Ok(());
             }
         }
@@ -326,6 +358,9 @@ impl Run<'_> {
             }
             Action::Resume { task, resources } => {
                 self.exec.resume(now, task.job.0, task.task, resources, &mut self.events);
+            }
+            Action::Copy { task, node, resources } => {
+                self.exec.copy(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
             Action::FailJob { job } => {
                 self.exec.fail(now, job.0, &mut self.events);

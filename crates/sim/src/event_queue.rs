@@ -53,6 +53,17 @@ pub enum Event {
     Monitor,
     /// The utilisation timeline takes a sample.
     Sample,
+    /// A task's copy (SSR §IV-C) completes, unless its copy epoch has moved on.
+    CopyFinish {
+        /// The job's dense id.
+        job: u32,
+        /// The task's index in the job.
+        task: u32,
+        /// The task's copy epoch when this was scheduled.
+        epoch: u32,
+    },
+    /// A timer the core asked for (`Scheduler::wake_at`) goes off.
+    Wake,
 }
 
 /// A deterministic priority queue of events.

@@ -55,6 +55,13 @@ pub(crate) struct TaskExec {
     pub restoring: bool,
     pub ever_started: bool,
     pub finished: bool,
+    /// Speed on its current node: 1, or 1 / the locality slowdown for a task
+    /// run away from the data it reads (see `locality.rs`).
+    pub speed: f64,
+    /// The node its copy runs on and what the copy holds, if it has one.
+    pub copy: Option<(u32, Resources)>,
+    /// Invalidates a scheduled copy finish.
+    pub copy_epoch: u32,
 }
 
 impl TaskExec {
@@ -63,7 +70,7 @@ impl TaskExec {
         if !self.running || self.frozen || self.restoring {
             0.0
         } else {
-            self.held.cpu_milli.min(self.requested.cpu_milli) as f64 / self.requested.cpu_milli as f64
+            self.held.cpu_milli.min(self.requested.cpu_milli) as f64 / self.requested.cpu_milli as f64 * self.speed
         }
     }
 }
@@ -75,6 +82,12 @@ pub(crate) struct PhaseExec {
     pub tasks: Range<u32>,
     /// The stage tasks its executors pull, for a pool phase.
     pub pool: Option<PoolExec>,
+    /// Its tasks read their upstream phases' output where it was written.
+    pub local: bool,
+    /// Upstream phases.
+    pub deps: Vec<u32>,
+    /// Nodes its finished tasks ran on (where their output is).
+    pub ran_on: Vec<u32>,
 }
 
 /// A job's true state.
@@ -111,12 +124,22 @@ impl JobExec {
                     restoring: false,
                     ever_started: false,
                     finished: false,
+                    speed: 1.0,
+                    copy: None,
+                    copy_epoch: 0,
                 });
             }
             let pool = (model.spark_model == SparkModel::Pool && !p.stages.is_empty())
                 .then(|| PoolExec::new(p.stages.clone(), p.tasks.iter().map(|t| t.slots()).collect()));
             let coupled = p.coupled && pool.is_none();
-            phases.push(PhaseExec { coupled, tasks: start..tasks.len() as u32, pool });
+            phases.push(PhaseExec {
+                coupled,
+                tasks: start..tasks.len() as u32,
+                pool,
+                local: p.local,
+                deps: p.deps.clone(),
+                ran_on: Vec::new(),
+            });
         }
         let unfinished = tasks.len() as u32;
         JobExec { tasks, phases, unfinished }
@@ -292,7 +315,9 @@ impl Execution {
 
     /// Starts (or restarts, from zero) a task on `node` holding `held`.
     pub fn launch(&mut self, now: Micros, job: u32, task: u32, node: u32, held: Resources, events: &mut EventQueue) {
+        let speed = self.speed_on(job, task, node);
         let t = self.task(job, task);
+        t.speed = speed;
         t.ever_started = true;
         t.running = true;
         t.node = node;
@@ -307,6 +332,7 @@ impl Execution {
 
     /// Stops a running task: its resources are freed and pending steps cancelled.
     pub(crate) fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+        self.end_copy(job, task);
         self.set_rate(now, job, task, 0.0, events);
         let t = self.task(job, task);
         t.running = false;
@@ -340,7 +366,10 @@ impl Execution {
     /// Records a task's completion; returns true when its job has no task left.
     pub fn finish(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
         self.stop(now, job, task, events);
-        self.task(job, task).finished = true;
+        let t = self.task(job, task);
+        t.finished = true;
+        let (phase, node) = (t.phase, t.node);
+        self.jobs[job as usize].phases[phase as usize].ran_on.push(node);
         self.update_rates(now, job, task, events);
         let j = &mut self.jobs[job as usize];
         j.unfinished -= 1;

@@ -7,11 +7,14 @@
 //! reads a task's true duration.
 #![warn(missing_docs)]
 
+mod alone;
 mod checkpoint;
+mod copies;
 mod engine;
 mod event_queue;
 mod execution;
 mod pool;
+mod locality;
 
 pub use engine::{simulate, simulate_counting};
 
@@ -53,6 +56,9 @@ pub struct ExecModel {
     pub restore_s_per_gb: f64,
     /// Resident working set as a fraction of the requested memory (DESIGN.md: 0.8).
     pub working_set_fraction: f64,
+    /// How many times slower a task runs away from the upstream output it
+    /// reads (SSR §VI-B: 5×; Fig. 6 measured up to two orders of magnitude).
+    pub locality_slowdown: f64,
     /// True checkpoint dump, restore and network rates (set through the
     /// storage keys, which also set the core's estimates; echoed there).
     #[serde(skip)]
@@ -67,6 +73,7 @@ impl Default for ExecModel {
             reclaim_s_per_gb: 3.0,
             restore_s_per_gb: 5.1,
             working_set_fraction: 0.8,
+            locality_slowdown: 5.0,
             storage: StorageModel::default(),
         }
     }
@@ -79,6 +86,7 @@ pub const EXEC_KEYS: &[(&str, &str)] = &[
     ("reclaim_s_per_gb", "seconds to swap out 1 GB of a CPU-deprived container (default 3, BIG-C §5.4)"),
     ("restore_s_per_gb", "seconds to read 1 GB back on resume (default 5.1 = 1.7x reclaim, measured)"),
     ("working_set_fraction", "resident working set over requested memory (default 0.8)"),
+    ("locality_slowdown", "times slower a task of a `local` phase runs off its upstream nodes (default 5, SSR §VI-B)"),
 ];
 
 impl ExecModel {
@@ -102,10 +110,16 @@ impl ExecModel {
             "reclaim_s_per_gb" => &mut self.reclaim_s_per_gb,
             "restore_s_per_gb" => &mut self.restore_s_per_gb,
             "working_set_fraction" => &mut self.working_set_fraction,
+            "locality_slowdown" => &mut self.locality_slowdown,
             _ => return None,
         };
         Some(match value.parse::<f64>() {
-            Ok(x) if x.is_finite() && x >= 0.0 && (key != "working_set_fraction" || x <= 1.0) => {
+            Ok(x)
+                if x.is_finite()
+                    && x >= 0.0
+                    && (key != "working_set_fraction" || x <= 1.0)
+                    && (key != "locality_slowdown" || x >= 1.0) =>
+            {
                 *slot = x;
                 Ok(())
             }
@@ -123,6 +137,8 @@ pub struct SimOptions {
     pub power: PowerModel,
     /// The memory side of the execution model.
     pub exec: ExecModel,
+    /// Also run every job alone on the same cluster, for its slowdown.
+    pub slowdown: bool,
 }
 
 impl Default for SimOptions {
@@ -132,6 +148,7 @@ impl Default for SimOptions {
             sample_interval: 2 * SECOND,
             power: PowerModel { idle_w: 100.0, peak_w: 250.0 },
             exec: ExecModel::default(),
+            slowdown: false,
         }
     }
 }

@@ -19,7 +19,7 @@ fn job(name: &str, class: JobClass, submit_s: u64, coupled: bool, tasks: Vec<Tas
         submit: submit_s * SECOND,
         class,
         priority: if class == JobClass::Short { 9 } else { 0 },
-        phases: vec![Phase { deps: vec![], coupled, tasks, stages: vec![] }],
+        phases: vec![Phase { deps: vec![], coupled, local: false, tasks, stages: vec![] }],
     }
 }
 
@@ -88,7 +88,7 @@ fn a_killed_executor_stalls_its_coupled_siblings() {
 #[test]
 fn barrier_waits_for_the_whole_upstream_phase() {
     let mut j = job("dag", JobClass::Long, 0, false, vec![task(1, 1, 10), task(1, 1, 20)]);
-    j.phases.push(Phase { deps: vec![0], coupled: false, tasks: vec![task(1, 1, 5)], stages: vec![] });
+    j.phases.push(Phase { deps: vec![0], coupled: false, local: false, tasks: vec![task(1, 1, 5)], stages: vec![] });
     let w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(8, 8)] }, jobs: vec![j] };
     let r = run(&w, "fifo");
     assert_eq!(secs(r.jobs[0].jct()), 25.0);

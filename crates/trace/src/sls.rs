@@ -179,6 +179,7 @@ fn job_from(v: &Value, n: u64) -> Result<(TraceJob, u64), String> {
         .map(|(k, tasks, _)| Phase {
             deps: if k == "reduce" && has_map { vec![0] } else { vec![] },
             coupled: false,
+            local: false,
             tasks,
             stages: vec![],
         })

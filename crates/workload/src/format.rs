@@ -9,7 +9,8 @@
 //!   "phases":[{"tasks":[{"count":3,"cpu":4,"mem_mb":4096,"duration_s":20}]}]}}
 //! ```
 //! (each record on one line). Phase fields: `after` (indices of upstream
-//! phases, default none), `coupled` (default false). Task fields: `count`
+//! phases, default none), `coupled` (default false), `local` (default false: the
+//! phase reads its upstream phases' output where they ran, see `PhaseRequest::local`). Task fields: `count`
 //! (default 1), `cpu`, `mem_mb`, `duration_s` (true run time at full
 //! allocation), `estimate_s` (the owner's estimate, optional).
 //!
@@ -103,6 +104,8 @@ struct PhaseRecord {
     after: Vec<u32>,
     #[serde(default, skip_serializing_if = "is_false")]
     coupled: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    local: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     tasks: Vec<TaskGroup>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,7 +202,7 @@ fn pool_phase_from(p: PhaseRecord) -> Result<Phase, String> {
             (work / (executors as f64 * exec.slots() as f64)).ceil() as u64
         }
     };
-    Ok(Phase { deps: p.after, coupled: true, tasks: vec![exec; executors], stages })
+    Ok(Phase { deps: p.after, coupled: true, local: p.local, tasks: vec![exec; executors], stages })
 }
 
 fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
@@ -219,7 +222,7 @@ fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
             };
             tasks.extend(std::iter::repeat_n(task, n));
         }
-        phases.push(Phase { deps: p.after, coupled: p.coupled, tasks, stages: vec![] });
+        phases.push(Phase { deps: p.after, coupled: p.coupled, local: p.local, tasks, stages: vec![] });
     }
     if phases.iter().all(|p| p.tasks.is_empty()) {
         return Err("a job needs at least one task".into());
@@ -295,6 +298,7 @@ fn pool_record(p: &Phase) -> PhaseRecord {
     PhaseRecord {
         after: p.deps.clone(),
         coupled: p.coupled,
+        local: p.local,
         tasks: vec![],
         executors: Some(ExecutorGroup {
             count: p.tasks.len() as u32,
@@ -343,6 +347,7 @@ impl<W: Write> WorkloadWriter<W> {
                     PhaseRecord {
                         after: p.deps.clone(),
                         coupled: p.coupled,
+                        local: p.local,
                         executors: None,
                         stage_tasks: vec![],
                         tasks: group(&p.tasks)

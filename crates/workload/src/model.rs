@@ -46,6 +46,9 @@ pub struct Phase {
     pub deps: Vec<u32>,
     /// Coupled (Spark-like): a suspended task stalls the others.
     pub coupled: bool,
+    /// Its tasks read their upstream phases' output where it was written
+    /// (see [`PhaseRequest::local`]).
+    pub local: bool,
     /// The phase's tasks.
     pub tasks: Vec<Task>,
     /// A pool phase (Spark, DESIGN.md "Spark stages"): its tasks are executors
@@ -129,6 +132,7 @@ impl Job {
                 .map(|p| PhaseRequest {
                     deps: p.deps.clone(),
                     coupled: p.coupled,
+                    local: p.local,
                     tasks: p.tasks.iter().map(|t| TaskRequest { resources: t.request, estimate: t.estimate }).collect(),
                 })
                 .collect(),

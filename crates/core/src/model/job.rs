@@ -43,6 +43,12 @@ pub struct PhaseRequest {
     pub deps: Vec<u32>,
     /// Coupled (Spark-like) tasks synchronise often: one suspended task stalls the rest.
     pub coupled: bool,
+    /// Its tasks read their upstream phases' output on the nodes where it was
+    /// written (a Spark shuffle or narrow dependency): the first as many of
+    /// its tasks as its upstream phases had prefer those nodes (delay
+    /// scheduling) and run slower elsewhere; the rest have no preference.
+    #[serde(default)]
+    pub local: bool,
     /// The phase's tasks.
     pub tasks: Vec<TaskRequest>,
 }

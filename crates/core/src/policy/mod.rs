@@ -5,10 +5,12 @@
 mod params;
 pub mod preemption;
 mod presets;
+pub mod reservation;
 mod storage;
 
 pub use params::{ParamError, Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT, PARAM_KEYS};
 pub use presets::{preset, PresetInfo, PRESETS};
+pub use reservation::ReservationSpec;
 pub use storage::{StorageModel, Tier, STORAGE_KEYS};
 
 use crate::action::Mechanism;
@@ -124,6 +126,11 @@ pub struct Policy {
     pub preemption: Option<PreemptionSpec>,
     /// Launches of one task after which a kill fails its job.
     pub max_attempts: u32,
+    /// Delay scheduling: how long a task of a `local` phase waits for a slot
+    /// on its upstream phase's nodes before taking any (Spark's locality wait).
+    pub locality_wait: Micros,
+    /// Slot reservation for downstream phases, if any.
+    pub reservation: Option<ReservationSpec>,
 }
 
 impl Policy {

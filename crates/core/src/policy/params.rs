@@ -24,6 +24,17 @@ pub struct Params {
     pub gp_units: u32,
     /// Memory a suspended container keeps, in MB (BIG-C §3.2: 64; the authors' code used 128).
     pub footprint_mb: u64,
+    /// How long a task that prefers its upstream phase's nodes waits for one
+    /// before taking any slot, in seconds (SSR §VI-B: 3 s, Spark's `spark.locality.wait`).
+    pub locality_wait_s: f64,
+    /// Target isolation probability P of `ssr-deadline` (SSR §IV-B, Eq. 2;
+    /// the paper sweeps it in Fig. 14; 0.9 is its middle setting).
+    pub isolation: f64,
+    /// Pre-reservation threshold R (SSR §III-B; Hadoop's reduce slow start, 0.05).
+    pub prereserve: f64,
+    /// How long `timeout-reserve` keeps a freed slot, in seconds (SSR §III-A:
+    /// Spark's dynamic allocation, `executorIdleTimeout` = 60 s).
+    pub reservation_timeout_s: f64,
     /// Checkpoint storage bandwidths, as the checkpointing presets estimate with them.
     #[serde(flatten)]
     pub storage: StorageModel,
@@ -39,6 +50,10 @@ impl Default for Params {
             delayed_resumption: 3,
             gp_units: 2,
             footprint_mb: 64,
+            locality_wait_s: 3.0,
+            isolation: 0.9,
+            prereserve: 0.05,
+            reservation_timeout_s: 60.0,
             storage: StorageModel::default(),
         }
     }
@@ -53,6 +68,13 @@ pub const PARAM_KEYS: &[(&str, &str)] = &[
     ("delayed_resumption", "offers of its node a preempted container waits for before resuming, D (default 3)"),
     ("gp_units", "graceful-preemption step in basic units of <1 CPU, 2 GB> (default 2)"),
     ("footprint_mb", "memory a suspended container keeps, MB (default 64)"),
+    (
+        "locality_wait_s",
+        "seconds a task of a `local` phase waits for its upstream nodes before taking any slot (default 3, Spark)",
+    ),
+    ("isolation", "target isolation probability P of ssr-deadline, strictly between 0 and 1 (default 0.9, SSR Eq. 2)"),
+    ("prereserve", "pre-reservation threshold R of the ssr presets, 0..1 (default 0.05, SSR §III-B)"),
+    ("reservation_timeout_s", "seconds timeout-reserve keeps a freed slot (default 60, Spark's executorIdleTimeout)"),
 ];
 
 /// The basic unit graceful preemption steps in (BIG-C §5.3: ⟨1 CPU, 2 GB⟩).
@@ -95,7 +117,20 @@ impl Params {
             Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
             _ => Err(bad("expected a number between 0 and 1")),
         };
+        let secs = || match value.parse::<f64>() {
+            Ok(x) if x >= 0.0 && x < 1e9 => Ok(x),
+            _ => Err(bad("expected a non-negative number of seconds")),
+        };
         match key {
+            "locality_wait_s" => self.locality_wait_s = secs()?,
+            "reservation_timeout_s" => self.reservation_timeout_s = secs()?,
+            "prereserve" => self.prereserve = fraction()?,
+            "isolation" => {
+                self.isolation = match value.parse::<f64>() {
+                    Ok(x) if x > 0.0 && x < 1.0 => x,
+                    _ => return Err(bad("expected a probability strictly between 0 and 1")),
+                }
+            }
             "reserve_fraction" => self.reserve_fraction = fraction()?,
             "short_share" => self.short_share = fraction()?,
             "monitor_interval_s" => {
@@ -128,6 +163,11 @@ impl Params {
         Resources::new(FOOTPRINT_CPU_MILLI, self.footprint_mb)
     }
 
+    /// The locality wait in microseconds.
+    pub fn locality_wait(&self) -> Micros {
+        from_secs_f64(self.locality_wait_s)
+    }
+
     /// The monitor period in microseconds (at least 1 µs).
     pub fn monitor_interval(&self) -> Micros {
         from_secs_f64(self.monitor_interval_s).clamp(1, 3600 * SECOND)
@@ -147,5 +187,13 @@ mod tests {
         assert!(matches!(p.set("max_attempts", "0"), Err(ParamError::BadValue { .. })));
         assert_eq!(p.set("nope", "1"), Err(ParamError::UnknownKey("nope".into())));
         assert_eq!(p.monitor_interval(), 3 * SECOND);
+        assert!(matches!(p.set("isolation", "1"), Err(ParamError::BadValue { .. })));
+        assert!(matches!(p.set("isolation", "0"), Err(ParamError::BadValue { .. })));
+        p.set("isolation", "0.99").unwrap();
+        assert_eq!(p.isolation, 0.99);
+        assert!(matches!(p.set("prereserve", "-0.1"), Err(ParamError::BadValue { .. })));
+        assert!(matches!(p.set("prereserve", "1.01"), Err(ParamError::BadValue { .. })));
+        p.set("prereserve", "1").unwrap();
+        assert_eq!(p.locality_wait(), 3 * SECOND);
     }
 }

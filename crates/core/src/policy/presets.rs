@@ -1,10 +1,12 @@
 //! Named policies. Each is a composition of the pieces in [`super`].
 
 use super::{
-    CheckpointSpec, HeadOfLine, JobOrder, Params, Placement, Planner, Policy, PreemptionSpec, QueueSpec, Tier,
+    CheckpointSpec, HeadOfLine, JobOrder, Params, Placement, Planner, Policy, PreemptionSpec, QueueSpec,
+    ReservationSpec, Tier,
 };
 use crate::action::Mechanism;
 use crate::model::JobClass;
+use crate::time::from_secs_f64;
 
 /// A preset's name and one-line description, for `pliant policies`.
 pub struct PresetInfo {
@@ -47,6 +49,22 @@ pub const PRESETS: &[PresetInfo] = &[
     },
     PresetInfo { name: "adaptive-ssd", about: "as adaptive-hdd, on SSD" },
     PresetInfo { name: "adaptive-nvm", about: "as adaptive-hdd, on NVM" },
+    PresetInfo {
+        name: "timeout-reserve",
+        about: "as priority, but every slot a task of an unfinished job frees stays reserved for it for reservation_timeout_s (SSR §III-A, Spark dynamic allocation)",
+    },
+    PresetInfo {
+        name: "ssr",
+        about: "as priority, plus speculative slot reservation: a finished task's slot is kept for the next phase (SSR Alg. 1, pre-reservation past R = prereserve)",
+    },
+    PresetInfo {
+        name: "ssr-deadline",
+        about: "as ssr, reservations expire at the deadline of SSR Eq. 2 for isolation P (--set isolation=P)",
+    },
+    PresetInfo {
+        name: "ssr-stragglers",
+        about: "as ssr, a phase's last running tasks get copies on its idle reserved slots (SSR §IV-C)",
+    },
 ];
 
 fn single_queue() -> Vec<QueueSpec> {
@@ -83,6 +101,8 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         placement,
         preemption,
         max_attempts: params.max_attempts,
+        locality_wait: params.locality_wait(),
+        reservation: None,
     };
     let capacity = |compute_dr, mechanism| {
         let spec = PreemptionSpec {
@@ -116,7 +136,16 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
             footprint: params.footprint(),
         }),
         max_attempts: u32::MAX,
+        locality_wait: params.locality_wait(),
+        reservation: None,
     };
+    // SSR §III–§IV: strict priority, work-conserving, plus a reserve/permit step.
+    let reserving = |spec| Policy {
+        reservation: Some(spec),
+        ..base(single_queue(), JobOrder::Priority, Placement::FirstFit, None)
+    };
+    let speculative =
+        |isolation, stragglers| ReservationSpec::Speculative { prereserve: params.prereserve, isolation, stragglers };
     let checkpointing = |tier, adaptive| by_level(Some(CheckpointSpec { tier, adaptive, storage: params.storage }));
     if let Some((kind, tier)) = name.split_once('-') {
         if let Some(tier) = Tier::ALL.into_iter().find(|t| t.name() == tier) {
@@ -140,6 +169,12 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         "ip" => capacity(true, Mechanism::Immediate),
         "gp" => capacity(true, Mechanism::Graceful),
         "priority-kill" => by_level(None),
+        "timeout-reserve" => {
+            reserving(ReservationSpec::Timeout { timeout: from_secs_f64(params.reservation_timeout_s) })
+        }
+        "ssr" => reserving(speculative(None, false)),
+        "ssr-deadline" => reserving(speculative(Some(params.isolation), false)),
+        "ssr-stragglers" => reserving(speculative(None, true)),
         _ => return None,
     };
     Some(policy)

@@ -1,6 +1,7 @@
 //! The allocation pass: serve queues from the most under-served, jobs in each
 //! queue in service order, and place each runnable task on a node.
 
+use super::locality::SlotChoice;
 use super::state::ServiceKey;
 use super::Scheduler;
 use crate::action::Action;
@@ -47,14 +48,23 @@ impl Scheduler {
                 let Some((key, c)) = next else { break };
                 cursor[c] = Some(key);
                 let max_free = self.free_index.max_free();
-                if max_free.cpu_milli == 0 || max_free.mem_mb == 0 || blocked.iter().all(|&b| b) {
+                let id = key.2 as usize;
+                let full = max_free.cpu_milli == 0 || max_free.mem_mb == 0;
+                if blocked.iter().all(|&b| b) || (full && !self.holds_usable_by(self.jobs[id].req.priority)) {
                     return;
                 }
-                let id = key.2 as usize;
                 let class = self.jobs[id].req.class;
                 while let Some(ti) = self.jobs[id].pending.front() {
                     let req = self.jobs[id].tasks[ti as usize].request;
-                    let node = if no_room.iter().any(|r| r.fits_in(&req)) { None } else { self.find_node(req, class) };
+                    let node = match self.slot_for(now, id, ti, req) {
+                        SlotChoice::Take(node) => Some(node),
+                        SlotChoice::Wait => break,
+                        SlotChoice::Any => {
+                            let free =
+                                if no_room.iter().any(|r| r.fits_in(&req)) { None } else { self.find_node(req, class) };
+                            free.or_else(|| self.take_lower_hold(id, req))
+                        }
+                    };
                     let Some(node) = node else {
                         no_room.push(req);
                         match self.policy.head_of_line {
@@ -99,6 +109,7 @@ impl Scheduler {
         j.running += 1;
         let queue = j.queue;
         self.reserve(node, queue, res);
+        self.release_spent_holds(job);
         out.push(Action::Launch {
             task: crate::model::TaskRef { job: crate::model::JobId(job as u32), task },
             node,

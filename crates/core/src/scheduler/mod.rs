@@ -4,10 +4,12 @@
 mod allocate;
 mod checkpointing;
 mod container_preemption;
+mod locality;
 mod monitor;
 mod node_index;
 mod pending;
 mod priority_preemption;
+mod reservations;
 mod state;
 
 use crate::action::Action;
@@ -84,6 +86,10 @@ pub struct Scheduler {
     io: Vec<IoQueue>,
     /// Per node, what tasks being dumped there will free when their dumps end.
     freeing: Vec<Resources>,
+    /// Slots kept for jobs' downstream phases (the reserve/permit step).
+    reservations: reservations::Reservations,
+    /// Instants the core asked the body to wake it at.
+    wakes: BTreeSet<Micros>,
 }
 
 impl Scheduler {
@@ -128,6 +134,8 @@ impl Scheduler {
             heartbeat: false,
             io: vec![IoQueue::default(); free_index_len],
             freeing: vec![Resources::ZERO; free_index_len],
+            reservations: Default::default(),
+            wakes: BTreeSet::new(),
         };
         s.share_capacity();
         Ok(s)
@@ -198,20 +206,27 @@ impl Scheduler {
         self.queues[j.queue].waiting[j.req.class as usize].remove(&j.key);
     }
 
-    fn task_finished(&mut self, _now: Micros, task: TaskRef) -> Result<(), CoreError> {
+    fn task_finished(&mut self, now: Micros, task: TaskRef) -> Result<(), CoreError> {
         let job = self.job_mut(task)?;
         let t = &mut job.tasks[task.task as usize];
         if !matches!(t.state, TaskState::Running | TaskState::Shrunk) {
             return Err(CoreError::BadTask { task, what: format!("finished while {:?}", t.state) });
         }
-        let (node, res) = (t.node, t.allocated);
+        let (node, res, ran) = (t.node, t.allocated, t.ran(now));
         t.state.transition(TaskState::Finished).expect("checked above");
         let phase = t.phase;
         job.running -= 1;
         job.unfinished -= 1;
         job.phases[phase as usize].unfinished -= 1;
-        if job.phases[phase as usize].unfinished == 0 {
+        job.phases[phase as usize].ran_on.push(node);
+        let phase_done = job.phases[phase as usize].unfinished == 0;
+        if phase_done {
             job.finish_phase(phase);
+            for d in job.phases[phase as usize].downstream.clone() {
+                if job.phases[d as usize].upstream_left == 0 {
+                    job.phases[d as usize].released = now;
+                }
+            }
         }
         let queue = job.queue;
         let finished = job.unfinished == 0;
@@ -221,8 +236,13 @@ impl Scheduler {
         self.forget_preemption(task);
         self.jobs[task.job.0 as usize].tasks[task.task as usize].allocated = Resources::ZERO;
         self.release(node, queue, res);
+        if phase_done {
+            self.phase_released(task.job.0, phase);
+        }
+        self.reserve_on_finish(now, task, node, res, ran);
         if finished {
             self.retire(task.job.0 as usize);
+            self.release_spent_holds(task.job.0 as usize);
         } else {
             self.sync_waiting(task.job.0 as usize);
         }
@@ -266,6 +286,7 @@ impl Scheduler {
     /// `out`. After a monitor run it is also a heartbeat: once pending tasks
     /// are placed, preempted tasks are offered their nodes' free resources.
     pub fn schedule(&mut self, now: Micros, out: &mut Vec<Action>) {
+        self.reservation_step(now, out);
         if self.dirty {
             self.dirty = false;
             self.allocate(now, out);
@@ -413,6 +434,7 @@ impl Scheduler {
             self.release(node, queue, res);
         }
         self.retire(id.0 as usize);
+        self.release_spent_holds(id.0 as usize);
     }
 
     /// Resources allocated on each node, in node order (for invariant checks and status).

@@ -119,6 +119,10 @@ pub(crate) struct PhaseRuntime {
     pub unfinished: u32,
     pub upstream_left: u32,
     pub downstream: Vec<u32>,
+    /// When its barrier cleared (its tasks became runnable).
+    pub released: Micros,
+    /// Nodes its finished tasks ran on, one entry per task.
+    pub ran_on: Vec<NodeId>,
 }
 
 /// How a job stands.
@@ -155,6 +159,8 @@ impl JobState {
                 unfinished: p.tasks.len() as u32,
                 upstream_left: p.deps.len() as u32,
                 downstream: Vec::new(),
+                released: req.submit,
+                ran_on: Vec::new(),
             });
             for t in &p.tasks {
                 tasks.push(TaskRuntime {

@@ -136,7 +136,7 @@ impl LongJobs {
                 let size = *EXECUTORS.choose(rng).expect("non-empty");
                 let t = Task { request: size, duration: d, estimate: Some(d) };
                 let stages = spark_stages(d, executors * t.slots());
-                ("spark", vec![Phase { deps: vec![], coupled: true, tasks: vec![t; executors as usize], stages }])
+                ("spark", vec![Phase { deps: vec![], coupled: true, local: false, tasks: vec![t; executors as usize], stages }])
             }
             Some(m) => {
                 let stretch = if part_way { rng.gen_range(0.25..1.0) * stretch } else { stretch };
@@ -151,8 +151,8 @@ impl LongJobs {
                 (
                     m.name,
                     vec![
-                        Phase { deps: vec![], coupled: false, tasks: map_tasks, stages: vec![] },
-                        Phase { deps: vec![0], coupled: false, tasks: reduce_tasks, stages: vec![] },
+                        Phase { deps: vec![], coupled: false, local: false, tasks: map_tasks, stages: vec![] },
+                        Phase { deps: vec![0], coupled: false, local: false, tasks: reduce_tasks, stages: vec![] },
                     ],
                 )
             }

@@ -3,6 +3,7 @@
 
 mod arrivals;
 mod bigc_synthetic;
+mod dag_jobs;
 mod google_day;
 mod google_like;
 mod long_jobs;
@@ -36,6 +37,9 @@ const CHECKPOINT_POLICIES: &[&str] = &[
     "adaptive-ssd",
     "adaptive-nvm",
 ];
+
+/// SSR §III–§VI: strict priority against the reservation rules.
+const RESERVATION_POLICIES: &[&str] = &["priority", "timeout-reserve", "ssr", "ssr-deadline", "ssr-stragglers"];
 
 /// Every built-in scenario; the first is the default.
 pub const SCENARIOS: &[ScenarioInfo] = &[
@@ -76,6 +80,11 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
         about: "checkpoint paper §3.3.3: a 5 GB, 60 s low-priority job preempted after 30 s by an equal high-priority job, on one machine (fixed)",
         policies: CHECKPOINT_POLICIES,
     },
+    ScenarioInfo {
+        name: "reservation",
+        about: "SSR §VI-B: 1,000 nodes x 4 slots backlogged by thousands of low-priority jobs; 20 high-priority DAG jobs (MLlib-like and SQL-like), Pareto alpha = 1.6 tasks",
+        policies: RESERVATION_POLICIES,
+    },
 ];
 
 /// The default scenario's name.
@@ -94,6 +103,7 @@ pub fn build(name: &str, seed: u64, scale: f64, long: LongJobs) -> Option<Worklo
         "google-like" => return Some(google_like::generate(seed, scale)),
         "google-day" => return Some(google_day::generate(seed, scale)),
         "two-job" => return Some(two_job::generate()),
+        "reservation" => return Some(dag_jobs::generate(seed, scale)),
         _ => return None,
     };
     Some(generate(&shape, long, seed, scale))

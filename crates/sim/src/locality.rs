@@ -1,0 +1,27 @@
+//! The ground truth of data locality (SSR §II-B case 2, §VI-B): a task of a
+//! `local` phase that reads upstream output — the first as many of its tasks
+//! as its upstream phases had — runs `locality_slowdown` times slower on a
+//! node none of those upstream tasks ran on (remote fetch, cold JVM). Tasks
+//! beyond that count read no particular node's output and run anywhere at
+//! full speed.
+
+use crate::execution::Execution;
+
+impl Execution {
+    /// The speed of task `task` of job `job` on `node`.
+    pub(crate) fn speed_on(&self, job: u32, task: u32, node: u32) -> f64 {
+        let j = &self.jobs[job as usize];
+        let phase = &j.phases[j.tasks[task as usize].phase as usize];
+        if !phase.local {
+            return 1.0;
+        }
+        let upstream: u32 = phase.deps.iter().map(|&d| j.phases[d as usize].tasks.len() as u32).sum();
+        let local = task - phase.tasks.start >= upstream
+            || phase.deps.iter().any(|&d| j.phases[d as usize].ran_on.contains(&node));
+        if local {
+            1.0
+        } else {
+            1.0 / self.model.locality_slowdown
+        }
+    }
+}
