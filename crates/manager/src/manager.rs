@@ -641,5 +641,6 @@ fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
         class: spec.queue,
         priority: spec.priority,
         phases: vec![PhaseRequest { deps: vec![], coupled: false, tasks: vec![task; spec.tasks as usize] }],
+        elastic: None,
     }
 }

@@ -8,4 +8,4 @@ mod model;
 pub mod scenarios;
 
 pub use format::{read_workload, write_workload, FormatError};
-pub use model::{Cluster, Job, Phase, Task, ValidationError, Workload};
+pub use model::{Cluster, Job, JobElasticity, Phase, Task, ValidationError, Workload};

@@ -24,6 +24,16 @@ pub struct Params {
     pub gp_units: u32,
     /// Memory a suspended container keeps, in MB (BIG-C §3.2: 64; the authors' code used 128).
     pub footprint_mb: u64,
+    /// Least memory of an elastic task as a fraction of its ideal (YARN-ME §6.1: 10 %).
+    pub elastic_min_fraction: f64,
+    /// Memory allocation granularity of elastic sizing, MB (YARN-ME §6.1: 100 MB).
+    pub elastic_granularity_mb: u64,
+    /// Per-node disk bandwidth elastic tasks' spills may use, MB/s (YARN-ME §3.3;
+    /// §5.1's nodes have one SATA HDD, ~120 MB/s sequential).
+    pub elastic_disk_mb_s: f64,
+    /// Node heartbeat period in seconds: the timeline generator's period
+    /// (YARN-ME §3.2; YARN's default NodeManager heartbeat, 1 s).
+    pub heartbeat_s: f64,
     /// Checkpoint storage bandwidths, as the checkpointing presets estimate with them.
     #[serde(flatten)]
     pub storage: StorageModel,
@@ -39,6 +49,10 @@ impl Default for Params {
             delayed_resumption: 3,
             gp_units: 2,
             footprint_mb: 64,
+            elastic_min_fraction: 0.1,
+            elastic_granularity_mb: 100,
+            elastic_disk_mb_s: 120.0,
+            heartbeat_s: 1.0,
             storage: StorageModel::default(),
         }
     }
@@ -53,6 +67,10 @@ pub const PARAM_KEYS: &[(&str, &str)] = &[
     ("delayed_resumption", "offers of its node a preempted container waits for before resuming, D (default 3)"),
     ("gp_units", "graceful-preemption step in basic units of <1 CPU, 2 GB> (default 2)"),
     ("footprint_mb", "memory a suspended container keeps, MB (default 64)"),
+    ("elastic_min_fraction", "least memory of an elastic task, fraction of its ideal (0..1, default 0.1)"),
+    ("elastic_granularity_mb", "memory step of elastic sizing, MB (default 100)"),
+    ("elastic_disk_mb_s", "per-node disk bandwidth elastic tasks' spills may use, MB/s (default 120)"),
+    ("heartbeat_s", "node heartbeat period, seconds: the timeline generator reruns each one (default 1)"),
 ];
 
 /// The basic unit graceful preemption steps in (BIG-C §5.3: ⟨1 CPU, 2 GB⟩).
@@ -108,6 +126,19 @@ impl Params {
             "delayed_resumption" => self.delayed_resumption = whole(0)? as u32,
             "gp_units" => self.gp_units = whole(1)? as u32,
             "footprint_mb" => self.footprint_mb = whole(1)?,
+            "elastic_min_fraction" => self.elastic_min_fraction = fraction()?,
+            "elastic_granularity_mb" => self.elastic_granularity_mb = whole(1)?,
+            "elastic_disk_mb_s" | "heartbeat_s" => {
+                let x = match value.parse::<f64>() {
+                    Ok(x) if x > 0.0 && x.is_finite() => x,
+                    _ => return Err(bad("expected a positive number")),
+                };
+                if key == "heartbeat_s" {
+                    self.heartbeat_s = x;
+                } else {
+                    self.elastic_disk_mb_s = x;
+                }
+            }
             _ => {
                 return match self.storage.set(key, value) {
                     Some(result) => result.map_err(ParamError::Storage),
@@ -126,6 +157,16 @@ impl Params {
     /// What a suspended container keeps.
     pub fn footprint(&self) -> Resources {
         Resources::new(FOOTPRINT_CPU_MILLI, self.footprint_mb)
+    }
+
+    /// YARN-ME's settings.
+    pub fn elastic(&self) -> super::ElasticSpec {
+        super::ElasticSpec {
+            min_fraction: self.elastic_min_fraction,
+            granularity_mb: self.elastic_granularity_mb,
+            disk_budget_mb_s: self.elastic_disk_mb_s,
+            heartbeat: from_secs_f64(self.heartbeat_s).clamp(1, 3600 * SECOND),
+        }
     }
 
     /// The monitor period in microseconds (at least 1 µs).

@@ -1,7 +1,7 @@
 //! Named policies. Each is a composition of the pieces in [`super`].
 
 use super::{
-    CheckpointSpec, HeadOfLine, JobOrder, Params, Placement, Planner, Policy, PreemptionSpec, QueueSpec, Tier,
+    CheckpointSpec, HeadOfLine, JobOrder, Params, Placement, Planner, Policy, PreemptionSpec, QueueSpec, Sizing, Tier,
 };
 use crate::action::Mechanism;
 use crate::model::JobClass;
@@ -47,6 +47,18 @@ pub const PRESETS: &[PresetInfo] = &[
     },
     PresetInfo { name: "adaptive-ssd", about: "as adaptive-hdd, on SSD" },
     PresetInfo { name: "adaptive-nvm", about: "as adaptive-hdd, on NVM" },
+    PresetInfo {
+        name: "yarn",
+        about: "YARN's fair scheduler as YARN-ME runs it: node by node, least memory held first, node reservations; every task gets its request",
+    },
+    PresetInfo {
+        name: "elastic",
+        about: "YARN-ME (Alg. 1): as yarn, but a task that does not fit may run with less memory if the timeline generator says its job does not end later",
+    },
+    PresetInfo {
+        name: "meganode",
+        about: "YARN-ME §6.2's bound: all nodes pooled into one, shortest remaining job first, no elasticity",
+    },
 ];
 
 fn single_queue() -> Vec<QueueSpec> {
@@ -83,6 +95,8 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         placement,
         preemption,
         max_attempts: params.max_attempts,
+        sizing: Sizing::Requested,
+        reservations: false,
     };
     let capacity = |compute_dr, mechanism| {
         let spec = PreemptionSpec {
@@ -116,6 +130,8 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
             footprint: params.footprint(),
         }),
         max_attempts: u32::MAX,
+        sizing: Sizing::Requested,
+        reservations: false,
     };
     let checkpointing = |tier, adaptive| by_level(Some(CheckpointSpec { tier, adaptive, storage: params.storage }));
     if let Some((kind, tier)) = name.split_once('-') {
@@ -140,6 +156,13 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         "ip" => capacity(true, Mechanism::Immediate),
         "gp" => capacity(true, Mechanism::Graceful),
         "priority-kill" => by_level(None),
+        "yarn" => Policy { reservations: true, ..base(single_queue(), JobOrder::Fair, Placement::FirstFit, None) },
+        "elastic" => Policy {
+            reservations: true,
+            sizing: Sizing::Elastic(params.elastic()),
+            ..base(single_queue(), JobOrder::Fair, Placement::FirstFit, None)
+        },
+        "meganode" => base(single_queue(), JobOrder::ShortestRemaining, Placement::Pooled, None),
         _ => return None,
     };
     Some(policy)
