@@ -8,6 +8,7 @@ mod google_like;
 mod long_jobs;
 mod short_queries;
 mod two_job;
+pub mod yarn_me;
 
 pub use long_jobs::LongJobs;
 
@@ -36,6 +37,9 @@ const CHECKPOINT_POLICIES: &[&str] = &[
     "adaptive-ssd",
     "adaptive-nvm",
 ];
+
+/// YARN-ME's comparison (§6.2).
+const ELASTIC_POLICIES: &[&str] = &["yarn", "elastic", "meganode"];
 
 /// Every built-in scenario; the first is the default.
 pub const SCENARIOS: &[ScenarioInfo] = &[
@@ -76,6 +80,16 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
         about: "checkpoint paper §3.3.3: a 5 GB, 60 s low-priority job preempted after 30 s by an equal high-priority job, on one machine (fixed)",
         policies: CHECKPOINT_POLICIES,
     },
+    ScenarioInfo {
+        name: "yarn-me",
+        about: "YARN-ME §6 Table 2 (uniform): 100 elastic jobs (1.5x penalty) on 100 nodes of 16 cores / 10 GB, arrivals in [0, 1000] s",
+        policies: ELASTIC_POLICIES,
+    },
+    ScenarioInfo {
+        name: "yarn-me-exp",
+        about: "YARN-ME §6 Table 2 (exponential): as yarn-me with exponentially drawn jobs",
+        policies: ELASTIC_POLICIES,
+    },
 ];
 
 /// The default scenario's name.
@@ -94,6 +108,13 @@ pub fn build(name: &str, seed: u64, scale: f64, long: LongJobs) -> Option<Worklo
         "google-like" => return Some(google_like::generate(seed, scale)),
         "google-day" => return Some(google_day::generate(seed, scale)),
         "two-job" => return Some(two_job::generate()),
+        "yarn-me" | "yarn-me-exp" => {
+            let spread = if name == "yarn-me" { yarn_me::Spread::Uniform } else { yarn_me::Spread::Exponential };
+            let spec = yarn_me::TraceSpec::table2(spread, 1.5);
+            let sized = |n: usize| ((n as f64 * scale).round() as usize).max(1);
+            let spec = yarn_me::TraceSpec { jobs: sized(spec.jobs), nodes: sized(spec.nodes), ..spec };
+            return Some(yarn_me::generate(&spec, seed));
+        }
         _ => return None,
     };
     Some(generate(&shape, long, seed, scale))
