@@ -20,6 +20,7 @@ fn job(id: u32, class: JobClass, tasks: &[(u64, u64)], coupled: bool) -> JobRequ
                 .map(|&(c, m)| TaskRequest { resources: Resources::cores_gb(c, m), estimate: Some(10 * SECOND) })
                 .collect(),
         }],
+        elastic: None,
     }
 }
 

@@ -659,5 +659,6 @@ fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
             local: false,
             tasks: vec![task; spec.tasks as usize],
         }],
+        elastic: None,
     }
 }

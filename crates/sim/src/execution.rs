@@ -62,6 +62,9 @@ pub(crate) struct TaskExec {
     pub copy: Option<(u32, Resources)>,
     /// Invalidates a scheduled copy finish.
     pub copy_epoch: u32,
+    /// True run time at its allocation over true run time at full allocation
+    /// (memory elasticity, YARN-ME §2: above 1 when it runs under-sized).
+    pub slowdown: f64,
 }
 
 impl TaskExec {
@@ -70,7 +73,7 @@ impl TaskExec {
         if !self.running || self.frozen || self.restoring {
             0.0
         } else {
-            self.held.cpu_milli.min(self.requested.cpu_milli) as f64 / self.requested.cpu_milli as f64 * self.speed
+            self.held.cpu_milli.min(self.requested.cpu_milli) as f64 / self.requested.cpu_milli as f64 * self.speed / self.slowdown
         }
     }
 }
@@ -96,6 +99,8 @@ pub(crate) struct JobExec {
     pub tasks: Vec<TaskExec>,
     pub phases: Vec<PhaseExec>,
     pub unfinished: u32,
+    /// The true memory elasticity of its tasks, if any.
+    pub elastic: Option<pliant_workload::JobElasticity>,
 }
 
 impl JobExec {
@@ -127,6 +132,7 @@ impl JobExec {
                     speed: 1.0,
                     copy: None,
                     copy_epoch: 0,
+                    slowdown: 1.0,
                 });
             }
             let pool = (model.spark_model == SparkModel::Pool && !p.stages.is_empty())
@@ -142,7 +148,7 @@ impl JobExec {
             });
         }
         let unfinished = tasks.len() as u32;
-        JobExec { tasks, phases, unfinished }
+        JobExec { tasks, phases, unfinished, elastic: job.elastic }
     }
 }
 
@@ -322,6 +328,14 @@ impl Execution {
         t.running = true;
         t.node = node;
         t.held = held;
+        t.slowdown = 1.0;
+        if let Some(e) = self.jobs[job as usize].elastic {
+            let t = self.task(job, task);
+            let ideal_mb = (t.requested.mem_mb as f64 * e.true_ideal_scale).round() as u64;
+            let runtime = e.truth.runtime(t.duration, ideal_mb, held.mem_mb);
+            t.slowdown = runtime as f64 / t.duration.max(1) as f64;
+        }
+        let t = self.task(job, task);
         t.done = 0.0;
         t.rate = 0.0;
         t.since = now;

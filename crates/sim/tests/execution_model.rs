@@ -20,6 +20,7 @@ fn job(name: &str, class: JobClass, submit_s: u64, coupled: bool, tasks: Vec<Tas
         class,
         priority: if class == JobClass::Short { 9 } else { 0 },
         phases: vec![Phase { deps: vec![], coupled, local: false, tasks, stages: vec![] }],
+        elastic: None,
     }
 }
 

@@ -326,7 +326,7 @@ fn admit(job: Job, plan: &Plan, rep: &mut LoadReport) -> Option<Job> {
 /// A trace job as a workload job, classed by `rule`.
 pub fn to_job(t: TraceJob, rule: &ClassRule) -> Job {
     let class = rule.classify(&t);
-    Job { name: t.id, submit: t.submit, class, priority: t.priority.min(11), phases: t.phases }
+    Job { name: t.id, submit: t.submit, class, priority: t.priority.min(11), phases: t.phases, elastic: None }
 }
 
 /// What [`each_job`] hands out: the plan once, first, then the jobs.

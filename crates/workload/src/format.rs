@@ -233,6 +233,7 @@ fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
         class: rec.class,
         priority: rec.priority,
         phases,
+        elastic: None,
     })
 }
 

@@ -8,4 +8,4 @@ mod model;
 pub mod scenarios;
 
 pub use format::{read_workload, write_workload, FormatError};
-pub use model::{Cluster, Job, Phase, StageTasks, Task, ValidationError, Workload};
+pub use model::{Cluster, Job, JobElasticity, Phase, StageTasks, Task, ValidationError, Workload};

@@ -1,6 +1,6 @@
 //! The workload model shared by scenarios, trace importers and bodies.
 
-use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRequest};
+use pliant_core::model::{Elasticity, ElasticityProfile, JobClass, JobId, JobRequest, PhaseRequest, TaskRequest};
 use pliant_core::{Micros, Resources};
 
 /// The machines of a cluster.
@@ -70,6 +70,20 @@ pub struct Job {
     pub priority: u8,
     /// Phases in topological order.
     pub phases: Vec<Phase>,
+    /// Memory elasticity, if its tasks may run under-sized.
+    pub elastic: Option<JobElasticity>,
+}
+
+/// A job's memory elasticity: what its owner tells the scheduler and how its
+/// tasks really behave (YARN-ME §2, §6.2's mis-estimations).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobElasticity {
+    /// The metadata handed to the core (ideal memory = each task's request).
+    pub estimate: Elasticity,
+    /// The true profile (ground truth: only bodies read it).
+    pub truth: ElasticityProfile,
+    /// True ideal memory over the requested memory (1 when the request is right).
+    pub true_ideal_scale: f64,
 }
 
 /// A cluster and its jobs, sorted by submission time.
@@ -136,6 +150,7 @@ impl Job {
                     tasks: p.tasks.iter().map(|t| TaskRequest { resources: t.request, estimate: t.estimate }).collect(),
                 })
                 .collect(),
+            elastic: self.elastic.map(|e| e.estimate),
         }
     }
 

@@ -3,7 +3,7 @@
 use crate::{Micros, Resources};
 use serde::{Deserialize, Serialize};
 
-use super::JobId;
+use super::{Elasticity, JobId};
 
 /// The two classes the papers schedule differently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -66,6 +66,9 @@ pub struct JobRequest {
     pub priority: u8,
     /// The DAG's phases in topological order.
     pub phases: Vec<PhaseRequest>,
+    /// Its tasks' memory elasticity, if they may run under-sized (YARN-ME §3.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<Elasticity>,
 }
 
 impl JobRequest {

@@ -2,11 +2,13 @@
 //! phases made of tasks, with requests and job-supplied estimates — never the
 //! true amount of work a task will do.
 
+mod elasticity;
 mod ids;
 mod job;
 mod priority_level;
 mod task_state;
 
+pub use elasticity::{spilled_mb, Elasticity, ElasticityProfile, SHUFFLE_BUFFER_FRACTION};
 pub use ids::{JobId, NodeId, TaskRef};
 pub use job::{JobClass, JobRequest, PhaseRequest, TaskRequest};
 pub use priority_level::PriorityLevel;

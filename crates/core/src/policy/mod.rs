@@ -6,11 +6,13 @@ mod params;
 pub mod preemption;
 mod presets;
 pub mod reservation;
+pub mod sizing;
 mod storage;
 
 pub use params::{ParamError, Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT, PARAM_KEYS};
 pub use presets::{preset, PresetInfo, PRESETS};
 pub use reservation::ReservationSpec;
+pub use sizing::{ElasticSpec, Sizing};
 pub use storage::{StorageModel, Tier, STORAGE_KEYS};
 
 use crate::action::Mechanism;
@@ -47,6 +49,12 @@ pub enum JobOrder {
     Fifo,
     /// Higher priority first, then first submitted.
     Priority,
+    /// YARN's fair scheduler: the job holding the least memory first, then
+    /// first submitted; served node by node as nodes heartbeat (YARN-ME Alg. 1).
+    Fair,
+    /// Shortest remaining job first (by estimated work left), served like
+    /// `Fair` (YARN-ME §6.2's Meganode).
+    ShortestRemaining,
 }
 
 /// Which node gets a task.
@@ -60,6 +68,8 @@ pub enum Placement {
         /// Fraction of nodes only short jobs may use.
         fraction: f64,
     },
+    /// All nodes pooled into one of their total capacity (YARN-ME §6.2's Meganode).
+    Pooled,
 }
 
 /// Whom the resource monitor preempts, for whom.
@@ -131,6 +141,11 @@ pub struct Policy {
     pub locality_wait: Micros,
     /// Slot reservation for downstream phases, if any.
     pub reservation: Option<ReservationSpec>,
+    /// How much memory a placed task gets.
+    pub sizing: Sizing,
+    /// A node-by-node (`Fair`) pass reserves a node for the job whose task
+    /// did not fit there (YARN-ME §3.3).
+    pub reservations: bool,
 }
 
 impl Policy {

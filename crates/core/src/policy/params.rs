@@ -35,6 +35,16 @@ pub struct Params {
     /// How long `timeout-reserve` keeps a freed slot, in seconds (SSR §III-A:
     /// Spark's dynamic allocation, `executorIdleTimeout` = 60 s).
     pub reservation_timeout_s: f64,
+    /// Least memory of an elastic task as a fraction of its ideal (YARN-ME §6.1: 10 %).
+    pub elastic_min_fraction: f64,
+    /// Memory allocation granularity of elastic sizing, MB (YARN-ME §6.1: 100 MB).
+    pub elastic_granularity_mb: u64,
+    /// Per-node disk bandwidth elastic tasks' spills may use, MB/s (YARN-ME §3.3;
+    /// §5.1's nodes have one SATA HDD, ~120 MB/s sequential).
+    pub elastic_disk_mb_s: f64,
+    /// Node heartbeat period in seconds: the timeline generator's period
+    /// (YARN-ME §3.2; YARN's default NodeManager heartbeat, 1 s).
+    pub heartbeat_s: f64,
     /// Checkpoint storage bandwidths, as the checkpointing presets estimate with them.
     #[serde(flatten)]
     pub storage: StorageModel,
@@ -54,6 +64,10 @@ impl Default for Params {
             isolation: 0.9,
             prereserve: 0.05,
             reservation_timeout_s: 60.0,
+            elastic_min_fraction: 0.1,
+            elastic_granularity_mb: 100,
+            elastic_disk_mb_s: 120.0,
+            heartbeat_s: 1.0,
             storage: StorageModel::default(),
         }
     }
@@ -75,6 +89,10 @@ pub const PARAM_KEYS: &[(&str, &str)] = &[
     ("isolation", "target isolation probability P of ssr-deadline, strictly between 0 and 1 (default 0.9, SSR Eq. 2)"),
     ("prereserve", "pre-reservation threshold R of the ssr presets, 0..1 (default 0.05, SSR §III-B)"),
     ("reservation_timeout_s", "seconds timeout-reserve keeps a freed slot (default 60, Spark's executorIdleTimeout)"),
+    ("elastic_min_fraction", "least memory of an elastic task, fraction of its ideal (0..1, default 0.1)"),
+    ("elastic_granularity_mb", "memory step of elastic sizing, MB (default 100)"),
+    ("elastic_disk_mb_s", "per-node disk bandwidth elastic tasks' spills may use, MB/s (default 120)"),
+    ("heartbeat_s", "node heartbeat period, seconds: the timeline generator reruns each one (default 1)"),
 ];
 
 /// The basic unit graceful preemption steps in (BIG-C §5.3: ⟨1 CPU, 2 GB⟩).
@@ -143,6 +161,19 @@ impl Params {
             "delayed_resumption" => self.delayed_resumption = whole(0)? as u32,
             "gp_units" => self.gp_units = whole(1)? as u32,
             "footprint_mb" => self.footprint_mb = whole(1)?,
+            "elastic_min_fraction" => self.elastic_min_fraction = fraction()?,
+            "elastic_granularity_mb" => self.elastic_granularity_mb = whole(1)?,
+            "elastic_disk_mb_s" | "heartbeat_s" => {
+                let x = match value.parse::<f64>() {
+                    Ok(x) if x > 0.0 && x.is_finite() => x,
+                    _ => return Err(bad("expected a positive number")),
+                };
+                if key == "heartbeat_s" {
+                    self.heartbeat_s = x;
+                } else {
+                    self.elastic_disk_mb_s = x;
+                }
+            }
             _ => {
                 return match self.storage.set(key, value) {
                     Some(result) => result.map_err(ParamError::Storage),
@@ -166,6 +197,16 @@ impl Params {
     /// The locality wait in microseconds.
     pub fn locality_wait(&self) -> Micros {
         from_secs_f64(self.locality_wait_s)
+    }
+
+    /// YARN-ME's settings.
+    pub fn elastic(&self) -> super::ElasticSpec {
+        super::ElasticSpec {
+            min_fraction: self.elastic_min_fraction,
+            granularity_mb: self.elastic_granularity_mb,
+            disk_budget_mb_s: self.elastic_disk_mb_s,
+            heartbeat: from_secs_f64(self.heartbeat_s).clamp(1, 3600 * SECOND),
+        }
     }
 
     /// The monitor period in microseconds (at least 1 µs).

@@ -2,7 +2,7 @@
 
 use super::{
     CheckpointSpec, HeadOfLine, JobOrder, Params, Placement, Planner, Policy, PreemptionSpec, QueueSpec,
-    ReservationSpec, Tier,
+    ReservationSpec, Sizing, Tier,
 };
 use crate::action::Mechanism;
 use crate::model::JobClass;
@@ -65,6 +65,18 @@ pub const PRESETS: &[PresetInfo] = &[
         name: "ssr-stragglers",
         about: "as ssr, a phase's last running tasks get copies on its idle reserved slots (SSR §IV-C)",
     },
+    PresetInfo {
+        name: "yarn",
+        about: "YARN's fair scheduler as YARN-ME runs it: node by node, least memory held first, node reservations; every task gets its request",
+    },
+    PresetInfo {
+        name: "elastic",
+        about: "YARN-ME (Alg. 1): as yarn, but a task that does not fit may run with less memory if the timeline generator says its job does not end later",
+    },
+    PresetInfo {
+        name: "meganode",
+        about: "YARN-ME §6.2's bound: all nodes pooled into one, shortest remaining job first, no elasticity",
+    },
 ];
 
 fn single_queue() -> Vec<QueueSpec> {
@@ -103,6 +115,8 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         max_attempts: params.max_attempts,
         locality_wait: params.locality_wait(),
         reservation: None,
+        sizing: Sizing::Requested,
+        reservations: false,
     };
     let capacity = |compute_dr, mechanism| {
         let spec = PreemptionSpec {
@@ -138,6 +152,8 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         max_attempts: u32::MAX,
         locality_wait: params.locality_wait(),
         reservation: None,
+        sizing: Sizing::Requested,
+        reservations: false,
     };
     // SSR §III–§IV: strict priority, work-conserving, plus a reserve/permit step.
     let reserving = |spec| Policy {
@@ -175,6 +191,13 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         "ssr" => reserving(speculative(None, false)),
         "ssr-deadline" => reserving(speculative(Some(params.isolation), false)),
         "ssr-stragglers" => reserving(speculative(None, true)),
+        "yarn" => Policy { reservations: true, ..base(single_queue(), JobOrder::Fair, Placement::FirstFit, None) },
+        "elastic" => Policy {
+            reservations: true,
+            sizing: Sizing::Elastic(params.elastic()),
+            ..base(single_queue(), JobOrder::Fair, Placement::FirstFit, None)
+        },
+        "meganode" => base(single_queue(), JobOrder::ShortestRemaining, Placement::Pooled, None),
         _ => return None,
     };
     Some(policy)

@@ -15,12 +15,16 @@ pub(crate) fn service_key(order: JobOrder, job: &crate::model::JobRequest) -> Se
     let priority = match order {
         JobOrder::Fifo => 0,
         JobOrder::Priority => u8::MAX - job.priority,
+        JobOrder::Fair | JobOrder::ShortestRemaining => 0,
     };
     (priority, job.submit, job.id.0)
 }
 
 impl Scheduler {
     pub(super) fn allocate(&mut self, now: Micros, out: &mut Vec<Action>) {
+        if matches!(self.policy.order, JobOrder::Fair | JobOrder::ShortestRemaining) {
+            return self.allocate_by_node(now, out);
+        }
         // The most under-served queue first: lowest used / guaranteed dominant share.
         let mut order: Vec<usize> = (0..self.queues.len()).collect();
         let total = self.total;
@@ -73,7 +77,7 @@ impl Scheduler {
                         }
                         break;
                     };
-                    self.launch(now, id, ti, node, out);
+                    self.launch(now, id, ti, node, req, out);
                 }
                 self.sync_waiting(id);
             }
@@ -91,7 +95,17 @@ impl Scheduler {
         found.map(|i| NodeId(i as u32))
     }
 
-    fn launch(&mut self, now: Micros, job: usize, task: u32, node: NodeId, out: &mut Vec<Action>) {
+    /// Starts a pending task on `node` with `size`: its request, unless a
+    /// sizing policy (`policy/sizing/`) gave it less.
+    pub(super) fn launch(
+        &mut self,
+        now: Micros,
+        job: usize,
+        task: u32,
+        node: NodeId,
+        size: Resources,
+        out: &mut Vec<Action>,
+    ) {
         if let Some(image) = self.jobs[job].tasks[task as usize].image {
             return self.restore(now, job, task, image, node, out);
         }
@@ -100,12 +114,12 @@ impl Scheduler {
         let t = &mut j.tasks[task as usize];
         t.state.transition(TaskState::Running).expect("pending tasks can start");
         t.node = node;
-        t.allocated = t.request;
+        t.allocated = size;
         t.attempts += 1;
         t.started = now;
         t.ran_before = 0;
         t.running_since = Some(now);
-        let res = t.request;
+        let res = size;
         j.running += 1;
         let queue = j.queue;
         self.reserve(node, queue, res);

@@ -7,6 +7,7 @@ mod container_preemption;
 mod locality;
 mod monitor;
 mod node_index;
+mod node_pass;
 mod pending;
 mod priority_preemption;
 mod reservations;
@@ -15,9 +16,9 @@ mod state;
 use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef, TaskState};
 use crate::observation::Observation;
-use crate::policy::{Placement, Planner, Policy};
+use crate::policy::{self, Placement, Planner, Policy, Sizing};
 use crate::{Micros, Resources};
-use node_index::NodeIndex;
+pub(crate) use node_index::NodeIndex;
 use state::{IoQueue, JobState, JobStatus, NodeState, QueueState, ServiceKey};
 use std::collections::BTreeSet;
 
@@ -90,6 +91,16 @@ pub struct Scheduler {
     reservations: reservations::Reservations,
     /// Instants the core asked the body to wake it at.
     wakes: BTreeSet<Micros>,
+    /// Per node, the job it is reserved for (node-by-node pass, YARN-ME §3.3).
+    reserved: Vec<Option<u32>>,
+    /// The timeline generator's last estimates (YARN-ME §3.2).
+    timeline: policy::sizing::timeline::Timeline,
+    /// A job arrived or a heartbeat passed since the timeline was generated.
+    timeline_stale: bool,
+    /// Per node, its running tasks' estimated ends and holdings as of the timeline, by end.
+    node_ends: Vec<Vec<(Micros, Resources)>>,
+    /// Per node, disk bandwidth booked by elastic tasks' spills, milli-MB/s.
+    disk_used: Vec<u64>,
 }
 
 impl Scheduler {
@@ -98,8 +109,10 @@ impl Scheduler {
         if nodes.is_empty() {
             return Err(CoreError::NoNodes);
         }
+        let pooled = [nodes.iter().fold(Resources::ZERO, |acc, &n| acc + n)];
+        let nodes = if policy.placement == Placement::Pooled { &pooled[..] } else { nodes };
         let short_only = match policy.placement {
-            Placement::FirstFit => 0,
+            Placement::FirstFit | Placement::Pooled => 0,
             Placement::ReservedForShort { fraction } => (nodes.len() as f64 * fraction).round() as usize,
         };
         let free_index = NodeIndex::new(nodes);
@@ -136,6 +149,11 @@ impl Scheduler {
             freeing: vec![Resources::ZERO; free_index_len],
             reservations: Default::default(),
             wakes: BTreeSet::new(),
+            reserved: vec![None; free_index_len],
+            timeline: Default::default(),
+            timeline_stale: true,
+            node_ends: Vec::new(),
+            disk_used: vec![0; free_index_len],
         };
         s.share_capacity();
         Ok(s)
@@ -153,7 +171,10 @@ impl Scheduler {
 
     /// How often the body must call [`Scheduler::monitor`], if the policy preempts.
     pub fn monitor_interval(&self) -> Option<Micros> {
-        self.policy.preemption.map(|p| p.interval)
+        match self.policy.sizing {
+            Sizing::Elastic(spec) => Some(spec.heartbeat),
+            Sizing::Requested => self.policy.preemption.map(|p| p.interval),
+        }
     }
 
     /// Takes in one observation.
@@ -168,6 +189,7 @@ impl Scheduler {
                 let key = allocate::service_key(self.policy.order, &req);
                 self.queues[queue].active.insert(key);
                 self.jobs.push(JobState::new(req, queue, key));
+                self.timeline_stale = true;
                 self.sync_waiting(expected as usize);
             }
             Observation::TaskFinished(task) => self.task_finished(now, task)?,
@@ -215,6 +237,8 @@ impl Scheduler {
         let (node, res, ran) = (t.node, t.allocated, t.ran(now));
         t.state.transition(TaskState::Finished).expect("checked above");
         let phase = t.phase;
+        self.unsize(task, true);
+        let job = &mut self.jobs[task.job.0 as usize];
         job.running -= 1;
         job.unfinished -= 1;
         job.phases[phase as usize].unfinished -= 1;
@@ -301,6 +325,11 @@ impl Scheduler {
     /// Runs the resource monitor (preemption); appends its actions to `out`.
     /// Call [`Scheduler::schedule`] after it: that pass is the heartbeat.
     pub fn monitor(&mut self, now: Micros, out: &mut Vec<Action>) {
+        if let Sizing::Elastic(_) = self.policy.sizing {
+            // The heartbeat: the timeline generator runs again (YARN-ME §3.2).
+            self.timeline_stale = true;
+            self.dirty = true;
+        }
         if let Some(spec) = self.policy.preemption {
             let before = out.len();
             match spec.planner {
@@ -316,6 +345,7 @@ impl Scheduler {
 
     fn kill(&mut self, task: TaskRef, out: &mut Vec<Action>) {
         let max_attempts = self.policy.max_attempts;
+        self.unsize(task, false);
         let job = &mut self.jobs[task.job.0 as usize];
         let t = &mut job.tasks[task.task as usize];
         let (node, res) = (t.node, t.allocated);
@@ -352,6 +382,7 @@ impl Scheduler {
         }
         // A task lost while dumping has no image: it starts afresh.
         let dumping = matches!(t.io_op, Some(state::IoOp::Dump(_)));
+        self.unsize(task, false);
         self.forget_preemption(task);
         self.forget_checkpoint(task);
         let job = &mut self.jobs[task.job.0 as usize];
@@ -423,6 +454,7 @@ impl Scheduler {
             t.allocated = Resources::ZERO;
         }
         for task in owed {
+            self.unsize(task, false);
             self.forget_preemption(task);
             self.forget_checkpoint(task);
         }

@@ -19,6 +19,11 @@ impl PendingTasks {
         self.tasks.front().copied()
     }
 
+    /// The waiting tasks in order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.tasks.iter().copied()
+    }
+
     /// Whether no task waits.
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty()

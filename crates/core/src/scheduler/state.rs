@@ -69,6 +69,8 @@ pub(crate) struct TaskRuntime {
     pub image: Option<Image>,
     /// The dump or restore of it booked in its node's queue, if any.
     pub io_op: Option<IoOp>,
+    /// Disk bandwidth its spills were booked on its node, milli-MB/s (elastic tasks).
+    pub disk_milli: u64,
 }
 
 /// A dump or restore in a node's queue.
@@ -146,6 +148,10 @@ pub(crate) struct JobState {
     pub running: u32,
     pub unfinished: u32,
     pub status: JobStatus,
+    /// Memory its running tasks hold, MB (the fair scheduler's order).
+    pub held_mb: u64,
+    /// Estimated run time of its unfinished tasks, summed (shortest remaining job first).
+    pub work_left: Micros,
 }
 
 impl JobState {
@@ -180,6 +186,7 @@ impl JobState {
                     offers: 0,
                     image: None,
                     io_op: None,
+                    disk_milli: 0,
                 });
             }
         }
@@ -189,6 +196,7 @@ impl JobState {
             }
         }
         let unfinished = tasks.len() as u32;
+        let work_left = tasks.iter().map(|t| t.estimate.unwrap_or(0)).sum();
         let mut job = JobState {
             req,
             queue,
@@ -199,6 +207,8 @@ impl JobState {
             running: 0,
             unfinished,
             status: JobStatus::Active,
+            held_mb: 0,
+            work_left,
         };
         for p in 0..job.phases.len() {
             if job.phases[p].upstream_left == 0 {

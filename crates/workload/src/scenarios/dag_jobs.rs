@@ -72,7 +72,7 @@ fn dag_job(name: String, submit: u64, widths: &[u32], rng: &mut ChaCha8Rng) -> J
             stages: vec![],
         })
         .collect();
-    Job { name, submit, class: JobClass::Short, priority: HIGH, phases }
+    Job { name, submit, class: JobClass::Short, priority: HIGH, phases, elastic: None }
 }
 
 /// MLlib-like: 10–30 phases of parallelism 20 throughout (Fig. 5: KMeans
@@ -101,6 +101,7 @@ fn background(n: usize, submit: u64, rng: &mut ChaCha8Rng) -> Job {
         class: JobClass::Long,
         priority: LOW,
         phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks, stages: vec![] }],
+        elastic: None,
     }
 }
 

@@ -157,7 +157,14 @@ impl LongJobs {
                 )
             }
         };
-        Job { name: format!("{name}-{n}"), submit, class: JobClass::Long, priority: LONG_PRIORITY, phases }
+        Job {
+            name: format!("{name}-{n}"),
+            submit,
+            class: JobClass::Long,
+            priority: LONG_PRIORITY,
+            phases,
+            elastic: None,
+        }
     }
 }
 

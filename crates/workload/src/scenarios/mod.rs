@@ -9,6 +9,7 @@ mod google_like;
 mod long_jobs;
 mod short_queries;
 mod two_job;
+pub mod yarn_me;
 
 pub use long_jobs::LongJobs;
 
@@ -40,6 +41,8 @@ const CHECKPOINT_POLICIES: &[&str] = &[
 
 /// SSR §III–§VI: strict priority against the reservation rules.
 const RESERVATION_POLICIES: &[&str] = &["priority", "timeout-reserve", "ssr", "ssr-deadline", "ssr-stragglers"];
+/// YARN-ME's comparison (§6.2).
+const ELASTIC_POLICIES: &[&str] = &["yarn", "elastic", "meganode"];
 
 /// Every built-in scenario; the first is the default.
 pub const SCENARIOS: &[ScenarioInfo] = &[
@@ -85,6 +88,16 @@ pub const SCENARIOS: &[ScenarioInfo] = &[
         about: "SSR §VI-B: 1,000 nodes x 4 slots backlogged by thousands of low-priority jobs; 20 high-priority DAG jobs (MLlib-like and SQL-like), Pareto alpha = 1.6 tasks",
         policies: RESERVATION_POLICIES,
     },
+    ScenarioInfo {
+        name: "yarn-me",
+        about: "YARN-ME §6 Table 2 (uniform): 100 elastic jobs (1.5x penalty) on 100 nodes of 16 cores / 10 GB, arrivals in [0, 1000] s",
+        policies: ELASTIC_POLICIES,
+    },
+    ScenarioInfo {
+        name: "yarn-me-exp",
+        about: "YARN-ME §6 Table 2 (exponential): as yarn-me with exponentially drawn jobs",
+        policies: ELASTIC_POLICIES,
+    },
 ];
 
 /// The default scenario's name.
@@ -104,6 +117,13 @@ pub fn build(name: &str, seed: u64, scale: f64, long: LongJobs) -> Option<Worklo
         "google-day" => return Some(google_day::generate(seed, scale)),
         "two-job" => return Some(two_job::generate()),
         "reservation" => return Some(dag_jobs::generate(seed, scale)),
+        "yarn-me" | "yarn-me-exp" => {
+            let spread = if name == "yarn-me" { yarn_me::Spread::Uniform } else { yarn_me::Spread::Exponential };
+            let spec = yarn_me::TraceSpec::table2(spread, 1.5);
+            let sized = |n: usize| ((n as f64 * scale).round() as usize).max(1);
+            let spec = yarn_me::TraceSpec { jobs: sized(spec.jobs), nodes: sized(spec.nodes), ..spec };
+            return Some(yarn_me::generate(&spec, seed));
+        }
         _ => return None,
     };
     Some(generate(&shape, long, seed, scale))

@@ -46,6 +46,7 @@ impl ShortQueries {
             class: JobClass::Short,
             priority: SHORT_PRIORITY,
             phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks, stages: vec![] }],
+            elastic: None,
         }
     }
 }

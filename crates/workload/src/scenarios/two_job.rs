@@ -20,6 +20,7 @@ fn job(name: &str, priority: u8, submit_s: u64) -> Job {
         class: if priority >= 9 { JobClass::Short } else { JobClass::Long },
         priority,
         phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks: vec![task], stages: vec![] }],
+        elastic: None,
     }
 }
 

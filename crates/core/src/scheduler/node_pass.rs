@@ -1,0 +1,233 @@
+//! The node-by-node allocation pass of YARN's fair scheduler as YARN-ME's
+//! Algorithm 1 runs it: each node in turn serves its reserved job or the next
+//! job in order; the job's next task is sized (regular fit, else the elastic
+//! fit of `policy/sizing/elastic.rs` checked against the timeline of
+//! `policy/sizing/timeline.rs`); a node where it does not fit is reserved for
+//! that job, and other jobs may use it only if that does not delay the
+//! reserved job (§3.3).
+
+use super::Scheduler;
+use crate::action::Action;
+use crate::model::{JobId, NodeId, TaskRef};
+use crate::policy::sizing::elastic::{elastic_fit, finishes_in_time};
+use crate::policy::sizing::timeline::{RunningTask, Timeline, WaitingJob};
+use crate::policy::{JobOrder, Sizing};
+use crate::{Micros, Resources};
+use std::collections::BTreeSet;
+
+/// A job's place in the pass's order (smaller first): (fair or SRJF key, submit, id).
+type OrderKey = (u64, Micros, u32);
+
+impl Scheduler {
+    fn order_key(&self, job: usize) -> OrderKey {
+        let j = &self.jobs[job];
+        let key = match self.policy.order {
+            JobOrder::ShortestRemaining => j.work_left,
+            _ => j.held_mb,
+        };
+        (key, j.req.submit, job as u32)
+    }
+
+    /// Algorithm 1 over every node with room, in node order.
+    pub(super) fn allocate_by_node(&mut self, now: Micros, out: &mut Vec<Action>) {
+        if matches!(self.policy.sizing, Sizing::Elastic(_)) && std::mem::take(&mut self.timeline_stale) {
+            self.generate_timeline(now);
+        }
+        let mut order: BTreeSet<OrderKey> = BTreeSet::new();
+        for q in &self.queues {
+            for class in &q.waiting {
+                for k in class {
+                    order.insert(self.order_key(k.2 as usize));
+                }
+            }
+        }
+        for n in 0..self.nodes.len() {
+            loop {
+                let free = self.nodes[n].free();
+                if free.cpu_milli == 0 || free.mem_mb == 0 {
+                    break;
+                }
+                let reserved = self.reserved[n].filter(|&j| !self.jobs[j as usize].pending.is_empty());
+                self.reserved[n] = reserved;
+                let Some(job) = reserved.or_else(|| order.first().map(|k| k.2)) else { return };
+                if self.try_place(now, job as usize, n, &mut order, out) {
+                    self.reserved[n] = None;
+                    continue;
+                }
+                if self.policy.reservations {
+                    self.reserved[n] = Some(job);
+                }
+                if !(matches!(self.policy.sizing, Sizing::Elastic(_))
+                    && self.backfill(now, job as usize, n, &mut order, out))
+                {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Lines 4–10: places `job`'s next task on node `n` if it fits, regularly
+    /// or elastically.
+    fn try_place(
+        &mut self,
+        now: Micros,
+        job: usize,
+        n: usize,
+        order: &mut BTreeSet<OrderKey>,
+        out: &mut Vec<Action>,
+    ) -> bool {
+        match self.size_on(now, job, n, None) {
+            Some((size, disk)) => {
+                self.place(now, job, n, size, disk, order, out);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The size `job`'s next task gets on node `n` and its spills' disk
+    /// bandwidth (milli-MB/s), if it may start there; with `by`, only if it
+    /// is estimated to end by then.
+    fn size_on(&self, now: Micros, job: usize, n: usize, by: Option<Micros>) -> Option<(Resources, u64)> {
+        let j = &self.jobs[job];
+        let ti = j.pending.front()?;
+        let t = &j.tasks[ti as usize];
+        let free = self.nodes[n].free();
+        let req = t.request;
+        let ends_by = |runtime: Micros| by.is_none_or(|b| now + runtime <= b);
+        if req.fits_in(&free) {
+            return ends_by(t.estimate.unwrap_or(0)).then_some((req, 0));
+        }
+        let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.policy.sizing, j.req.elastic, t.estimate) else {
+            return None;
+        };
+        if req.cpu_milli > free.cpu_milli {
+            return None;
+        }
+        let fit = elastic_fit(&spec, &e, ideal, req.mem_mb, free.mem_mb)?;
+        let budget = (spec.disk_budget_mb_s * 1000.0) as u64;
+        let job_end = self.timeline.job_end.get(job).copied().unwrap_or(0);
+        (self.disk_used[n] + fit.disk_mb_s_milli <= budget
+            && finishes_in_time(now, &fit, job_end)
+            && ends_by(fit.runtime))
+        .then_some((Resources::new(req.cpu_milli, fit.mem_mb), fit.disk_mb_s_milli))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        &mut self,
+        now: Micros,
+        job: usize,
+        n: usize,
+        size: Resources,
+        disk: u64,
+        order: &mut BTreeSet<OrderKey>,
+        out: &mut Vec<Action>,
+    ) {
+        let before = self.order_key(job);
+        let ti = self.jobs[job].pending.front().expect("placed tasks wait");
+        self.launch(now, job, ti, NodeId(n as u32), size, out);
+        self.jobs[job].held_mb += size.mem_mb;
+        self.jobs[job].tasks[ti as usize].disk_milli = disk;
+        self.disk_used[n] += disk;
+        order.remove(&before);
+        self.sync_waiting(job);
+        if !self.jobs[job].pending.is_empty() {
+            order.insert(self.order_key(job));
+        }
+    }
+
+    /// §3.3: other jobs may use node `n`, reserved for `reserved`, with tasks
+    /// estimated to end before the node would have room for the reserved
+    /// job's task anyway.
+    fn backfill(
+        &mut self,
+        now: Micros,
+        reserved: usize,
+        n: usize,
+        order: &mut BTreeSet<OrderKey>,
+        out: &mut Vec<Action>,
+    ) -> bool {
+        let Some(ti) = self.jobs[reserved].pending.front() else { return false };
+        let need = self.jobs[reserved].tasks[ti as usize].request;
+        let mut free = self.nodes[n].free();
+        let mut room_at = Micros::MAX;
+        for &(end, held) in self.node_ends.get(n).map(Vec::as_slice).unwrap_or(&[]) {
+            if end <= now {
+                continue;
+            }
+            free += held;
+            if need.fits_in(&free) {
+                room_at = end;
+                break;
+            }
+        }
+        let candidates: Vec<u32> = order.iter().map(|k| k.2).filter(|&j| j as usize != reserved).collect();
+        for j in candidates {
+            if let Some((size, disk)) = self.size_on(now, j as usize, n, Some(room_at)) {
+                self.place(now, j as usize, n, size, disk, order, out);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// §3.2: runs the timeline generator on the jobs' estimates.
+    fn generate_timeline(&mut self, now: Micros) {
+        let mut running = Vec::new();
+        let mut waiting = Vec::new();
+        self.node_ends = vec![Vec::new(); self.nodes.len()];
+        let elastic = self.policy.sizing;
+        for (ji, j) in self.jobs.iter().enumerate() {
+            if j.status != super::state::JobStatus::Active {
+                continue;
+            }
+            for t in j.tasks.iter().filter(|t| t.state.holds_resources()) {
+                let ideal = t.estimate.unwrap_or(0);
+                let runtime = match (elastic, j.req.elastic) {
+                    (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
+                    _ => ideal,
+                };
+                let end = t.started + runtime;
+                running.push(RunningTask { job: ji as u32, node: t.node.0, held: t.allocated, end });
+                self.node_ends[t.node.0 as usize].push((end, t.allocated));
+            }
+            if !j.pending.is_empty() {
+                let tasks = j
+                    .pending
+                    .iter()
+                    .map(|ti| (j.tasks[ti as usize].request, j.tasks[ti as usize].estimate.unwrap_or(0)));
+                waiting.push(WaitingJob {
+                    job: ji as u32,
+                    submit: j.req.submit,
+                    held_mb: j.held_mb,
+                    tasks: tasks.collect(),
+                });
+            }
+        }
+        for ends in &mut self.node_ends {
+            ends.sort_unstable_by_key(|e| e.0);
+        }
+        let free: Vec<Resources> = self.nodes.iter().map(|n| n.free()).collect();
+        self.timeline = Timeline::generate(now, &free, &running, &waiting, self.jobs.len());
+    }
+
+    /// Undoes a task's sizing bookkeeping when it stops holding resources;
+    /// `finished` also takes its estimate off its job's work left.
+    pub(super) fn unsize(&mut self, task: TaskRef, finished: bool) {
+        let job = &mut self.jobs[task.job.0 as usize];
+        let t = &mut job.tasks[task.task as usize];
+        job.held_mb = job.held_mb.saturating_sub(t.allocated.mem_mb);
+        if finished {
+            job.work_left = job.work_left.saturating_sub(t.estimate.unwrap_or(0));
+        }
+        if let Some(used) = self.disk_used.get_mut(t.node.0 as usize) {
+            *used -= std::mem::take(&mut t.disk_milli);
+        }
+    }
+
+    /// The timeline generator's estimate of `job`'s completion, if it ran.
+    pub fn estimated_completion(&self, job: JobId) -> Option<Micros> {
+        self.timeline.job_end.get(job.0 as usize).copied()
+    }
+}
