@@ -84,7 +84,8 @@ print("JCT percentiles in seconds; failed jobs are left out of JCT, as in the pa
 print("Long jobs are Spark jobs whose executors pull stage tasks (`spark_model=pool`, the default) or, "
       "for comparison, move in lockstep (`--set spark_model=lockstep`, the model before issue 13). "
       "`retry p90` is the owner's view (issue 13): a failed job is resubmitted from scratch when it fails, "
-      "and its JCT runs from its first submission to the resubmission's end.")
+      "and its JCT runs from its first submission to the resubmission's end."
+      " Each Spark job's work is split into stages of 2 tasks per executor core (the low end of Spark's tuning guide, \"2-3 tasks per CPU core\") of about 40 s on one core (a task reads one input split as a mapper does; 40 s is the mean of this repository's wordcount map tasks: the paper gives no Spark task times), with the same work and full-speed span as the lockstep job.")
 results = {sc: table(sc, ["fifo", "reserve", "kill", "ip", "gp"], models=MODELS) for sc in SPARK}
 mapreduce = {lj: table("high-load", ["kill", "ip", "gp"], lj)["pool"] for lj in ["wordcount", "terasort"]}
 
