@@ -90,21 +90,26 @@ pub const EXEC_KEYS: &[(&str, &str)] = &[
 ];
 
 impl ExecModel {
-    /// Sets one key of [`EXEC_KEYS`]; `None` for an unknown key.
-    pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
+    /// Sets `spark_model` or `resubmit_failed`; `None` for another key.
+    fn set_choice(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
+        let expected = match key {
+            "spark_model" => "pool or lockstep",
+            "resubmit_failed" => "1 or 0",
+            _ => return None,
+        };
         match (key, value) {
             ("spark_model", "pool") => self.spark_model = SparkModel::Pool,
             ("spark_model", "lockstep") => self.spark_model = SparkModel::Lockstep,
-            ("resubmit_failed", "1") => self.resubmit_failed = true,
-            ("resubmit_failed", "0") => self.resubmit_failed = false,
-            ("spark_model", _) => {
-                return Some(Err(format!("bad value `{value}` for `{key}`: expected pool or lockstep")))
-            }
-            ("resubmit_failed", _) => return Some(Err(format!("bad value `{value}` for `{key}`: expected 1 or 0"))),
-            _ => {}
+            ("resubmit_failed", "1" | "0") => self.resubmit_failed = value == "1",
+            _ => return Some(Err(format!("bad value `{value}` for `{key}`: expected {expected}"))),
         }
-        if matches!(key, "spark_model" | "resubmit_failed") {
-            return Some(Ok(()));
+        Some(Ok(()))
+    }
+
+    /// Sets one key of [`EXEC_KEYS`]; `None` for an unknown key.
+    pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
+        if let Some(result) = self.set_choice(key, value) {
+            return Some(result);
         }
         let slot = match key {
             "reclaim_s_per_gb" => &mut self.reclaim_s_per_gb,
