@@ -43,7 +43,8 @@ struct Api<'a> {
 /// `kill`, served on loopback, with a client that has the token and one that has not.
 fn with_api(name: &str, body: impl FnOnce(&Api)) {
     let dir = ScratchDir::new(name).unwrap();
-    let cfg = ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("n0")], epoch_unix_us: unix_us() };
+    let cfg =
+        ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("n0")], epoch_unix_us: unix_us() };
     let (m, _) = Manager::open(dir.path(), cfg).unwrap();
     let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -86,8 +87,12 @@ fn every_change_needs_the_token_and_works_with_it() {
         let wrong = Client::new(&api.url, Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
         let job = json!({"command": ["sh", "-c", "sleep 60"], "mem_mb": 100});
         let beat = json!({"reports": []});
-        let mutating: [(&str, &Value); 4] =
-            [("/jobs", &job), ("/jobs/0/cancel", &json!({})), ("/agents/register", &json!(node("n0"))), ("/agents/0/heartbeat", &beat)];
+        let mutating: [(&str, &Value); 4] = [
+            ("/jobs", &job),
+            ("/jobs/0/cancel", &json!({})),
+            ("/agents/register", &json!(node("n0"))),
+            ("/agents/0/heartbeat", &beat),
+        ];
         // Before any job exists: every change is refused, and nothing changed.
         for (path, body) in mutating {
             for client in [without, &wrong] {
