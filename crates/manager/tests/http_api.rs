@@ -149,7 +149,7 @@ fn metrics_are_prometheus_text_with_the_cluster_s_values() {
             let s = scrape
                 .samples
                 .iter()
-                .find(|s| s.metric == metric && label.map_or(true, |(k, v)| s.labels.get(k) == Some(v)))
+                .find(|s| s.metric == metric && label.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
                 .unwrap_or_else(|| panic!("no {metric} {label:?} in\n{text}"));
             match &s.value {
                 prometheus_parse::Value::Counter(v)
