@@ -113,7 +113,7 @@ impl Local {
             .stderr(out)
             .spawn()
             .expect("start pliant local");
-        let client = Client::new(&format!("http://127.0.0.1:{port}"), None);
+        let client = Client::new(&format!("http://127.0.0.1:{port}"));
         let mut local = Local { child, client, state: state.into(), port, policy: policy.into(), log: log.into() };
         local.wait_until("the API answers", Duration::from_secs(20), |c| c.get("/cluster").is_ok());
         // The manager wrote its token before it listened.
@@ -398,7 +398,7 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
         ["agent", "--manager", &url, "--state-dir", state_arg, "--name", &name, "--cpu", "2", "--mem", "1G"];
     let mut serve = Daemon::start(&serve_args, &log);
     let agent = Daemon::start(&agent_args, &log);
-    let mut client = Client::new(&url, None);
+    let mut client = Client::new(&url);
     let wait = |what: &str, done: &dyn Fn() -> bool| {
         let start = Instant::now();
         while !done() {

@@ -53,7 +53,7 @@ fn with_api(name: &str, body: impl FnOnce(&Api)) {
     std::thread::scope(|s| {
         s.spawn(|| api::serve(&listener, &manager, &token, &stop));
         let _stop = StopOnDrop(&stop);
-        let (with, without) = (Client::new(&url, Some(token.clone())), Client::new(&url, None));
+        let (with, without) = (Client::new(&url).with_token(Some(token.clone())), Client::new(&url));
         body(&Api { url: url.clone(), with, without, token: &token, state_dir: dir.path() })
     });
 }
@@ -84,7 +84,7 @@ fn every_change_needs_the_token_and_works_with_it() {
         assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), token.as_str());
         assert_eq!(token.as_str().len(), 64);
-        let wrong = Client::new(&api.url, Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
+        let wrong = Client::new(&api.url).with_token(Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
         let job = json!({"command": ["sh", "-c", "sleep 60"], "mem_mb": 100});
         let beat = json!({"reports": []});
         let mutating: [(&str, &Value); 4] = [
