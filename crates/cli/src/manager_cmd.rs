@@ -276,7 +276,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
 }
 
 fn client(url: &ManagerUrl) -> Result<Client, String> {
-    Ok(Client::new(&url.url, Token::for_client(url.token_file.as_deref(), &url.state_dir)?))
+    Ok(Client::new(&url.url).with_token(Token::for_client(url.token_file.as_deref(), &url.state_dir)?))
 }
 
 fn secs(us: &Value) -> String {

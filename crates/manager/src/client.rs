@@ -37,11 +37,17 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client for the manager at `base` (e.g. `http://127.0.0.1:7466`)
-    /// that sends `token` with every request (without one, only reads work).
-    pub fn new(base: &str, token: Option<Token>) -> Client {
+    /// A client for the manager at `base` (e.g. `http://127.0.0.1:7466`),
+    /// without a token: only reads work until [`Client::set_token`].
+    pub fn new(base: &str) -> Client {
         let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(30)).build();
-        Client { base: base.trim_end_matches('/').to_string(), agent, token }
+        Client { base: base.trim_end_matches('/').to_string(), agent, token: None }
+    }
+
+    /// The same client, sending `token` with every request.
+    pub fn with_token(mut self, token: Option<Token>) -> Client {
+        self.token = token;
+        self
     }
 
     /// Sends `token` from now on.

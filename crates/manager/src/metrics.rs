@@ -146,7 +146,7 @@ impl Snapshot {
             let max = w.iter().copied().max().unwrap_or(0);
             t.sample("pliant_queue_wait_max_seconds", &[("queue", queue)], max as f64 / 1e6);
         }
-        let per_node: [(&str, &str, fn(&NodeUse) -> f64); 5] = [
+        let per_node: [(&str, &str, NodeValue); 5] = [
             ("pliant_node_capacity_cpu_cores", "CPU a node offers.", |n| n.capacity.cpu_milli as f64 / 1e3),
             ("pliant_node_capacity_memory_bytes", "Memory a node offers.", |n| (n.capacity.mem_mb << 20) as f64),
             ("pliant_node_allocated_cpu_cores", "CPU its tasks hold.", |n| n.allocated.cpu_milli as f64 / 1e3),
@@ -177,6 +177,9 @@ impl Snapshot {
         }
     }
 }
+
+/// One per-node value.
+type NodeValue = fn(&NodeUse) -> f64;
 
 /// Text in the exposition format.
 #[derive(Default)]

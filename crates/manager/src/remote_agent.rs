@@ -53,7 +53,7 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     for note in &record.notes {
         log(note);
     }
-    let mut client = Client::new(&opts.manager, None);
+    let mut client = Client::new(&opts.manager);
     let mut node = None;
     let mut reports: Vec<AgentReport> = Vec::new();
     while !stop.load(Ordering::SeqCst) {

@@ -112,7 +112,8 @@ pub fn state_file(state_dir: &Path) -> PathBuf {
 }
 
 fn read(file: &Path) -> Result<Token, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read the token file {}: {e}", file.display()))?;
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("cannot read the token file {}: {e}", file.display()))?;
     Token::parse(&text, &file.display().to_string())
 }
 
@@ -122,7 +123,8 @@ fn read(file: &Path) -> Result<Token, String> {
 /// reach the port and only the state directory's owner can read the token,
 /// but a cluster open to the network must be set up knowingly.
 pub fn check_listen(listen: &str, explicit: bool) -> Result<(), String> {
-    let addrs: Vec<_> = listen.to_socket_addrs().map_err(|e| format!("cannot resolve --listen {listen}: {e}"))?.collect();
+    let addrs: Vec<_> =
+        listen.to_socket_addrs().map_err(|e| format!("cannot resolve --listen {listen}: {e}"))?.collect();
     if explicit || addrs.iter().all(|a| a.ip().is_loopback()) {
         return Ok(());
     }

@@ -43,7 +43,8 @@ struct Api<'a> {
 /// `kill`, served on loopback, with a client that has the token and one that has not.
 fn with_api(name: &str, body: impl FnOnce(&Api)) {
     let dir = ScratchDir::new(name).unwrap();
-    let cfg = ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("n0")], epoch_unix_us: unix_us() };
+    let cfg =
+        ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("n0")], epoch_unix_us: unix_us() };
     let (m, _) = Manager::open(dir.path(), cfg).unwrap();
     let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -52,7 +53,7 @@ fn with_api(name: &str, body: impl FnOnce(&Api)) {
     std::thread::scope(|s| {
         s.spawn(|| api::serve(&listener, &manager, &token, &stop));
         let _stop = StopOnDrop(&stop);
-        let (with, without) = (Client::new(&url, Some(token.clone())), Client::new(&url, None));
+        let (with, without) = (Client::new(&url).with_token(Some(token.clone())), Client::new(&url));
         body(&Api { url: url.clone(), with, without, token: &token, state_dir: dir.path() })
     });
 }
@@ -83,11 +84,15 @@ fn every_change_needs_the_token_and_works_with_it() {
         assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), token.as_str());
         assert_eq!(token.as_str().len(), 64);
-        let wrong = Client::new(&api.url, Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
+        let wrong = Client::new(&api.url).with_token(Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
         let job = json!({"command": ["sh", "-c", "sleep 60"], "mem_mb": 100});
         let beat = json!({"reports": []});
-        let mutating: [(&str, &Value); 4] =
-            [("/jobs", &job), ("/jobs/0/cancel", &json!({})), ("/agents/register", &json!(node("n0"))), ("/agents/0/heartbeat", &beat)];
+        let mutating: [(&str, &Value); 4] = [
+            ("/jobs", &job),
+            ("/jobs/0/cancel", &json!({})),
+            ("/agents/register", &json!(node("n0"))),
+            ("/agents/0/heartbeat", &beat),
+        ];
         // Before any job exists: every change is refused, and nothing changed.
         for (path, body) in mutating {
             for client in [without, &wrong] {
@@ -144,7 +149,7 @@ fn metrics_are_prometheus_text_with_the_cluster_s_values() {
             let s = scrape
                 .samples
                 .iter()
-                .find(|s| s.metric == metric && label.map_or(true, |(k, v)| s.labels.get(k) == Some(v)))
+                .find(|s| s.metric == metric && label.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
                 .unwrap_or_else(|| panic!("no {metric} {label:?} in\n{text}"));
             match &s.value {
                 prometheus_parse::Value::Counter(v)
