@@ -10,6 +10,7 @@ mod long_jobs;
 mod short_queries;
 mod two_job;
 
+pub use dag_jobs::pareto;
 pub use long_jobs::LongJobs;
 
 use crate::Workload;
