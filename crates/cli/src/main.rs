@@ -4,6 +4,7 @@
 mod catalog_cmd;
 mod live_cmd;
 mod manager_cmd;
+mod numeric_cmd;
 mod settings;
 mod simulate_cmd;
 mod sweep_cmd;
@@ -27,6 +28,9 @@ enum Command {
     Simulate(simulate_cmd::SimulateArgs),
     /// Vary one setting over values and compare policies on chosen metrics.
     Sweep(sweep_cmd::SweepArgs),
+    /// The SSR paper's numerical studies (Eq. 4 / Fig. 8, Fig. 10).
+    #[command(subcommand)]
+    Numeric(numeric_cmd::NumericCmd),
     /// List the built-in scenarios.
     Scenarios,
     /// List the policy presets and their settable parameters.
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(args) => simulate_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
+        Command::Numeric(cmd) => numeric_cmd::run(cmd),
         Command::Scenarios => catalog_cmd::scenarios(),
         Command::Policies => catalog_cmd::policies(),
         Command::Trace(cmd) => trace_cmd::run(cmd),

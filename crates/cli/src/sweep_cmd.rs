@@ -86,7 +86,9 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     );
     let measure = |p: &Point| -> Result<Vec<f64>, String> {
         let policy = policies[p.value][p.policy].clone();
-        let opts = SimOptions { exec: settings[p.value].exec.clone(), ..SimOptions::default() };
+        // Slowdowns need every job run alone too: only when a metric asks for them.
+        let slowdown = args.metrics.iter().any(|m| m.contains(".slowdown."));
+        let opts = SimOptions { exec: settings[p.value].exec.clone(), slowdown, ..SimOptions::default() };
         let name = policy.name.clone();
         let run = simulate(&workloads[p.seed], policy, &opts).map_err(|e| format!("policy {name}: {e}"))?;
         bar.inc(1);

@@ -57,8 +57,9 @@ proptest! {
                     Action::Launch { task, .. } => running.push(task),
                     Action::Kill { task } | Action::Suspend { task, .. } => running.retain(|t| *t != task),
                     Action::FailJob { job } => running.retain(|t| t.job != job),
-                    // Shrunk tasks keep running; resumed ones report back before finishing.
-                    Action::Shrink { .. } | Action::Resume { .. } => {}
+                    // Shrunk tasks keep running; resumed ones report back before finishing;
+                    // a copied task finishes once, whichever of the two ends first.
+                    Action::Shrink { .. } | Action::Resume { .. } | Action::Copy { .. } => {}
                     // Dumps end and restores finish before the next step.
                     Action::Checkpoint { task, .. } => {
                         running.retain(|t| *t != task);

@@ -343,6 +343,9 @@ impl Manager {
 
     /// One scheduling step at `now`; returns its actions as text.
     fn step(&mut self, now: Micros, events: Vec<Event>, monitor: bool) -> Result<Vec<String>, ManagerError> {
+        // A timer the core asked for (a locality wait or a reservation ending)
+        // is honoured at the first step at or after it; replay sees the same.
+        let woken = self.core.wake_at(self.last_now).is_some_and(|t| t <= now);
         self.last_now = now;
         let mut ops = Vec::new();
         let mut taken = Vec::new();
@@ -354,6 +357,9 @@ impl Manager {
         let mut actions = Vec::new();
         if monitor {
             self.core.monitor(now, &mut actions);
+        }
+        if woken {
+            self.core.wake(now);
         }
         self.core.schedule(now, &mut actions);
         let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();

@@ -6,6 +6,7 @@
 pub mod format;
 mod model;
 pub mod scenarios;
+pub mod straggler_study;
 
 pub use format::{read_workload, write_workload, FormatError};
 pub use model::{Cluster, Job, JobElasticity, Phase, StageTasks, Task, ValidationError, Workload};

@@ -136,7 +136,7 @@ impl Params {
             _ => Err(bad("expected a number between 0 and 1")),
         };
         let secs = || match value.parse::<f64>() {
-            Ok(x) if x >= 0.0 && x < 1e9 => Ok(x),
+            Ok(x) if (0.0..1e9).contains(&x) => Ok(x),
             _ => Err(bad("expected a non-negative number of seconds")),
         };
         match key {

@@ -11,6 +11,7 @@ mod short_queries;
 mod two_job;
 pub mod yarn_me;
 
+pub use dag_jobs::pareto;
 pub use long_jobs::LongJobs;
 
 use crate::Workload;
