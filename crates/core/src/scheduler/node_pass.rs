@@ -30,9 +30,6 @@ impl Scheduler {
 
     /// Algorithm 1 over every node with room, in node order.
     pub(super) fn allocate_by_node(&mut self, now: Micros, out: &mut Vec<Action>) {
-        if matches!(self.policy.sizing, Sizing::Elastic(_)) && std::mem::take(&mut self.timeline_stale) {
-            self.generate_timeline(now);
-        }
         let mut order: BTreeSet<OrderKey> = BTreeSet::new();
         for q in &self.queues {
             for class in &q.waiting {
@@ -76,6 +73,7 @@ impl Scheduler {
         order: &mut BTreeSet<OrderKey>,
         out: &mut Vec<Action>,
     ) -> bool {
+        self.refresh_timeline(now, job, n);
         match self.size_on(now, job, n, None) {
             Some((size, disk)) => {
                 self.place(now, job, n, size, disk, order, out);
@@ -164,12 +162,30 @@ impl Scheduler {
         }
         let candidates: Vec<u32> = order.iter().map(|k| k.2).filter(|&j| j as usize != reserved).collect();
         for j in candidates {
+            self.refresh_timeline(now, j as usize, n);
             if let Some((size, disk)) = self.size_on(now, j as usize, n, Some(room_at)) {
                 self.place(now, j as usize, n, size, disk, order, out);
                 return true;
             }
         }
         false
+    }
+
+    /// Runs the timeline generator if it is stale (a job arrived or a
+    /// heartbeat passed) and `job`'s next task would need it on node `n`:
+    /// only an elastic fit reads it, so it is generated when first needed.
+    fn refresh_timeline(&mut self, now: Micros, job: usize, n: usize) {
+        if !self.timeline_stale || !matches!(self.policy.sizing, Sizing::Elastic(_)) {
+            return;
+        }
+        let j = &self.jobs[job];
+        let Some(ti) = j.pending.front() else { return };
+        let req = j.tasks[ti as usize].request;
+        let free = self.nodes[n].free();
+        if j.req.elastic.is_some() && !req.fits_in(&free) && req.cpu_milli <= free.cpu_milli {
+            self.timeline_stale = false;
+            self.generate_timeline(now);
+        }
     }
 
     /// §3.2: runs the timeline generator on the jobs' estimates.
