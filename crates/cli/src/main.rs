@@ -2,6 +2,7 @@
 //! about files: it reads inputs, runs the bodies and writes outputs.
 
 mod catalog_cmd;
+mod elasticity_cmd;
 mod live_cmd;
 mod manager_cmd;
 mod settings;
@@ -27,6 +28,8 @@ enum Command {
     Simulate(simulate_cmd::SimulateArgs),
     /// Vary one setting over values and compare policies on chosen metrics.
     Sweep(sweep_cmd::SweepArgs),
+    /// YARN-ME §6.2: run N Table 2 traces under yarn, elastic and meganode and print the avg-JCT ratios.
+    Elasticity(elasticity_cmd::ElasticityArgs),
     /// List the built-in scenarios.
     Scenarios,
     /// List the policy presets and their settable parameters.
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(args) => simulate_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
+        Command::Elasticity(args) => elasticity_cmd::run(args),
         Command::Scenarios => catalog_cmd::scenarios(),
         Command::Policies => catalog_cmd::policies(),
         Command::Trace(cmd) => trace_cmd::run(cmd),
