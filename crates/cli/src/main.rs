@@ -2,6 +2,7 @@
 //! about files: it reads inputs, runs the bodies and writes outputs.
 
 mod catalog_cmd;
+mod elasticity_cmd;
 mod live_cmd;
 mod manager_cmd;
 mod numeric_cmd;
@@ -31,6 +32,8 @@ enum Command {
     /// The SSR paper's numerical studies (Eq. 4 / Fig. 8, Fig. 10).
     #[command(subcommand)]
     Numeric(numeric_cmd::NumericCmd),
+    /// YARN-ME §6.2: run N Table 2 traces under yarn, elastic and meganode and print the avg-JCT ratios.
+    Elasticity(elasticity_cmd::ElasticityArgs),
     /// List the built-in scenarios.
     Scenarios,
     /// List the policy presets and their settable parameters.
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
         Command::Numeric(cmd) => numeric_cmd::run(cmd),
+        Command::Elasticity(args) => elasticity_cmd::run(args),
         Command::Scenarios => catalog_cmd::scenarios(),
         Command::Policies => catalog_cmd::policies(),
         Command::Trace(cmd) => trace_cmd::run(cmd),

@@ -14,7 +14,7 @@ fn phase(deps: Vec<u32>, local: bool, tasks: usize) -> PhaseRequest {
 }
 
 fn request(id: u32, priority: u8, submit: Micros, phases: Vec<PhaseRequest>) -> JobRequest {
-    JobRequest { id: JobId(id), submit, class: JobClass::Short, priority, phases }
+    JobRequest { id: JobId(id), submit, class: JobClass::Short, priority, phases, elastic: None }
 }
 
 fn t(job: u32, task: u32) -> TaskRef {

@@ -24,16 +24,18 @@ fn workload() -> Workload {
         class: JobClass::Short,
         priority: 9,
         phases: vec![
-            Phase { deps: vec![], coupled: false, local: false, tasks: vec![task(10), task(20)] },
-            Phase { deps: vec![0], coupled: false, local: true, tasks: vec![task(10), task(10)] },
+            Phase { deps: vec![], coupled: false, local: false, tasks: vec![task(10), task(20)], stages: vec![] },
+            Phase { deps: vec![0], coupled: false, local: true, tasks: vec![task(10), task(10)], stages: vec![] },
         ],
+        elastic: None,
     };
     let l = Job {
         name: "l".into(),
         submit: 0,
         class: JobClass::Long,
         priority: 0,
-        phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks: vec![task(25), task(100)] }],
+        phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks: vec![task(25), task(100)], stages: vec![] }],
+        elastic: None,
     };
     Workload { cluster: Cluster { nodes: vec![SLOT; 3] }, jobs: vec![h, l] }
 }

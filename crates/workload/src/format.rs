@@ -12,7 +12,11 @@
 //! phases, default none), `coupled` (default false), `local` (default false: the
 //! phase reads its upstream phases' output where they ran, see `PhaseRequest::local`). Task fields: `count`
 //! (default 1), `cpu`, `mem_mb`, `duration_s` (true run time at full
-//! allocation), `estimate_s` (the owner's estimate, optional).
+//! allocation), `estimate_s` (the owner's estimate, optional). Job field
+//! `elastic` (optional, YARN-ME memory elasticity): `penalty` (the estimated
+//! slowdown under-sized, ≥ 1), `min_mem_mb` (optional floor, at most every
+//! task's `mem_mb`), `true_penalty` and `true_ideal_scale` (the ground truth,
+//! default: the estimate and 1).
 //!
 //! A Spark pool phase has `executors` (one group of identical containers,
 //! `duration_s` optional) and `stage_tasks` (stages in order, each
@@ -23,8 +27,9 @@
 //!
 //! This module reads and writes streams; opening files is the caller's job.
 
-use crate::model::{Cluster, Job, Phase, StageTasks, Task, Workload};
+use crate::model::{Cluster, Job, JobElasticity, Phase, StageTasks, Task, Workload};
 use pliant_core::model::JobClass;
+use pliant_core::model::{Elasticity, ElasticityProfile};
 use pliant_core::time::{from_secs_f64, to_secs_f64};
 use pliant_core::Resources;
 use serde::{Deserialize, Serialize};
@@ -124,6 +129,50 @@ struct JobRecord {
     #[serde(default)]
     priority: u8,
     phases: Vec<PhaseRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    elastic: Option<ElasticRecord>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ElasticRecord {
+    penalty: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min_mem_mb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    true_penalty: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    true_ideal_scale: Option<f64>,
+}
+
+/// Checks a job's elasticity against its tasks.
+fn elastic_from(rec: ElasticRecord, phases: &[Phase]) -> Result<JobElasticity, String> {
+    let estimate = Elasticity { profile: ElasticityProfile::max_penalty(rec.penalty), min_mem_mb: rec.min_mem_mb };
+    for t in phases.iter().flat_map(|p| &p.tasks) {
+        estimate.check(t.request.mem_mb).map_err(|e| format!("elastic: {e}"))?;
+    }
+    let truth = ElasticityProfile::max_penalty(rec.true_penalty.unwrap_or(rec.penalty));
+    truth.check().map_err(|e| format!("elastic: true_{e}"))?;
+    let true_ideal_scale = rec.true_ideal_scale.unwrap_or(1.0);
+    if !(true_ideal_scale > 0.0 && true_ideal_scale.is_finite()) {
+        return Err(format!("elastic: true_ideal_scale must be positive, got {true_ideal_scale}"));
+    }
+    Ok(JobElasticity { estimate, truth, true_ideal_scale })
+}
+
+/// The record of a job's elasticity (max-penalty profiles only).
+fn elastic_record(e: &JobElasticity) -> Option<ElasticRecord> {
+    let (ElasticityProfile::Step { penalty }, ElasticityProfile::Step { penalty: truth }) =
+        (e.estimate.profile, e.truth)
+    else {
+        return None;
+    };
+    Some(ElasticRecord {
+        penalty,
+        min_mem_mb: e.estimate.min_mem_mb,
+        true_penalty: (truth != penalty).then_some(truth),
+        true_ideal_scale: (e.true_ideal_scale != 1.0).then_some(e.true_ideal_scale),
+    })
 }
 
 #[derive(Serialize, Deserialize)]
@@ -232,8 +281,8 @@ fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
         submit: seconds(rec.submit_s, "submit_s", false)?,
         class: rec.class,
         priority: rec.priority,
+        elastic: rec.elastic.map(|e| elastic_from(e, &phases)).transpose()?,
         phases,
-        elastic: None,
     })
 }
 
@@ -371,6 +420,7 @@ impl<W: Write> WorkloadWriter<W> {
             class: job.class,
             priority: job.priority,
             phases,
+            elastic: job.elastic.as_ref().and_then(elastic_record),
         };
         serde_json::to_writer(&mut self.out, &Record::Job(rec))?;
         writeln!(self.out)
@@ -468,6 +518,31 @@ mod tests {
             (e.line, e.reason.as_str()),
             (2, "a pool phase needs `executors` and `stage_tasks`, and no `tasks`")
         );
+    }
+
+    #[test]
+    fn elastic_jobs_round_trip_and_bad_elasticity_is_refused() {
+        let cluster = r#"{"cluster":{"nodes":[{"cpu":16,"mem_mb":10000}]}}"#;
+        let job = |elastic: &str| {
+            format!("{cluster}\n{{\"job\":{{\"submit_s\":0,\"class\":\"long\",\"elastic\":{elastic},\"phases\":[{{\"tasks\":[{{\"cpu\":1,\"mem_mb\":3000,\"duration_s\":20}}]}}]}}}}\n")
+        };
+        let w = read_workload(job(r#"{"penalty":1.5,"min_mem_mb":1000,"true_penalty":1.8}"#).as_bytes()).unwrap();
+        let e = w.jobs[0].elastic.unwrap();
+        assert_eq!(e.estimate.profile, ElasticityProfile::max_penalty(1.5));
+        assert_eq!(
+            (e.estimate.min_mem_mb, e.truth, e.true_ideal_scale),
+            (Some(1000), ElasticityProfile::max_penalty(1.8), 1.0)
+        );
+        let mut buf = Vec::new();
+        write_workload(&w, &mut buf).unwrap();
+        assert_eq!(read_workload(buf.as_slice()).unwrap(), w);
+
+        let e = error_of(&job(r#"{"penalty":0.8}"#));
+        assert_eq!(e.line, 2);
+        assert!(e.reason.contains("penalty 0.8 is below 1"), "{e}");
+        let e = error_of(&job(r#"{"penalty":1.5,"min_mem_mb":4000}"#));
+        assert_eq!(e.line, 2);
+        assert!(e.reason.contains("minimum memory 4000 MB is above the ideal memory 3000 MB"), "{e}");
     }
 
     fn error_of(text: &str) -> FormatError {

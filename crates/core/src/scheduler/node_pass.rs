@@ -9,7 +9,7 @@
 use super::Scheduler;
 use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef};
-use crate::policy::sizing::elastic::{elastic_fit, finishes_in_time};
+use crate::policy::sizing::elastic::elastic_fit;
 use crate::policy::sizing::timeline::{RunningTask, Timeline, WaitingJob};
 use crate::policy::{JobOrder, Sizing};
 use crate::{Micros, Resources};
@@ -30,9 +30,6 @@ impl Scheduler {
 
     /// Algorithm 1 over every node with room, in node order.
     pub(super) fn allocate_by_node(&mut self, now: Micros, out: &mut Vec<Action>) {
-        if matches!(self.policy.sizing, Sizing::Elastic(_)) && std::mem::take(&mut self.timeline_stale) {
-            self.generate_timeline(now);
-        }
         let mut order: BTreeSet<OrderKey> = BTreeSet::new();
         for q in &self.queues {
             for class in &q.waiting {
@@ -76,6 +73,7 @@ impl Scheduler {
         order: &mut BTreeSet<OrderKey>,
         out: &mut Vec<Action>,
     ) -> bool {
+        self.refresh_timeline(now, job, n);
         match self.size_on(now, job, n, None) {
             Some((size, disk)) => {
                 self.place(now, job, n, size, disk, order, out);
@@ -88,7 +86,7 @@ impl Scheduler {
     /// The size `job`'s next task gets on node `n` and its spills' disk
     /// bandwidth (milli-MB/s), if it may start there; with `by`, only if it
     /// is estimated to end by then.
-    fn size_on(&self, now: Micros, job: usize, n: usize, by: Option<Micros>) -> Option<(Resources, u64)> {
+    fn size_on(&mut self, now: Micros, job: usize, n: usize, by: Option<Micros>) -> Option<(Resources, u64)> {
         let j = &self.jobs[job];
         let ti = j.pending.front()?;
         let t = &j.tasks[ti as usize];
@@ -106,11 +104,11 @@ impl Scheduler {
         }
         let fit = elastic_fit(&spec, &e, ideal, req.mem_mb, free.mem_mb)?;
         let budget = (spec.disk_budget_mb_s * 1000.0) as u64;
-        let job_end = self.timeline.job_end.get(job).copied().unwrap_or(0);
-        (self.disk_used[n] + fit.disk_mb_s_milli <= budget
-            && finishes_in_time(now, &fit, job_end)
-            && ends_by(fit.runtime))
-        .then_some((Resources::new(req.cpu_milli, fit.mem_mb), fit.disk_mb_s_milli))
+        let size = (Resources::new(req.cpu_milli, fit.mem_mb), fit.disk_mb_s_milli);
+        let ok = self.disk_used[n] + fit.disk_mb_s_milli <= budget
+            && ends_by(fit.runtime)
+            && self.timeline.ends_at_or_after(job, now + fit.runtime);
+        ok.then_some(size)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -164,12 +162,30 @@ impl Scheduler {
         }
         let candidates: Vec<u32> = order.iter().map(|k| k.2).filter(|&j| j as usize != reserved).collect();
         for j in candidates {
+            self.refresh_timeline(now, j as usize, n);
             if let Some((size, disk)) = self.size_on(now, j as usize, n, Some(room_at)) {
                 self.place(now, j as usize, n, size, disk, order, out);
                 return true;
             }
         }
         false
+    }
+
+    /// Runs the timeline generator if it is stale (a job arrived or a
+    /// heartbeat passed) and `job`'s next task would need it on node `n`:
+    /// only an elastic fit reads it, so it is generated when first needed.
+    fn refresh_timeline(&mut self, now: Micros, job: usize, n: usize) {
+        if !self.timeline_stale || !matches!(self.policy.sizing, Sizing::Elastic(_)) {
+            return;
+        }
+        let j = &self.jobs[job];
+        let Some(ti) = j.pending.front() else { return };
+        let req = j.tasks[ti as usize].request;
+        let free = self.nodes[n].free();
+        if j.req.elastic.is_some() && !req.fits_in(&free) && req.cpu_milli <= free.cpu_milli {
+            self.timeline_stale = false;
+            self.generate_timeline(now);
+        }
     }
 
     /// §3.2: runs the timeline generator on the jobs' estimates.
@@ -226,8 +242,8 @@ impl Scheduler {
         }
     }
 
-    /// The timeline generator's estimate of `job`'s completion, if it ran.
-    pub fn estimated_completion(&self, job: JobId) -> Option<Micros> {
-        self.timeline.job_end.get(job.0 as usize).copied()
+    /// The timeline generator's estimate of `job`'s completion (elastic sizing only).
+    pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
+        matches!(self.policy.sizing, Sizing::Elastic(_)).then(|| self.timeline.job_end(job.0 as usize))
     }
 }

@@ -1,7 +1,8 @@
 //! YARN-ME Algorithm 1, lines 7–10: the elastic fit. A task that does not fit
 //! regularly gets the memory size, among those allowed that fit on the node,
 //! with the lowest modelled run time (the smallest such size on ties), and is
-//! placed only if it then ends before its job's estimated completion.
+//! placed only if it then ends before its job's estimated completion (line 9,
+//! asked of the timeline generator by the node pass).
 
 use super::ElasticSpec;
 use crate::model::Elasticity;
@@ -55,12 +56,6 @@ pub fn elastic_fit(
     best
 }
 
-/// Line 9: the main heuristic — an elastic task must not become its job's
-/// straggler: it may start at `now` only if it ends by `job_end`.
-pub fn finishes_in_time(now: Micros, fit: &ElasticFit, job_end: Micros) -> bool {
-    now + fit.runtime <= job_end
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,7 +91,5 @@ mod tests {
         assert_eq!(fit.mem_mb, 5100);
         assert_eq!(fit.runtime, 135_700_000);
         assert_eq!(fit.disk_mb_s_milli, (3570.0 / 135.7 * 1000.0f64).round() as u64);
-        assert!(finishes_in_time(0, &fit, 135_700_000));
-        assert!(!finishes_in_time(1, &fit, 135_700_000));
     }
 }

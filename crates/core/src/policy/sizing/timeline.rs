@@ -36,15 +36,28 @@ pub struct WaitingJob {
     pub tasks: Vec<(Resources, Micros)>,
 }
 
-/// The generator's output.
+/// The generator's walk, kept between questions: it advances only as far as
+/// a question needs (the answers are those of a walk to the end).
 #[derive(Debug, Clone, Default)]
 pub struct Timeline {
-    /// Per job index, its estimated completion (0 for jobs it did not see).
-    pub job_end: Vec<Micros>,
+    /// Per job index, the latest estimated end of its tasks placed so far.
+    job_end: Vec<Micros>,
+    free: Vec<Resources>,
+    index: Option<NodeIndex>,
+    ends: BinaryHeap<Reverse<(Micros, u32, u32, u64, u64)>>,
+    order: BTreeSet<(u64, Micros, u32)>,
+    held: Vec<u64>,
+    submit: Vec<Micros>,
+    next: Vec<usize>,
+    tasks: Vec<Vec<(Resources, Micros)>>,
+    /// The walk's clock.
+    t: Micros,
+    /// Some task found no room even with every estimated end passed.
+    stuck: bool,
 }
 
 impl Timeline {
-    /// Runs the generator at `now` over nodes with `free` resources.
+    /// Starts the generator at `now` over nodes with `free` resources.
     pub fn generate(
         now: Micros,
         free: &[Resources],
@@ -52,72 +65,109 @@ impl Timeline {
         waiting: &[WaitingJob],
         jobs: usize,
     ) -> Self {
-        let mut free = free.to_vec();
-        let mut index = NodeIndex::new(&free);
-        let mut job_end = vec![0; jobs];
-        let mut held: Vec<u64> = vec![0; jobs];
-        let mut ends = BinaryHeap::with_capacity(running.len());
+        let mut tl = Timeline {
+            job_end: vec![0; jobs],
+            free: free.to_vec(),
+            index: Some(NodeIndex::new(free)),
+            ends: BinaryHeap::with_capacity(running.len()),
+            order: BTreeSet::new(),
+            held: vec![0; jobs],
+            submit: vec![0; jobs],
+            next: vec![0; jobs],
+            tasks: vec![Vec::new(); jobs],
+            t: now,
+            stuck: false,
+        };
         for r in running {
             let end = r.end.max(now);
-            job_end[r.job as usize] = job_end[r.job as usize].max(end);
-            ends.push(Reverse((end, r.node, r.job, r.held.cpu_milli, r.held.mem_mb)));
+            tl.job_end[r.job as usize] = tl.job_end[r.job as usize].max(end);
+            tl.ends.push(Reverse((end, r.node, r.job, r.held.cpu_milli, r.held.mem_mb)));
         }
-        let mut next = vec![0usize; jobs];
-        let mut order: BTreeSet<(u64, Micros, u32)> = BTreeSet::new();
-        let mut submit = vec![0; jobs];
         for w in waiting {
-            held[w.job as usize] = w.held_mb;
-            submit[w.job as usize] = w.submit;
+            let j = w.job as usize;
+            tl.held[j] = w.held_mb;
+            tl.submit[j] = w.submit;
+            tl.tasks[j] = w.tasks.clone();
             if !w.tasks.is_empty() {
-                order.insert((w.held_mb, w.submit, w.job));
+                tl.order.insert((w.held_mb, w.submit, w.job));
             }
         }
-        let tasks_of: Vec<Option<&WaitingJob>> = {
-            let mut v = vec![None; jobs];
-            for w in waiting {
-                v[w.job as usize] = Some(w);
+        tl
+    }
+
+    /// Whether `job` has tasks the walk has not placed yet.
+    fn unplaced(&self, job: usize) -> bool {
+        self.next.get(job).is_some_and(|&n| n < self.tasks[job].len())
+    }
+
+    /// One step of the walk: the next task in fair order starts on the first
+    /// node with room, or, if none has room, the next estimated end passes.
+    /// False when the walk is over.
+    fn step(&mut self) -> bool {
+        let Some(&(h, s, j)) = self.order.first() else { return false };
+        let jb = j as usize;
+        let (req, est) = self.tasks[jb][self.next[jb]];
+        let index = self.index.as_mut().expect("generated");
+        if let Some(node) = index.first_fit(req, 0) {
+            self.free[node] -= req;
+            index.update(node, self.free[node]);
+            let end = self.t + est;
+            self.job_end[jb] = self.job_end[jb].max(end);
+            self.ends.push(Reverse((end, node as u32, j, req.cpu_milli, req.mem_mb)));
+            self.order.remove(&(h, s, j));
+            self.held[jb] += req.mem_mb;
+            self.next[jb] += 1;
+            if self.unplaced(jb) {
+                self.order.insert((self.held[jb], s, j));
             }
-            v
+            return true;
+        }
+        let Some(Reverse((end, node, job, cpu, mem))) = self.ends.pop() else {
+            self.stuck = true;
+            return false;
         };
-        let mut t = now;
-        while let Some(&(h, s, j)) = order.first() {
-            let w = tasks_of[j as usize].expect("ordered jobs wait");
-            let (req, est) = w.tasks[next[j as usize]];
-            if let Some(node) = index.first_fit(req, 0) {
-                free[node] -= req;
-                index.update(node, free[node]);
-                let end = t + est;
-                job_end[j as usize] = job_end[j as usize].max(end);
-                ends.push(Reverse((end, node as u32, j, req.cpu_milli, req.mem_mb)));
-                order.remove(&(h, s, j));
-                held[j as usize] += req.mem_mb;
-                next[j as usize] += 1;
-                if next[j as usize] < w.tasks.len() {
-                    order.insert((held[j as usize], s, j));
-                }
-                continue;
+        self.t = end;
+        let n = node as usize;
+        self.free[n] += Resources::new(cpu, mem);
+        index.update(n, self.free[n]);
+        let jb = job as usize;
+        let key = (self.held[jb], self.submit[jb], job);
+        let was_waiting = self.order.remove(&key);
+        self.held[jb] = self.held[jb].saturating_sub(mem);
+        if was_waiting {
+            self.order.insert((self.held[jb], self.submit[jb], job));
+        }
+        true
+    }
+
+    /// Whether `job` is estimated to complete at `time` or later (§3.3's
+    /// test: an elastic task ending at `time` is no straggler). The walk
+    /// stops as soon as the answer is sure: once its clock passes `time`
+    /// with tasks of the job still unplaced, they end later.
+    pub fn ends_at_or_after(&mut self, job: usize, time: Micros) -> bool {
+        loop {
+            if self.job_end.get(job).is_some_and(|&e| e >= time) {
+                return true;
             }
-            // Nothing fits now: move on to the next estimated end.
-            let Some(Reverse((end, node, job, cpu, mem))) = ends.pop() else { break };
-            t = end;
-            let n = node as usize;
-            free[n] += Resources::new(cpu, mem);
-            index.update(n, free[n]);
-            let jb = job as usize;
-            let waiting_key = (held[jb], submit[jb], job);
-            let was_waiting = order.remove(&waiting_key);
-            held[jb] = held[jb].saturating_sub(mem);
-            if was_waiting {
-                order.insert((held[jb], submit[jb], job));
+            if !self.unplaced(job) {
+                return false;
+            }
+            if self.t >= time || self.stuck || !self.step() {
+                // Unplaced tasks start no earlier than the clock (or never).
+                return true;
             }
         }
-        // Jobs whose tasks never found room (more than any node holds) never end.
-        for (j, w) in tasks_of.iter().enumerate() {
-            if w.is_some_and(|w| next[j] < w.tasks.len()) {
-                job_end[j] = Micros::MAX;
+    }
+
+    /// `job`'s estimated completion (walking as far as needed; `Micros::MAX`
+    /// if some of its tasks never find room).
+    pub fn job_end(&mut self, job: usize) -> Micros {
+        while self.unplaced(job) {
+            if self.stuck || !self.step() {
+                return Micros::MAX;
             }
         }
-        Timeline { job_end }
+        self.job_end.get(job).copied().unwrap_or(0)
     }
 }
 
@@ -135,8 +185,11 @@ mod tests {
         let running = [RunningTask { job: 0, node: 0, held: Resources::cores_gb(1, 6), end: 100 * SECOND }];
         let waiting =
             [WaitingJob { job: 1, submit: 0, held_mb: 0, tasks: vec![(Resources::cores_gb(1, 5), 50 * SECOND); 2] }];
-        let tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 2);
-        assert_eq!(tl.job_end, vec![100 * SECOND, 150 * SECOND]);
+        let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 2);
+        assert_eq!((tl.job_end(0), tl.job_end(1)), (100 * SECOND, 150 * SECOND));
+        let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 2);
+        assert!(tl.ends_at_or_after(1, 150 * SECOND));
+        assert!(!tl.ends_at_or_after(1, 150 * SECOND + 1));
     }
 
     #[test]
@@ -151,7 +204,7 @@ mod tests {
             held_mb: 0,
             tasks: vec![(Resources::cores_gb(1, 1), 10 * SECOND); n],
         };
-        let tl = Timeline::generate(0, &free, &[], &[w(0, 3), w(1, 1)], 2);
-        assert_eq!(tl.job_end, vec![20 * SECOND, 10 * SECOND]);
+        let mut tl = Timeline::generate(0, &free, &[], &[w(0, 3), w(1, 1)], 2);
+        assert_eq!((tl.job_end(1), tl.job_end(0)), (10 * SECOND, 20 * SECOND));
     }
 }

@@ -1,0 +1,144 @@
+//! `pliant elasticity`: YARN-ME §6.2's sweep — N generated Table 2 traces,
+//! each run under `yarn`, `elastic` and `meganode` in parallel, and the
+//! distribution of the average job completion time ratios (Fig. 6).
+
+use crate::simulate_cmd::parallel_map;
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use pliant_core::policy::{preset, Params};
+use pliant_sim::{simulate, SimOptions};
+use pliant_workload::scenarios::yarn_me::{generate, Spread, TraceSpec};
+use std::path::PathBuf;
+
+/// Table 2's two rows.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum SpreadArg {
+    /// Uniformly drawn jobs.
+    Uniform,
+    /// Exponentially drawn jobs.
+    Exponential,
+}
+
+/// Arguments of `pliant elasticity`.
+#[derive(Args)]
+pub struct ElasticityArgs {
+    /// Number of generated traces (seeds --seed, --seed + 1, ...).
+    #[arg(long, default_value_t = 100)]
+    traces: u64,
+    /// First seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// How jobs are drawn (Table 2's rows).
+    #[arg(long, value_enum, default_value = "uniform")]
+    spread: SpreadArg,
+    /// The tasks' penalty when under-sized (§6.1: 1.5 or 3).
+    #[arg(long, default_value_t = 1.5)]
+    penalty: f64,
+    /// Mis-estimation interval LO,HI: per job, true duration, ideal memory and
+    /// penalty are each the estimate times 1 + a uniform draw from it (Fig. 7).
+    #[arg(long, value_name = "LO,HI")]
+    misestimate: Option<String>,
+    /// Write each trace's ratios as CSV here.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+}
+
+/// Average job completion time of a run, seconds.
+fn avg_jct(run: &pliant_metrics::RunRecord) -> f64 {
+    let jcts: Vec<f64> = run.jobs.iter().filter_map(|j| j.end.map(|e| (e - j.submit) as f64 / 1e6)).collect();
+    jcts.iter().sum::<f64>() / jcts.len().max(1) as f64
+}
+
+/// The `q` quantile of sorted values (nearest rank).
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i]
+}
+
+fn parse_interval(s: &str) -> Result<(f64, f64), String> {
+    let bad = || format!("--misestimate expects LO,HI with -1 < LO <= HI, got `{s}`");
+    let (lo, hi) = s.split_once(',').ok_or_else(bad)?;
+    let (lo, hi): (f64, f64) = (lo.trim().parse().map_err(|_| bad())?, hi.trim().parse().map_err(|_| bad())?);
+    if lo <= -1.0 || lo > hi || !hi.is_finite() {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}
+
+/// Runs `pliant elasticity`.
+pub fn run(args: ElasticityArgs) -> Result<(), String> {
+    if args.traces == 0 {
+        return Err("--traces must be at least 1".into());
+    }
+    if !(args.penalty >= 1.0 && args.penalty.is_finite()) {
+        return Err(format!("--penalty {} is below 1 (an under-sized task cannot run faster)", args.penalty));
+    }
+    let spread = match args.spread {
+        SpreadArg::Uniform => Spread::Uniform,
+        SpreadArg::Exponential => Spread::Exponential,
+    };
+    let misestimate = args.misestimate.as_deref().map(parse_interval).transpose()?;
+    let spec = TraceSpec { misestimate, ..TraceSpec::table2(spread, args.penalty) };
+    let params = Params::default();
+    let policies: Vec<_> =
+        ["yarn", "elastic", "meganode"].iter().map(|n| preset(n, &params).expect("built-in preset")).collect();
+    let seeds: Vec<u64> = (args.seed..args.seed + args.traces).collect();
+    let bar = ProgressBar::new(args.traces);
+    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} traces {elapsed} (eta {eta})").expect("valid"));
+    let started = std::time::Instant::now();
+    let opts = SimOptions::default();
+    let results = parallel_map(seeds.clone(), |&seed| {
+        let w = generate(&spec, seed);
+        let avg: Result<Vec<f64>, String> = policies
+            .iter()
+            .map(|p| {
+                simulate(&w, p.clone(), &opts).map(|r| avg_jct(&r)).map_err(|e| format!("seed {seed}, {}: {e}", p.name))
+            })
+            .collect();
+        bar.inc(1);
+        avg
+    });
+    bar.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
+    let avgs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let vs_yarn: Vec<f64> = avgs.iter().map(|a| a[1] / a[0]).collect();
+    let vs_mega: Vec<f64> = avgs.iter().map(|a| a[1] / a[2]).collect();
+    let show = |name: &str, v: &[f64]| {
+        let mut s = v.to_vec();
+        s.sort_by(f64::total_cmp);
+        println!(
+            "{name:<18} median {:.3}  p90 {:.3}  worst {:.3}  best {:.3}",
+            quantile(&s, 0.5),
+            quantile(&s, 0.9),
+            s[s.len() - 1],
+            s[0]
+        );
+    };
+    println!(
+        "{} {:?} Table 2 traces, penalty {}x{}",
+        args.traces,
+        spread,
+        args.penalty,
+        misestimate.map_or(String::new(), |(lo, hi)| format!(", mis-estimation [{lo}, {hi}]"))
+    );
+    println!("avg JCT ratio");
+    show("elastic/yarn", &vs_yarn);
+    show("elastic/meganode", &vs_mega);
+    let beats = vs_mega.iter().filter(|&&r| r < 1.0).count();
+    println!(
+        "elastic beats meganode on {beats} of {} traces ({:.0} %)",
+        args.traces,
+        100.0 * beats as f64 / args.traces as f64
+    );
+    println!("{:.2} traces/s ({wall:.1} s wall)", args.traces as f64 / wall);
+    if let Some(path) = &args.csv {
+        let mut out = String::from(
+            "seed,yarn_avg_jct_s,elastic_avg_jct_s,meganode_avg_jct_s,elastic_over_yarn,elastic_over_meganode\n",
+        );
+        for ((seed, a), (y, m)) in seeds.iter().zip(&avgs).zip(vs_yarn.iter().zip(&vs_mega)) {
+            out.push_str(&format!("{seed},{:.3},{:.3},{:.3},{y:.5},{m:.5}\n", a[0], a[1], a[2]));
+        }
+        std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
