@@ -163,13 +163,19 @@ fn pool_run(policy: &str, short: bool, spark_model: &str) -> RunRecord {
     simulate(&w, preset(policy, &params).unwrap(), &opts).unwrap()
 }
 
-/// 8 tasks on 4 cores: two waves of 10 s, the stage ends at 20 s.
+/// 8 tasks on 4 cores: two waves of 10 s, the stage ends at 20 s. A second
+/// stage of 6 tasks of 5 s starts at the barrier: 4 run 20–25, 2 run 25–30.
 #[test]
 fn a_pool_stage_runs_in_waves() {
     let r = pool_run("fifo", false, "pool");
     assert_eq!(secs(r.jobs[0].jct()), 20.0);
     let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
     assert!((core_seconds - 80.0).abs() < 1e-6, "{core_seconds}");
+
+    let mut j = spark(2, 2, 8, 10);
+    j.phases[0].stages.push(StageTasks { count: 6, duration: 5 * SECOND });
+    let w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(4, 4)] }, jobs: vec![j] };
+    assert_eq!(secs(run(&w, "fifo").jobs[0].jct()), 30.0);
 }
 
 /// ip suspends executor 1 at t = 5 with its 2 tasks half done; the query runs
