@@ -74,6 +74,10 @@ print("Setting (`pliant scenarios`): `reservation`, SSR §VI-B — 1,000 nodes �
       "3–8 phases of 5–40 tasks), Pareto α = 1.6 task durations (mean 5 s). Locality wait 3 s, "
       "5× slower off the upstream nodes. Slowdown = JCT / JCT of the same job alone on the same "
       "cluster under the same policy (`--slowdown`). Means over seeds 1–3.\n")
+print("`priority` is the existing strict-priority preset, unchanged: every task here is one "
+      "slot, so a task that finds no room means no slot is free and its head-of-line blocking "
+      "never idles one, and a task waiting for locality holds nothing back (delay scheduling) — "
+      "it is the paper's work-conserving strict-priority baseline, with no reservation.\n")
 print("```\nfor s in 1 2 3; do pliant simulate --scenario reservation --seed $s --slowdown \\\n"
       f"  --policies {','.join(POLICIES)} --format json; done\n```\n")
 print("| policy | fg slowdown | fg JCT s | bg JCT s | bg slowdown | reserved idle core-h | sim wall s |")

@@ -11,7 +11,7 @@ use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
 use pliant_manager::token::Token;
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The cluster subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -162,9 +162,36 @@ pub struct SubmitArgs {
     /// Number of tasks; each runs COMMAND with PLIANT_TASK set to its index.
     #[arg(long, default_value_t = 1)]
     tasks: u32,
+    /// Submit the jobs of this native workload file instead (their phases,
+    /// barriers, `local` flags, class, priority, name and task size; every
+    /// task runs COMMAND); --queue, --cpu, --mem, --priority, --name and --tasks are ignored.
+    #[arg(long)]
+    workload: Option<PathBuf>,
     /// The command to run, after `--`.
     #[arg(last = true, required = true)]
     command: Vec<String>,
+}
+
+/// The API bodies of a native workload file's jobs, each task running `command`.
+fn workload_submissions(path: &Path, command: &[String]) -> Result<Vec<serde_json::Value>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+    let w = pliant_workload::read_workload(std::io::BufReader::new(file))
+        .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
+    w.jobs
+        .iter()
+        .map(|j| {
+            let size = j.tasks().next().map(|t| t.request).expect("a job has a task");
+            if j.tasks().any(|t| t.request != size) {
+                return Err(format!("{}: job `{}`: live mode runs one task size per job", path.display(), j.name));
+            }
+            let phases: Vec<serde_json::Value> =
+                j.phases.iter().map(|p| json!({"tasks": p.tasks.len(), "after": p.deps, "local": p.local})).collect();
+            Ok(json!({
+                "name": j.name, "queue": j.class, "priority": j.priority, "cpu_milli": size.cpu_milli,
+                "mem_mb": size.mem_mb, "phases": phases, "command": command,
+            }))
+        })
+        .collect()
 }
 
 /// Options of `pliant status`.
@@ -225,6 +252,14 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 checkpoint_grace: a.node.checkpoint_grace,
             };
             run_agent(&opts, stop_on_signals(), &|line| eprintln!("pliant agent: {line}"))
+        }
+        ManagerCommand::Submit(a) if a.workload.is_some() => {
+            let path = a.workload.as_ref().expect("matched");
+            for body in workload_submissions(path, &a.command)? {
+                let answer = client(&a.manager).post("/jobs", &body).map_err(|e| e.to_string())?;
+                println!("{}", answer["id"]);
+            }
+            Ok(())
         }
         ManagerCommand::Submit(a) => {
             let body = json!({

@@ -573,3 +573,33 @@ fn the_web_page_shows_the_cluster_in_a_browser() {
     assert!(!long_row.contains("<button"), "a cancel button without the token: {long_row}");
     assert!(dom.contains("read-only"), "{dom}");
 }
+
+/// Issue 12, live: a two-phase job (priority 9; tasks sleep 1, 2, then 3, 4
+/// seconds: `PLIANT_TASK` + 1) and a one-task job of priority 0 submitted
+/// just after it, on 2 CPUs. Under `ssr` the slot H's task 0 frees at 1 s is
+/// kept for its phase 1, so L starts only once H's last phase releases its
+/// slots, after H's phase 1 started; under `priority` L takes that slot at
+/// 1 s, before H's phase 1 starts (at 2 s).
+#[test]
+fn ssr_keeps_a_dag_job_slots_across_its_barrier_while_a_lower_job_waits() {
+    let Some(_machine) = live_machine("ssr barrier") else { return };
+    for (policy, lower_waits) in [("ssr", true), ("priority", false)] {
+        let dir = ScratchDir::new(&format!("pliant-ssr-barrier-{policy}")).unwrap();
+        let local = Local::start(&dir.path().join("state"), policy, free_port(), &dir.path().join("local.log"));
+        let sleep_by_index = ["/bin/sh", "-c", "sleep $((PLIANT_TASK + 1))"];
+        let high = local.submit(json!({
+            "name": "dag", "priority": 9, "cpu_milli": 1000, "mem_mb": 64, "command": sleep_by_index,
+            "phases": [{"tasks": 2}, {"tasks": 2, "after": [0], "local": true}]
+        }));
+        let low = local.submit(json!({
+            "name": "low", "priority": 0, "cpu_milli": 1000, "mem_mb": 64, "command": ["/bin/sh", "-c", "sleep 1"]
+        }));
+        local.wait_for_every_job(Duration::from_secs(60));
+        let h = local.job(high);
+        let phase_1 =
+            tasks(&h)[2]["first_start_us"].as_u64().unwrap().min(tasks(&h)[3]["first_start_us"].as_u64().unwrap());
+        let l = local.job(low)["first_start_us"].as_u64().unwrap();
+        assert_eq!(l >= phase_1, lower_waits, "{policy}: low started at {l} µs, H's phase 1 at {phase_1} µs");
+        assert_eq!(h["state"], "finished", "{policy}: {h}");
+    }
+}

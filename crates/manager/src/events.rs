@@ -23,6 +23,25 @@ pub struct JobSpec {
     pub tasks: u32,
     /// The program and its arguments.
     pub command: Vec<String>,
+    /// The job's DAG, if it has phases (their tasks add up to `tasks`);
+    /// empty: one phase of `tasks` independent tasks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseSpec>,
+}
+
+/// One phase of a submitted DAG job: its tasks run the job's command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSpec {
+    /// Its number of tasks.
+    pub tasks: u32,
+    /// Indices of earlier phases it waits for (a barrier).
+    #[serde(default)]
+    pub after: Vec<u32>,
+    /// Its tasks read their upstream phases' output where it was written
+    /// (the native format's `local`).
+    #[serde(default)]
+    pub local: bool,
 }
 
 /// An input to the manager.

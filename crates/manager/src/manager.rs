@@ -651,20 +651,20 @@ fn action_job(action: &Action) -> Option<JobId> {
     }
 }
 
-/// The core's view of a submission: one phase of identical, independent tasks.
+/// The core's view of a submission: its phases of identical tasks (by
+/// default one phase of independent tasks).
 fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
     let task = TaskRequest { resources: Resources::new(spec.cpu_milli, spec.mem_mb), estimate: None };
-    JobRequest {
-        id,
-        submit: now,
-        class: spec.queue,
-        priority: spec.priority,
-        phases: vec![PhaseRequest {
-            deps: vec![],
-            coupled: false,
-            local: false,
-            tasks: vec![task; spec.tasks as usize],
-        }],
-        elastic: None,
-    }
+    let phase = |deps: Vec<u32>, local: bool, n: u32| PhaseRequest {
+        deps,
+        coupled: false,
+        local,
+        tasks: vec![task; n as usize],
+    };
+    let phases = if spec.phases.is_empty() {
+        vec![phase(vec![], false, spec.tasks)]
+    } else {
+        spec.phases.iter().map(|p| phase(p.after.clone(), p.local, p.tasks)).collect()
+    };
+    JobRequest { id, submit: now, class: spec.queue, priority: spec.priority, phases, elastic: None }
 }

@@ -1,7 +1,7 @@
 //! A submission as the API receives it, and its validation: a bad one is
 //! refused with a message and changes nothing.
 
-use crate::events::JobSpec;
+use crate::events::{JobSpec, PhaseSpec};
 use pliant_core::model::JobClass;
 use pliant_core::Resources;
 use serde::Deserialize;
@@ -25,6 +25,9 @@ pub struct SubmitRequest {
     pub tasks: Option<u32>,
     /// The program and its arguments.
     pub command: Vec<String>,
+    /// A DAG of phases, each `{"tasks": N, "after": [earlier phases], "local": bool}`,
+    /// instead of `tasks` (default: one phase of `tasks` tasks).
+    pub phases: Option<Vec<PhaseSpec>>,
 }
 
 /// Highest priority (as in the Google trace).
@@ -53,7 +56,20 @@ impl SubmitRequest {
         if priority > MAX_PRIORITY {
             return Err(format!("priority {priority} is out of range 0–{MAX_PRIORITY}"));
         }
-        let tasks = self.tasks.unwrap_or(1);
+        let phases = self.phases.unwrap_or_default();
+        if !phases.is_empty() && self.tasks.is_some() {
+            return Err("give either `tasks` or `phases`, not both".into());
+        }
+        for (i, p) in phases.iter().enumerate() {
+            if let Some(d) = p.after.iter().find(|&&d| d as usize >= i) {
+                return Err(format!("phase {i} waits for phase {d}, which does not come before it"));
+            }
+            if p.tasks == 0 {
+                return Err(format!("phase {i} has no tasks"));
+            }
+        }
+        let sum: u64 = phases.iter().map(|p| p.tasks as u64).sum();
+        let tasks = if phases.is_empty() { self.tasks.unwrap_or(1) } else { sum.min(u32::MAX as u64) as u32 };
         if !(1..=MAX_TASKS).contains(&tasks) {
             return Err(format!("`tasks` must be 1–{MAX_TASKS}, got {tasks}"));
         }
@@ -67,6 +83,7 @@ impl SubmitRequest {
             priority,
             tasks,
             command: self.command,
+            phases,
         })
     }
 }
@@ -100,12 +117,16 @@ mod tests {
             (JobClass::Long, 1000, 256, 0, 1)
         );
         assert_eq!(req(r#"{"command": ["sh"], "queue": "short"}"#).unwrap().queue, JobClass::Short);
+        let dag = req(r#"{"command": ["sh"], "phases": [{"tasks": 2}, {"tasks": 3, "after": [0], "local": true}]}"#);
+        assert_eq!(dag.unwrap().tasks, 5);
     }
 
     #[test]
     fn bad_submissions_say_why() {
         let err = |json: &str| req(json).unwrap_err();
         assert!(err(r#"{"command": []}"#).contains("empty"));
+        assert!(err(r#"{"command": ["sh"], "phases": [{"tasks": 1, "after": [0]}]}"#).contains("does not come before"));
+        assert!(err(r#"{"command": ["sh"], "phases": [{"tasks": 1}], "tasks": 2}"#).contains("not both"));
         assert!(err(r#"{"command": ["/no/such/program"]}"#).contains("not an executable"));
         assert!(err(r#"{"command": ["no-such-program-pliant"]}"#).contains("PATH"));
         assert!(err(r#"{"command": ["sh"], "mem_mb": 2048}"#).contains("bigger than any node"));
