@@ -36,6 +36,9 @@ pub struct WaitingJob {
     pub tasks: Vec<(Resources, Micros)>,
 }
 
+/// An estimated end in the walk: (time, node, job, CPU, memory) freed.
+type End = (Micros, u32, u32, u64, u64);
+
 /// The generator's walk, kept between questions: it advances only as far as
 /// a question needs (the answers are those of a walk to the end).
 #[derive(Debug, Clone, Default)]
@@ -44,7 +47,7 @@ pub struct Timeline {
     job_end: Vec<Micros>,
     free: Vec<Resources>,
     index: Option<NodeIndex>,
-    ends: BinaryHeap<Reverse<(Micros, u32, u32, u64, u64)>>,
+    ends: BinaryHeap<Reverse<End>>,
     order: BTreeSet<(u64, Micros, u32)>,
     held: Vec<u64>,
     submit: Vec<Micros>,
