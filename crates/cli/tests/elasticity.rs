@@ -55,3 +55,38 @@ fn the_sweep_prints_the_ratio_distribution() {
         assert!(text.contains(want), "{text}");
     }
 }
+
+/// DSS's SLS variant (`c.nr`, `c.dur` ms, `c.mem` MB, `c.type`, `c.prio`) with
+/// the cluster given DSS-style: Fig. 3's jobs on one ⟨16, 10 GB⟩ node; yarn
+/// runs the three tasks after the 8 GB one, 100–120 s. A malformed row names
+/// file and line under --strict.
+#[test]
+fn dss_traces_are_read_with_a_dss_style_cluster() {
+    let dir = temp_dir("elastic-dss");
+    let job = |id, start, dur, mem, nr| {
+        format!(
+            "{{\n  \"am.type\": \"mapreduce\",\n  \"job.start.ms\": {start},\n  \"job.id\": \"job_{id}\",\n  \"job.tasks\": [\n    {{\"c.dur\": {dur}, \"c.mem\": {mem}, \"c.nr\": {nr}, \"c.type\": \"MAP\", \"c.prio\": 20}}\n  ]\n}}\n"
+        )
+    };
+    let path = dir.join("dss.json");
+    std::fs::write(&path, format!("{}{}", job(1, 0, 100_000, "8000", 1), job(2, 1000, 20_000, "3000", 3))).unwrap();
+    let p = path.to_str().unwrap();
+    let doc = json(&[
+        "simulate",
+        "--workload",
+        p,
+        "--nodes",
+        "1",
+        "--node",
+        "16,10",
+        "--policies",
+        "yarn",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(result(&doc, "yarn")["makespan_s"].as_f64(), Some(120.0));
+    std::fs::write(&path, format!("{}{}", job(1, 0, 100_000, "8000", 1), job(2, 1000, 20_000, "\"lots\"", 3))).unwrap();
+    let err = error_of(&["simulate", "--workload", p, "--nodes", "1", "--node", "16,10", "--strict"]);
+    assert!(err.contains("dss.json:16:") && err.contains("lots"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
