@@ -10,6 +10,11 @@
 //! default `map`). `container.priority` orders containers inside a YARN
 //! application and has no pliant counterpart; it is ignored.
 //!
+//! DSS's variant (the YARN-ME paper's simulator, epfl-labos/DSS) is read too:
+//! task classes with `c.nr` (count), `c.dur` (duration, ms), `c.mem` (MB),
+//! `c.cores` (default 1), `c.type` (`MAP`/`REDUCE`, any case) and `c.prio`
+//! (ignored, like `container.priority`).
+//!
 //! Phases: one per container type in order of appearance, `map` first; `reduce`
 //! waits for `map`; other types are independent. A job's duration in the trace is
 //! `job.end.ms − job.start.ms`, or its last `container.end.ms`, or the longest
@@ -123,28 +128,29 @@ fn job_from(v: &Value, n: u64) -> Result<(TraceJob, u64), String> {
     let mut total = 0;
     for c in classes {
         let c = c.as_object().ok_or("each of `job.tasks` must be an object")?;
-        let n = count(first(c, &["count", "container.count"]), "count", 1, MAX_COUNT)?;
+        let n = count(first(c, &["count", "container.count", "c.nr"]), "count", 1, MAX_COUNT)?;
         let start = ms(c.get("container.start.ms"), "container.start.ms")?;
         let end = ms(c.get("container.end.ms"), "container.end.ms")?;
-        let duration = match (ms(first(c, &["duration.ms", "container.duration.ms"]), "duration.ms")?, start, end) {
-            (Some(d), _, _) => d,
-            (None, Some(s), Some(e)) if e >= s => e - s,
-            _ => return Err("a task class needs `duration.ms` or `container.start.ms` ≤ `container.end.ms`".into()),
-        };
+        let duration =
+            match (ms(first(c, &["duration.ms", "container.duration.ms", "c.dur"]), "duration.ms")?, start, end) {
+                (Some(d), _, _) => d,
+                (None, Some(s), Some(e)) if e >= s => e - s,
+                _ => return Err("a task class needs `duration.ms` or `container.start.ms` ≤ `container.end.ms`".into()),
+            };
         if let Some(e) = end {
             last_end = Some(last_end.map_or(e, |l: Micros| l.max(e)));
         }
-        let mem = count(c.get("container.memory"), "container.memory", 1024, 1 << 30)?;
-        let vcores = match c.get("container.vcores") {
+        let mem = count(first(c, &["container.memory", "c.mem"]), "container.memory", 1024, 1 << 30)?;
+        let vcores = match first(c, &["container.vcores", "c.cores"]) {
             None | Some(Value::Null) => 1.0,
             Some(x) => x
                 .as_f64()
                 .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1e6)
                 .ok_or_else(|| format!("`container.vcores` must be a positive number, got {x}"))?,
         };
-        let kind = match c.get("container.type") {
+        let kind = match first(c, &["container.type", "c.type"]) {
             None | Some(Value::Null) => "map".to_owned(),
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => s.to_lowercase(),
             Some(x) => return Err(format!("`container.type` must be a string, got {x}")),
         };
         let request = Resources::new(((vcores * 1000.0).round() as u64).max(1), mem.max(1));

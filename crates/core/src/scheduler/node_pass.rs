@@ -209,16 +209,16 @@ impl Scheduler {
                 self.node_ends[t.node.0 as usize].push((end, t.allocated));
             }
             if !j.pending.is_empty() {
-                let tasks = j
-                    .pending
-                    .iter()
-                    .map(|ti| (j.tasks[ti as usize].request, j.tasks[ti as usize].estimate.unwrap_or(0)));
-                waiting.push(WaitingJob {
-                    job: ji as u32,
-                    submit: j.req.submit,
-                    held_mb: j.held_mb,
-                    tasks: tasks.collect(),
-                });
+                let mut runs: Vec<(Resources, Micros, u32)> = Vec::new();
+                for ti in j.pending.iter() {
+                    let t = &j.tasks[ti as usize];
+                    let task = (t.request, t.estimate.unwrap_or(0));
+                    match runs.last_mut() {
+                        Some(run) if (run.0, run.1) == task => run.2 += 1,
+                        _ => runs.push((task.0, task.1, 1)),
+                    }
+                }
+                waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks: runs });
             }
         }
         for ends in &mut self.node_ends {

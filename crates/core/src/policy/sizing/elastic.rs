@@ -5,7 +5,7 @@
 //! asked of the timeline generator by the node pass).
 
 use super::ElasticSpec;
-use crate::model::Elasticity;
+use crate::model::{Elasticity, ElasticityProfile};
 use crate::Micros;
 
 /// An elastic allocation: the memory given and the run time it is expected to take.
@@ -42,6 +42,8 @@ pub fn elastic_fit(
     if lo > hi {
         return None;
     }
+    // A step costs the same at every under-sized allocation: the least wins.
+    let hi = if matches!(e.profile, ElasticityProfile::Step { .. }) { lo } else { hi };
     let mut best: Option<ElasticFit> = None;
     let mut m = lo;
     while m <= hi {
@@ -59,7 +61,6 @@ pub fn elastic_fit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ElasticityProfile;
     use crate::SECOND;
 
     fn spec() -> ElasticSpec {

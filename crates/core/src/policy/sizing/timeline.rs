@@ -32,9 +32,13 @@ pub struct WaitingJob {
     pub submit: Micros,
     /// Memory its running tasks hold now, MB.
     pub held_mb: u64,
-    /// Its waiting tasks in order: request and estimated run time.
-    pub tasks: Vec<(Resources, Micros)>,
+    /// Its waiting tasks in order, as runs of equal ones: request,
+    /// estimated run time and how many.
+    pub tasks: Vec<(Resources, Micros, u32)>,
 }
+
+/// An estimated end in the walk: (time, node, job, CPU, memory) freed.
+type End = (Micros, u32, u32, u64, u64);
 
 /// The generator's walk, kept between questions: it advances only as far as
 /// a question needs (the answers are those of a walk to the end).
@@ -44,12 +48,13 @@ pub struct Timeline {
     job_end: Vec<Micros>,
     free: Vec<Resources>,
     index: Option<NodeIndex>,
-    ends: BinaryHeap<Reverse<(Micros, u32, u32, u64, u64)>>,
+    ends: BinaryHeap<Reverse<End>>,
     order: BTreeSet<(u64, Micros, u32)>,
     held: Vec<u64>,
     submit: Vec<Micros>,
-    next: Vec<usize>,
-    tasks: Vec<Vec<(Resources, Micros)>>,
+    /// Per job, the run and the task within it the walk places next.
+    next: Vec<(usize, u32)>,
+    tasks: Vec<Vec<(Resources, Micros, u32)>>,
     /// The walk's clock.
     t: Micros,
     /// Some task found no room even with every estimated end passed.
@@ -73,7 +78,7 @@ impl Timeline {
             order: BTreeSet::new(),
             held: vec![0; jobs],
             submit: vec![0; jobs],
-            next: vec![0; jobs],
+            next: vec![(0, 0); jobs],
             tasks: vec![Vec::new(); jobs],
             t: now,
             stuck: false,
@@ -97,7 +102,7 @@ impl Timeline {
 
     /// Whether `job` has tasks the walk has not placed yet.
     fn unplaced(&self, job: usize) -> bool {
-        self.next.get(job).is_some_and(|&n| n < self.tasks[job].len())
+        self.next.get(job).is_some_and(|&(run, _)| run < self.tasks[job].len())
     }
 
     /// One step of the walk: the next task in fair order starts on the first
@@ -106,7 +111,8 @@ impl Timeline {
     fn step(&mut self) -> bool {
         let Some(&(h, s, j)) = self.order.first() else { return false };
         let jb = j as usize;
-        let (req, est) = self.tasks[jb][self.next[jb]];
+        let (run, within) = self.next[jb];
+        let (req, est, count) = self.tasks[jb][run];
         let index = self.index.as_mut().expect("generated");
         if let Some(node) = index.first_fit(req, 0) {
             self.free[node] -= req;
@@ -116,7 +122,7 @@ impl Timeline {
             self.ends.push(Reverse((end, node as u32, j, req.cpu_milli, req.mem_mb)));
             self.order.remove(&(h, s, j));
             self.held[jb] += req.mem_mb;
-            self.next[jb] += 1;
+            self.next[jb] = if within + 1 < count { (run, within + 1) } else { (run + 1, 0) };
             if self.unplaced(jb) {
                 self.order.insert((self.held[jb], s, j));
             }
@@ -184,7 +190,7 @@ mod tests {
         let free = [Resources::cores_gb(3, 4)];
         let running = [RunningTask { job: 0, node: 0, held: Resources::cores_gb(1, 6), end: 100 * SECOND }];
         let waiting =
-            [WaitingJob { job: 1, submit: 0, held_mb: 0, tasks: vec![(Resources::cores_gb(1, 5), 50 * SECOND); 2] }];
+            [WaitingJob { job: 1, submit: 0, held_mb: 0, tasks: vec![(Resources::cores_gb(1, 5), 50 * SECOND, 2)] }];
         let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 2);
         assert_eq!((tl.job_end(0), tl.job_end(1)), (100 * SECOND, 150 * SECOND));
         let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 2);
@@ -202,7 +208,7 @@ mod tests {
             job,
             submit: 0,
             held_mb: 0,
-            tasks: vec![(Resources::cores_gb(1, 1), 10 * SECOND); n],
+            tasks: vec![(Resources::cores_gb(1, 1), 10 * SECOND, n)],
         };
         let mut tl = Timeline::generate(0, &free, &[], &[w(0, 3), w(1, 1)], 2);
         assert_eq!((tl.job_end(1), tl.job_end(0)), (10 * SECOND, 20 * SECOND));
