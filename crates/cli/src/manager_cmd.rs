@@ -255,8 +255,9 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
         }
         ManagerCommand::Submit(a) if a.workload.is_some() => {
             let path = a.workload.as_ref().expect("matched");
+            let client = client(&a.manager)?;
             for body in workload_submissions(path, &a.command)? {
-                let answer = client(&a.manager).post("/jobs", &body).map_err(|e| e.to_string())?;
+                let answer = client.post("/jobs", &body).map_err(|e| e.to_string())?;
                 println!("{}", answer["id"]);
             }
             Ok(())
