@@ -36,7 +36,7 @@ pub struct ElasticityArgs {
     penalty: f64,
     /// Mis-estimation interval LO,HI: per job, true duration, ideal memory and
     /// penalty are each the estimate times 1 + a uniform draw from it (Fig. 7).
-    #[arg(long, value_name = "LO,HI")]
+    #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
     misestimate: Option<String>,
     /// Write each trace's ratios as CSV here.
     #[arg(long)]

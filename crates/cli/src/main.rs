@@ -3,6 +3,7 @@
 
 mod catalog_cmd;
 mod elasticity_cmd;
+mod generate_cmd;
 mod live_cmd;
 mod manager_cmd;
 mod numeric_cmd;
@@ -34,6 +35,8 @@ enum Command {
     Numeric(numeric_cmd::NumericCmd),
     /// YARN-ME §6.2: run N Table 2 traces under yarn, elastic and meganode and print the avg-JCT ratios.
     Elasticity(elasticity_cmd::ElasticityArgs),
+    /// Write a generated trace: `yarn-me` (YARN-ME Table 2) in the native format or DSS's SLS variant.
+    Generate(generate_cmd::GenerateArgs),
     /// List the built-in scenarios.
     Scenarios,
     /// List the policy presets and their settable parameters.
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep_cmd::run(args),
         Command::Numeric(cmd) => numeric_cmd::run(cmd),
         Command::Elasticity(args) => elasticity_cmd::run(args),
+        Command::Generate(args) => generate_cmd::run(args),
         Command::Scenarios => catalog_cmd::scenarios(),
         Command::Policies => catalog_cmd::policies(),
         Command::Trace(cmd) => trace_cmd::run(cmd),
