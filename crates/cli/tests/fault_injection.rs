@@ -8,8 +8,9 @@
 //!   more than a preemption killed it, completed once (or once more per kill:
 //!   a kill decided just as the run ended), and no two runs of a task were
 //!   ever alive together (each run holds a lock file);
-//! - once the agent and the manager are stopped, no task cgroup, swap file or
-//!   task process is left.
+//! - once every job has ended, the agent holds no task cgroup and no task
+//!   process runs; once the agent and the manager are stopped, no cgroup,
+//!   swap file or task process is left.
 //!
 //! Everything goes through the `pliant` binary, run from a scratch directory
 //! that holds the default state directory (`pliant-state`), as an operator
@@ -248,12 +249,26 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     });
     ended.check(&last, "at the end");
     let took = started.elapsed();
+    // Every job has ended: the agent holds no task cgroup and no task runs,
+    // whatever its killed predecessors left.
+    let layout = Layout::detect().unwrap();
+    let top = format!("pliant-agent-{}", cluster.agent_name);
+    let agent_cgroup = layout.open(&top).expect("the running agent's cgroup");
+    // An ended task's cgroup goes once its report is through: give the agent a few heartbeats.
+    let settled = Instant::now();
+    let mut task_cgroups = agent_cgroup.children().unwrap();
+    while !task_cgroups.is_empty() && settled.elapsed() < Duration::from_secs(3) {
+        sleep(Duration::from_millis(100));
+        task_cgroups = agent_cgroup.children().unwrap();
+    }
+    std::mem::forget(agent_cgroup); // the running agent's to remove
+    let running = processes_mentioning(&dir.display().to_string());
     agent.stop();
     serve.stop();
     let log = std::fs::read_to_string(&cluster.log).unwrap_or_default();
 
-    // Every job finished: its tasks each completed once, and started at most
-    // once more than a preemption killed them, never two at once.
+    // Each submission made one job; every job finished.
+    assert_eq!(jobs, (0..JOBS as u64).collect::<Vec<_>>());
     assert_eq!(last.len(), JOBS, "{last:?}");
     let runs = run_counts(&dir.join("runs"));
     let count = |kind: &str, id: &str| runs.get(&(kind.to_string(), id.to_string())).copied().unwrap_or(0);
@@ -285,15 +300,14 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     let unknown: Vec<_> = runs.keys().filter(|(_, id)| !known(id)).collect();
     assert!(unknown.is_empty(), "runs of tasks the manager does not know: {unknown:?}");
 
-    // Nothing left behind: the agent's cgroups, task processes, swap files.
-    let layout = Layout::detect().unwrap();
-    let cgroup = layout.open(&format!("pliant-agent-{}", cluster.agent_name));
+    // Nothing left behind once the agent stopped: its cgroups, task processes, swap files.
+    let cgroup = layout.open(&top);
     let cgroup_left = cgroup.is_some();
     drop(cgroup); // removes it (and what runs in it) if the agent did not
     let processes = processes_mentioning(&dir.display().to_string());
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
     let swap_files: Vec<&str> = swaps.lines().filter(|l| l.contains(&*dir.to_string_lossy())).collect();
-    let leftovers = usize::from(cgroup_left) + processes.len() + swap_files.len();
+    let leftovers = task_cgroups.len() + running.len() + usize::from(cgroup_left) + processes.len() + swap_files.len();
     eprintln!(
         "fault injection (seed {seed}): survived {KILLS} manager and {KILLS} agent SIGKILLs in {:.1} s; \
          {JOBS} jobs, {tasks} tasks finished, {starts} runs, {kills} kill preemptions ({raced} of a run as it \
@@ -301,6 +315,8 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
         took.as_secs_f64()
     );
     assert!(wrong.is_empty(), "tasks ran more often than they should:\n{}\nlog:\n{log}", wrong.join("\n"));
+    assert!(task_cgroups.is_empty(), "task cgroups left after every job ended: {task_cgroups:?}");
+    assert!(running.is_empty(), "task processes left after every job ended: {running:?}");
     assert!(!cgroup_left, "the agent's cgroup was left behind");
     assert!(processes.is_empty(), "task processes left behind: {processes:?}");
     assert!(swap_files.is_empty(), "swap files left behind: {swap_files:?}");

@@ -62,6 +62,11 @@ impl HeldTask {
 /// One node's agent.
 pub struct Agent {
     tasks: BTreeMap<TaskRef, HeldTask>,
+    /// Tasks that ended and were reported, kept (their cgroup and exit file)
+    /// until the manager has the report: an agent killed before then leaves
+    /// the next one an empty cgroup whose exit file says how the task ended.
+    /// `None`: a task found ended when taken over (only its cgroup is left).
+    ended: BTreeMap<TaskRef, Option<HeldTask>>,
     top: Cgroup,
     caps: Capabilities,
     checkpoint_grace: Duration,
@@ -71,6 +76,7 @@ impl Drop for Agent {
     /// Stops every task (frozen ones too) and removes its cgroup; the top
     /// cgroup goes after them.
     fn drop(&mut self) {
+        self.forget_ended();
         for (task, held) in std::mem::take(&mut self.tasks) {
             if let Err(e) = held.live.remove() {
                 eprintln!("pliant agent: {task}: {e}");
@@ -107,7 +113,7 @@ impl Agent {
             None => layout.create_fresh(name)?,
         };
         let caps = Capabilities::detect(&top)?;
-        Ok((Agent { tasks: BTreeMap::new(), top, caps, checkpoint_grace }, found))
+        Ok((Agent { tasks: BTreeMap::new(), ended: BTreeMap::new(), top, caps, checkpoint_grace }, found))
     }
 
     /// What this node can do.
@@ -118,6 +124,19 @@ impl Agent {
     /// The tasks the agent holds.
     pub fn tasks(&self) -> impl Iterator<Item = TaskRef> + '_ {
         self.tasks.keys().copied()
+    }
+
+    /// The manager has the reports of the tasks that ended: their cgroups go.
+    pub fn forget_ended(&mut self) {
+        for (task, held) in std::mem::take(&mut self.ended) {
+            let removed = match held {
+                Some(held) => held.live.remove(),
+                None => self.top.open_child(&cgroup_name(task)).map_or(Ok(()), |c| c.remove().map_err(Into::into)),
+            };
+            if let Err(e) = removed {
+                eprintln!("pliant agent: {task}: {e}");
+            }
+        }
     }
 
     /// Carries out one operation; appends what followed to `out`.
@@ -172,6 +191,9 @@ impl Agent {
                     exit_file: Some(files::exit(&log_dir)),
                 };
                 // A task relaunched after a kill gets a fresh cgroup.
+                if let Some(Some(old)) = self.ended.remove(&task) {
+                    old.live.remove()?;
+                }
                 if let Some(old) = self.top.open_child(&cgroup_name(task)) {
                     old.remove()?;
                 }
@@ -198,7 +220,7 @@ impl Agent {
                 self.adopt(task, Files { log_dir, checkpoint_dir }, resources, expect, owed_mb, out)?
             }
             AgentOp::Sweep => {
-                let held: Vec<String> = self.tasks.keys().map(|&t| cgroup_name(t)).collect();
+                let held: Vec<String> = self.tasks.keys().chain(self.ended.keys()).map(|&t| cgroup_name(t)).collect();
                 for name in self.top.children()? {
                     if !held.contains(&name) {
                         if let Some(stale) = self.top.open_child(&name) {
@@ -270,6 +292,10 @@ impl Agent {
         owed_mb: u64,
         out: &mut Vec<AgentReport>,
     ) -> Result<(), MechanismError> {
+        if self.ended.contains_key(&task) {
+            // Its end is reported and on its way (the manager restarted before it got it).
+            return Ok(());
+        }
         if !self.tasks.contains_key(&task) {
             let exit_file = files::exit(&log_dir);
             let adopted = match self.top.open_child(&cgroup_name(task)) {
@@ -303,8 +329,11 @@ impl Agent {
                         // task's failure: it runs again.
                         None => AgentReport::Lost { task, reason: "it left no exit status (its agent died)".into() },
                     });
-                    if let Some(stale) = self.top.open_child(&cgroup_name(task)) {
-                        stale.remove()?;
+                    if let Some(cgroup) = self.top.open_child(&cgroup_name(task)) {
+                        // Kept until the report is delivered, as for a task seen
+                        // ending; `forget_ended` removes it by name.
+                        std::mem::forget(cgroup);
+                        self.ended.insert(task, None);
                     }
                     return Ok(());
                 }
@@ -336,8 +365,9 @@ impl Agent {
         Ok(())
     }
 
-    /// Looks at every task: reports the ones that ended (and removes their
-    /// cgroups) and freezes shrunk ones that started swapping.
+    /// Looks at every task: reports the ones that ended (their cgroups go
+    /// with [`Agent::forget_ended`], once the manager has the reports) and
+    /// freezes shrunk ones that started swapping.
     pub fn poll(&mut self, out: &mut Vec<AgentReport>) {
         let mut ended = Vec::new();
         for (&task, held) in &mut self.tasks {
@@ -374,9 +404,7 @@ impl Agent {
         }
         for task in ended {
             if let Some(held) = self.tasks.remove(&task) {
-                if let Err(e) = held.live.remove() {
-                    eprintln!("pliant agent: {task}: {e}");
-                }
+                self.ended.insert(task, Some(held));
             }
         }
     }

@@ -128,17 +128,22 @@ impl LiveTask {
     /// Takes over a task that an earlier agent started in `cgroup` with
     /// `exit_file` set (see [`CommandSpec::exit_file`]) and `checkpoint_dir`,
     /// and that was given `allocation`. Returns `None` when nothing runs in
-    /// the cgroup any more.
+    /// the cgroup any more, leaving the cgroup in place (the caller removes
+    /// it once the task's end is reported).
     pub fn adopt(
         cgroup: Cgroup,
         exit_file: PathBuf,
         allocation: Allocation,
         checkpoint_dir: Option<PathBuf>,
     ) -> Result<Option<LiveTask>, MechanismError> {
-        let Some(&pid) = cgroup.pids()?.first() else { return Ok(None) };
-        // SAFETY: getpgid(2) has no memory-safety preconditions.
-        let pgid = unsafe { libc::getpgid(pid) };
+        let pgid = match cgroup.pids()?.first() {
+            // SAFETY: getpgid(2) has no memory-safety preconditions.
+            Some(&pid) => unsafe { libc::getpgid(pid) },
+            None => -1,
+        };
         if pgid < 0 {
+            // Dropping the handle would remove the cgroup.
+            std::mem::forget(cgroup);
             return Ok(None);
         }
         let memory = cgroup.memory().ok();

@@ -419,6 +419,47 @@ fn an_adopted_task_that_left_no_exit_status_is_lost_not_failed() {
     assert_eq!(next.tasks().count(), 0);
 }
 
+/// A task ends and the agent reports it, but dies before the manager gets
+/// the report (the manager was down): its cgroup stays until the report is
+/// delivered, so the next agent, told to take the task over, finds it empty
+/// with its exit file and reports the same exit — the task is not lost and
+/// run again. Once delivered, the cgroup goes.
+#[test]
+fn an_ended_task_s_report_survives_its_agent_dying_before_delivery() {
+    let Some(w) = live("agent-undelivered", None) else { return };
+    let name = format!("pliant-test-{}-agent-undelivered", std::process::id());
+    let task = TaskRef { job: JobId(0), task: 0 };
+    let log_dir = w.dir.path().join("log0");
+    let checkpoint_dir = w.dir.path().join("ckpt0");
+    let resources = Resources::new(1000, 64);
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let argv = ["/bin/sh", "-c", "exit 7"].map(String::from).to_vec();
+    let (log, ckpt) = (log_dir.clone(), checkpoint_dir.clone());
+    let mut out = Vec::new();
+    agent
+        .apply(AgentOp::Launch { task, argv, resources, log_dir: log, checkpoint_dir: ckpt, restore: false }, &mut out);
+    let first = reports(&mut agent, 1);
+    assert!(matches!(first.as_slice(), [AgentReport::Exited { code: Some(7), .. }]), "{first:?}");
+    let top = w.layout.open(&name).unwrap();
+    assert!(top.open_child("job0-task0").is_some_and(|c| {
+        let empty = c.pids().unwrap().is_empty();
+        std::mem::forget(c);
+        empty
+    }));
+    // Killed before delivery. (Handles remove their cgroup when dropped: this is the next agent's.)
+    std::mem::forget((agent, top));
+    let (mut next, _) = Agent::start(&w.layout, &name, true, Duration::from_secs(1)).unwrap();
+    let adopt = AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect: Expected::Running, owed_mb: 0 };
+    next.apply(adopt, &mut out);
+    assert!(matches!(out.as_slice(), [AgentReport::Exited { code: Some(7), .. }]), "{out:?}");
+    assert_eq!(next.tasks().count(), 0);
+    // The next agent delivers, then forgets: nothing of the task is left.
+    next.forget_ended();
+    let top = w.layout.open(&name).unwrap();
+    assert!(top.children().unwrap().is_empty());
+    std::mem::forget(top);
+}
+
 #[test]
 fn a_memory_limit_that_cannot_be_reached_is_refused_and_not_applied() {
     let Some(w) = live("ebusy", None) else { return };

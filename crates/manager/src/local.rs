@@ -207,6 +207,9 @@ fn run_agent(mut agent: Agent, ops: Receiver<Vec<AgentOp>>, reports: Sender<Agen
                 }
             }
         }
+        // What ended at the last poll went to the manager then; it takes
+        // reports in every tick (a crash in between can still lose one).
+        agent.forget_ended();
         agent.poll(&mut out);
         if !flush(&mut out) {
             return;

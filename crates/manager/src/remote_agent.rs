@@ -77,6 +77,7 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         match client.post(&format!("/agents/{id}/heartbeat"), &beat) {
             Ok(answer) => {
                 reports.clear();
+                agent.forget_ended();
                 for op in ops_of(&answer)? {
                     log(&op.to_string());
                     agent.apply(op, &mut reports);
@@ -96,6 +97,7 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
                     agent.apply(AgentOp::Stop { task }, &mut Vec::new());
                 }
                 reports.clear();
+                agent.forget_ended();
                 node = None;
             }
             // Reports are kept and sent with the next heartbeat that gets through.
