@@ -274,9 +274,15 @@ impl Manager {
                 record.name
             ))
         })?;
+        // A launch not sent yet still stands if the records hold its task here
+        // (a later stop or requeue, e.g. of a cancelled job, voids it).
+        let here = |task: &TaskRef| {
+            let t = &self.jobs[task.job.0 as usize].tasks[task.task as usize];
+            t.state.holds_resources() && t.node == Some(node as u32)
+        };
         let queued: Vec<AgentOp> = std::mem::take(&mut self.outbox[node])
             .into_iter()
-            .filter(|op| matches!(op, AgentOp::Launch { .. }))
+            .filter(|op| matches!(op, AgentOp::Launch { task, .. } if here(task)))
             .collect();
         let spared: Vec<TaskRef> = queued
             .iter()
