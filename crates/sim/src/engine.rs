@@ -176,7 +176,11 @@ impl Run<'_> {
             // With nothing running and nothing left to arrive, no event can free
             // resources any more: the remaining jobs can never start.
             let unfinished = self.exec.jobs.len() - self.ended_jobs;
-            if self.exec.running_tasks == 0 && self.wakes.is_empty() && self.next_arrival == jobs.len() && unfinished > 0 {
+            if self.exec.running_tasks == 0
+                && self.wakes.is_empty()
+                && self.next_arrival == jobs.len()
+                && unfinished > 0
+            {
                 return Err(SimError::Stuck { unfinished, at: now });
             }
             // Tasks may hold resources without progressing (suspended, stalled):

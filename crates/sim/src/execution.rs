@@ -73,7 +73,8 @@ impl TaskExec {
         if !self.running || self.frozen || self.restoring {
             0.0
         } else {
-            self.held.cpu_milli.min(self.requested.cpu_milli) as f64 / self.requested.cpu_milli as f64 * self.speed / self.slowdown
+            self.held.cpu_milli.min(self.requested.cpu_milli) as f64 / self.requested.cpu_milli as f64 * self.speed
+                / self.slowdown
         }
     }
 }

@@ -13,8 +13,8 @@ mod copies;
 mod engine;
 mod event_queue;
 mod execution;
-mod pool;
 mod locality;
+mod pool;
 
 pub use engine::{simulate, simulate_counting};
 

@@ -34,7 +34,13 @@ fn workload() -> Workload {
         submit: 0,
         class: JobClass::Long,
         priority: 0,
-        phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks: vec![task(25), task(100)], stages: vec![] }],
+        phases: vec![Phase {
+            deps: vec![],
+            coupled: false,
+            local: false,
+            tasks: vec![task(25), task(100)],
+            stages: vec![],
+        }],
         elastic: None,
     };
     Workload { cluster: Cluster { nodes: vec![SLOT; 3] }, jobs: vec![h, l] }

@@ -316,7 +316,13 @@ fn build(
     let kept: Vec<bool> = kept_tasks.iter().map(|k| !k.is_empty()).collect();
     let phases: Vec<Phase> = dag::order(&nodes, &kept)
         .into_iter()
-        .map(|(i, deps)| Phase { deps, coupled: false, local: false, tasks: std::mem::take(&mut kept_tasks[i]), stages: vec![] })
+        .map(|(i, deps)| Phase {
+            deps,
+            coupled: false,
+            local: false,
+            tasks: std::mem::take(&mut kept_tasks[i]),
+            stages: vec![],
+        })
         .collect();
     if phases.is_empty() {
         return None;

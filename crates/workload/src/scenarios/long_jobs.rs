@@ -136,7 +136,16 @@ impl LongJobs {
                 let size = *EXECUTORS.choose(rng).expect("non-empty");
                 let t = Task { request: size, duration: d, estimate: Some(d) };
                 let stages = spark_stages(d, executors * t.slots());
-                ("spark", vec![Phase { deps: vec![], coupled: true, local: false, tasks: vec![t; executors as usize], stages }])
+                (
+                    "spark",
+                    vec![Phase {
+                        deps: vec![],
+                        coupled: true,
+                        local: false,
+                        tasks: vec![t; executors as usize],
+                        stages,
+                    }],
+                )
             }
             Some(m) => {
                 let stretch = if part_way { rng.gen_range(0.25..1.0) * stretch } else { stretch };

@@ -115,7 +115,13 @@ pub fn generate(spec: &TraceSpec, seed: u64) -> Workload {
             submit,
             class: JobClass::Long,
             priority: 0,
-            phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks: vec![task; tasks], stages: vec![] }],
+            phases: vec![Phase {
+                deps: vec![],
+                coupled: false,
+                local: false,
+                tasks: vec![task; tasks],
+                stages: vec![],
+            }],
             elastic: Some(JobElasticity {
                 estimate: Elasticity { profile: ElasticityProfile::max_penalty(spec.penalty), min_mem_mb: None },
                 truth: ElasticityProfile::max_penalty((spec.penalty * pen_f).max(1.0)),
