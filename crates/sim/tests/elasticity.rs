@@ -17,7 +17,7 @@ fn job(name: &str, submit_s: u64, tasks: Vec<Task>, elastic: Option<JobElasticit
         submit: submit_s * SECOND,
         class: JobClass::Long,
         priority: 0,
-        phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks, stages: vec![] }],
+        phases: vec![Phase::independent(tasks)],
         elastic,
     }
 }

@@ -52,7 +52,7 @@ mod tests {
             end: (10 + duration_s) * SECOND,
             priority: 0,
             sched_class: None,
-            phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks: vec![t; tasks], stages: vec![] }],
+            phases: vec![Phase::independent(vec![t; tasks])],
         }
     }
 

@@ -408,7 +408,7 @@ impl Reader<'_> {
             end: end.max(submit),
             priority,
             sched_class: job.sched_class,
-            phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks, stages: vec![] }],
+            phases: vec![Phase::independent(tasks)],
         })
     }
 }

@@ -57,6 +57,13 @@ pub struct Phase {
     pub stages: Vec<StageTasks>,
 }
 
+impl Phase {
+    /// A phase of independent tasks that waits for no other phase.
+    pub fn independent(tasks: Vec<Task>) -> Phase {
+        Phase { deps: vec![], coupled: false, local: false, tasks, stages: vec![] }
+    }
+}
+
 /// A job to submit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {

@@ -100,7 +100,7 @@ fn background(n: usize, submit: u64, rng: &mut ChaCha8Rng) -> Job {
         submit,
         class: JobClass::Long,
         priority: LOW,
-        phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks, stages: vec![] }],
+        phases: vec![Phase::independent(tasks)],
         elastic: None,
     }
 }

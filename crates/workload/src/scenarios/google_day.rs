@@ -90,7 +90,7 @@ fn job(level: &Level, submit: u64, n: usize, rng: &mut ChaCha8Rng) -> Job {
         submit,
         class: level.class,
         priority: rng.gen_range(level.priorities.0..=level.priorities.1),
-        phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks, stages: vec![] }],
+        phases: vec![Phase::independent(tasks)],
         elastic: None,
     }
 }

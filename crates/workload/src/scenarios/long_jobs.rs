@@ -160,7 +160,7 @@ impl LongJobs {
                 (
                     m.name,
                     vec![
-                        Phase { deps: vec![], coupled: false, local: false, tasks: map_tasks, stages: vec![] },
+                        Phase::independent(map_tasks),
                         Phase { deps: vec![0], coupled: false, local: false, tasks: reduce_tasks, stages: vec![] },
                     ],
                 )

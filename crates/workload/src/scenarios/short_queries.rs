@@ -45,7 +45,7 @@ impl ShortQueries {
             submit,
             class: JobClass::Short,
             priority: SHORT_PRIORITY,
-            phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks, stages: vec![] }],
+            phases: vec![Phase::independent(tasks)],
             elastic: None,
         }
     }

@@ -19,7 +19,7 @@ fn job(name: &str, priority: u8, submit_s: u64) -> Job {
         submit: submit_s * SECOND,
         class: if priority >= 9 { JobClass::Short } else { JobClass::Long },
         priority,
-        phases: vec![Phase { deps: vec![], coupled: false, local: false, tasks: vec![task], stages: vec![] }],
+        phases: vec![Phase::independent(vec![task])],
         elastic: None,
     }
 }

@@ -115,13 +115,7 @@ pub fn generate(spec: &TraceSpec, seed: u64) -> Workload {
             submit,
             class: JobClass::Long,
             priority: 0,
-            phases: vec![Phase {
-                deps: vec![],
-                coupled: false,
-                local: false,
-                tasks: vec![task; tasks],
-                stages: vec![],
-            }],
+            phases: vec![Phase::independent(vec![task; tasks])],
             elastic: Some(JobElasticity {
                 estimate: Elasticity { profile: ElasticityProfile::max_penalty(spec.penalty), min_mem_mb: None },
                 truth: ElasticityProfile::max_penalty((spec.penalty * pen_f).max(1.0)),
