@@ -127,7 +127,8 @@ fn bad_inputs_and_flags_are_clear_errors() {
 /// fifo, reserve and kill with the table, the JSON and the plots; the import of
 /// the same scale holds the same jobs.
 fn scaled_runs_every_baseline_with_all_outputs(part: &str, scale: &str, nodes: u64) {
-    let dir = temp_dir("trace-google");
+    // One directory per scale: the sample and the shared part run in parallel.
+    let dir = temp_dir(&format!("trace-google-{scale}"));
     let native = dir.join("google-scaled.jsonl");
     ok(&["trace", "import", part, "--scale", scale, "-o", native.to_str().unwrap()]);
     let text = std::fs::read_to_string(&native).unwrap();

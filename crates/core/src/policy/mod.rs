@@ -145,7 +145,7 @@ pub struct Policy {
     pub sizing: Sizing,
     /// A node-by-node (`Fair`) pass reserves a node for the job whose task
     /// did not fit there (YARN-ME §3.3).
-    pub reservations: bool,
+    pub node_reservations: bool,
 }
 
 impl Policy {

@@ -116,7 +116,7 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         locality_wait: params.locality_wait(),
         reservation: None,
         sizing: Sizing::Requested,
-        reservations: false,
+        node_reservations: false,
     };
     let capacity = |compute_dr, mechanism| {
         let spec = PreemptionSpec {
@@ -153,7 +153,7 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         locality_wait: params.locality_wait(),
         reservation: None,
         sizing: Sizing::Requested,
-        reservations: false,
+        node_reservations: false,
     };
     // SSR §III–§IV: strict priority, work-conserving, plus a reserve/permit step.
     let reserving = |spec| Policy {
@@ -191,9 +191,9 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
         "ssr" => reserving(speculative(None, false)),
         "ssr-deadline" => reserving(speculative(Some(params.isolation), false)),
         "ssr-stragglers" => reserving(speculative(None, true)),
-        "yarn" => Policy { reservations: true, ..base(single_queue(), JobOrder::Fair, Placement::FirstFit, None) },
+        "yarn" => Policy { node_reservations: true, ..base(single_queue(), JobOrder::Fair, Placement::FirstFit, None) },
         "elastic" => Policy {
-            reservations: true,
+            node_reservations: true,
             sizing: Sizing::Elastic(params.elastic()),
             ..base(single_queue(), JobOrder::Fair, Placement::FirstFit, None)
         },

@@ -51,7 +51,7 @@ impl Scheduler {
                     self.reserved[n] = None;
                     continue;
                 }
-                if self.policy.reservations {
+                if self.policy.node_reservations {
                     self.reserved[n] = Some(job);
                 }
                 if !(matches!(self.policy.sizing, Sizing::Elastic(_))
