@@ -55,7 +55,17 @@ pub fn live_machine(what: &str) -> Option<std::fs::File> {
     Some(lock)
 }
 
-/// A port nobody listens on now.
+/// A port nobody listens on now, below Linux's ephemeral range (32768–60999):
+/// a manager restarted on it after a SIGKILL cannot find it taken as the
+/// source port of some other connection (`Address already in use`).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let offset = (std::process::id() % 1_000) as u16 * 12;
+    loop {
+        let port = 20_000 + (offset + NEXT.fetch_add(1, Ordering::Relaxed) % 12_000) % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
