@@ -120,6 +120,11 @@ impl Drop for Local {
         // SAFETY: kill(2) on our own child.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let _ = self.child.wait();
+        // A manager that stopped cleanly removed its cgroup; one killed by a
+        // failing test left it, with what runs in it: dropping the handle removes both.
+        if let Ok(layout) = Layout::detect() {
+            drop(layout.open(&pliant_manager::local::cgroup_name(&self.state)));
+        }
     }
 }
 

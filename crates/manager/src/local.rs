@@ -75,7 +75,8 @@ pub struct LocalOptions {
 
 /// The name of the top cgroup for a state directory: one per cluster, so two
 /// local managers on one machine keep apart, and a restart finds its tasks.
-fn cgroup_name(state_dir: &std::path::Path) -> String {
+/// The cgroup `pliant local` keeps its tasks in, named after its state directory.
+pub fn cgroup_name(state_dir: &std::path::Path) -> String {
     let path = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_path_buf());
     // FNV-1a: stable across builds, unlike the standard hasher.
     let hash = path
