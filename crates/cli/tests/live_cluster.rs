@@ -70,11 +70,14 @@ impl Local {
         local
     }
 
-    /// Kills the manager without warning (its tasks live on) and starts it again.
+    /// Kills the manager without warning (its tasks live on) and starts it
+    /// again from its journal, on a fresh port: the old one was at times
+    /// still held when the new manager bound it ("Address already in use"),
+    /// and what is tested here is the journal, not the port.
     fn crash_and_restart(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
-        let again = Local::start(&self.state.clone(), &self.policy.clone(), self.port, &self.log.clone());
+        let again = Local::start(&self.state.clone(), &self.policy.clone(), free_port(), &self.log.clone());
         let old = std::mem::replace(self, again);
         std::mem::forget(old);
     }
