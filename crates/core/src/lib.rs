@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod action;
+pub mod driver;
 pub mod model;
 pub mod observation;
 pub mod policy;
@@ -16,6 +17,7 @@ pub mod scheduler;
 pub mod time;
 
 pub use action::{Action, Mechanism};
+pub use driver::{Driver, Pass};
 pub use observation::Observation;
 pub use resources::Resources;
 pub use scheduler::{CoreError, Scheduler};

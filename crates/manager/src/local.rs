@@ -1,7 +1,8 @@
 //! `pliant local`: the manager and one agent for this machine in one process.
 //! Three threads: the agent (carries out operations, watches its tasks), the
 //! API server, and the manager loop that feeds reports to the core every
-//! [`TICK`] and hands its operations to the agent.
+//! [`TICK`] (sooner when the core's next deadline comes first) and hands its
+//! operations to the agent.
 
 use crate::api;
 use crate::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
@@ -18,7 +19,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// How often the manager loop runs and the agent looks at its tasks.
+/// How often, at least, the manager loop runs and the agent looks at its tasks.
 pub const TICK: Duration = Duration::from_millis(50);
 
 /// Where a manager keeps its state and listens, and its policy parameters.
@@ -172,7 +173,9 @@ fn manager_loop(
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<(), String> {
     while !stop.load(Ordering::SeqCst) {
-        std::thread::sleep(TICK);
+        // Until the core's next deadline (a timer, the monitor), at most a tick.
+        let pause = manager.lock().unwrap_or_else(|e| e.into_inner()).pause(TICK);
+        std::thread::sleep(pause);
         let incoming: Vec<(u32, AgentReport)> = reports.try_iter().map(|r| (0, r)).collect();
         let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
         for (_, r) in &incoming {

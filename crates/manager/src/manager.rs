@@ -3,6 +3,10 @@
 //! is committed to the journal before its actions go to the nodes, and a
 //! restart replays the journal to rebuild the core and the job records.
 //!
+//! The core runs under the step driver (`pliant_core::driver`) as in the
+//! simulator: its timers and the monitor's period are the driver's, and each
+//! step runs passes until the core has nothing more to do at its instant.
+//!
 //! Time in the core is integer µs since the cluster's epoch (journaled at
 //! creation); this module is the only place that reads a clock.
 
@@ -12,12 +16,13 @@ use crate::submit::SubmitRequest;
 use crate::view::{JobState, JobView, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
 use pliant_core::policy::{preset, Params, Policy};
-use pliant_core::{Action, CoreError, Micros, Observation, Resources, Scheduler};
+use pliant_core::{Action, CoreError, Driver, Micros, Observation, Pass, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
 use pliant_live::dispatch::{node_mechanism, node_op, NodeOp};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// A node as the manager knows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,6 +85,14 @@ pub fn unix_us() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
 }
 
+/// Where a manager reads wall-clock µs since 1970: [`unix_us`] unless a
+/// test steps it through chosen instants ([`Manager::set_clock`]).
+pub type Clock = Box<dyn Fn() -> u64 + Send>;
+
+/// The shortest sleep of a manager's loop ([`Manager::pause`]), so that a
+/// deadline due now or a microsecond monitor period cannot spin it.
+pub const MIN_PAUSE: Duration = Duration::from_millis(1);
+
 /// Why the manager cannot go on.
 #[derive(Debug, thiserror::Error)]
 pub enum ManagerError {
@@ -117,14 +130,14 @@ pub enum Refusal {
 
 /// The resource manager.
 pub struct Manager {
-    core: Scheduler,
+    driver: Driver,
+    clock: Clock,
     config: ClusterConfig,
     jobs: Vec<JobView>,
     journal: Journal,
     log_root: PathBuf,
     checkpoint_root: PathBuf,
     last_now: Micros,
-    next_monitor: Option<Micros>,
     /// Operations waiting to go to each node, in order.
     outbox: Vec<Vec<AgentOp>>,
     /// True while the journal is being replayed: nothing is journaled or sent.
@@ -154,7 +167,8 @@ impl Manager {
         let core = Scheduler::new(&config.capacities(), policy)?;
         let config_nodes = config.nodes.len();
         let mut m = Manager {
-            core,
+            driver: Driver::new(core),
+            clock: Box::new(unix_us),
             outbox: vec![Vec::new(); config.nodes.len()],
             config,
             jobs: Vec::new(),
@@ -162,7 +176,6 @@ impl Manager {
             log_root: state_dir.join("logs"),
             checkpoint_root: state_dir.join("checkpoints"),
             last_now: 0,
-            next_monitor: None,
             replaying: true,
             last_seen: Vec::new(),
             lost: vec![false; config_nodes],
@@ -175,7 +188,6 @@ impl Manager {
         }
         m.replaying = false;
         m.last_seen = vec![m.last_now; m.config.nodes.len()];
-        m.next_monitor = m.core.monitor_interval().map(|i| m.last_now + i);
         Ok((m, recovered))
     }
 
@@ -186,7 +198,26 @@ impl Manager {
 
     /// Core time now: µs since the epoch, never going back.
     pub fn now(&self) -> Micros {
-        unix_us().saturating_sub(self.config.epoch_unix_us).max(self.last_now)
+        (self.clock)().saturating_sub(self.config.epoch_unix_us).max(self.last_now)
+    }
+
+    /// Reads wall-clock time from `clock` from now on.
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = clock;
+    }
+
+    /// The earliest instant the core must be stepped at even if nothing
+    /// happens (a timer it asked for, the monitor's next run), if any.
+    pub fn next_deadline(&self) -> Option<Micros> {
+        self.driver.next_deadline()
+    }
+
+    /// How long a manager's loop may sleep before it next calls
+    /// [`Manager::advance`]: until the next deadline, at most `max` (the
+    /// loop's polling period for outside events), at least [`MIN_PAUSE`].
+    pub fn pause(&self, max: Duration) -> Duration {
+        let until = self.next_deadline().map_or(max, |t| Duration::from_micros(t.saturating_sub(self.now())));
+        until.clamp(MIN_PAUSE, max.max(MIN_PAUSE))
     }
 
     /// Takes in a submission; returns the new job's id.
@@ -209,12 +240,7 @@ impl Manager {
     /// Takes in agents' reports, runs the resource monitor when it is due,
     /// and schedules.
     pub fn advance(&mut self, reports: Vec<(u32, AgentReport)>) -> Result<(), ManagerError> {
-        let now = self.now();
-        let monitor = self.next_monitor.is_some_and(|t| now >= t);
-        if monitor {
-            let interval = self.core.monitor_interval().expect("monitor scheduled only with an interval");
-            self.next_monitor = Some(now + interval);
-        }
+        let monitor = self.driver.monitor_due(self.now());
         let events = reports.into_iter().map(|(node, report)| Event::Report { node, report }).collect();
         self.live_step(events, monitor)
     }
@@ -350,8 +376,8 @@ impl Manager {
     /// One scheduling step at `now`; returns its actions as text.
     fn step(&mut self, now: Micros, events: Vec<Event>, monitor: bool) -> Result<Vec<String>, ManagerError> {
         // A timer the core asked for (a locality wait or a reservation ending)
-        // is honoured at the first step at or after it; replay sees the same.
-        let woken = self.core.wake_at(self.last_now).is_some_and(|t| t <= now);
+        // goes off at the first step at or after it; replay sees the same.
+        self.driver.fire(now);
         self.last_now = now;
         let mut ops = Vec::new();
         let mut taken = Vec::new();
@@ -362,12 +388,11 @@ impl Manager {
         }
         let mut actions = Vec::new();
         if monitor {
-            self.core.monitor(now, &mut actions);
+            self.driver.monitor(now, &mut actions);
         }
-        if woken {
-            self.core.wake(now);
-        }
-        self.core.schedule(now, &mut actions);
+        // Agents report what the actions cause later: the passes go on until
+        // one decides nothing.
+        while self.driver.pass(now, &mut actions) == Pass::Acted {}
         let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();
         if !self.replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
             self.journal.append(&Step { now, events: taken, monitor, actions: texts.clone() })?;
@@ -389,7 +414,7 @@ impl Manager {
         match event {
             Event::Submitted { spec } => {
                 let id = JobId(self.jobs.len() as u32);
-                self.core.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
+                self.driver.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
                 self.jobs.push(JobView::new(id, spec.clone(), now));
             }
             Event::Cancelled { job } => {
@@ -397,7 +422,7 @@ impl Manager {
                     Some(j) if !j.is_over() => {}
                     _ => return Ok(false),
                 }
-                self.core.observe(now, Observation::JobAborted(*job))?;
+                self.driver.observe(now, Observation::JobAborted(*job))?;
                 self.stop_job(now, *job, JobState::Cancelled, ops);
             }
             Event::Report { node, report } => return self.take_report(now, *node, report, ops),
@@ -408,7 +433,7 @@ impl Manager {
                     return Ok(false);
                 }
                 let id = pliant_core::model::NodeId(*node);
-                self.core.observe(now, if lost { Observation::NodeLost(id) } else { Observation::NodeBack(id) })?;
+                self.driver.observe(now, if lost { Observation::NodeLost(id) } else { Observation::NodeBack(id) })?;
                 self.lost[i] = lost;
             }
         }
@@ -433,7 +458,7 @@ impl Manager {
         let preempted = matches!(state, TaskState::Suspended | TaskState::Shrunk);
         match report {
             AgentReport::Exited { code: Some(0), .. } if matches!(state, TaskState::Running | TaskState::Shrunk) => {
-                self.core.observe(now, Observation::TaskFinished(task))?;
+                self.driver.observe(now, Observation::TaskFinished(task))?;
                 let t = self.task_mut(task);
                 t.state = TaskState::Finished;
                 t.exit_code = Some(0);
@@ -442,11 +467,11 @@ impl Manager {
             }
             AgentReport::Exited { code: Some(0), .. } => {
                 // It finished while it should have been frozen: run it again.
-                self.core.observe(now, Observation::TaskLost(task))?;
+                self.driver.observe(now, Observation::TaskLost(task))?;
                 self.requeue(task);
             }
             AgentReport::Exited { code, signal, stderr_tail, .. } => {
-                self.core.observe(now, Observation::JobAborted(task.job))?;
+                self.driver.observe(now, Observation::JobAborted(task.job))?;
                 let t = self.task_mut(task);
                 t.exit_code = *code;
                 t.signal = *signal;
@@ -460,7 +485,7 @@ impl Manager {
                 if !preempted || mem_mb == 0 {
                     return Ok(false);
                 }
-                self.core.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
+                self.driver.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
                 let t = self.task_mut(task);
                 t.owed_mb -= mem_mb;
                 t.reclaimed_mb += mem_mb;
@@ -470,21 +495,21 @@ impl Manager {
                 if state != TaskState::Shrunk {
                     return Ok(false);
                 }
-                self.core.observe(now, Observation::Swapping(task))?;
+                self.driver.observe(now, Observation::Swapping(task))?;
                 self.task_mut(task).state = TaskState::Suspended;
             }
             AgentReport::Resumed { .. } => {
                 if state != TaskState::Restoring {
                     return Ok(false);
                 }
-                self.core.observe(now, Observation::Resumed(task))?;
+                self.driver.observe(now, Observation::Resumed(task))?;
                 self.task_mut(task).state = TaskState::Running;
             }
             AgentReport::Checkpointed { .. } => {
                 if !t.checkpointing {
                     return Ok(false);
                 }
-                self.core.observe(now, Observation::Checkpointed(task))?;
+                self.driver.observe(now, Observation::Checkpointed(task))?;
                 self.requeue(task);
                 self.task_mut(task).checkpoints += 1;
             }
@@ -495,7 +520,7 @@ impl Manager {
                 if !self.replaying {
                     eprintln!("pliant manager: {task} lost ({reason}); requeued");
                 }
-                self.core.observe(now, Observation::TaskLost(task))?;
+                self.driver.observe(now, Observation::TaskLost(task))?;
                 self.requeue(task);
                 self.task_mut(task).lost_reason = Some(reason.clone());
             }
@@ -624,7 +649,7 @@ impl Manager {
 
     /// Resources allocated per node, in node order, as the core books them.
     pub fn allocations(&self) -> Vec<Resources> {
-        self.core.node_allocations().map(|(_, a)| a).collect()
+        self.driver.core().node_allocations().map(|(_, a)| a).collect()
     }
 
     /// Per node, true while its agent is declared lost.

@@ -67,7 +67,9 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         s.spawn(|| api::serve(&listener, &manager, &token, stop));
         let result = (|| {
             while !stop.load(Ordering::SeqCst) {
-                std::thread::sleep(TICK);
+                // Until the core's next deadline (a timer, the monitor), at most a tick.
+                let pause = manager.lock().unwrap_or_else(|e| e.into_inner()).pause(TICK);
+                std::thread::sleep(pause);
                 let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
                 m.advance(Vec::new()).map_err(|e| e.to_string())?;
                 for name in m.check_agents(timeout).map_err(|e| e.to_string())? {

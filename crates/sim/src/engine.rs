@@ -1,5 +1,7 @@
-//! The discrete-event loop: feed arrivals and task completions to the core,
-//! carry out its actions on the execution model, and record what happens.
+//! The discrete-event loop: feed arrivals and task completions to the core
+//! through the step driver (`pliant_core::driver`, shared with the live
+//! manager), carry out its actions on the execution model, and record what
+//! happens. The driver's timers and monitor runs are events in the queue.
 
 use crate::event_queue::{Event, EventQueue};
 use crate::execution::{Execution, JobExec, Usage};
@@ -7,15 +9,15 @@ use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
-use pliant_core::{Action, Mechanism, Micros, Observation, Scheduler};
+use pliant_core::{Action, Driver, Mechanism, Micros, Observation, Pass, Scheduler};
 use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
 use pliant_workload::Workload;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 struct Run<'w> {
     workload: &'w Workload,
-    core: Scheduler,
+    driver: Driver,
     exec: Execution,
     events: EventQueue,
     /// Per workload job, in submission order.
@@ -39,8 +41,6 @@ struct Run<'w> {
     adaptive: bool,
     /// Shared count of ended jobs, for a progress display.
     progress: Option<&'w AtomicU64>,
-    /// Timers the core asked for that are in the event queue.
-    wakes: BTreeSet<Micros>,
     /// Core-microseconds of idle reserved slots.
     reserved_area: f64,
 }
@@ -78,7 +78,7 @@ pub fn simulate_counting(
             reports: Vec::new(),
             ckpt: crate::checkpoint::CheckpointExec::new(workload.cluster.nodes.len()),
         },
-        core,
+        driver: Driver::new(core),
         events: EventQueue::default(),
         records: workload
             .jobs
@@ -111,16 +111,15 @@ pub fn simulate_counting(
         last_change: 0,
         adaptive,
         progress: ended_jobs,
-        wakes: BTreeSet::new(),
         reserved_area: 0.0,
     };
-    if let Some(interval) = run.core.monitor_interval() {
-        run.events.push(interval, Event::Monitor);
+    if let Some(at) = run.driver.next_monitor() {
+        run.events.push(at, Event::Monitor);
     }
     run.events.push(0, Event::Sample);
     run.main_loop(opts)?;
     if opts.slowdown {
-        crate::alone::measure_alone(workload, run.core.policy(), opts, &mut run.records)?;
+        crate::alone::measure_alone(workload, run.driver.core().policy(), opts, &mut run.records)?;
     }
 
     let now = run.exec.usage.last;
@@ -130,7 +129,7 @@ pub fn simulate_counting(
     let energy =
         opts.power.idle_w * nodes * to_secs_f64(now) + (opts.power.peak_w - opts.power.idle_w) * u.node_area / 1e6;
     Ok(RunRecord {
-        policy: run.core.policy().name.clone(),
+        policy: run.driver.core().policy().name.clone(),
         cpu_mean: u.cpu_area / span / run.total_cpu,
         mem_mean: u.mem_area / span / run.total_mem,
         timeline: run.timeline,
@@ -159,11 +158,11 @@ impl Run<'_> {
                 (None, None) => break,
             };
             self.reserved_area +=
-                self.core.reserved_idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
+                self.driver.core().reserved_idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
             self.exec.usage.advance(now);
             while self.next_arrival < jobs.len() && jobs[self.next_arrival].submit == now {
                 let request = self.submit(self.next_arrival, now);
-                self.core.observe(now, Observation::JobSubmitted(request))?;
+                self.driver.observe(now, Observation::JobSubmitted(request))?;
                 self.next_arrival += 1;
                 self.processed += 1;
             }
@@ -177,7 +176,7 @@ impl Run<'_> {
             // resources any more: the remaining jobs can never start.
             let unfinished = self.exec.jobs.len() - self.ended_jobs;
             if self.exec.running_tasks == 0
-                && self.wakes.is_empty()
+                && self.driver.next_timer().is_none()
                 && self.next_arrival == jobs.len()
                 && unfinished > 0
             {
@@ -211,7 +210,7 @@ impl Run<'_> {
                     return Ok(());
                 }
                 let job_done = self.exec.finish(now, job, task, &mut self.events);
-                self.core.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
+                self.driver.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
                 if job_done {
                     let rec = &mut self.records[self.origin[job as usize]];
                     // A resubmission's end is its owner's; the first attempt's is the job's.
@@ -247,20 +246,19 @@ impl Run<'_> {
             Event::Monitor => {
                 self.processed += 1;
                 let mut actions = std::mem::take(&mut self.actions);
-                self.core.monitor(now, &mut actions);
+                self.driver.monitor(now, &mut actions);
                 for a in actions.drain(..) {
                     self.apply(now, a);
                 }
                 self.actions = actions;
                 self.report(now)?;
-                if let Some(interval) = self.core.monitor_interval() {
-                    self.events.push(now + interval, Event::Monitor);
+                if let Some(at) = self.driver.next_monitor() {
+                    self.events.push(at, Event::Monitor);
                 }
             }
             Event::Wake => {
                 self.processed += 1;
-                self.wakes.remove(&now);
-                self.core.wake(now);
+                self.driver.fire(now);
             }
             Event::Sample => {
                 self.processed += 1;
@@ -279,7 +277,7 @@ impl Run<'_> {
     /// Tells the core what the execution model observed.
     fn report(&mut self, now: Micros) -> Result<(), SimError> {
         for obs in std::mem::take(&mut self.exec.reports) {
-            self.core.observe(now, obs)?;
+            self.driver.observe(now, obs)?;
         }
         Ok(())
     }
@@ -289,17 +287,14 @@ impl Run<'_> {
         loop {
             self.report(now)?;
             let mut actions = std::mem::take(&mut self.actions);
-            self.core.schedule(now, &mut actions);
-            let idle = actions.is_empty();
+            let pass = self.driver.pass(now, &mut actions);
             for a in actions.drain(..) {
                 self.apply(now, a);
             }
             self.actions = actions;
-            if idle && self.exec.reports.is_empty() {
-                if let Some(at) = self.core.wake_at(now) {
-                    if self.wakes.insert(at) {
-                        self.events.push(at, Event::Wake);
-                    }
+            if let Pass::Settled { timer } = pass {
+                if let Some(at) = timer {
+                    self.events.push(at, Event::Wake);
                 }
                 return Ok(());
             }
