@@ -84,7 +84,10 @@ fn checkpoint_comparison_on_google_day() {
 /// Issue 13: counting failed jobs as their owners do (resubmitted when they
 /// fail, timed to the resubmission's end), gp's long-job tail is below kill's
 /// on every BIG-C scenario (seed 1): kill no longer looks good by failing its
-/// slowest jobs. Not on every seed: low-load seed 3 misses (docs/results/bigc.md).
+/// slowest jobs. Not on every seed: on low-load seed 3 kill fails only 3 of
+/// 38 long jobs, no more than the 3 that p90 leaves out, while gp's cost is
+/// spread over many (docs/results/bigc.md, job by job); there gp's tail is
+/// below kill's from p95 up, where kill's resubmissions are.
 #[test]
 fn gp_beats_kill_once_failed_jobs_are_resubmitted() {
     for scenario in ["mixed", "high-load", "low-load", "multi-load", "google-like"] {
@@ -92,4 +95,7 @@ fn gp_beats_kill_once_failed_jobs_are_resubmitted() {
         let retry = |p| num(result(&runs, p), "classes.long.jct_retry.p90");
         assert!(retry("gp") < retry("kill"), "{scenario}: gp {} kill {}", retry("gp"), retry("kill"));
     }
+    let runs = simulate(&["--scenario", "low-load", "--seed", "3", "--policies", "kill,gp"]);
+    let p95 = |p| num(result(&runs, p), "classes.long.jct_retry.p95");
+    assert!(p95("gp") < p95("kill"), "low-load seed 3: gp {} kill {}", p95("gp"), p95("kill"));
 }

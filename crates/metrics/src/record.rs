@@ -26,6 +26,9 @@ pub struct JobRecord {
     pub tasks: u32,
     /// Times its tasks were preempted (any mechanism, resubmissions included).
     pub preemptions: u32,
+    /// Task-time its tasks spent preempted without progress (frozen,
+    /// suspended, dumping or restoring), summed over tasks, resubmissions included.
+    pub stalled: Micros,
     /// For a failed job that its owner resubmitted (from scratch, the moment
     /// it failed): when the last resubmission finished.
     pub retry_end: Option<Micros>,

@@ -114,6 +114,7 @@ mod tests {
             failed: end_s.is_none(),
             tasks: 1,
             preemptions: 0,
+            stalled: 0,
             retry_end: None,
             alone: None,
         }

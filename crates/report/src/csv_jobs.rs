@@ -20,6 +20,8 @@ pub fn write_jobs_csv(runs: &[RunRecord], out: impl Write) -> csv::Result<()> {
         "failed",
         "tasks",
         "preemptions",
+        "jct_retry_s",
+        "stalled_task_s",
     ])?;
     let opt = |v: Option<u64>| v.map(|t| to_secs_f64(t).to_string()).unwrap_or_default();
     for run in runs {
@@ -37,6 +39,8 @@ pub fn write_jobs_csv(runs: &[RunRecord], out: impl Write) -> csv::Result<()> {
                 j.failed.to_string(),
                 j.tasks.to_string(),
                 j.preemptions.to_string(),
+                opt(j.jct_retry()),
+                to_secs_f64(j.stalled).to_string(),
             ])?;
         }
     }

@@ -103,6 +103,7 @@ mod tests {
             failed: false,
             tasks: 1,
             preemptions: 0,
+            stalled: 0,
             retry_end: None,
             alone: None,
         }

@@ -93,6 +93,7 @@ pub fn simulate_counting(
                 failed: false,
                 tasks: j.tasks().count() as u32,
                 preemptions: 0,
+                stalled: 0,
                 retry_end: None,
                 alone: None,
             })
@@ -213,6 +214,7 @@ impl Run<'_> {
                 self.driver.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
                 if job_done {
                     let rec = &mut self.records[self.origin[job as usize]];
+                    rec.stalled += self.exec.jobs[job as usize].stalled;
                     // A resubmission's end is its owner's; the first attempt's is the job's.
                     if rec.failed {
                         rec.retry_end = Some(now);
@@ -365,6 +367,7 @@ impl Run<'_> {
                 self.exec.fail(now, job.0, &mut self.events);
                 let index = self.origin[job.0 as usize];
                 self.records[index].failed = true;
+                self.records[index].stalled += self.exec.jobs[job.0 as usize].stalled;
                 let resubmit = self.exec.model.resubmit_failed;
                 self.job_ended(!resubmit);
                 // Its owner submits it again, from scratch (issue 13: the user's view of JCT).

@@ -36,6 +36,9 @@ pub(crate) struct TaskExec {
     pub done: f64,
     /// Current progress rate (0 = stalled, 1 = full speed).
     pub rate: f64,
+    /// The rate its CPU use is counted at in the usage integrals: `rate`, or
+    /// 0 for a pool executor with nothing in flight.
+    pub busy: f64,
     pub since: Micros,
     /// Invalidates scheduled finishes when the rate changes.
     pub epoch: u32,
@@ -65,6 +68,9 @@ pub(crate) struct TaskExec {
     /// True run time at its allocation over true run time at full allocation
     /// (memory elasticity, YARN-ME §2: above 1 when it runs under-sized).
     pub slowdown: f64,
+    /// Since when it has been preempted without progress (frozen, suspended
+    /// or restoring), if it is.
+    pub stalled_since: Option<Micros>,
 }
 
 impl TaskExec {
@@ -102,6 +108,8 @@ pub(crate) struct JobExec {
     pub unfinished: u32,
     /// The true memory elasticity of its tasks, if any.
     pub elastic: Option<pliant_workload::JobElasticity>,
+    /// Task-time its tasks have spent preempted without progress, µs.
+    pub stalled: Micros,
 }
 
 impl JobExec {
@@ -115,6 +123,7 @@ impl JobExec {
                     duration: t.duration,
                     done: 0.0,
                     rate: 0.0,
+                    busy: 0.0,
                     since: 0,
                     epoch: 0,
                     mem_epoch: 0,
@@ -134,6 +143,7 @@ impl JobExec {
                     copy: None,
                     copy_epoch: 0,
                     slowdown: 1.0,
+                    stalled_since: None,
                 });
             }
             let pool = (model.spark_model == SparkModel::Pool && !p.stages.is_empty())
@@ -149,7 +159,7 @@ impl JobExec {
             });
         }
         let unfinished = tasks.len() as u32;
-        JobExec { tasks, phases, unfinished, elastic: job.elastic }
+        JobExec { tasks, phases, unfinished, elastic: job.elastic, stalled: 0 }
     }
 }
 
@@ -234,23 +244,14 @@ impl Execution {
     /// Settles a task's progress to `now` and gives it a new rate, scheduling
     /// its finish (a pool executor: its next stage task's) if it progresses.
     fn set_rate(&mut self, now: Micros, job: u32, task: u32, rate: f64, events: &mut EventQueue) {
-        let node_cpu = {
-            let t = &self.jobs[job as usize].tasks[task as usize];
-            self.node_cpu[t.node as usize] as f64
-        };
         self.settle(now, job, task);
         let slot = self.pool_slot(job, task);
         let t = &mut self.jobs[job as usize].tasks[task as usize];
-        let used = t.requested.cpu_milli as f64 * (rate - t.rate);
-        self.usage.busy_cpu += used;
-        self.usage.busy_nodes += used / node_cpu;
         t.rate = rate;
         t.epoch += 1;
         let epoch = t.epoch;
-        if rate <= 0.0 {
-            return;
-        }
         let finish = match slot {
+            _ if rate <= 0.0 => None,
             None => Some(finish_time(now, t.duration as f64 - t.done, rate)),
             Some((pi, e)) => {
                 // An executor with nothing left to run ends now.
@@ -263,9 +264,23 @@ impl Execution {
                 }
             }
         };
+        // A pool executor with no stage task in flight (waiting at a barrier)
+        // holds its cores but uses none.
+        let idle = slot.is_some_and(|(pi, e)| self.pool(job, pi).idle(e));
+        self.set_busy(job, task, if idle { 0.0 } else { rate });
         if let Some(at) = finish {
             events.push(at, Event::TaskFinish { job, task, epoch });
         }
+    }
+
+    /// Counts a task's CPU use at `busy` (its rate, or 0 when idle) in the usage integrals.
+    fn set_busy(&mut self, job: u32, task: u32, busy: f64) {
+        let t = &mut self.jobs[job as usize].tasks[task as usize];
+        let used = t.requested.cpu_milli as f64 * (busy - t.busy);
+        t.busy = busy;
+        let node_cpu = self.node_cpu[t.node as usize] as f64;
+        self.usage.busy_cpu += used;
+        self.usage.busy_nodes += used / node_cpu;
     }
 
     /// Lets the progressing executors of a pool phase pull tasks again (after
@@ -312,11 +327,28 @@ impl Execution {
             1.0
         };
         for i in members {
+            self.track_stall(now, job, i);
             let t = &self.jobs[job as usize].tasks[i as usize];
             let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
             if rate != t.rate {
                 self.set_rate(now, job, i, rate, events);
             }
+        }
+    }
+
+    /// Starts or stops a task's stall clock as it enters or leaves a
+    /// preempted state without progress (frozen, suspended, restoring).
+    fn track_stall(&mut self, now: Micros, job: u32, task: u32) {
+        let j = &mut self.jobs[job as usize];
+        let t = &mut j.tasks[task as usize];
+        let stalled = t.running && (t.frozen || t.restoring);
+        match (stalled, t.stalled_since) {
+            (true, None) => t.stalled_since = Some(now),
+            (false, Some(since)) => {
+                t.stalled_since = None;
+                j.stalled += now - since;
+            }
+            _ => {}
         }
     }
 
@@ -353,6 +385,8 @@ impl Execution {
         t.running = false;
         t.frozen = false;
         t.restoring = false;
+        self.track_stall(now, job, task);
+        let t = self.task(job, task);
         t.swapped_mb = 0;
         t.to_reclaim_mb = 0;
         t.mem_epoch += 1;

@@ -84,6 +84,11 @@ impl PoolExec {
         lost
     }
 
+    /// Executor `e` has no stage task in flight.
+    pub fn idle(&self, e: usize) -> bool {
+        self.in_flight[e].is_empty()
+    }
+
     /// Work (µs at full speed) until executor `e`'s first in-flight task ends.
     pub fn next_left(&self, e: usize) -> Option<f64> {
         let d = self.duration();

@@ -183,13 +183,18 @@ fn a_pool_stage_runs_in_waves() {
 /// then 7–8 (end 30). Executor 1 resumes at 20 with 5 s left on its 2 tasks (end
 /// 25); the pool is empty, so the stage ends with executor 0's last tasks at 30 s.
 /// In lockstep the suspension stops both at 5 s of their 20 s: they end at
-/// 20 + 15 = 35 s.
+/// 20 + 15 = 35 s. Executor 1 was stalled 5–20 (15 task-s); it waits idle at
+/// the end 25–30, using no CPU: cores did executor 0's 2 × 30, executor 1's
+/// 2 × (5 + 5) and the query's 2 × 15 = 110 core-s.
 #[test]
 fn a_frozen_executor_holds_only_its_in_flight_tasks() {
     let r = pool_run("ip", true, "pool");
     assert_eq!(r.preemptions.get("immediate"), Some(&1));
     assert_eq!((secs(r.jobs[1].jct()), secs(r.jobs[0].jct())), (15.0, 30.0));
     assert_eq!(r.lost_core_seconds, 0.0);
+    assert_eq!((r.jobs[0].stalled, r.jobs[1].stalled), (15 * SECOND, 0));
+    let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
+    assert!((core_seconds - 110.0).abs() < 1e-6, "{core_seconds}");
     assert_eq!(secs(pool_run("ip", true, "lockstep").jobs[0].jct()), 35.0);
 }
 
@@ -204,6 +209,7 @@ fn a_killed_executors_in_flight_tasks_rerun() {
     assert_eq!(r.preemptions.get("kill"), Some(&1));
     assert_eq!((secs(r.jobs[1].jct()), secs(r.jobs[0].jct())), (15.0, 30.0));
     assert_eq!(r.lost_core_seconds, 10.0);
+    assert_eq!(r.jobs[0].stalled, 0);
     let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
     assert!((core_seconds - 120.0).abs() < 1e-6, "{core_seconds}");
 }
@@ -262,6 +268,7 @@ proptest! {
 /// offer the node once it has room (42, 45, 48): with D = 3 it resumes at 51 and
 /// reads 6490 MB back at 5.1 s/GB = 32.323243 s (rounded up to the µs), then does its
 /// last 88 s: JCT 171.323243 s. Restoring held 8 cores: 258.585944 core-s of waste.
+/// It made no progress from 12 s to 83.323243 s: 71.323243 s stalled.
 #[test]
 fn immediate_preemption_by_hand() {
     let w = Workload {
@@ -279,6 +286,7 @@ fn immediate_preemption_by_hand() {
     assert_eq!(r.lost_core_seconds, 0.0);
     assert!((r.waste_core_seconds - 258.585944).abs() < 1e-9, "{}", r.waste_core_seconds);
     assert!(!r.jobs[0].failed);
+    assert_eq!(r.jobs[0].stalled, 71_323_243);
 }
 
 /// Graceful preemption on one node ⟨8 CPU, 32 GB⟩: a long task ⟨8, 32 GB⟩ of 100 s,
@@ -287,7 +295,8 @@ fn immediate_preemption_by_hand() {
 /// (26,215 MB) still fits: the 4 GB free at once, no swapping, and it keeps running
 /// at 6/8 speed. The short task runs 12–32 (JCT 22 s). Heartbeats at 33, 36, 39 are
 /// the D = 3 refused offers; it resumes at 42 with nothing to read back, having done
-/// 12 + 0.75 × 30 = 34.5 s of work: it ends at 42 + 65.5 = 107.5 s. Nothing is lost.
+/// 12 + 0.75 × 30 = 34.5 s of work: it ends at 42 + 65.5 = 107.5 s. Nothing is
+/// lost, and it never stalls (shrunk, not frozen).
 #[test]
 fn graceful_preemption_by_hand() {
     let w = Workload {
@@ -302,6 +311,7 @@ fn graceful_preemption_by_hand() {
     assert_eq!(secs(r.jobs[0].jct()), 107.5);
     assert_eq!(r.preemptions.get("graceful"), Some(&1));
     assert_eq!(r.waste_core_seconds, 0.0);
+    assert_eq!(r.jobs[0].stalled, 0);
 }
 
 /// With D = 0 the same immediate preemption resumes at the first heartbeat with
