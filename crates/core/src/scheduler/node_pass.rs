@@ -192,13 +192,14 @@ impl Scheduler {
     fn generate_timeline(&mut self, now: Micros) {
         let mut running = Vec::new();
         let mut waiting = Vec::new();
-        self.node_ends = vec![Vec::new(); self.nodes.len()];
+        self.node_ends.resize_with(self.nodes.len(), Vec::new);
+        self.node_ends.iter_mut().for_each(Vec::clear);
         let elastic = self.policy.sizing;
         for (ji, j) in self.jobs.iter().enumerate() {
             if j.status != super::state::JobStatus::Active {
                 continue;
             }
-            for t in j.tasks.iter().filter(|t| t.state.holds_resources()) {
+            for t in self.snapshot.holders(ji, j) {
                 let ideal = t.estimate.unwrap_or(0);
                 let runtime = match (elastic, j.req.elastic) {
                     (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
@@ -209,15 +210,7 @@ impl Scheduler {
                 self.node_ends[t.node.0 as usize].push((end, t.allocated));
             }
             if !j.pending.is_empty() {
-                let mut runs: Vec<(Resources, Micros, u32)> = Vec::new();
-                for ti in j.pending.iter() {
-                    let t = &j.tasks[ti as usize];
-                    let task = (t.request, t.estimate.unwrap_or(0));
-                    match runs.last_mut() {
-                        Some(run) if (run.0, run.1) == task => run.2 += 1,
-                        _ => runs.push((task.0, task.1, 1)),
-                    }
-                }
+                let runs = self.snapshot.waiting_runs(ji, j);
                 waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks: runs });
             }
         }
