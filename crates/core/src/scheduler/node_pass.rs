@@ -99,7 +99,9 @@ impl Scheduler {
         let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.policy.sizing, j.req.elastic, t.estimate) else {
             return None;
         };
-        if req.cpu_milli > free.cpu_milli {
+        // No size runs faster than the ideal: a task that cannot end by `by`
+        // at its ideal run time cannot under-sized either.
+        if req.cpu_milli > free.cpu_milli || (!ends_by(ideal) && e.profile.never_faster()) {
             return None;
         }
         let fit = elastic_fit(&spec, &e, ideal, req.mem_mb, free.mem_mb)?;

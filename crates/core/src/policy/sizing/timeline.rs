@@ -51,6 +51,10 @@ pub struct Timeline {
     job_end: Vec<Micros>,
     free: Vec<Resources>,
     index: Option<NodeIndex>,
+    /// The running tasks' ends, in order, and how many have passed.
+    running_ends: Vec<End>,
+    passed: usize,
+    /// The ends of the tasks the walk placed.
     ends: BinaryHeap<Reverse<End>>,
     /// Jobs with unplaced tasks by fair key, smallest first. An entry is
     /// current while it matches its job's `held` and the job has unplaced
@@ -78,17 +82,21 @@ impl Timeline {
         jobs: usize,
     ) -> Self {
         let mut job_end = vec![0; jobs];
-        let mut ends = Vec::with_capacity(running.len());
+        let mut running_ends = Vec::with_capacity(running.len());
         for r in running {
             let end = r.end.max(now);
             job_end[r.job as usize] = job_end[r.job as usize].max(end);
-            ends.push(Reverse((end, r.node, r.job, r.held.cpu_milli, r.held.mem_mb)));
+            running_ends.push((end, r.node, r.job, r.held.cpu_milli, r.held.mem_mb));
         }
+        // Equal entries are alike, so an unstable sort gives the heap's order.
+        running_ends.sort_unstable();
         let mut tl = Timeline {
             job_end,
             free: free.to_vec(),
             index: Some(NodeIndex::new(free)),
-            ends: BinaryHeap::from(ends),
+            running_ends,
+            passed: 0,
+            ends: BinaryHeap::new(),
             order: BinaryHeap::with_capacity(waiting.len()),
             held: vec![0; jobs],
             submit: vec![0; jobs],
@@ -133,10 +141,10 @@ impl Timeline {
         let jb = j as usize;
         let (run, within) = self.next[jb];
         let (req, est, count) = self.tasks[jb][run];
-        let index = self.index.as_mut().expect("generated");
-        if let Some(node) = index.first_fit(req, 0) {
+        let fit = self.index.as_ref().expect("generated").first_fit(req, 0);
+        if let Some(node) = fit {
             self.free[node] -= req;
-            index.update(node, self.free[node]);
+            self.index.as_mut().expect("generated").update(node, self.free[node]);
             let end = self.t + est;
             self.job_end[jb] = self.job_end[jb].max(end);
             self.ends.push(Reverse((end, node as u32, j, req.cpu_milli, req.mem_mb)));
@@ -150,20 +158,33 @@ impl Timeline {
             }
             return true;
         }
-        let Some(Reverse((end, node, job, cpu, mem))) = self.ends.pop() else {
+        let Some((end, node, job, cpu, mem)) = self.next_end() else {
             self.stuck = true;
             return false;
         };
         self.t = end;
         let n = node as usize;
         self.free[n] += Resources::new(cpu, mem);
-        index.update(n, self.free[n]);
+        self.index.as_mut().expect("generated").update(n, self.free[n]);
         let jb = job as usize;
         self.held[jb] = self.held[jb].saturating_sub(mem);
         if self.unplaced(jb) {
             self.order.push(Reverse((self.held[jb], self.submit[jb], job)));
         }
         true
+    }
+
+    /// Takes the earliest estimated end not yet passed.
+    fn next_end(&mut self) -> Option<End> {
+        let running = self.running_ends.get(self.passed).copied();
+        match (running, self.ends.peek()) {
+            (Some(r), Some(&Reverse(p))) if p < r => self.ends.pop().map(|Reverse(e)| e),
+            (Some(r), _) => {
+                self.passed += 1;
+                Some(r)
+            }
+            (None, _) => self.ends.pop().map(|Reverse(e)| e),
+        }
     }
 
     /// Whether `job` is estimated to complete at `time` or later (§3.3's
