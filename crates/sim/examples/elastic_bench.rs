@@ -3,8 +3,9 @@
 //! takes ~1,500 CPU-seconds on such a trace; the target for `elastic` is
 //! < 1.5 CPU-seconds (1,000× faster).
 //!
-//! `cargo run --release -p pliant-sim --example elastic_bench [REPEATS]`
-//! (each preset runs REPEATS times, default 1; the least CPU time is shown).
+//! `cargo run --release -p pliant-sim --example elastic_bench [REPEATS [PRESETS]]`
+//! (each preset runs REPEATS times, default 1, and the least CPU time is
+//! shown; PRESETS is a comma-separated list, default `yarn,elastic,meganode`).
 
 use pliant_core::policy::{preset, Params};
 use pliant_sim::{simulate, SimOptions};
@@ -26,6 +27,10 @@ fn thread_cpu_s() -> Option<f64> {
 
 fn main() {
     let repeats: usize = std::env::args().nth(1).map_or(1, |a| a.parse().expect("REPEATS is a count"));
+    let presets: Vec<String> =
+        std::env::args().nth(2).map_or(vec!["yarn".into(), "elastic".into(), "meganode".into()], |a| {
+            a.split(',').map(str::to_string).collect()
+        });
     let spec = TraceSpec::table2(Spread::Uniform, 1.5);
     // The first seed whose trace has 19,000–21,000 tasks.
     let (seed, w) = (1..)
@@ -41,8 +46,8 @@ fn main() {
     if thread_cpu_s().is_none() {
         println!("(no /proc/thread-self/schedstat: the CPU column shows wall time)");
     }
-    for name in ["yarn", "elastic", "meganode"] {
-        let policy = preset(name, &Params::default()).expect("preset");
+    for name in &presets {
+        let policy = preset(name, &Params::default()).expect("a preset name");
         let mut best: Option<(f64, f64)> = None;
         let mut last = None;
         for _ in 0..repeats.max(1) {

@@ -10,7 +10,7 @@ use super::Scheduler;
 use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef};
 use crate::policy::sizing::elastic::elastic_fit;
-use crate::policy::sizing::timeline::{RunningTask, Timeline, WaitingJob};
+use crate::policy::sizing::timeline::{Timeline, WaitingJob};
 use crate::policy::{JobOrder, Sizing};
 use crate::{Micros, Resources};
 use std::collections::BTreeSet;
@@ -192,34 +192,32 @@ impl Scheduler {
 
     /// §3.2: runs the timeline generator on the jobs' estimates.
     fn generate_timeline(&mut self, now: Micros) {
-        let mut running = Vec::new();
-        let mut waiting = Vec::new();
+        let elastic = self.policy.sizing;
+        let running = self.snapshot.running(&self.jobs, |j, t| {
+            let ideal = t.estimate.unwrap_or(0);
+            let runtime = match (elastic, j.req.elastic) {
+                (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
+                _ => ideal,
+            };
+            t.started + runtime
+        });
         self.node_ends.resize_with(self.nodes.len(), Vec::new);
         self.node_ends.iter_mut().for_each(Vec::clear);
-        let elastic = self.policy.sizing;
-        for (ji, j) in self.jobs.iter().enumerate() {
-            if j.status != super::state::JobStatus::Active {
-                continue;
-            }
-            for t in self.snapshot.holders(ji, j) {
-                let ideal = t.estimate.unwrap_or(0);
-                let runtime = match (elastic, j.req.elastic) {
-                    (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
-                    _ => ideal,
-                };
-                let end = t.started + runtime;
-                running.push(RunningTask { job: ji as u32, node: t.node.0, held: t.allocated, end });
-                self.node_ends[t.node.0 as usize].push((end, t.allocated));
-            }
-            if !j.pending.is_empty() {
-                let runs = self.snapshot.waiting_runs(ji, j);
-                waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks: runs });
-            }
+        for r in &running {
+            self.node_ends[r.node as usize].push((r.end, r.held));
         }
         for ends in &mut self.node_ends {
             ends.sort_unstable_by_key(|e| e.0);
         }
+        let mut waiting = Vec::new();
+        for (ji, j) in self.jobs.iter().enumerate() {
+            if j.status == super::state::JobStatus::Active && !j.pending.is_empty() {
+                let tasks = self.snapshot.waiting_runs(ji, j);
+                waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks });
+            }
+        }
         let free: Vec<Resources> = self.nodes.iter().map(|n| n.free()).collect();
+        let running = self.snapshot.by_end(now);
         self.timeline = Timeline::generate(now, &free, &running, &waiting, self.jobs.len());
     }
 

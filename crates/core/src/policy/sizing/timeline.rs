@@ -88,8 +88,11 @@ impl Timeline {
             job_end[r.job as usize] = job_end[r.job as usize].max(end);
             running_ends.push((end, r.node, r.job, r.held.cpu_milli, r.held.mem_mb));
         }
-        // Equal entries are alike, so an unstable sort gives the heap's order.
-        running_ends.sort_unstable();
+        // Equal entries are alike, so an unstable sort gives a heap's order
+        // (callers may hand them over in order already).
+        if !running_ends.is_sorted() {
+            running_ends.sort_unstable();
+        }
         let mut tl = Timeline {
             job_end,
             free: free.to_vec(),
