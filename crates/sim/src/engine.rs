@@ -77,6 +77,7 @@ pub fn simulate_counting(
             running_tasks: 0,
             reports: Vec::new(),
             ckpt: crate::checkpoint::CheckpointExec::new(workload.cluster.nodes.len()),
+            disks: crate::disk_share::DiskShare::new(workload.cluster.nodes.len(), opts.exec.node_disk_mb_s),
         },
         driver: Driver::new(core),
         events: EventQueue::default(),

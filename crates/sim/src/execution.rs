@@ -15,6 +15,7 @@
 //! resident set at once; the rest is swapped out at the reclaim rate and read
 //! back at the restore rate when it resumes.
 
+use crate::disk_share::{shares, DiskShare};
 use crate::event_queue::{Event, EventQueue};
 use crate::pool::{finish_time, PoolExec};
 use crate::{ExecModel, SparkModel};
@@ -71,11 +72,23 @@ pub(crate) struct TaskExec {
     /// Since when it has been preempted without progress (frozen, suspended
     /// or restoring), if it is.
     pub stalled_since: Option<Micros>,
+    /// MB its spills move through its node's disk per µs of work (0 when it
+    /// does not spill; YARN-ME §2.6, see `disk_share`).
+    pub spill_per_us: f64,
+    /// The fastest its share of its node's disk lets it progress (infinite
+    /// while the disk keeps up with every spilling task there).
+    pub disk_cap: f64,
 }
 
 impl TaskExec {
-    /// The rate the task could progress at on its own.
+    /// The rate the task could progress at on its own, its share of the
+    /// node's disk included.
     fn own_rate(&self) -> f64 {
+        self.alone_rate().min(self.disk_cap)
+    }
+
+    /// The rate the task could progress at alone on its node.
+    fn alone_rate(&self) -> f64 {
         if !self.running || self.frozen || self.restoring {
             0.0
         } else {
@@ -144,6 +157,8 @@ impl JobExec {
                     copy_epoch: 0,
                     slowdown: 1.0,
                     stalled_since: None,
+                    spill_per_us: 0.0,
+                    disk_cap: f64::INFINITY,
                 });
             }
             let pool = (model.spark_model == SparkModel::Pool && !p.stages.is_empty())
@@ -204,6 +219,8 @@ pub(crate) struct Execution {
     pub reports: Vec<Observation>,
     /// Checkpoint images and the nodes' dump queues.
     pub ckpt: crate::checkpoint::CheckpointExec,
+    /// The tasks spilling on each node, sharing its disk.
+    pub disks: DiskShare,
 }
 
 fn task_ref(job: u32, task: u32) -> TaskRef {
@@ -311,8 +328,39 @@ impl Execution {
         false
     }
 
-    /// Brings the rates of a task (and of its coupled siblings) up to date.
+    /// Brings the rates of a task (and of its coupled siblings) up to date;
+    /// a spilling task's node shares its disk anew first.
     pub(crate) fn update_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+        let node = self.jobs[job as usize].tasks[task as usize].node;
+        if self.disks.spills(node, job, task) {
+            self.reshare(now, node, events);
+        }
+        self.phase_rates(now, job, task, events);
+    }
+
+    /// §2.6: shares `node`'s disk among the tasks spilling there (see
+    /// `disk_share`) and updates the rates of those whose share changed.
+    fn reshare(&mut self, now: Micros, node: u32, events: &mut EventQueue) {
+        let on = self.disks.on(node).to_vec();
+        let demands: Vec<f64> = on
+            .iter()
+            .map(|&(j, t)| {
+                let t = &self.jobs[j as usize].tasks[t as usize];
+                t.alone_rate() * t.spill_per_us
+            })
+            .collect();
+        for (&(j, t), share) in on.iter().zip(shares(self.disks.bandwidth(), &demands)) {
+            let task = self.task(j, t);
+            let cap = share.map_or(f64::INFINITY, |mb_per_us| mb_per_us / task.spill_per_us);
+            if cap != task.disk_cap {
+                task.disk_cap = cap;
+                self.phase_rates(now, j, t, events);
+            }
+        }
+    }
+
+    /// Brings the rates of a task and of its coupled siblings up to date.
+    fn phase_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         let phase = &self.jobs[job as usize].phases[self.jobs[job as usize].tasks[task as usize].phase as usize];
         let members: Vec<u32> = if phase.coupled { phase.tasks.clone().collect() } else { vec![task] };
         let tasks = &self.jobs[job as usize].tasks;
@@ -362,11 +410,17 @@ impl Execution {
         t.node = node;
         t.held = held;
         t.slowdown = 1.0;
+        t.spill_per_us = 0.0;
+        t.disk_cap = f64::INFINITY;
         if let Some(e) = self.jobs[job as usize].elastic {
             let t = self.task(job, task);
             let ideal_mb = (t.requested.mem_mb as f64 * e.true_ideal_scale).round() as u64;
             let runtime = e.truth.runtime(t.duration, ideal_mb, held.mem_mb);
             t.slowdown = runtime as f64 / t.duration.max(1) as f64;
+            t.spill_per_us = e.truth.spilled_mb(ideal_mb, held.mem_mb) / t.duration.max(1) as f64;
+            if t.spill_per_us > 0.0 {
+                self.disks.start(node, job, task);
+            }
         }
         let t = self.task(job, task);
         t.done = 0.0;
@@ -390,10 +444,14 @@ impl Execution {
         t.swapped_mb = 0;
         t.to_reclaim_mb = 0;
         t.mem_epoch += 1;
-        let mem = t.held.mem_mb;
+        let (mem, node) = (t.held.mem_mb, t.node);
         t.held = Resources::ZERO;
+        t.disk_cap = f64::INFINITY;
         self.usage.held_mem -= mem;
         self.running_tasks -= 1;
+        if self.disks.stop(node, job, task) {
+            self.reshare(now, node, events);
+        }
     }
 
     /// Kills a running task: its progress is lost and counted as waste; a

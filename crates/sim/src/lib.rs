@@ -10,6 +10,7 @@
 mod alone;
 mod checkpoint;
 mod copies;
+mod disk_share;
 mod engine;
 mod event_queue;
 mod execution;
@@ -59,6 +60,10 @@ pub struct ExecModel {
     /// How many times slower a task runs away from the upstream output it
     /// reads (SSR §VI-B: 5×; Fig. 6 measured up to two orders of magnitude).
     pub locality_slowdown: f64,
+    /// Each node's disk bandwidth for spills, MB/s, which spilling elastic
+    /// tasks share (YARN-ME §2.6; §6.1's nodes have one SATA HDD). The core
+    /// books its own `elastic_disk_mb_s` of it from estimates.
+    pub node_disk_mb_s: f64,
     /// True checkpoint dump, restore and network rates (set through the
     /// storage keys, which also set the core's estimates; echoed there).
     #[serde(skip)]
@@ -74,6 +79,7 @@ impl Default for ExecModel {
             restore_s_per_gb: 5.1,
             working_set_fraction: 0.8,
             locality_slowdown: 5.0,
+            node_disk_mb_s: 150.0,
             storage: StorageModel::default(),
         }
     }
@@ -87,6 +93,7 @@ pub const EXEC_KEYS: &[(&str, &str)] = &[
     ("restore_s_per_gb", "seconds to read 1 GB back on resume (default 5.1 = 1.7x reclaim, measured)"),
     ("working_set_fraction", "resident working set over requested memory (default 0.8)"),
     ("locality_slowdown", "times slower a task of a `local` phase runs off its upstream nodes (default 5, SSR §VI-B)"),
+    ("node_disk_mb_s", "each node's disk bandwidth, MB/s, shared by tasks spilling there (default 150, YARN-ME §2.6)"),
 ];
 
 impl ExecModel {
@@ -116,6 +123,7 @@ impl ExecModel {
             "restore_s_per_gb" => &mut self.restore_s_per_gb,
             "working_set_fraction" => &mut self.working_set_fraction,
             "locality_slowdown" => &mut self.locality_slowdown,
+            "node_disk_mb_s" => &mut self.node_disk_mb_s,
             _ => return None,
         };
         Some(match value.parse::<f64>() {
@@ -123,7 +131,8 @@ impl ExecModel {
                 if x.is_finite()
                     && x >= 0.0
                     && (key != "working_set_fraction" || x <= 1.0)
-                    && (key != "locality_slowdown" || x >= 1.0) =>
+                    && (key != "locality_slowdown" || x >= 1.0)
+                    && (key != "node_disk_mb_s" || x > 0.0) =>
             {
                 *slot = x;
                 Ok(())

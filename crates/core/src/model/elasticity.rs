@@ -77,6 +77,15 @@ impl ElasticityProfile {
         }
     }
 
+    /// Whether no allocation runs faster than the ideal one (a step's
+    /// penalty is at least 1; a spill only adds time).
+    pub fn never_faster(&self) -> bool {
+        match *self {
+            ElasticityProfile::Step { penalty } => penalty >= 1.0,
+            ElasticityProfile::Spill { .. } => true,
+        }
+    }
+
     /// Checks the profile makes sense: a step's penalty is at least 1.
     pub fn check(&self) -> Result<(), String> {
         match *self {

@@ -11,6 +11,7 @@ mod node_pass;
 mod pending;
 mod priority_preemption;
 mod reservations;
+mod snapshot;
 mod state;
 
 use crate::action::Action;
@@ -99,6 +100,8 @@ pub struct Scheduler {
     timeline_stale: bool,
     /// Per node, its running tasks' estimated ends and holdings as of the timeline, by end.
     node_ends: Vec<Vec<(Micros, Resources)>>,
+    /// What the timeline generator's snapshot of each job may skip.
+    snapshot: snapshot::SnapshotCache,
     /// Per node, disk bandwidth booked by elastic tasks' spills, milli-MB/s.
     disk_used: Vec<u64>,
 }
@@ -153,6 +156,7 @@ impl Scheduler {
             timeline: Default::default(),
             timeline_stale: true,
             node_ends: Vec::new(),
+            snapshot: Default::default(),
             disk_used: vec![0; free_index_len],
         };
         s.share_capacity();

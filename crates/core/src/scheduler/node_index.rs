@@ -25,13 +25,18 @@ impl NodeIndex {
         NodeIndex { nodes: free.len(), leaves, tree }
     }
 
-    /// Records node `node`'s new free resources.
+    /// Records node `node`'s new free resources. The climb stops at the
+    /// first ancestor whose maximum does not change: those above keep theirs.
     pub fn update(&mut self, node: usize, free: Resources) {
         let mut i = self.leaves + node;
         self.tree[i] = free;
         while i > 1 {
             i /= 2;
-            self.tree[i] = self.tree[2 * i].max(&self.tree[2 * i + 1]);
+            let max = self.tree[2 * i].max(&self.tree[2 * i + 1]);
+            if self.tree[i] == max {
+                return;
+            }
+            self.tree[i] = max;
         }
     }
 

@@ -10,7 +10,7 @@ use super::Scheduler;
 use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef};
 use crate::policy::sizing::elastic::elastic_fit;
-use crate::policy::sizing::timeline::{RunningTask, Timeline, WaitingJob};
+use crate::policy::sizing::timeline::{Timeline, WaitingJob};
 use crate::policy::{JobOrder, Sizing};
 use crate::{Micros, Resources};
 use std::collections::BTreeSet;
@@ -99,7 +99,9 @@ impl Scheduler {
         let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.policy.sizing, j.req.elastic, t.estimate) else {
             return None;
         };
-        if req.cpu_milli > free.cpu_milli {
+        // No size runs faster than the ideal: a task that cannot end by `by`
+        // at its ideal run time cannot under-sized either.
+        if req.cpu_milli > free.cpu_milli || (!ends_by(ideal) && e.profile.never_faster()) {
             return None;
         }
         let fit = elastic_fit(&spec, &e, ideal, req.mem_mb, free.mem_mb)?;
@@ -190,41 +192,32 @@ impl Scheduler {
 
     /// §3.2: runs the timeline generator on the jobs' estimates.
     fn generate_timeline(&mut self, now: Micros) {
-        let mut running = Vec::new();
-        let mut waiting = Vec::new();
-        self.node_ends = vec![Vec::new(); self.nodes.len()];
         let elastic = self.policy.sizing;
-        for (ji, j) in self.jobs.iter().enumerate() {
-            if j.status != super::state::JobStatus::Active {
-                continue;
-            }
-            for t in j.tasks.iter().filter(|t| t.state.holds_resources()) {
-                let ideal = t.estimate.unwrap_or(0);
-                let runtime = match (elastic, j.req.elastic) {
-                    (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
-                    _ => ideal,
-                };
-                let end = t.started + runtime;
-                running.push(RunningTask { job: ji as u32, node: t.node.0, held: t.allocated, end });
-                self.node_ends[t.node.0 as usize].push((end, t.allocated));
-            }
-            if !j.pending.is_empty() {
-                let mut runs: Vec<(Resources, Micros, u32)> = Vec::new();
-                for ti in j.pending.iter() {
-                    let t = &j.tasks[ti as usize];
-                    let task = (t.request, t.estimate.unwrap_or(0));
-                    match runs.last_mut() {
-                        Some(run) if (run.0, run.1) == task => run.2 += 1,
-                        _ => runs.push((task.0, task.1, 1)),
-                    }
-                }
-                waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks: runs });
-            }
+        let running = self.snapshot.running(&self.jobs, |j, t| {
+            let ideal = t.estimate.unwrap_or(0);
+            let runtime = match (elastic, j.req.elastic) {
+                (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
+                _ => ideal,
+            };
+            t.started + runtime
+        });
+        self.node_ends.resize_with(self.nodes.len(), Vec::new);
+        self.node_ends.iter_mut().for_each(Vec::clear);
+        for r in &running {
+            self.node_ends[r.node as usize].push((r.end, r.held));
         }
         for ends in &mut self.node_ends {
             ends.sort_unstable_by_key(|e| e.0);
         }
+        let mut waiting = Vec::new();
+        for (ji, j) in self.jobs.iter().enumerate() {
+            if j.status == super::state::JobStatus::Active && !j.pending.is_empty() {
+                let tasks = self.snapshot.waiting_runs(ji, j);
+                waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks });
+            }
+        }
         let free: Vec<Resources> = self.nodes.iter().map(|n| n.free()).collect();
+        let running = self.snapshot.by_end(now);
         self.timeline = Timeline::generate(now, &free, &running, &waiting, self.jobs.len());
     }
 

@@ -8,7 +8,7 @@
 use crate::scheduler::NodeIndex;
 use crate::{Micros, Resources};
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 
 /// A running task as the generator sees it.
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +40,9 @@ pub struct WaitingJob {
 /// An estimated end in the walk: (time, node, job, CPU, memory) freed.
 type End = (Micros, u32, u32, u64, u64);
 
+/// A job's place in the walk's fair order: (memory held, submission, job).
+type FairKey = (u64, Micros, u32);
+
 /// The generator's walk, kept between questions: it advances only as far as
 /// a question needs (the answers are those of a walk to the end).
 #[derive(Debug, Clone, Default)]
@@ -48,8 +51,16 @@ pub struct Timeline {
     job_end: Vec<Micros>,
     free: Vec<Resources>,
     index: Option<NodeIndex>,
+    /// The running tasks' ends, in order, and how many have passed.
+    running_ends: Vec<End>,
+    passed: usize,
+    /// The ends of the tasks the walk placed.
     ends: BinaryHeap<Reverse<End>>,
-    order: BTreeSet<(u64, Micros, u32)>,
+    /// Jobs with unplaced tasks by fair key, smallest first. An entry is
+    /// current while it matches its job's `held` and the job has unplaced
+    /// tasks; others are dropped when they come to the top (a job whose key
+    /// changes gets a new entry rather than a search for the old one).
+    order: BinaryHeap<Reverse<FairKey>>,
     held: Vec<u64>,
     submit: Vec<Micros>,
     /// Per job, the run and the task within it the walk places next.
@@ -70,12 +81,26 @@ impl Timeline {
         waiting: &[WaitingJob],
         jobs: usize,
     ) -> Self {
+        let mut job_end = vec![0; jobs];
+        let mut running_ends = Vec::with_capacity(running.len());
+        for r in running {
+            let end = r.end.max(now);
+            job_end[r.job as usize] = job_end[r.job as usize].max(end);
+            running_ends.push((end, r.node, r.job, r.held.cpu_milli, r.held.mem_mb));
+        }
+        // Equal entries are alike, so an unstable sort gives a heap's order
+        // (callers may hand them over in order already).
+        if !running_ends.is_sorted() {
+            running_ends.sort_unstable();
+        }
         let mut tl = Timeline {
-            job_end: vec![0; jobs],
+            job_end,
             free: free.to_vec(),
             index: Some(NodeIndex::new(free)),
-            ends: BinaryHeap::with_capacity(running.len()),
-            order: BTreeSet::new(),
+            running_ends,
+            passed: 0,
+            ends: BinaryHeap::new(),
+            order: BinaryHeap::with_capacity(waiting.len()),
             held: vec![0; jobs],
             submit: vec![0; jobs],
             next: vec![(0, 0); jobs],
@@ -83,18 +108,13 @@ impl Timeline {
             t: now,
             stuck: false,
         };
-        for r in running {
-            let end = r.end.max(now);
-            tl.job_end[r.job as usize] = tl.job_end[r.job as usize].max(end);
-            tl.ends.push(Reverse((end, r.node, r.job, r.held.cpu_milli, r.held.mem_mb)));
-        }
         for w in waiting {
             let j = w.job as usize;
             tl.held[j] = w.held_mb;
             tl.submit[j] = w.submit;
             tl.tasks[j] = w.tasks.clone();
             if !w.tasks.is_empty() {
-                tl.order.insert((w.held_mb, w.submit, w.job));
+                tl.order.push(Reverse((w.held_mb, w.submit, w.job)));
             }
         }
         tl
@@ -105,45 +125,69 @@ impl Timeline {
         self.next.get(job).is_some_and(|&(run, _)| run < self.tasks[job].len())
     }
 
+    /// The first job in fair order, dropping entries that are no longer current.
+    fn head(&mut self) -> Option<FairKey> {
+        while let Some(&Reverse(key @ (h, _, j))) = self.order.peek() {
+            if self.held[j as usize] == h && self.unplaced(j as usize) {
+                return Some(key);
+            }
+            self.order.pop();
+        }
+        None
+    }
+
     /// One step of the walk: the next task in fair order starts on the first
     /// node with room, or, if none has room, the next estimated end passes.
     /// False when the walk is over.
     fn step(&mut self) -> bool {
-        let Some(&(h, s, j)) = self.order.first() else { return false };
+        let Some((_, s, j)) = self.head() else { return false };
         let jb = j as usize;
         let (run, within) = self.next[jb];
         let (req, est, count) = self.tasks[jb][run];
-        let index = self.index.as_mut().expect("generated");
-        if let Some(node) = index.first_fit(req, 0) {
+        let fit = self.index.as_ref().expect("generated").first_fit(req, 0);
+        if let Some(node) = fit {
             self.free[node] -= req;
-            index.update(node, self.free[node]);
+            self.index.as_mut().expect("generated").update(node, self.free[node]);
             let end = self.t + est;
             self.job_end[jb] = self.job_end[jb].max(end);
             self.ends.push(Reverse((end, node as u32, j, req.cpu_milli, req.mem_mb)));
-            self.order.remove(&(h, s, j));
             self.held[jb] += req.mem_mb;
             self.next[jb] = if within + 1 < count { (run, within + 1) } else { (run + 1, 0) };
             if self.unplaced(jb) {
-                self.order.insert((self.held[jb], s, j));
+                let mut top = self.order.peek_mut().expect("the head is in the order");
+                *top = Reverse((self.held[jb], s, j));
+            } else {
+                self.order.pop();
             }
             return true;
         }
-        let Some(Reverse((end, node, job, cpu, mem))) = self.ends.pop() else {
+        let Some((end, node, job, cpu, mem)) = self.next_end() else {
             self.stuck = true;
             return false;
         };
         self.t = end;
         let n = node as usize;
         self.free[n] += Resources::new(cpu, mem);
-        index.update(n, self.free[n]);
+        self.index.as_mut().expect("generated").update(n, self.free[n]);
         let jb = job as usize;
-        let key = (self.held[jb], self.submit[jb], job);
-        let was_waiting = self.order.remove(&key);
         self.held[jb] = self.held[jb].saturating_sub(mem);
-        if was_waiting {
-            self.order.insert((self.held[jb], self.submit[jb], job));
+        if self.unplaced(jb) {
+            self.order.push(Reverse((self.held[jb], self.submit[jb], job)));
         }
         true
+    }
+
+    /// Takes the earliest estimated end not yet passed.
+    fn next_end(&mut self) -> Option<End> {
+        let running = self.running_ends.get(self.passed).copied();
+        match (running, self.ends.peek()) {
+            (Some(r), Some(&Reverse(p))) if p < r => self.ends.pop().map(|Reverse(e)| e),
+            (Some(r), _) => {
+                self.passed += 1;
+                Some(r)
+            }
+            (None, _) => self.ends.pop().map(|Reverse(e)| e),
+        }
     }
 
     /// Whether `job` is estimated to complete at `time` or later (§3.3's

@@ -1,0 +1,174 @@
+//! The timeline generator's snapshot (YARN-ME §3.2, taken by `node_pass.rs`
+//! every heartbeat), taken fast: what it may skip is remembered between
+//! snapshots. Each job's live tasks are read, not every task it has; waiting
+//! tasks are read as runs; and the running tasks' order by estimated end is
+//! the last snapshot's order, less the tasks that stopped, merged with the
+//! few that started since (a full sort of ~1,500 tasks every heartbeat was
+//! the generator's largest cost).
+
+use super::state::{JobState, JobStatus, TaskRuntime};
+use crate::policy::sizing::timeline::RunningTask;
+use crate::{Micros, Resources};
+
+/// Whether every task of a job carries the same estimate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Estimates {
+    /// Not looked at yet.
+    Unknown,
+    /// All the same (`None`'s stand-in, 0, included).
+    Same(Micros),
+    /// Some differ.
+    Mixed,
+}
+
+/// A task as the last snapshots saw it running.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    /// The snapshot that last saw it running.
+    snapshot: u32,
+    /// That snapshot saw it start running, or run on other terms.
+    fresh: bool,
+    started: Micros,
+    node: u32,
+    allocated: Resources,
+    /// Its estimated end (not clamped to the snapshot's time).
+    end: Micros,
+}
+
+/// The order the walk passes running tasks' ends in.
+fn end_key(r: &RunningTask) -> (Micros, u32, u32, u64, u64) {
+    (r.end, r.node, r.job, r.held.cpu_milli, r.held.mem_mb)
+}
+
+/// What one snapshot leaves for the next.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SnapshotCache {
+    /// Per job, every task before this index is finished or failed (for good).
+    live_from: Vec<u32>,
+    estimates: Vec<Estimates>,
+    /// Per job and task, how the last snapshots saw it.
+    seen: Vec<Vec<Seen>>,
+    /// Snapshots taken.
+    taken: u32,
+    /// The last snapshot's running tasks by unclamped end (then node, job,
+    /// CPU, memory), with their task indices.
+    by_end: Vec<(RunningTask, u32)>,
+}
+
+impl SnapshotCache {
+    fn grow(&mut self, job: usize) {
+        if self.live_from.len() <= job {
+            self.live_from.resize(job + 1, 0);
+            self.estimates.resize(job + 1, Estimates::Unknown);
+            self.seen.resize(job + 1, Vec::new());
+        }
+    }
+
+    /// The first task of job `ji` that may hold resources: the ones before
+    /// it are finished or failed.
+    fn live_from(&mut self, ji: usize, j: &JobState) -> usize {
+        self.grow(ji);
+        let from = &mut self.live_from[ji];
+        while j.tasks.get(*from as usize).is_some_and(|t| t.state.is_terminal()) {
+            *from += 1;
+        }
+        *from as usize
+    }
+
+    /// The running tasks of the active jobs, in job and task order; `end_of`
+    /// gives a task's estimated end (asked only of tasks not seen running, on
+    /// the same terms, by the last snapshot). Call [`SnapshotCache::by_end`]
+    /// next for them in the walk's order.
+    pub fn running(
+        &mut self,
+        jobs: &[JobState],
+        end_of: impl Fn(&JobState, &TaskRuntime) -> Micros,
+    ) -> Vec<RunningTask> {
+        self.taken += 1;
+        let (now, last) = (self.taken, self.taken - 1);
+        let mut running = Vec::with_capacity(self.by_end.len());
+        let mut started = Vec::new();
+        for (ji, j) in jobs.iter().enumerate() {
+            if j.status != JobStatus::Active {
+                continue;
+            }
+            let from = self.live_from(ji, j);
+            let seen = &mut self.seen[ji];
+            if seen.len() < j.tasks.len() {
+                seen.resize(j.tasks.len(), Seen::default());
+            }
+            // `running` counts the tasks that hold resources: none lie past the last.
+            let holders = j.tasks[from..].iter().zip(from as u32..).filter(|(t, _)| t.state.holds_resources());
+            for (t, ti) in holders.take(j.running as usize) {
+                let s = &mut seen[ti as usize];
+                let same = s.snapshot != 0
+                    && s.snapshot == last
+                    && (s.started, s.node, s.allocated) == (t.started, t.node.0, t.allocated);
+                if same {
+                    (s.snapshot, s.fresh) = (now, false);
+                } else {
+                    let end = end_of(j, t);
+                    *s = Seen { snapshot: now, fresh: true, started: t.started, node: t.node.0, allocated: t.allocated, end };
+                }
+                let r = RunningTask { job: ji as u32, node: t.node.0, held: t.allocated, end: s.end };
+                if !same {
+                    started.push((r, ti));
+                }
+                running.push(r);
+            }
+        }
+        started.sort_unstable_by_key(|(r, _)| end_key(r));
+        let seen = &self.seen;
+        let still = |(r, ti): &(RunningTask, u32)| {
+            let s = &seen[r.job as usize][*ti as usize];
+            s.snapshot == now && !s.fresh
+        };
+        let mut merged = Vec::with_capacity(running.len());
+        let mut added = started.into_iter().peekable();
+        for kept in self.by_end.iter().filter(|e| still(e)) {
+            while let Some(a) = added.next_if(|a| end_key(&a.0) < end_key(&kept.0)) {
+                merged.push(a);
+            }
+            merged.push(*kept);
+        }
+        merged.extend(added);
+        self.by_end = merged;
+        running
+    }
+
+    /// The last snapshot's running tasks in the walk's order: by estimated
+    /// end, an end already passed counting as `now`.
+    pub fn by_end(&self, now: Micros) -> Vec<RunningTask> {
+        let mut ordered: Vec<RunningTask> = self.by_end.iter().map(|&(r, _)| r).collect();
+        let passed = ordered.partition_point(|r| r.end <= now);
+        for r in &mut ordered[..passed] {
+            r.end = now;
+        }
+        ordered[..passed].sort_unstable_by_key(end_key);
+        ordered
+    }
+
+    /// Job `ji`'s waiting tasks in order, as runs of equal ones: request,
+    /// estimated run time (0 if none) and how many.
+    pub fn waiting_runs(&mut self, ji: usize, j: &JobState) -> Vec<(Resources, Micros, u32)> {
+        self.grow(ji);
+        if self.estimates[ji] == Estimates::Unknown {
+            let first = j.tasks.first().map_or(0, |t| t.estimate.unwrap_or(0));
+            let same = j.tasks.iter().all(|t| t.estimate.unwrap_or(0) == first);
+            self.estimates[ji] = if same { Estimates::Same(first) } else { Estimates::Mixed };
+        }
+        if let Estimates::Same(estimate) = self.estimates[ji] {
+            return j.pending.runs().map(|(request, n)| (request, estimate, n)).collect();
+        }
+        let mut runs: Vec<(Resources, Micros, u32)> = Vec::new();
+        for ti in j.pending.iter() {
+            let t = &j.tasks[ti as usize];
+            let task = (t.request, t.estimate.unwrap_or(0));
+            match runs.last_mut() {
+                Some(run) if (run.0, run.1) == task => run.2 += 1,
+                _ => runs.push((task.0, task.1, 1)),
+            }
+        }
+        runs
+    }
+}
