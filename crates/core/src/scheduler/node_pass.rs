@@ -193,7 +193,7 @@ impl Scheduler {
     /// §3.2: runs the timeline generator on the jobs' estimates.
     fn generate_timeline(&mut self, now: Micros) {
         let elastic = self.policy.sizing;
-        let running = self.snapshot.running(&self.jobs, |j, t| {
+        self.snapshot.take(&self.jobs, |j, t| {
             let ideal = t.estimate.unwrap_or(0);
             let runtime = match (elastic, j.req.elastic) {
                 (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
@@ -203,11 +203,10 @@ impl Scheduler {
         });
         self.node_ends.resize_with(self.nodes.len(), Vec::new);
         self.node_ends.iter_mut().for_each(Vec::clear);
-        for r in &running {
+        // By end: backfill reads the first end that makes room, whichever
+        // order equal ends come in.
+        for r in self.snapshot.running_by_end() {
             self.node_ends[r.node as usize].push((r.end, r.held));
-        }
-        for ends in &mut self.node_ends {
-            ends.sort_unstable_by_key(|e| e.0);
         }
         let mut waiting = Vec::new();
         for (ji, j) in self.jobs.iter().enumerate() {

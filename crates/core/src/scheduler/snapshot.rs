@@ -75,18 +75,13 @@ impl SnapshotCache {
         *from as usize
     }
 
-    /// The running tasks of the active jobs, in job and task order; `end_of`
-    /// gives a task's estimated end (asked only of tasks not seen running, on
-    /// the same terms, by the last snapshot). Call [`SnapshotCache::by_end`]
-    /// next for them in the walk's order.
-    pub fn running(
-        &mut self,
-        jobs: &[JobState],
-        end_of: impl Fn(&JobState, &TaskRuntime) -> Micros,
-    ) -> Vec<RunningTask> {
+    /// Takes a snapshot of the active jobs' running tasks; `end_of` gives a
+    /// task's estimated end (asked only of tasks the last snapshot did not
+    /// see running on the same terms). Read them with
+    /// [`SnapshotCache::running_by_end`] or [`SnapshotCache::by_end`].
+    pub fn take(&mut self, jobs: &[JobState], end_of: impl Fn(&JobState, &TaskRuntime) -> Micros) {
         self.taken += 1;
         let (now, last) = (self.taken, self.taken - 1);
-        let mut running = Vec::with_capacity(self.by_end.len());
         let mut started = Vec::new();
         for (ji, j) in jobs.iter().enumerate() {
             if j.status != JobStatus::Active {
@@ -108,13 +103,18 @@ impl SnapshotCache {
                     (s.snapshot, s.fresh) = (now, false);
                 } else {
                     let end = end_of(j, t);
-                    *s = Seen { snapshot: now, fresh: true, started: t.started, node: t.node.0, allocated: t.allocated, end };
+                    *s = Seen {
+                        snapshot: now,
+                        fresh: true,
+                        started: t.started,
+                        node: t.node.0,
+                        allocated: t.allocated,
+                        end,
+                    };
                 }
-                let r = RunningTask { job: ji as u32, node: t.node.0, held: t.allocated, end: s.end };
                 if !same {
-                    started.push((r, ti));
+                    started.push((RunningTask { job: ji as u32, node: t.node.0, held: t.allocated, end: s.end }, ti));
                 }
-                running.push(r);
             }
         }
         started.sort_unstable_by_key(|(r, _)| end_key(r));
@@ -123,7 +123,7 @@ impl SnapshotCache {
             let s = &seen[r.job as usize][*ti as usize];
             s.snapshot == now && !s.fresh
         };
-        let mut merged = Vec::with_capacity(running.len());
+        let mut merged = Vec::with_capacity(self.by_end.len() + started.len());
         let mut added = started.into_iter().peekable();
         for kept in self.by_end.iter().filter(|e| still(e)) {
             while let Some(a) = added.next_if(|a| end_key(&a.0) < end_key(&kept.0)) {
@@ -133,7 +133,12 @@ impl SnapshotCache {
         }
         merged.extend(added);
         self.by_end = merged;
-        running
+    }
+
+    /// The snapshot's running tasks by estimated end (then node, job, CPU,
+    /// memory), ends already passed as they are.
+    pub fn running_by_end(&self) -> impl Iterator<Item = &RunningTask> {
+        self.by_end.iter().map(|(r, _)| r)
     }
 
     /// The last snapshot's running tasks in the walk's order: by estimated
@@ -170,5 +175,80 @@ impl SnapshotCache {
             }
         }
         runs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRequest, TaskState};
+    use crate::SECOND;
+
+    const REQ: Resources = Resources::new(1000, 1000);
+
+    fn job(estimates: &[u64]) -> JobState {
+        let tasks = estimates.iter().map(|&s| TaskRequest { resources: REQ, estimate: Some(s * SECOND) }).collect();
+        let phase = PhaseRequest { deps: vec![], coupled: false, local: false, tasks };
+        let req = JobRequest {
+            id: JobId(0),
+            submit: 0,
+            class: JobClass::Long,
+            priority: 0,
+            phases: vec![phase],
+            elastic: None,
+        };
+        JobState::new(req, 0, (0, 0, 0))
+    }
+
+    fn start(j: &mut JobState, task: usize, at_s: u64, node: u32) {
+        let t = &mut j.tasks[task];
+        (t.state, t.started, t.node, t.allocated) = (TaskState::Running, at_s * SECOND, NodeId(node), REQ);
+        j.running += 1;
+    }
+
+    fn finish(j: &mut JobState, task: usize) {
+        j.tasks[task].state = TaskState::Finished;
+        j.running -= 1;
+    }
+
+    fn ends(c: &SnapshotCache) -> Vec<(Micros, u32)> {
+        c.running_by_end().map(|r| (r.end / SECOND, r.node)).collect()
+    }
+
+    #[test]
+    fn running_tasks_stay_in_order_of_end_across_snapshots() {
+        // Four 10 s tasks: 0 finished, 1 runs on node 0 from 0 s (ends 10 s),
+        // 3 on node 1 from 5 s (ends 15 s).
+        let mut j = job(&[10, 10, 10, 10]);
+        start(&mut j, 0, 0, 0);
+        finish(&mut j, 0);
+        start(&mut j, 1, 0, 0);
+        start(&mut j, 3, 5, 1);
+        let end_of = |_: &JobState, t: &TaskRuntime| t.started + t.estimate.unwrap_or(0);
+        let mut c = SnapshotCache::default();
+        c.take(std::slice::from_ref(&j), end_of);
+        assert_eq!(ends(&c), vec![(10, 0), (15, 1)]);
+        assert_eq!(c.live_from[0], 1);
+        // 1 ends; 2 starts on node 0 at 12 s (ends 22 s): 3 is kept, 2 merged in after it.
+        finish(&mut j, 1);
+        start(&mut j, 2, 12, 0);
+        c.take(std::slice::from_ref(&j), end_of);
+        assert_eq!(ends(&c), vec![(15, 1), (22, 0)]);
+        // At 16 s, 3's end has passed: the walk sees it end now.
+        let walk: Vec<(Micros, u32)> = c.by_end(16 * SECOND).iter().map(|r| (r.end / SECOND, r.node)).collect();
+        assert_eq!(walk, vec![(16, 1), (22, 0)]);
+        // 2 is killed and restarts on node 1 at 13 s: the snapshot sees it anew.
+        j.tasks[2].started = 13 * SECOND;
+        j.tasks[2].node = NodeId(1);
+        c.take(std::slice::from_ref(&j), end_of);
+        assert_eq!(ends(&c), vec![(15, 1), (23, 1)]);
+    }
+
+    #[test]
+    fn waiting_tasks_come_as_runs_of_request_and_estimate() {
+        let mut c = SnapshotCache::default();
+        assert_eq!(c.waiting_runs(0, &job(&[10, 10, 10])), vec![(REQ, 10 * SECOND, 3)]);
+        let runs = vec![(REQ, 10 * SECOND, 2), (REQ, 20 * SECOND, 1), (REQ, 10 * SECOND, 1)];
+        assert_eq!(c.waiting_runs(1, &job(&[10, 10, 20, 10])), runs);
     }
 }
