@@ -180,7 +180,8 @@ pub struct SubmitArgs {
     tasks: u32,
     /// Submit the jobs of this native workload file instead (their phases,
     /// barriers, `local` flags, class, priority, name and task size; every
-    /// task runs COMMAND), with their estimates and elasticity; --queue, --cpu,
+    /// task runs COMMAND), with their elasticity and run-time estimate (the
+    /// longest task's `estimate_s`, else `duration_s`); --queue, --cpu,
     /// --mem, --estimate, --penalty, --min-mem, --priority, --name and --tasks are ignored.
     #[arg(long)]
     workload: Option<PathBuf>,
@@ -197,26 +198,27 @@ fn workload_submissions(path: &Path, command: &[String]) -> Result<Vec<serde_jso
     w.jobs
         .iter()
         .map(|j| {
-            let first = j.tasks().next().expect("a job has a task");
-            let (size, estimate) = (first.request, first.estimate);
-            if j.tasks().any(|t| (t.request, t.estimate) != (size, estimate)) {
-                return Err(format!(
-                    "{}: job `{}`: live mode runs one task size and estimate per job",
-                    path.display(),
-                    j.name
-                ));
+            let size = j.tasks().next().map(|t| t.request).expect("a job has a task");
+            if j.tasks().any(|t| t.request != size) {
+                return Err(format!("{}: job `{}`: live mode runs one task size per job", path.display(), j.name));
             }
+            // Live tasks take as long as their command: a file's durations are
+            // estimates, and a job has one, its longest.
+            let estimate = j.tasks().map(|t| t.estimate.unwrap_or(t.duration)).max().filter(|&us| us > 0);
             let phases: Vec<serde_json::Value> =
                 j.phases.iter().map(|p| json!({"tasks": p.tasks.len(), "after": p.deps, "local": p.local})).collect();
             let estimate_s = estimate.map(|us| us as f64 / 1e6);
-            let elastic = j.elastic.as_ref().map(|e| elastic_request(&e.estimate)).transpose()?;
-            pliant_manager::elastic::check(estimate_s, elastic.as_ref(), size.mem_mb)
-                .map_err(|e| format!("{}: job `{}`: {e}", path.display(), j.name))?;
-            Ok(json!({
-                "name": j.name, "queue": j.class, "priority": j.priority, "cpu_milli": size.cpu_milli,
-                "mem_mb": size.mem_mb, "phases": phases, "command": command, "estimate_s": estimate_s,
-                "elastic": elastic,
-            }))
+            let elastic = j.elastic.as_ref().map(|e| elastic_request(&e.estimate)).transpose();
+            elastic
+                .and_then(|e| pliant_manager::elastic::check(estimate_s, e.as_ref(), size.mem_mb).map(|_| e))
+                .map_err(|e| format!("{}: job `{}`: {e}", path.display(), j.name))
+                .map(|elastic| {
+                    json!({
+                        "name": j.name, "queue": j.class, "priority": j.priority, "cpu_milli": size.cpu_milli,
+                        "mem_mb": size.mem_mb, "phases": phases, "command": command, "estimate_s": estimate_s,
+                        "elastic": elastic,
+                    })
+                })
         })
         .collect()
 }
@@ -291,8 +293,10 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
         }
         ManagerCommand::Submit(a) if a.workload.is_some() => {
             let path = a.workload.as_ref().expect("matched");
+            // Every job is checked before any is sent.
+            let bodies = workload_submissions(path, &a.command)?;
             let client = client(&a.manager)?;
-            for body in workload_submissions(path, &a.command)? {
+            for body in bodies {
                 let answer = client.post("/jobs", &body).map_err(|e| e.to_string())?;
                 println!("{}", answer["id"]);
             }
