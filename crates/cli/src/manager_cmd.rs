@@ -4,7 +4,9 @@
 //! top-level command.
 
 use crate::live_cmd::{parse_seconds, parse_size_mb};
+use pliant_core::model::{Elasticity, ElasticityProfile};
 use pliant_manager::client::{Client, DEFAULT_URL};
+use pliant_manager::elastic::ElasticRequest;
 use pliant_manager::local::{run_local, LocalOptions, ManagerSetup, Offer};
 use pliant_manager::remote_agent::{run_agent, AgentOptions};
 use pliant_manager::serve::{run_serve, ServeOptions};
@@ -148,9 +150,23 @@ pub struct SubmitArgs {
     /// CPU cores per task (fractions allowed, e.g. 0.5).
     #[arg(long, default_value = "1", value_parser = parse_cores)]
     cpu: u64,
-    /// Memory per task, in MB or with an M or G suffix.
+    /// Memory per task, in MB or with an M or G suffix; an elastic task's
+    /// ideal memory.
     #[arg(long, default_value = "256M", value_parser = parse_size_mb)]
     mem: u64,
+    /// Estimated run time of each task with its full memory, in seconds
+    /// (YARN-ME's ideal duration; needed with --penalty).
+    #[arg(long, value_parser = parse_seconds)]
+    estimate: Option<std::time::Duration>,
+    /// Make the tasks elastic: under the `elastic` preset one may start with
+    /// less memory than --mem, running up to this many times slower (≥ 1); it
+    /// learns its size from PLIANT_MEM_MB. Other presets give it --mem.
+    #[arg(long, requires = "estimate")]
+    penalty: Option<f64>,
+    /// With --penalty: the least memory a task may get, in MB or with an M or
+    /// G suffix (default: 10 % of --mem).
+    #[arg(long, value_parser = parse_size_mb, requires = "penalty")]
+    min_mem: Option<u64>,
     /// Priority 0–11, higher first. Under priority-kill, checkpoint-* and
     /// adaptive-* a task preempts only tasks of lower levels: free 0–1 <
     /// middle 2–8 < production 9–11.
@@ -164,7 +180,9 @@ pub struct SubmitArgs {
     tasks: u32,
     /// Submit the jobs of this native workload file instead (their phases,
     /// barriers, `local` flags, class, priority, name and task size; every
-    /// task runs COMMAND); --queue, --cpu, --mem, --priority, --name and --tasks are ignored.
+    /// task runs COMMAND), with their elasticity and run-time estimate (the
+    /// longest task's `estimate_s`, else `duration_s`); --queue, --cpu,
+    /// --mem, --estimate, --penalty, --min-mem, --priority, --name and --tasks are ignored.
     #[arg(long)]
     workload: Option<PathBuf>,
     /// The command to run, after `--`.
@@ -184,14 +202,34 @@ fn workload_submissions(path: &Path, command: &[String]) -> Result<Vec<serde_jso
             if j.tasks().any(|t| t.request != size) {
                 return Err(format!("{}: job `{}`: live mode runs one task size per job", path.display(), j.name));
             }
+            // Live tasks take as long as their command: a file's durations are
+            // estimates, and a job has one, its longest.
+            let estimate = j.tasks().map(|t| t.estimate.unwrap_or(t.duration)).max().filter(|&us| us > 0);
             let phases: Vec<serde_json::Value> =
                 j.phases.iter().map(|p| json!({"tasks": p.tasks.len(), "after": p.deps, "local": p.local})).collect();
-            Ok(json!({
-                "name": j.name, "queue": j.class, "priority": j.priority, "cpu_milli": size.cpu_milli,
-                "mem_mb": size.mem_mb, "phases": phases, "command": command,
-            }))
+            let estimate_s = estimate.map(|us| us as f64 / 1e6);
+            let elastic = j.elastic.as_ref().map(|e| elastic_request(&e.estimate)).transpose();
+            elastic
+                .and_then(|e| pliant_manager::elastic::check(estimate_s, e.as_ref(), size.mem_mb).map(|_| e))
+                .map_err(|e| format!("{}: job `{}`: {e}", path.display(), j.name))
+                .map(|elastic| {
+                    json!({
+                        "name": j.name, "queue": j.class, "priority": j.priority, "cpu_milli": size.cpu_milli,
+                        "mem_mb": size.mem_mb, "phases": phases, "command": command, "estimate_s": estimate_s,
+                        "elastic": elastic,
+                    })
+                })
         })
         .collect()
+}
+
+/// The API's `elastic` object for a native job's elasticity (live mode
+/// takes max-penalty profiles, the only ones the native format writes).
+fn elastic_request(e: &Elasticity) -> Result<ElasticRequest, String> {
+    match e.profile {
+        ElasticityProfile::Step { penalty } => Ok(ElasticRequest { penalty, min_mem_mb: e.min_mem_mb }),
+        ElasticityProfile::Spill { .. } => Err("live mode takes max-penalty elasticity only".into()),
+    }
 }
 
 /// Options of `pliant status`.
@@ -255,8 +293,10 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
         }
         ManagerCommand::Submit(a) if a.workload.is_some() => {
             let path = a.workload.as_ref().expect("matched");
+            // Every job is checked before any is sent.
+            let bodies = workload_submissions(path, &a.command)?;
             let client = client(&a.manager)?;
-            for body in workload_submissions(path, &a.command)? {
+            for body in bodies {
                 let answer = client.post("/jobs", &body).map_err(|e| e.to_string())?;
                 println!("{}", answer["id"]);
             }
@@ -271,6 +311,8 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 "priority": a.priority,
                 "tasks": a.tasks,
                 "command": a.command,
+                "estimate_s": a.estimate.map(|d| d.as_secs_f64()),
+                "elastic": a.penalty.map(|penalty| json!({"penalty": penalty, "min_mem_mb": a.min_mem})),
             });
             let answer = client(&a.manager)?.post("/jobs", &body).map_err(|e| e.to_string())?;
             println!("{}", answer["id"]);
@@ -342,8 +384,8 @@ fn jobs_table(jobs: &[Value]) -> String {
 
 fn tasks_table(job: &Value) -> String {
     let mut out = format!(
-        "\n{:>4}  {:<13} {:>4} {:>8} {:>5} {:>6}  {}\n",
-        "TASK", "STATE", "NODE", "LAUNCHES", "CKPTS", "EXIT", "PREEMPTIONS"
+        "\n{:>4}  {:<13} {:>4} {:>8} {:>5} {:>6} {:>7}  {}\n",
+        "TASK", "STATE", "NODE", "LAUNCHES", "CKPTS", "EXIT", "MEM_MB", "PREEMPTIONS"
     );
     for t in job["tasks"].as_array().into_iter().flatten() {
         let exit = match (&t["exit_code"], &t["signal"]) {
@@ -357,14 +399,17 @@ fn tasks_table(job: &Value) -> String {
             "pending" if checkpoints > 0 => "checkpointed",
             other => other,
         };
+        // The memory it got at its last start (less than the job's under `elastic`).
+        let mem = t["allocated"]["mem_mb"].as_u64().filter(|&m| m > 0).map_or("-".into(), |m| m.to_string());
         out += &format!(
-            "{:>4}  {:<13} {:>4} {:>8} {:>5} {:>6}  {}\n",
+            "{:>4}  {:<13} {:>4} {:>8} {:>5} {:>6} {:>7}  {}\n",
             t["index"].as_u64().unwrap_or(0),
             state,
             t["node"].as_u64().map_or("-".into(), |n| n.to_string()),
             t["launches"].as_u64().unwrap_or(0),
             checkpoints,
             exit,
+            mem,
             t["preemptions"],
         );
         if let Some(reason) = t["lost_reason"].as_str() {

@@ -184,6 +184,8 @@ impl Agent {
                     env: vec![
                         ("PLIANT_JOB".into(), task.job.0.to_string()),
                         ("PLIANT_TASK".into(), task.task.to_string()),
+                        // Its memory limit: its request, or less if it was sized down.
+                        ("PLIANT_MEM_MB".into(), resources.mem_mb.to_string()),
                     ],
                     stdout: files::stdout(&log_dir),
                     stderr: files::stderr(&log_dir),

@@ -1,12 +1,14 @@
 //! What the manager takes in: submissions, cancellations and agents'
 //! reports. These are journaled; everything else follows from them.
 
+use crate::elastic::ElasticRequest;
 use pliant_core::model::{JobClass, JobId};
+use pliant_core::Micros;
 use pliant_live::protocol::AgentReport;
 use serde::{Deserialize, Serialize};
 
 /// A job as submitted through the API, once validated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     /// A name for people.
     pub name: String,
@@ -27,6 +29,12 @@ pub struct JobSpec {
     /// empty: one phase of `tasks` independent tasks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseSpec>,
+    /// The owner's estimate of each task's run time with its full memory, µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_us: Option<Micros>,
+    /// Its tasks may run with less memory (under the `elastic` preset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<ElasticRequest>,
 }
 
 /// One phase of a submitted DAG job: its tasks run the job's command.
@@ -45,7 +53,7 @@ pub struct PhaseSpec {
 }
 
 /// An input to the manager.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A job was submitted; it gets the next job id.

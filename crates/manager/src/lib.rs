@@ -12,6 +12,7 @@
 
 pub mod api;
 pub mod client;
+pub mod elastic;
 pub mod events;
 pub mod http;
 pub mod journal;

@@ -279,7 +279,7 @@ impl Manager {
                     _ => Expected::Running,
                 };
                 let (log_dir, checkpoint_dir) = (self.log_dir(task), self.checkpoint_dir(task));
-                let resources = job.request();
+                let resources = t.allocated;
                 ops.push(AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb: t.owed_mb });
             }
         }
@@ -618,6 +618,7 @@ impl Manager {
         t.start_us = Some(now);
         t.first_start_us.get_or_insert(now);
         t.limits = resources;
+        t.allocated = resources;
         t.owed_mb = 0;
         ops.push((node.0 as usize, AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore }));
     }
@@ -685,7 +686,7 @@ fn action_job(action: &Action) -> Option<JobId> {
 /// The core's view of a submission: its phases of identical tasks (by
 /// default one phase of independent tasks).
 fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
-    let task = TaskRequest { resources: Resources::new(spec.cpu_milli, spec.mem_mb), estimate: None };
+    let task = TaskRequest { resources: Resources::new(spec.cpu_milli, spec.mem_mb), estimate: spec.estimate_us };
     let phase = |deps: Vec<u32>, local: bool, n: u32| PhaseRequest {
         deps,
         coupled: false,
@@ -697,5 +698,6 @@ fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
     } else {
         spec.phases.iter().map(|p| phase(p.after.clone(), p.local, p.tasks)).collect()
     };
-    JobRequest { id, submit: now, class: spec.queue, priority: spec.priority, phases, elastic: None }
+    let elastic = spec.elastic.map(|e| e.elasticity());
+    JobRequest { id, submit: now, class: spec.queue, priority: spec.priority, phases, elastic }
 }

@@ -1,6 +1,7 @@
 //! A submission as the API receives it, and its validation: a bad one is
 //! refused with a message and changes nothing.
 
+use crate::elastic::ElasticRequest;
 use crate::events::{JobSpec, PhaseSpec};
 use pliant_core::model::JobClass;
 use pliant_core::Resources;
@@ -17,7 +18,7 @@ pub struct SubmitRequest {
     pub queue: Option<JobClass>,
     /// CPU per task in millicores (default 1000).
     pub cpu_milli: Option<u64>,
-    /// Memory per task in MB (default 256).
+    /// Memory per task in MB (default 256); the ideal size of an elastic task.
     pub mem_mb: Option<u64>,
     /// Priority 0–11, higher first (default 0).
     pub priority: Option<u8>,
@@ -28,6 +29,11 @@ pub struct SubmitRequest {
     /// A DAG of phases, each `{"tasks": N, "after": [earlier phases], "local": bool}`,
     /// instead of `tasks` (default: one phase of `tasks` tasks).
     pub phases: Option<Vec<PhaseSpec>>,
+    /// Estimated run time of each task with its full memory, seconds.
+    pub estimate_s: Option<f64>,
+    /// `{"penalty": P, "min_mem_mb": M}`: its tasks may run with less memory,
+    /// at least M MB, P times slower (sized so under the `elastic` preset).
+    pub elastic: Option<ElasticRequest>,
 }
 
 /// Highest priority (as in the Google trace).
@@ -73,6 +79,7 @@ impl SubmitRequest {
         if !(1..=MAX_TASKS).contains(&tasks) {
             return Err(format!("`tasks` must be 1–{MAX_TASKS}, got {tasks}"));
         }
+        let estimate_us = crate::elastic::check(self.estimate_s, self.elastic.as_ref(), mem_mb)?;
         let default_name =
             || Path::new(program).file_name().map_or(program.clone(), |n| n.to_string_lossy().into_owned());
         Ok(JobSpec {
@@ -84,6 +91,8 @@ impl SubmitRequest {
             tasks,
             command: self.command,
             phases,
+            estimate_us,
+            elastic: self.elastic,
         })
     }
 }
@@ -117,6 +126,12 @@ mod tests {
             (JobClass::Long, 1000, 256, 0, 1)
         );
         assert_eq!(req(r#"{"command": ["sh"], "queue": "short"}"#).unwrap().queue, JobClass::Short);
+        let elastic = req(
+            r#"{"command": ["sh"], "mem_mb": 800, "estimate_s": 2.5, "elastic": {"penalty": 1.5, "min_mem_mb": 200}}"#,
+        )
+        .unwrap();
+        assert_eq!(elastic.estimate_us, Some(2_500_000));
+        assert_eq!(elastic.elastic, Some(ElasticRequest { penalty: 1.5, min_mem_mb: Some(200) }));
         let dag = req(r#"{"command": ["sh"], "phases": [{"tasks": 2}, {"tasks": 3, "after": [0], "local": true}]}"#);
         assert_eq!(dag.unwrap().tasks, 5);
     }
@@ -135,5 +150,10 @@ mod tests {
         assert!(err(r#"{"command": ["sh"], "tasks": 0}"#).contains("1–"));
         assert!(err(r#"{"command": ["sh"], "queue": "medium"}"#).contains("unknown variant"));
         assert!(err(r#"{"command": ["sh"], "colour": 1}"#).contains("unknown field"));
+        let elastic =
+            |e: &str| err(&format!(r#"{{"command": ["sh"], "mem_mb": 800, "estimate_s": 5, "elastic": {e}}}"#));
+        assert!(elastic(r#"{"penalty": 0.5}"#).contains("penalty 0.5 is below 1"));
+        assert!(elastic(r#"{"penalty": 1.5, "min_mem_mb": 900}"#).contains("above the ideal memory 800 MB"));
+        assert!(elastic(r#"{"penalty": 1.5, "floor": 1}"#).contains("unknown field"));
     }
 }

@@ -49,7 +49,10 @@ pub struct TaskView {
     pub stderr_tail: Option<String>,
     /// Preemptions suffered, by mechanism.
     pub preemptions: BTreeMap<String, u32>,
-    /// The limits in force on its node (lower than its request while preempted).
+    /// What it was given at its last start: its job's request, or less
+    /// memory when the `elastic` preset sized it down (zero until it starts).
+    pub allocated: Resources,
+    /// The limits in force on its node (lower than its allocation while preempted).
     pub limits: Resources,
     /// Memory (MB) its node has yet to report reclaimed.
     pub owed_mb: u64,
@@ -101,6 +104,7 @@ impl JobView {
                 signal: None,
                 stderr_tail: None,
                 preemptions: BTreeMap::new(),
+                allocated: Resources::ZERO,
                 limits: Resources::ZERO,
                 owed_mb: 0,
                 reclaimed_mb: 0,
@@ -116,11 +120,6 @@ impl JobView {
     /// True once the job has finished, failed or been cancelled.
     pub fn is_over(&self) -> bool {
         matches!(self.state, JobState::Finished | JobState::Failed | JobState::Cancelled)
-    }
-
-    /// The request of each task.
-    pub fn request(&self) -> Resources {
-        Resources::new(self.spec.cpu_milli, self.spec.mem_mb)
     }
 
     /// Ends the job: every task that has not ended fails.

@@ -107,8 +107,10 @@ fn count(v: Option<&Value>, name: &str, default: u64, max: u64) -> Result<u64, S
     }
 }
 
-fn first<'a>(o: &'a Map<String, Value>, names: &[&str]) -> Option<&'a Value> {
-    names.iter().find_map(|n| o.get(*n))
+/// The first of `names` that `o` has, with the name it has it under (so an
+/// error names the field as the file spells it: `c.mem` in a DSS trace).
+fn first<'a>(o: &'a Map<String, Value>, names: &[&'static str]) -> (&'static str, Option<&'a Value>) {
+    names.iter().find_map(|&n| o.get(n).map(|v| (n, Some(v)))).unwrap_or((names[0], None))
 }
 
 fn job_from(v: &Value, n: u64) -> Result<(TraceJob, u64), String> {
@@ -128,30 +130,36 @@ fn job_from(v: &Value, n: u64) -> Result<(TraceJob, u64), String> {
     let mut total = 0;
     for c in classes {
         let c = c.as_object().ok_or("each of `job.tasks` must be an object")?;
-        let n = count(first(c, &["count", "container.count", "c.nr"]), "count", 1, MAX_COUNT)?;
+        let (name, v) = first(c, &["count", "container.count", "c.nr"]);
+        let n = count(v, name, 1, MAX_COUNT)?;
         let start = ms(c.get("container.start.ms"), "container.start.ms")?;
         let end = ms(c.get("container.end.ms"), "container.end.ms")?;
-        let duration =
-            match (ms(first(c, &["duration.ms", "container.duration.ms", "c.dur"]), "duration.ms")?, start, end) {
-                (Some(d), _, _) => d,
-                (None, Some(s), Some(e)) if e >= s => e - s,
-                _ => return Err("a task class needs `duration.ms` or `container.start.ms` ≤ `container.end.ms`".into()),
-            };
+        let (name, v) = first(c, &["duration.ms", "container.duration.ms", "c.dur"]);
+        let duration = match (ms(v, name)?, start, end) {
+            (Some(d), _, _) => d,
+            (None, Some(s), Some(e)) if e >= s => e - s,
+            _ => {
+                return Err("a task class needs `duration.ms` (DSS: `c.dur`) or `container.start.ms` ≤ \
+                            `container.end.ms`"
+                    .into())
+            }
+        };
         if let Some(e) = end {
             last_end = Some(last_end.map_or(e, |l: Micros| l.max(e)));
         }
-        let mem = count(first(c, &["container.memory", "c.mem"]), "container.memory", 1024, 1 << 30)?;
+        let (name, v) = first(c, &["container.memory", "c.mem"]);
+        let mem = count(v, name, 1024, 1 << 30)?;
         let vcores = match first(c, &["container.vcores", "c.cores"]) {
-            None | Some(Value::Null) => 1.0,
-            Some(x) => x
+            (_, None | Some(Value::Null)) => 1.0,
+            (name, Some(x)) => x
                 .as_f64()
                 .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1e6)
-                .ok_or_else(|| format!("`container.vcores` must be a positive number, got {x}"))?,
+                .ok_or_else(|| format!("`{name}` must be a positive number, got {x}"))?,
         };
         let kind = match first(c, &["container.type", "c.type"]) {
-            None | Some(Value::Null) => "map".to_owned(),
-            Some(Value::String(s)) => s.to_lowercase(),
-            Some(x) => return Err(format!("`container.type` must be a string, got {x}")),
+            (_, None | Some(Value::Null)) => "map".to_owned(),
+            (_, Some(Value::String(s))) => s.to_lowercase(),
+            (name, Some(x)) => return Err(format!("`{name}` must be a string, got {x}")),
         };
         let request = Resources::new(((vcores * 1000.0).round() as u64).max(1), mem.max(1));
         let t = task(request, duration);

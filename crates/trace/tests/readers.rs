@@ -215,6 +215,48 @@ fn sls_task_classes_become_phases() {
     assert_eq!((j7.id.as_str(), j7.submit, j7.end), ("7", 5 * SECOND, 6_500_000));
 }
 
+/// DSS rows (one per line): a malformed one is reported with its file, its
+/// line and the field as DSS spells it; under --strict it is the error.
+#[test]
+fn malformed_dss_rows_name_file_line_and_dss_field() {
+    let row =
+        |id: u32, class: &str| format!("{{\"job.start.ms\": 0, \"job.id\": \"job_{id}\", \"job.tasks\": [{class}]}}\n");
+    let good = r#"{"c.dur": 1000, "c.mem": 500, "c.nr": 2, "c.type": "MAP", "c.prio": 20}"#;
+    let text = [
+        row(1, good),
+        row(2, &good.replace("500", "\"lots\"")),
+        row(3, &good.replace("\"MAP\"", "7")),
+        row(4, &good.replace("2,", "-1,")),
+        row(5, r#"{"c.mem": 500}"#),
+    ]
+    .concat();
+    let path = std::env::temp_dir().join(format!("pliant-dss-bad-{}.json", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let inputs = detect(std::slice::from_ref(&path)).unwrap();
+    let mut jobs = 0;
+    let rep = read_trace(&inputs, &ReadOptions::default(), &Progress::hidden(), &mut |_| {
+        jobs += 1;
+        Ok(())
+    })
+    .unwrap();
+    let reasons: Vec<String> = rep.bad.examples.iter().map(|e| e.to_string()).collect();
+    let at = |line: u32, reason: &str| format!("{}:{line}: {reason}", path.display());
+    assert_eq!((jobs, rep.bad.count), (1, 4));
+    assert_eq!(
+        reasons,
+        [
+            at(2, "`c.mem` must be a whole number from 0 to 1073741824, got \"lots\""),
+            at(3, "`c.type` must be a string, got 7"),
+            at(4, "`c.nr` must be a whole number from 0 to 1000000, got -1"),
+            at(5, "a task class needs `duration.ms` (DSS: `c.dur`) or `container.start.ms` ≤ `container.end.ms`"),
+        ]
+    );
+    let strict = ReadOptions { strict: true, ..ReadOptions::default() };
+    let err = read_trace(&inputs, &strict, &Progress::hidden(), &mut |_| Ok(())).unwrap_err();
+    assert!(matches!(&err, TraceError::Row(e) if e.to_string() == reasons[0]), "{err}");
+    std::fs::remove_file(path).unwrap();
+}
+
 #[test]
 fn load_applies_window_cluster_and_classes() {
     let opts = LoadOptions {
