@@ -28,6 +28,9 @@ const NODE: Resources = Resources::new(3000, 768);
 /// Task durations in seconds, per job, tasks in phase order.
 const DURATIONS: [&[u64]; 2] = [&[10, 20, 200, 10, 10, 10], &[50]];
 
+/// (first start, end) of each job.
+type Spans = Vec<(Option<Micros>, Option<Micros>)>;
+
 fn phase(deps: Vec<u32>, secs: &[u64]) -> Phase {
     let tasks = secs.iter().map(|&s| Task { request: SLOT, duration: s * SECOND, estimate: None }).collect();
     Phase { deps, coupled: false, local: false, tasks, stages: vec![] }
@@ -38,7 +41,7 @@ fn job(name: &str, priority: u8, phases: Vec<Phase>) -> Job {
 }
 
 /// (first start, end) of H and L in the simulator.
-fn simulated(policy: &str, params: &Params) -> Vec<(Option<Micros>, Option<Micros>)> {
+fn simulated(policy: &str, params: &Params) -> Spans {
     let h = DURATIONS[0];
     let jobs = vec![
         job("h", 9, vec![phase(vec![], &h[..3]), phase(vec![0], &h[3..])]),
@@ -51,7 +54,7 @@ fn simulated(policy: &str, params: &Params) -> Vec<(Option<Micros>, Option<Micro
 
 /// (first start, end) of H and L in the manager, and the deadline it named
 /// after H's second task ended (at 20 s).
-fn live(policy: &str, params: &[(&str, &str)]) -> (Vec<(Option<Micros>, Option<Micros>)>, Option<Micros>) {
+fn live(policy: &str, params: &[(&str, &str)]) -> (Spans, Option<Micros>) {
     let dir = ScratchDir::new(&format!("pliant-step-driver-{policy}")).unwrap();
     let config = ClusterConfig {
         policy: policy.into(),
