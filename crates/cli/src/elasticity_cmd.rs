@@ -6,8 +6,9 @@ use crate::simulate_cmd::parallel_map;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use pliant_core::policy::{preset, Params};
+use pliant_report::plot_ratio_cdf;
 use pliant_sim::{simulate, SimOptions};
-use pliant_workload::scenarios::yarn_me::{generate, Spread, TraceSpec};
+use pliant_workload::scenarios::yarn_me::{generate, PenaltyModel, Spread, TraceSpec};
 use std::path::PathBuf;
 
 /// Table 2's two rows.
@@ -17,6 +18,25 @@ pub enum SpreadArg {
     Uniform,
     /// Exponentially drawn jobs.
     Exponential,
+}
+
+/// The tasks' penalty model.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ModelArg {
+    /// §6.1's reducer model: §2.3's saw-tooth with the penalty its maximum.
+    Reducer,
+    /// Every under-sized allocation costs the full penalty.
+    Step,
+}
+
+impl ModelArg {
+    /// The workload generator's model.
+    pub fn model(self) -> PenaltyModel {
+        match self {
+            ModelArg::Reducer => PenaltyModel::Reducer,
+            ModelArg::Step => PenaltyModel::Step,
+        }
+    }
 }
 
 /// Arguments of `pliant elasticity`.
@@ -31,9 +51,12 @@ pub struct ElasticityArgs {
     /// How jobs are drawn (Table 2's rows).
     #[arg(long, value_enum, default_value = "uniform")]
     spread: SpreadArg,
-    /// The tasks' penalty when under-sized (§6.1: 1.5 or 3).
+    /// The tasks' maximum penalty when under-sized (§6.1: 1.5 or 3).
     #[arg(long, default_value_t = 1.5)]
     penalty: f64,
+    /// The penalty's shape (§6.1: the reducer model).
+    #[arg(long, value_enum, default_value = "reducer")]
+    model: ModelArg,
     /// Mis-estimation interval LO,HI: per job, true duration, ideal memory and
     /// penalty are each the estimate times 1 + a uniform draw from it (Fig. 7).
     #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
@@ -41,6 +64,9 @@ pub struct ElasticityArgs {
     /// Write each trace's ratios as CSV here.
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Write the CDF of the per-trace ratios (Fig. 6a and 6c) as SVG here.
+    #[arg(long)]
+    plot: Option<PathBuf>,
 }
 
 /// Average job completion time of a run, seconds.
@@ -78,7 +104,7 @@ pub fn run(args: ElasticityArgs) -> Result<(), String> {
         SpreadArg::Exponential => Spread::Exponential,
     };
     let misestimate = args.misestimate.as_deref().map(parse_interval).transpose()?;
-    let spec = TraceSpec { misestimate, ..TraceSpec::table2(spread, args.penalty) };
+    let spec = TraceSpec { misestimate, model: args.model.model(), ..TraceSpec::table2(spread, args.penalty) };
     let params = Params::default();
     let policies: Vec<_> =
         ["yarn", "elastic", "meganode"].iter().map(|n| preset(n, &params).expect("built-in preset")).collect();
@@ -114,13 +140,15 @@ pub fn run(args: ElasticityArgs) -> Result<(), String> {
             s[0]
         );
     };
-    println!(
-        "{} {:?} Table 2 traces, penalty {}x{}",
+    let title = format!(
+        "{} {:?} Table 2 traces, {:?} penalty {}x{}",
         args.traces,
         spread,
+        spec.model,
         args.penalty,
         misestimate.map_or(String::new(), |(lo, hi)| format!(", mis-estimation [{lo}, {hi}]"))
     );
+    println!("{title}");
     println!("avg JCT ratio");
     show("elastic/yarn", &vs_yarn);
     show("elastic/meganode", &vs_mega);
@@ -139,6 +167,10 @@ pub fn run(args: ElasticityArgs) -> Result<(), String> {
             out.push_str(&format!("{seed},{:.3},{:.3},{:.3},{y:.5},{m:.5}\n", a[0], a[1], a[2]));
         }
         std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some(path) = &args.plot {
+        let series = [("elastic/yarn".to_string(), vs_yarn), ("elastic/meganode".to_string(), vs_mega)];
+        plot_ratio_cdf(&title, &series, path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! native format or in DSS's SLS variant.
 
 use clap::{Args, ValueEnum};
+use pliant_core::model::ElasticityProfile;
 use pliant_workload::scenarios::yarn_me::{generate, Spread, TraceSpec};
 use pliant_workload::{write_workload, Workload};
 use std::io::Write;
@@ -12,8 +13,8 @@ use std::path::PathBuf;
 pub enum GenFormat {
     /// pliant's JSON Lines (with each job's elasticity).
     Native,
-    /// DSS's SLS variant (`c.nr`, `c.dur`, `c.mem`, `c.type`, `c.prio`); the
-    /// penalty is DSS's command-line setting, not part of the file.
+    /// DSS's SLS variant (`c.nr`, `c.dur`, `c.mem`, `c.type`, `c.prio`, and
+    /// the penalty as DSS's per-task `c.penalty` model and `c.ib` bump).
     Dss,
 }
 
@@ -35,9 +36,12 @@ pub struct GenerateArgs {
     /// How jobs are drawn (Table 2's rows).
     #[arg(long, value_enum, default_value = "uniform")]
     spread: crate::elasticity_cmd::SpreadArg,
-    /// The tasks' penalty when under-sized.
+    /// The tasks' maximum penalty when under-sized.
     #[arg(long, default_value_t = 1.5)]
     penalty: f64,
+    /// The penalty's shape (§6.1: the reducer model).
+    #[arg(long, value_enum, default_value = "reducer")]
+    model: crate::elasticity_cmd::ModelArg,
     /// Output format.
     #[arg(long, value_enum, default_value = "native")]
     format: GenFormat,
@@ -51,12 +55,16 @@ fn dss_record(w: &Workload, i: usize) -> serde_json::Value {
     let j = &w.jobs[i];
     let t = j.phases[0].tasks[0];
     let ms = |us: u64| us / 1000;
+    // DSS's names for the two models: SAWTOOTH (the reducer's) and STEP.
+    let e = j.elastic.expect("generated jobs are elastic").estimate.profile;
+    let model = if matches!(e, ElasticityProfile::Sawtooth { .. }) { "sawtooth" } else { "step" };
     serde_json::json!({
         "am.type": "mapreduce",
         "job.start.ms": ms(j.submit),
         "job.end.ms": ms(j.submit + t.duration),
         "job.id": format!("job_{}", i + 1),
-        "job.tasks": [{"c.dur": ms(t.duration), "c.mem": t.request.mem_mb, "c.nr": j.phases[0].tasks.len(), "c.type": "MAP", "c.prio": 20}],
+        "job.tasks": [{"c.dur": ms(t.duration), "c.mem": t.request.mem_mb, "c.nr": j.phases[0].tasks.len(), "c.type": "reduce", "c.prio": 20,
+            "c.penalty": model, "c.ib": e.max_penalty_of()}],
     })
 }
 
@@ -72,7 +80,12 @@ pub fn run(args: GenerateArgs) -> Result<(), String> {
         crate::elasticity_cmd::SpreadArg::Uniform => Spread::Uniform,
         crate::elasticity_cmd::SpreadArg::Exponential => Spread::Exponential,
     };
-    let spec = TraceSpec { jobs: args.jobs, nodes: args.nodes, ..TraceSpec::table2(spread, args.penalty) };
+    let spec = TraceSpec {
+        jobs: args.jobs,
+        nodes: args.nodes,
+        model: args.model.model(),
+        ..TraceSpec::table2(spread, args.penalty)
+    };
     let w = generate(&spec, args.seed);
     let mut out: Box<dyn Write> = match &args.out {
         Some(p) => {

@@ -224,11 +224,13 @@ fn workload_submissions(path: &Path, command: &[String]) -> Result<Vec<serde_jso
 }
 
 /// The API's `elastic` object for a native job's elasticity (live mode
-/// takes max-penalty profiles, the only ones the native format writes).
+/// takes plain max-penalty (step) profiles only, as `--penalty` gives them).
 fn elastic_request(e: &Elasticity) -> Result<ElasticRequest, String> {
     match e.profile {
         ElasticityProfile::Step { penalty } => Ok(ElasticRequest { penalty, min_mem_mb: e.min_mem_mb }),
-        ElasticityProfile::Spill { .. } => Err("live mode takes max-penalty elasticity only".into()),
+        ElasticityProfile::Sawtooth { .. } | ElasticityProfile::Spill { .. } => {
+            Err("live mode takes max-penalty (step) elasticity only".into())
+        }
     }
 }
 

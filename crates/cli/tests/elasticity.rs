@@ -48,14 +48,33 @@ fn bad_elasticity_names_file_and_line() {
 
 #[test]
 fn the_sweep_prints_the_ratio_distribution() {
-    let out = pliant(&["elasticity", "--traces", "1", "--seed", "3", "--misestimate", "-0.15,0.15"]);
+    let plot = temp_dir("elastic-sweep").join("cdf.svg");
+    let out = pliant(&[
+        "elasticity",
+        "--traces",
+        "1",
+        "--seed",
+        "3",
+        "--misestimate",
+        "-0.15,0.15",
+        "--plot",
+        plot.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    for want in
-        ["mis-estimation [-0.15, 0.15]", "elastic/yarn", "elastic/meganode", "median", "p90", "worst", "traces/s"]
-    {
+    for want in [
+        "Reducer penalty 1.5x, mis-estimation [-0.15, 0.15]",
+        "elastic/yarn",
+        "elastic/meganode",
+        "median",
+        "p90",
+        "worst",
+        "traces/s",
+    ] {
         assert!(text.contains(want), "{text}");
     }
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.contains("elastic/yarn") && svg.contains("elastic/meganode"), "{svg}");
 }
 
 /// DSS's SLS variant (`c.nr`, `c.dur` ms, `c.mem` MB, `c.type`, `c.prio`) with
@@ -117,8 +136,12 @@ fn generate_writes_native_and_dss_traces_of_the_same_jobs() {
     let text = std::fs::read_to_string(&dss).unwrap();
     assert_eq!(text.lines().count(), 5);
     assert!(text.contains("\"c.nr\"") && text.contains("\"c.dur\"") && text.contains("\"job.start.ms\""), "{text}");
+    // DSS's generator writes reducers; the penalty model goes with each task (DSS's c.penalty, c.ib).
+    assert_eq!(text.matches(r#""c.type":"reduce""#).count(), 5, "{text}");
+    assert_eq!(text.matches(r#""c.penalty":"sawtooth""#).count(), 5, "{text}");
+    assert_eq!(text.matches(r#""c.ib":1.5"#).count(), 5, "{text}");
     let native_text = std::fs::read_to_string(&native).unwrap();
-    assert_eq!(native_text.matches("\"elastic\":{\"penalty\":1.5}").count(), 5, "{native_text}");
+    assert_eq!(native_text.matches(r#""elastic":{"penalty":1.5,"model":"reducer"}"#).count(), 5, "{native_text}");
     let sum = |text: &str, key: &str| -> u64 {
         text.split(key)
             .skip(1)

@@ -12,6 +12,6 @@ mod table;
 pub use csv_jobs::write_jobs_csv;
 pub use json::{comparison_json, result_metrics, Comparison};
 pub use level_table::level_table;
-pub use plots::{plot_cpu_timeline, plot_jct_cdf};
+pub use plots::{plot_cpu_timeline, plot_jct_cdf, plot_ratio_cdf};
 pub use sweep::{plot_sweep, sweep_table, Sweep, SweepMetric, SweepSeries};
 pub use table::comparison_table;

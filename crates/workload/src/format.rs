@@ -14,7 +14,9 @@
 //! (default 1), `cpu`, `mem_mb`, `duration_s` (true run time at full
 //! allocation), `estimate_s` (the owner's estimate, optional). Job field
 //! `elastic` (optional, YARN-ME memory elasticity): `penalty` (the estimated
-//! slowdown under-sized, ≥ 1), `min_mem_mb` (optional floor, at most every
+//! slowdown under-sized, ≥ 1), `model` (optional: `"step"`, the default, any
+//! under-sized run costs `penalty`; `"reducer"`, §2.3's saw-tooth with
+//! `penalty` its maximum), `min_mem_mb` (optional floor, at most every
 //! task's `mem_mb`), `true_penalty` and `true_ideal_scale` (the ground truth,
 //! default: the estimate and 1).
 //!
@@ -138,6 +140,8 @@ struct JobRecord {
 struct ElasticRecord {
     penalty: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     min_mem_mb: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     true_penalty: Option<f64>,
@@ -147,11 +151,16 @@ struct ElasticRecord {
 
 /// Checks a job's elasticity against its tasks.
 fn elastic_from(rec: ElasticRecord, phases: &[Phase]) -> Result<JobElasticity, String> {
-    let estimate = Elasticity { profile: ElasticityProfile::max_penalty(rec.penalty), min_mem_mb: rec.min_mem_mb };
+    let profile: fn(f64) -> ElasticityProfile = match rec.model.as_deref() {
+        None | Some("step") => ElasticityProfile::max_penalty,
+        Some("reducer") => ElasticityProfile::reducer_max_penalty,
+        Some(other) => return Err(format!("elastic: model must be \"step\" or \"reducer\", got \"{other}\"")),
+    };
+    let estimate = Elasticity { profile: profile(rec.penalty), min_mem_mb: rec.min_mem_mb };
     for t in phases.iter().flat_map(|p| &p.tasks) {
         estimate.check(t.request.mem_mb).map_err(|e| format!("elastic: {e}"))?;
     }
-    let truth = ElasticityProfile::max_penalty(rec.true_penalty.unwrap_or(rec.penalty));
+    let truth = profile(rec.true_penalty.unwrap_or(rec.penalty));
     truth.check().map_err(|e| format!("elastic: true_{e}"))?;
     let true_ideal_scale = rec.true_ideal_scale.unwrap_or(1.0);
     if !(true_ideal_scale > 0.0 && true_ideal_scale.is_finite()) {
@@ -160,15 +169,17 @@ fn elastic_from(rec: ElasticRecord, phases: &[Phase]) -> Result<JobElasticity, S
     Ok(JobElasticity { estimate, truth, true_ideal_scale })
 }
 
-/// The record of a job's elasticity (max-penalty profiles only).
+/// The record of a job's elasticity (step or reducer max-penalty profiles only).
 fn elastic_record(e: &JobElasticity) -> Option<ElasticRecord> {
-    let (ElasticityProfile::Step { penalty }, ElasticityProfile::Step { penalty: truth }) =
-        (e.estimate.profile, e.truth)
-    else {
-        return None;
+    let model = match (e.estimate.profile, e.truth) {
+        (ElasticityProfile::Step { .. }, ElasticityProfile::Step { .. }) => None,
+        (ElasticityProfile::Sawtooth { .. }, ElasticityProfile::Sawtooth { .. }) => Some("reducer".to_string()),
+        _ => return None,
     };
+    let (penalty, truth) = (e.estimate.profile.max_penalty_of()?, e.truth.max_penalty_of()?);
     Some(ElasticRecord {
         penalty,
+        model,
         min_mem_mb: e.estimate.min_mem_mb,
         true_penalty: (truth != penalty).then_some(truth),
         true_ideal_scale: (e.true_ideal_scale != 1.0).then_some(e.true_ideal_scale),
@@ -536,6 +547,16 @@ mod tests {
         let mut buf = Vec::new();
         write_workload(&w, &mut buf).unwrap();
         assert_eq!(read_workload(buf.as_slice()).unwrap(), w);
+
+        let w = read_workload(job(r#"{"penalty":3,"model":"reducer"}"#).as_bytes()).unwrap();
+        let e = w.jobs[0].elastic.unwrap();
+        assert_eq!((e.estimate.profile, e.truth), (ElasticityProfile::reducer_max_penalty(3.0), e.estimate.profile));
+        let mut buf = Vec::new();
+        write_workload(&w, &mut buf).unwrap();
+        assert!(String::from_utf8_lossy(&buf).contains(r#""model":"reducer""#));
+        assert_eq!(read_workload(buf.as_slice()).unwrap(), w);
+        let e = error_of(&job(r#"{"penalty":1.5,"model":"linear"}"#));
+        assert!(e.reason.contains(r#"model must be "step" or "reducer", got "linear""#), "{e}");
 
         let e = error_of(&job(r#"{"penalty":0.8}"#));
         assert_eq!(e.line, 2);

@@ -29,12 +29,39 @@ pub enum ElasticityProfile {
         /// Microseconds added per MB spilled (1 / diskRate).
         us_per_mb: f64,
     },
+    /// §2.3's reducer saw-tooth normalised to its maximum penalty: the model
+    /// §6.1 runs on the synthetic traces ("we only use the reducer penalty
+    /// model ... 1.5x and 3x penalties"), as DSS's SAWTOOTH penalty with an
+    /// initial bump does. With memory m of ideal M the input overflows the
+    /// buffer ⌊M / m⌋ times; the time added is `penalty - 1` times the ideal
+    /// run, scaled by the share of the input spilled, so spilling almost all
+    /// of it (m just below M) costs the full `penalty` and m just above M / 2
+    /// the least, about half that. It models no spill volume (DSS's tasks do
+    /// no I/O), so it leaves the disk budget alone.
+    Sawtooth {
+        /// Run time when (almost) all the input is spilled over the ideal run time (≥ 1).
+        penalty: f64,
+    },
 }
 
 impl ElasticityProfile {
     /// The plain profile of §6's synthetic traces (1.5× or 3×).
     pub fn max_penalty(penalty: f64) -> Self {
         ElasticityProfile::Step { penalty }
+    }
+
+    /// §6.1's reducer model at a maximum penalty of `penalty` (1.5× or 3×).
+    pub fn reducer_max_penalty(penalty: f64) -> Self {
+        ElasticityProfile::Sawtooth { penalty }
+    }
+
+    /// The maximum penalty of a step or saw-tooth profile (`None` for a
+    /// fitted spill model, whose penalty depends on the task's size).
+    pub fn max_penalty_of(&self) -> Option<f64> {
+        match *self {
+            ElasticityProfile::Step { penalty } | ElasticityProfile::Sawtooth { penalty } => Some(penalty),
+            ElasticityProfile::Spill { .. } => None,
+        }
     }
 
     /// §2.2: a mapper's step model from one well-sized run (`ideal`) and one
@@ -65,6 +92,11 @@ impl ElasticityProfile {
             ElasticityProfile::Spill { input_mb, us_per_mb } => {
                 ideal + (spilled_mb(input_mb, mem_mb) * us_per_mb).round() as Micros
             }
+            ElasticityProfile::Sawtooth { penalty } => {
+                let input = ideal_mb as f64 * SHUFFLE_BUFFER_FRACTION;
+                let share = spilled_mb(input, mem_mb) / input.max(f64::MIN_POSITIVE);
+                (ideal as f64 * (1.0 + (penalty - 1.0) * share)).round() as Micros
+            }
         }
     }
 
@@ -77,11 +109,11 @@ impl ElasticityProfile {
         }
     }
 
-    /// Whether no allocation runs faster than the ideal one (a step's
-    /// penalty is at least 1; a spill only adds time).
+    /// Whether no allocation runs faster than the ideal one (a step's or a
+    /// saw-tooth's penalty is at least 1; a spill only adds time).
     pub fn never_faster(&self) -> bool {
         match *self {
-            ElasticityProfile::Step { penalty } => penalty >= 1.0,
+            ElasticityProfile::Step { penalty } | ElasticityProfile::Sawtooth { penalty } => penalty >= 1.0,
             ElasticityProfile::Spill { .. } => true,
         }
     }
@@ -89,7 +121,9 @@ impl ElasticityProfile {
     /// Checks the profile makes sense: a step's penalty is at least 1.
     pub fn check(&self) -> Result<(), String> {
         match *self {
-            ElasticityProfile::Step { penalty } if !(penalty >= 1.0 && penalty.is_finite()) => {
+            ElasticityProfile::Step { penalty } | ElasticityProfile::Sawtooth { penalty }
+                if !(penalty >= 1.0 && penalty.is_finite()) =>
+            {
                 Err(format!("penalty {penalty} is below 1 (an under-sized task cannot run faster)"))
             }
             ElasticityProfile::Spill { input_mb, us_per_mb } if !(input_mb >= 0.0 && us_per_mb >= 0.0) => {
@@ -169,6 +203,25 @@ mod tests {
         let at30 = p.runtime(100 * SECOND, 10_000, 3_000);
         let want = 100.0 + 50.0 * 6300.0 / 3640.0;
         assert!((at30 as f64 / 1e6 - want).abs() < 0.01, "{at30}");
+    }
+
+    #[test]
+    fn reducer_saw_tooth_at_a_max_penalty() {
+        // 1.5× max, a 100 s task of ideal 10,000 MB (input 7,000 MB).
+        let p = ElasticityProfile::reducer_max_penalty(1.5);
+        let at = |mb| p.runtime(100 * SECOND, 10_000, mb);
+        // 9,900 MB: buffer 6,930 MB, one spilled: 50 s × 0.99 added.
+        assert_eq!(at(9_900), 149_500_000);
+        // 5,100 MB: one 3,570 MB buffer of 7,000 spilled: 50 s × 0.51.
+        assert_eq!(at(5_100), 125_500_000);
+        // 5,000 MB: the input is exactly two buffers, both spilled: the full 1.5×.
+        assert_eq!(at(5_000), 150_000_000);
+        // 3,400 MB: two 2,380 MB buffers spilled (68 %); 1,000 MB: ten of 700 (100 %).
+        assert_eq!(at(3_400), 134_000_000);
+        assert_eq!(at(1_000), 150_000_000);
+        assert_eq!(at(10_000), 100 * SECOND);
+        assert_eq!((p.spilled_mb(10_000, 5_100), p.max_penalty_of()), (0.0, Some(1.5)));
+        assert!(ElasticityProfile::reducer_max_penalty(0.5).check().is_err());
     }
 
     #[test]

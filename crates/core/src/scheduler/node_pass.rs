@@ -9,14 +9,34 @@
 use super::Scheduler;
 use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef};
-use crate::policy::sizing::elastic::elastic_fit;
+use crate::policy::sizing::elastic::{elastic_fit, least_size_mb};
 use crate::policy::sizing::timeline::{Timeline, WaitingJob};
 use crate::policy::{JobOrder, Sizing};
 use crate::{Micros, Resources};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 /// A job's place in the pass's order (smaller first): (fair or SRJF key, submit, id).
 type OrderKey = (u64, Micros, u32);
+
+/// The jobs waiting in the pass, in order, with what each one's next task needs.
+type Order = BTreeMap<OrderKey, Need>;
+
+/// The least a job's next task needs to start on a node: its request, or
+/// its smallest elastic size and (as no size runs faster) its ideal run
+/// time. A cheap test that spares the backfill sizing jobs that cannot fit.
+#[derive(Debug, Clone, Copy)]
+struct Need {
+    cpu_milli: u64,
+    mem_mb: u64,
+    runtime: Micros,
+}
+
+impl Need {
+    /// Whether a task may start in `free` and, with `by`, end by then.
+    fn admits(&self, free: Resources, now: Micros, by: Micros) -> bool {
+        self.cpu_milli <= free.cpu_milli && self.mem_mb <= free.mem_mb && now.saturating_add(self.runtime) <= by
+    }
+}
 
 impl Scheduler {
     fn order_key(&self, job: usize) -> OrderKey {
@@ -28,13 +48,30 @@ impl Scheduler {
         (key, j.req.submit, job as u32)
     }
 
+    fn need(&self, job: usize) -> Need {
+        let j = &self.jobs[job];
+        let Some(ti) = j.pending.front() else {
+            return Need { cpu_milli: u64::MAX, mem_mb: u64::MAX, runtime: Micros::MAX };
+        };
+        let t = &j.tasks[ti as usize];
+        let ideal = t.estimate.unwrap_or(0);
+        match (self.policy.sizing, j.req.elastic, t.estimate) {
+            (Sizing::Elastic(spec), Some(e), Some(_)) => Need {
+                cpu_milli: t.request.cpu_milli,
+                mem_mb: least_size_mb(&spec, &e, t.request.mem_mb).min(t.request.mem_mb),
+                runtime: if e.profile.never_faster() { ideal } else { 0 },
+            },
+            _ => Need { cpu_milli: t.request.cpu_milli, mem_mb: t.request.mem_mb, runtime: ideal },
+        }
+    }
+
     /// Algorithm 1 over every node with room, in node order.
     pub(super) fn allocate_by_node(&mut self, now: Micros, out: &mut Vec<Action>) {
-        let mut order: BTreeSet<OrderKey> = BTreeSet::new();
+        let mut order = Order::new();
         for q in &self.queues {
             for class in &q.waiting {
                 for k in class {
-                    order.insert(self.order_key(k.2 as usize));
+                    order.insert(self.order_key(k.2 as usize), self.need(k.2 as usize));
                 }
             }
         }
@@ -46,7 +83,7 @@ impl Scheduler {
                 }
                 let reserved = self.reserved[n].filter(|&j| !self.jobs[j as usize].pending.is_empty());
                 self.reserved[n] = reserved;
-                let Some(job) = reserved.or_else(|| order.first().map(|k| k.2)) else { return };
+                let Some(job) = reserved.or_else(|| order.first_key_value().map(|(k, _)| k.2)) else { return };
                 if self.try_place(now, job as usize, n, &mut order, out) {
                     self.reserved[n] = None;
                     continue;
@@ -65,14 +102,7 @@ impl Scheduler {
 
     /// Lines 4–10: places `job`'s next task on node `n` if it fits, regularly
     /// or elastically.
-    fn try_place(
-        &mut self,
-        now: Micros,
-        job: usize,
-        n: usize,
-        order: &mut BTreeSet<OrderKey>,
-        out: &mut Vec<Action>,
-    ) -> bool {
+    fn try_place(&mut self, now: Micros, job: usize, n: usize, order: &mut Order, out: &mut Vec<Action>) -> bool {
         self.refresh_timeline(now, job, n);
         match self.size_on(now, job, n, None) {
             Some((size, disk)) => {
@@ -121,7 +151,7 @@ impl Scheduler {
         n: usize,
         size: Resources,
         disk: u64,
-        order: &mut BTreeSet<OrderKey>,
+        order: &mut Order,
         out: &mut Vec<Action>,
     ) {
         let before = self.order_key(job);
@@ -133,24 +163,18 @@ impl Scheduler {
         order.remove(&before);
         self.sync_waiting(job);
         if !self.jobs[job].pending.is_empty() {
-            order.insert(self.order_key(job));
+            order.insert(self.order_key(job), self.need(job));
         }
     }
 
     /// §3.3: other jobs may use node `n`, reserved for `reserved`, with tasks
     /// estimated to end before the node would have room for the reserved
     /// job's task anyway.
-    fn backfill(
-        &mut self,
-        now: Micros,
-        reserved: usize,
-        n: usize,
-        order: &mut BTreeSet<OrderKey>,
-        out: &mut Vec<Action>,
-    ) -> bool {
+    fn backfill(&mut self, now: Micros, reserved: usize, n: usize, order: &mut Order, out: &mut Vec<Action>) -> bool {
         let Some(ti) = self.jobs[reserved].pending.front() else { return false };
         let need = self.jobs[reserved].tasks[ti as usize].request;
-        let mut free = self.nodes[n].free();
+        let node_free = self.nodes[n].free();
+        let mut free = node_free;
         let mut room_at = Micros::MAX;
         for &(end, held) in self.node_ends.get(n).map(Vec::as_slice).unwrap_or(&[]) {
             if end <= now {
@@ -162,15 +186,24 @@ impl Scheduler {
                 break;
             }
         }
-        let candidates: Vec<u32> = order.iter().map(|k| k.2).filter(|&j| j as usize != reserved).collect();
-        for j in candidates {
-            self.refresh_timeline(now, j as usize, n);
-            if let Some((size, disk)) = self.size_on(now, j as usize, n, Some(room_at)) {
-                self.place(now, j as usize, n, size, disk, order, out);
-                return true;
+        let mut found = None;
+        for (k, need) in order.iter() {
+            let j = k.2 as usize;
+            if j == reserved {
+                continue;
+            }
+            self.refresh_timeline(now, j, n);
+            if !need.admits(node_free, now, room_at) {
+                continue;
+            }
+            if let Some(size) = self.size_on(now, j, n, Some(room_at)) {
+                found = Some((j, size));
+                break;
             }
         }
-        false
+        let Some((j, (size, disk))) = found else { return false };
+        self.place(now, j, n, size, disk, order, out);
+        true
     }
 
     /// Runs the timeline generator if it is stale (a job arrived or a

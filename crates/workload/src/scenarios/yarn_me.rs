@@ -2,45 +2,71 @@
 //! nodes of 16 cores and 10 GB, one core per task, arrivals uniform in
 //! [0, 1000] s; tasks per job, task memory and task duration drawn per job,
 //! each between a fixed minimum and a maximum itself drawn per trace from
-//! Table 2's sweep range. Every task is elastic with a plain max-penalty
-//! profile (§6.1); mis-estimation (§6.2, Fig. 7) makes the truth differ.
+//! Table 2's sweep range. Values are drawn as DSS's
+//! `samples/traces/trace-generator.py` draws them: whole seconds, whole
+//! tasks, memory in whole 100 MB units, truncated; the exponential row
+//! scales each parameter's draws so that the trace's largest lands on the
+//! maximum. Every task is elastic with §6.1's reducer profile at a maximum
+//! penalty (or the plain step); mis-estimation (§6.2, Fig. 7) makes the
+//! truth differ.
 
 use crate::{Cluster, Job, JobElasticity, Phase, Task, Workload};
 use pliant_core::model::{Elasticity, ElasticityProfile, JobClass};
 use pliant_core::{Resources, SECOND};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Exp};
+use rand_distr::{Distribution, Exp1};
 
 /// How Table 2's per-job parameters are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spread {
     /// Uniform between min and max (Table 2's "unif" row).
     Uniform,
-    /// Exponential from min, cut at max (Table 2's "exp" row).
+    /// Exponential from min, the trace's largest draw scaled to max (Table 2's "exp" row).
     Exponential,
 }
 
-/// One Table 2 parameter: a fixed minimum and the range the maximum is drawn from.
+/// The penalty model every task of a generated trace gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PenaltyModel {
+    /// §6.1: the reducer model (§2.3's saw-tooth) at the given maximum penalty.
+    Reducer,
+    /// Any under-sized allocation costs the full penalty (DSS's STEP).
+    Step,
+}
+
+impl PenaltyModel {
+    /// The profile of this model at maximum penalty `penalty`.
+    pub fn profile(self, penalty: f64) -> ElasticityProfile {
+        match self {
+            PenaltyModel::Reducer => ElasticityProfile::reducer_max_penalty(penalty),
+            PenaltyModel::Step => ElasticityProfile::max_penalty(penalty),
+        }
+    }
+}
+
+/// One Table 2 parameter in DSS's integer units: a fixed minimum and the
+/// range the maximum is drawn from.
 struct Range2 {
-    min: f64,
-    max_lo: f64,
-    max_hi: f64,
+    min: u64,
+    max_lo: u64,
+    max_hi: u64,
 }
 
 impl Spread {
-    /// Table 2's ranges: tasks per job, task memory (GB), task duration (s).
+    /// Table 2's ranges: tasks per job, task memory (100 MB units, as DSS's
+    /// generator takes it), task duration (s).
     fn ranges(self) -> [Range2; 3] {
         match self {
             Spread::Uniform => [
-                Range2 { min: 1.0, max_lo: 200.0, max_hi: 400.0 },
-                Range2 { min: 1.0, max_lo: 2.0, max_hi: 10.0 },
-                Range2 { min: 1.0, max_lo: 200.0, max_hi: 500.0 },
+                Range2 { min: 1, max_lo: 200, max_hi: 400 },
+                Range2 { min: 10, max_lo: 20, max_hi: 100 },
+                Range2 { min: 1, max_lo: 200, max_hi: 500 },
             ],
             Spread::Exponential => [
-                Range2 { min: 1.0, max_lo: 20.0, max_hi: 220.0 },
-                Range2 { min: 1.0, max_lo: 2.0, max_hi: 10.0 },
-                Range2 { min: 50.0, max_lo: 100.0, max_hi: 500.0 },
+                Range2 { min: 1, max_lo: 20, max_hi: 220 },
+                Range2 { min: 10, max_lo: 20, max_hi: 100 },
+                Range2 { min: 50, max_lo: 100, max_hi: 500 },
             ],
         }
     }
@@ -55,8 +81,10 @@ pub struct TraceSpec {
     pub jobs: usize,
     /// Nodes of the cluster (§6: 100).
     pub nodes: usize,
-    /// The tasks' estimated (and, without mis-estimation, true) penalty (§6.1: 1.5 or 3).
+    /// The tasks' estimated (and, without mis-estimation, true) maximum penalty (§6.1: 1.5 or 3).
     pub penalty: f64,
+    /// The penalty's shape (§6.1: the reducer model).
+    pub model: PenaltyModel,
     /// Per job, the true duration, ideal memory and penalty are each the
     /// estimate times 1 + a factor drawn uniformly from this interval
     /// (Fig. 7: e.g. [-0.15, 0.15]); `None`: the estimates are exact.
@@ -64,31 +92,34 @@ pub struct TraceSpec {
 }
 
 impl TraceSpec {
-    /// §6's setting: 100 jobs on 100 nodes.
+    /// §6's setting: 100 jobs on 100 nodes, the reducer model.
     pub fn table2(spread: Spread, penalty: f64) -> Self {
-        TraceSpec { spread, jobs: 100, nodes: 100, penalty, misestimate: None }
+        TraceSpec { spread, jobs: 100, nodes: 100, penalty, model: PenaltyModel::Reducer, misestimate: None }
     }
 }
 
 /// A node of §6.1: 16 cores, 10 GB.
 pub const NODE: Resources = Resources::new(16_000, 10_000);
 
-/// Memory granularity (§6.1: 100 MB).
+/// Memory granularity (§6.1: 100 MB; DSS's generator counts memory in it).
 const GRANULE_MB: u64 = 100;
 
-/// Draws one value between `min` and `max`.
-fn draw(spread: Spread, min: f64, max: f64, rng: &mut ChaCha8Rng) -> f64 {
+/// DSS's exponential row: `draws` (standard exponential) scaled so that the
+/// largest becomes `max`, shifted to start at `min`, truncated to integers.
+fn scale_to_max(draws: &[f64], min: u64, max: u64) -> Vec<u64> {
+    let top = draws.iter().copied().fold(f64::MIN_POSITIVE, f64::max);
+    let k = (max - min) as f64 / top;
+    draws.iter().map(|x| (x * k + min as f64) as u64).collect()
+}
+
+/// `n` values between `min` and `max` for one parameter, as DSS draws them.
+fn draw_all(spread: Spread, n: usize, min: u64, max: u64, rng: &mut ChaCha8Rng) -> Vec<u64> {
     match spread {
-        Spread::Uniform => rng.gen_range(min..=max),
+        // int(uniform(min, max)): whole values in [min, max).
+        Spread::Uniform => (0..n).map(|_| rng.gen_range(min as f64..max as f64) as u64).collect(),
         Spread::Exponential => {
-            // Mean a quarter of the span from the minimum, redrawn past the maximum.
-            let exp = Exp::new(4.0 / (max - min).max(f64::MIN_POSITIVE)).expect("positive rate");
-            loop {
-                let x = min + exp.sample(rng);
-                if x <= max {
-                    return x;
-                }
-            }
+            let draws: Vec<f64> = (0..n).map(|_| Exp1.sample(rng)).collect();
+            scale_to_max(&draws, min, max)
         }
     }
 }
@@ -97,28 +128,30 @@ fn draw(spread: Spread, min: f64, max: f64, rng: &mut ChaCha8Rng) -> f64 {
 pub fn generate(spec: &TraceSpec, seed: u64) -> Workload {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let [tasks_r, mem_r, dur_r] = spec.spread.ranges();
-    let maxes: Vec<f64> = [&tasks_r, &mem_r, &dur_r].iter().map(|r| rng.gen_range(r.max_lo..=r.max_hi)).collect();
-    let mut jobs = Vec::with_capacity(spec.jobs);
-    for n in 0..spec.jobs {
-        let submit = rng.gen_range(0..=1000 * SECOND);
-        let tasks = draw(spec.spread, tasks_r.min, maxes[0], &mut rng).round().max(1.0) as usize;
-        let mem_mb = ((draw(spec.spread, mem_r.min, maxes[1], &mut rng) * 1000.0 / GRANULE_MB as f64).round() as u64
-            * GRANULE_MB)
-            .clamp(GRANULE_MB, NODE.mem_mb);
-        let est = (draw(spec.spread, dur_r.min, maxes[2], &mut rng).round().max(1.0) as u64) * SECOND;
+    let maxes: Vec<u64> = [&tasks_r, &mem_r, &dur_r].iter().map(|r| rng.gen_range(r.max_lo..=r.max_hi)).collect();
+    let n = spec.jobs;
+    // Arrivals: whole seconds uniform in [0, 1000) (DSS: int(uniform(0, 1000))).
+    let submits: Vec<u64> = (0..n).map(|_| rng.gen_range(0.0..1000.0) as u64).collect();
+    let counts = draw_all(spec.spread, n, tasks_r.min, maxes[0], &mut rng);
+    let durations = draw_all(spec.spread, n, dur_r.min, maxes[2], &mut rng);
+    let mems = draw_all(spec.spread, n, mem_r.min, maxes[1], &mut rng);
+    let mut jobs = Vec::with_capacity(n);
+    for i in 0..n {
+        let mem_mb = (mems[i] * GRANULE_MB).clamp(GRANULE_MB, NODE.mem_mb);
+        let est = durations[i].max(1) * SECOND;
         let mut off = || spec.misestimate.map_or(1.0, |(lo, hi)| 1.0 + rng.gen_range(lo..=hi));
         let (dur_f, mem_f, pen_f) = (off(), off(), off());
         let duration = ((est as f64 * dur_f).round() as u64).max(1);
         let task = Task { request: Resources::new(1000, mem_mb), duration, estimate: Some(est) };
         jobs.push(Job {
-            name: format!("job-{n}"),
-            submit,
+            name: format!("job-{i}"),
+            submit: submits[i] * SECOND,
             class: JobClass::Long,
             priority: 0,
-            phases: vec![Phase::independent(vec![task; tasks])],
+            phases: vec![Phase::independent(vec![task; counts[i].max(1) as usize])],
             elastic: Some(JobElasticity {
-                estimate: Elasticity { profile: ElasticityProfile::max_penalty(spec.penalty), min_mem_mb: None },
-                truth: ElasticityProfile::max_penalty((spec.penalty * pen_f).max(1.0)),
+                estimate: Elasticity { profile: spec.model.profile(spec.penalty), min_mem_mb: None },
+                truth: spec.model.profile((spec.penalty * pen_f).max(1.0)),
                 true_ideal_scale: mem_f,
             }),
         });
@@ -138,15 +171,17 @@ mod tests {
             let [t, m, d] = spread.ranges();
             assert_eq!((w.jobs.len(), w.cluster.nodes.len()), (100, 100));
             for j in &w.jobs {
-                let n = j.phases[0].tasks.len() as f64;
+                let n = j.phases[0].tasks.len() as u64;
                 let task = j.phases[0].tasks[0];
                 assert!(n >= t.min && n <= t.max_hi);
-                assert!(task.request.mem_mb >= (m.min * 1000.0) as u64 && task.request.mem_mb <= 10_000);
+                assert!(task.request.mem_mb >= m.min * 100 && task.request.mem_mb <= 10_000);
                 assert_eq!(task.request.mem_mb % 100, 0);
+                assert_eq!(task.duration % SECOND, 0);
                 let s = task.duration / SECOND;
-                assert!(s as f64 >= d.min && s as f64 <= d.max_hi);
+                assert!(s >= d.min && s <= d.max_hi);
                 assert_eq!(Some(task.duration), task.estimate);
-                assert!(j.submit <= 1000 * SECOND);
+                assert!(j.submit < 1000 * SECOND && j.submit % SECOND == 0);
+                assert_eq!(j.elastic.unwrap().estimate.profile, ElasticityProfile::reducer_max_penalty(1.5));
             }
             assert_eq!(generate(&TraceSpec::table2(spread, 1.5), 3), w);
         }
@@ -163,10 +198,29 @@ mod tests {
             assert!((0.85 - 1e-6..=1.15 + 1e-6).contains(&f));
             let e = j.elastic.unwrap();
             assert!((0.85..=1.15).contains(&e.true_ideal_scale));
-            let ElasticityProfile::Step { penalty } = e.truth else { panic!() };
+            let ElasticityProfile::Sawtooth { penalty } = e.truth else { panic!() };
             assert!((2.55 - 1e-9..=3.45 + 1e-9).contains(&penalty));
             moved += (f != 1.0) as usize;
         }
         assert!(moved > 90);
+    }
+
+    #[test]
+    fn exponential_row_scales_the_largest_draw_to_the_maximum() {
+        // Draws 0.5, 2, 1 between 1 and 101: ×50 (100 / 2) from 1, truncated.
+        assert_eq!(scale_to_max(&[0.5, 2.0, 1.0], 1, 101), vec![26, 101, 51]);
+        assert_eq!(scale_to_max(&[0.3, 0.7], 50, 120), vec![80, 120]);
+        // In a generated trace the largest job of each parameter is at its maximum.
+        let w = generate(&TraceSpec::table2(Spread::Exponential, 3.0), 4);
+        let most = |f: &dyn Fn(&Job) -> u64| w.jobs.iter().map(f).max().unwrap();
+        let most_tasks = most(&|j| j.phases[0].tasks.len() as u64);
+        let most_mem = most(&|j| j.phases[0].tasks[0].request.mem_mb);
+        let most_dur = most(&|j| j.phases[0].tasks[0].duration / SECOND);
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let maxes: Vec<u64> = Spread::Exponential.ranges().iter().map(|r| rng.gen_range(r.max_lo..=r.max_hi)).collect();
+        // (x / top × top need not give back x exactly: truncation may land one below, as in DSS.)
+        for (got, max) in [(most_tasks, maxes[0]), (most_mem / 100, maxes[1]), (most_dur, maxes[2])] {
+            assert!(got == max || got + 1 == max, "{got} vs {max}");
+        }
     }
 }

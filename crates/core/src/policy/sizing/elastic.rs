@@ -28,6 +28,12 @@ fn allowed(spec: &ElasticSpec, e: &Elasticity, ideal_mb: u64) -> (u64, u64) {
     (floor.div_ceil(g) * g, ideal_mb.saturating_sub(1) / g * g)
 }
 
+/// The least memory any allowed size takes: a task cannot start
+/// elastically where less is free.
+pub fn least_size_mb(spec: &ElasticSpec, e: &Elasticity, ideal_mb: u64) -> u64 {
+    allowed(spec, e, ideal_mb).0
+}
+
 /// Line 7: the best elastic size for a task (ideal `ideal_mb`, estimated
 /// `ideal` µs) in `free_mb` of free memory, or `None` if no allowed size fits.
 pub fn elastic_fit(
