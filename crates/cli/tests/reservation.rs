@@ -45,8 +45,14 @@ fn bad_isolation_prereserve_and_dags_are_clear_errors() {
     assert!(e.contains("isolation") && e.contains("strictly between 0 and 1"), "{e}");
     let e = error_of(&["simulate", "--scenario", "two-job", "--set", "isolation=0"]);
     assert!(e.contains("isolation"), "{e}");
-    let e = error_of(&["simulate", "--scenario", "two-job", "--set", "prereserve=1.5"]);
-    assert!(e.contains("prereserve") && e.contains("between 0 and 1"), "{e}");
+    for p in ["1.5", "-0.2"] {
+        let e = error_of(&["simulate", "--scenario", "two-job", "--set", &format!("isolation={p}")]);
+        assert!(e.contains("isolation") && e.contains("strictly between 0 and 1"), "{p}: {e}");
+    }
+    for r in ["1.5", "-0.1"] {
+        let e = error_of(&["simulate", "--scenario", "two-job", "--set", &format!("prereserve={r}")]);
+        assert!(e.contains("prereserve") && e.contains("between 0 and 1"), "{r}: {e}");
+    }
     let dir = temp_dir("dag");
     let cluster = r#"{"cluster":{"nodes":[{"count":2,"cpu":4,"mem_mb":16384}]}}"#;
     let task = r#"{"cpu":1,"mem_mb":4096,"duration_s":5}"#;
@@ -56,6 +62,13 @@ fn bad_isolation_prereserve_and_dags_are_clear_errors() {
             "cycle.jsonl",
             format!(r#"[{{"after":[1],"tasks":[{task}]}},{{"after":[0],"local":true,"tasks":[{task}]}}]"#),
             "phase 0 depends on phase 1",
+        ),
+        (
+            "ring.jsonl",
+            format!(
+                r#"[{{"after":[2],"tasks":[{task}]}},{{"after":[0],"tasks":[{task}]}},{{"after":[1],"tasks":[{task}]}}]"#
+            ),
+            "phase 0 depends on phase 2",
         ),
     ];
     for (name, phases, problem) in cases {

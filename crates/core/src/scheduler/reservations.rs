@@ -147,6 +147,11 @@ impl Scheduler {
                 let key = (jid, phase);
                 let observed = self.reservations.observed.entry(key).or_default();
                 let mut expires = observed.1;
+                if expires.is_some_and(|t| t <= now) {
+                    // The phase's deadline has passed: its reservations are
+                    // over (§IV-B), whatever a refit would say now.
+                    return;
+                }
                 if let Some(isolation) = isolation {
                     observed.0.push(ran as f64);
                     let running: Vec<f64> = p
@@ -165,7 +170,9 @@ impl Scheduler {
                     }
                 }
                 if expires.is_some_and(|t| t <= now) {
-                    return;
+                    // The refit moved the deadline before now: the phase's
+                    // slots lapse at the next step, this one at once.
+                    return self.update_expiry(jid, phase, expires);
                 }
                 let downstream: Option<u32> = (!p.downstream.is_empty())
                     .then(|| p.downstream.iter().map(|&d| job.phases[d as usize].tasks.len() as u32).sum());
@@ -227,6 +234,9 @@ impl Scheduler {
         let wanted: Vec<_> = self.reservations.wanted.iter().map(|(&k, &v)| (k, v)).collect();
         for ((job, phase), (count, res)) in wanted {
             let expires = self.reservations.observed.get(&(job, phase)).and_then(|o| o.1);
+            if expires.is_some_and(|t| t <= now) {
+                continue;
+            }
             let mut left = count;
             while left > 0 {
                 let Some(i) = self.free_index.first_fit(res, 0) else { break };
