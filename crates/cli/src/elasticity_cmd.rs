@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pliant_core::policy::{preset, Params};
 use pliant_report::plot_ratio_cdf;
 use pliant_sim::{simulate, SimOptions};
-use pliant_workload::scenarios::yarn_me::{generate, PenaltyModel, Spread, TraceSpec};
+use pliant_workload::scenarios::yarn_me::{generate, Misestimate, Misestimated, PenaltyModel, Spread, TraceSpec};
 use std::path::PathBuf;
 
 /// Table 2's two rows.
@@ -39,6 +39,31 @@ impl ModelArg {
     }
 }
 
+/// Which estimates `--misestimate` puts off.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum MisestimatedArg {
+    /// Duration, ideal memory and penalty, each by its own draw.
+    All,
+    /// The task duration only (Fig. 7a).
+    Duration,
+    /// The ideal memory only (Fig. 7b).
+    Memory,
+    /// The penalty only (Fig. 7c).
+    Penalty,
+}
+
+impl MisestimatedArg {
+    /// The workload generator's choice.
+    fn of(self) -> Misestimated {
+        match self {
+            MisestimatedArg::All => Misestimated::All,
+            MisestimatedArg::Duration => Misestimated::Duration,
+            MisestimatedArg::Memory => Misestimated::Memory,
+            MisestimatedArg::Penalty => Misestimated::Penalty,
+        }
+    }
+}
+
 /// Arguments of `pliant elasticity`.
 #[derive(Args)]
 pub struct ElasticityArgs {
@@ -61,6 +86,9 @@ pub struct ElasticityArgs {
     /// penalty are each the estimate times 1 + a uniform draw from it (Fig. 7).
     #[arg(long, value_name = "LO,HI", allow_hyphen_values = true)]
     misestimate: Option<String>,
+    /// Which values --misestimate puts off (Fig. 7a-c vary one at a time).
+    #[arg(long, value_enum, default_value = "all", requires = "misestimate")]
+    misestimated: MisestimatedArg,
     /// Write each trace's ratios as CSV here.
     #[arg(long)]
     csv: Option<PathBuf>,
@@ -81,14 +109,14 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[i]
 }
 
-fn parse_interval(s: &str) -> Result<(f64, f64), String> {
+fn parse_interval(s: &str, of: Misestimated) -> Result<Misestimate, String> {
     let bad = || format!("--misestimate expects LO,HI with -1 < LO <= HI, got `{s}`");
     let (lo, hi) = s.split_once(',').ok_or_else(bad)?;
     let (lo, hi): (f64, f64) = (lo.trim().parse().map_err(|_| bad())?, hi.trim().parse().map_err(|_| bad())?);
     if lo <= -1.0 || lo > hi || !hi.is_finite() {
         return Err(bad());
     }
-    Ok((lo, hi))
+    Ok(Misestimate { lo, hi, of })
 }
 
 /// Runs `pliant elasticity`.
@@ -103,7 +131,7 @@ pub fn run(args: ElasticityArgs) -> Result<(), String> {
         SpreadArg::Uniform => Spread::Uniform,
         SpreadArg::Exponential => Spread::Exponential,
     };
-    let misestimate = args.misestimate.as_deref().map(parse_interval).transpose()?;
+    let misestimate = args.misestimate.as_deref().map(|s| parse_interval(s, args.misestimated.of())).transpose()?;
     let spec = TraceSpec { misestimate, model: args.model.model(), ..TraceSpec::table2(spread, args.penalty) };
     let params = Params::default();
     let policies: Vec<_> =
@@ -146,7 +174,15 @@ pub fn run(args: ElasticityArgs) -> Result<(), String> {
         spread,
         spec.model,
         args.penalty,
-        misestimate.map_or(String::new(), |(lo, hi)| format!(", mis-estimation [{lo}, {hi}]"))
+        misestimate.map_or(String::new(), |m| {
+            let of = match m.of {
+                Misestimated::All => "",
+                Misestimated::Duration => " of durations",
+                Misestimated::Memory => " of ideal memory",
+                Misestimated::Penalty => " of penalties",
+            };
+            format!(", mis-estimation [{}, {}]{of}", m.lo, m.hi)
+        })
     );
     println!("{title}");
     println!("avg JCT ratio");

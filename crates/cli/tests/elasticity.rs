@@ -44,6 +44,7 @@ fn bad_elasticity_names_file_and_line() {
     std::fs::remove_dir_all(dir).unwrap();
     assert!(error_of(&["elasticity", "--traces", "1", "--penalty", "0.9"]).contains("below 1"));
     assert!(error_of(&["elasticity", "--traces", "1", "--misestimate", "0.2,0.1"]).contains("LO,HI"));
+    assert!(error_of(&["elasticity", "--traces", "1", "--misestimated", "memory"]).contains("--misestimate <LO,HI>"));
 }
 
 #[test]
@@ -57,13 +58,15 @@ fn the_sweep_prints_the_ratio_distribution() {
         "3",
         "--misestimate",
         "-0.15,0.15",
+        "--misestimated",
+        "memory",
         "--plot",
         plot.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     for want in [
-        "Reducer penalty 1.5x, mis-estimation [-0.15, 0.15]",
+        "Reducer penalty 1.5x, mis-estimation [-0.15, 0.15] of ideal memory",
         "elastic/yarn",
         "elastic/meganode",
         "median",

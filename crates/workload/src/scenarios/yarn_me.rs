@@ -85,10 +85,51 @@ pub struct TraceSpec {
     pub penalty: f64,
     /// The penalty's shape (§6.1: the reducer model).
     pub model: PenaltyModel,
-    /// Per job, the true duration, ideal memory and penalty are each the
-    /// estimate times 1 + a factor drawn uniformly from this interval
-    /// (Fig. 7: e.g. [-0.15, 0.15]); `None`: the estimates are exact.
-    pub misestimate: Option<(f64, f64)>,
+    /// Fig. 7's mis-estimation; `None`: the estimates are exact.
+    pub misestimate: Option<Misestimate>,
+}
+
+/// Fig. 7's mis-estimation: per job, each chosen true value (duration, ideal
+/// memory, penalty) is the estimate times 1 + a factor drawn uniformly from
+/// [`lo`, `hi`] (e.g. [-0.15, 0.15]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Misestimate {
+    /// Least factor (above -1).
+    pub lo: f64,
+    /// Greatest factor.
+    pub hi: f64,
+    /// Which values are off.
+    pub of: Misestimated,
+}
+
+/// Which estimates a [`Misestimate`] puts off: all three at once, or one,
+/// as Fig. 7a (duration), 7b (ideal memory) and 7c (penalty) do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Misestimated {
+    /// Duration, ideal memory and penalty, each by its own draw.
+    All,
+    /// The task duration only (Fig. 7a).
+    Duration,
+    /// The ideal memory only (Fig. 7b).
+    Memory,
+    /// The penalty only (Fig. 7c).
+    Penalty,
+}
+
+impl Misestimate {
+    /// The (duration, ideal memory, penalty) factors of one job. All three
+    /// are drawn whichever are kept, so the traces of the per-value sweeps
+    /// share their draws with the all-values one.
+    fn factors(&self, rng: &mut ChaCha8Rng) -> (f64, f64, f64) {
+        let mut draw = || 1.0 + rng.gen_range(self.lo..=self.hi);
+        let (d, m, p) = (draw(), draw(), draw());
+        match self.of {
+            Misestimated::All => (d, m, p),
+            Misestimated::Duration => (d, 1.0, 1.0),
+            Misestimated::Memory => (1.0, m, 1.0),
+            Misestimated::Penalty => (1.0, 1.0, p),
+        }
+    }
 }
 
 impl TraceSpec {
@@ -139,8 +180,7 @@ pub fn generate(spec: &TraceSpec, seed: u64) -> Workload {
     for i in 0..n {
         let mem_mb = (mems[i] * GRANULE_MB).clamp(GRANULE_MB, NODE.mem_mb);
         let est = durations[i].max(1) * SECOND;
-        let mut off = || spec.misestimate.map_or(1.0, |(lo, hi)| 1.0 + rng.gen_range(lo..=hi));
-        let (dur_f, mem_f, pen_f) = (off(), off(), off());
+        let (dur_f, mem_f, pen_f) = spec.misestimate.map_or((1.0, 1.0, 1.0), |m| m.factors(&mut rng));
         let duration = ((est as f64 * dur_f).round() as u64).max(1);
         let task = Task { request: Resources::new(1000, mem_mb), duration, estimate: Some(est) };
         jobs.push(Job {
@@ -189,7 +229,8 @@ mod tests {
 
     #[test]
     fn misestimation_moves_the_truth_within_its_interval() {
-        let spec = TraceSpec { misestimate: Some((-0.15, 0.15)), ..TraceSpec::table2(Spread::Uniform, 3.0) };
+        let off = Misestimate { lo: -0.15, hi: 0.15, of: Misestimated::All };
+        let spec = TraceSpec { misestimate: Some(off), ..TraceSpec::table2(Spread::Uniform, 3.0) };
         let w = generate(&spec, 5);
         let mut moved = 0;
         for j in &w.jobs {
@@ -203,6 +244,26 @@ mod tests {
             moved += (f != 1.0) as usize;
         }
         assert!(moved > 90);
+    }
+
+    #[test]
+    fn one_value_misestimated_keeps_the_others_exact_and_the_draws_shared() {
+        let spec = |of| TraceSpec {
+            misestimate: Some(Misestimate { lo: -0.15, hi: 0.15, of }),
+            ..TraceSpec::table2(Spread::Uniform, 3.0)
+        };
+        let all = generate(&spec(Misestimated::All), 5);
+        let memory = generate(&spec(Misestimated::Memory), 5);
+        let penalty = generate(&spec(Misestimated::Penalty), 5);
+        for ((a, m), p) in all.jobs.iter().zip(&memory.jobs).zip(&penalty.jobs) {
+            let (ae, me, pe) = (a.elastic.unwrap(), m.elastic.unwrap(), p.elastic.unwrap());
+            let (mt, pt) = (m.phases[0].tasks[0], p.phases[0].tasks[0]);
+            assert_eq!((mt.duration, pt.duration), (mt.estimate.unwrap(), pt.estimate.unwrap()));
+            assert_eq!(me.true_ideal_scale, ae.true_ideal_scale);
+            assert_eq!(pe.true_ideal_scale, 1.0);
+            assert_eq!(me.truth, ElasticityProfile::Sawtooth { penalty: 3.0 });
+            assert_eq!(pe.truth, ae.truth);
+        }
     }
 
     #[test]
