@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often, at least, the manager loop runs and the agent looks at its tasks.
 pub const TICK: Duration = Duration::from_millis(50);
@@ -42,8 +42,32 @@ impl ManagerSetup {
     pub fn open_api(&self, log: &dyn Fn(&str)) -> Result<(TcpListener, Token), String> {
         check_listen(&self.listen, self.token_file.is_some())?;
         let token = Token::for_manager(&self.state_dir, self.token_file.as_deref(), log)?;
-        let listener = TcpListener::bind(&self.listen).map_err(|e| format!("cannot listen on {}: {e}", self.listen))?;
+        let listener = bind_patiently(&self.listen, BIND_PATIENCE, log)
+            .map_err(|e| format!("cannot listen on {}: {e}", self.listen))?;
         Ok((listener, token))
+    }
+}
+
+/// How long a manager restarted on its port waits for the port to be free.
+const BIND_PATIENCE: Duration = Duration::from_secs(5);
+
+/// Binds `addr`, retrying for up to `patience` while the port is in use: a
+/// manager restarted at once after a crash has found its old port still
+/// held for a moment (seen in the live tests, cause not found).
+fn bind_patiently(addr: &str, patience: Duration, log: &dyn Fn(&str)) -> std::io::Result<TcpListener> {
+    let started = Instant::now();
+    let mut told = false;
+    loop {
+        match TcpListener::bind(addr) {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && started.elapsed() < patience => {
+                if !told {
+                    log(&format!("{addr} is in use; retrying for up to {:.1} s", patience.as_secs_f64()));
+                    told = true;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
     }
 }
 
@@ -220,4 +244,32 @@ fn run_agent(mut agent: Agent, ops: Receiver<Vec<AgentOp>>, reports: Sender<Agen
         }
     }
     // Dropping the agent kills its tasks and removes their cgroups.
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// A port held for 300 ms is bound once it is let go, with one message;
+    /// one held past the patience gives the bind's own error.
+    #[test]
+    fn a_held_port_is_waited_for_within_the_patience() {
+        let held = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = held.local_addr().unwrap().to_string();
+        let said = RefCell::new(Vec::new());
+        let log = |m: &str| said.borrow_mut().push(m.to_string());
+        let err = bind_patiently(&addr, Duration::from_millis(200), &log).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+        let freer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+        });
+        let bound = bind_patiently(&addr, Duration::from_secs(5), &log).unwrap();
+        freer.join().unwrap();
+        assert_eq!(bound.local_addr().unwrap().to_string(), addr);
+        let said = said.into_inner();
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said.iter().all(|m| m.starts_with(&format!("{addr} is in use; retrying"))), "{said:?}");
+    }
 }
