@@ -28,6 +28,32 @@ fn ssr_isolates_the_foreground_and_reports_slowdown() {
     assert!(result(&doc, "priority").get("reserved_idle_core_seconds").is_none());
 }
 
+/// Fig. 14's direction under ssr-deadline on the full `reservation` scenario
+/// (seed 1): a larger isolation target P keeps reservations longer, so the
+/// foreground finishes sooner and more reserved slots sit idle.
+#[test]
+fn a_larger_isolation_target_trades_idle_slots_for_foreground_speed() {
+    let run = |p: &str| {
+        let doc = json(&[
+            "simulate",
+            "--scenario",
+            "reservation",
+            "--policies",
+            "ssr-deadline",
+            "--set",
+            &format!("isolation={p}"),
+            "--format",
+            "json",
+        ]);
+        let r = result(&doc, "ssr-deadline");
+        (r["classes"]["short"]["jct"]["mean"].as_f64().unwrap(), r["reserved_idle_core_seconds"].as_f64().unwrap())
+    };
+    let runs: Vec<(f64, f64)> = ["0.1", "0.5", "0.9"].into_iter().map(run).collect();
+    for w in runs.windows(2) {
+        assert!(w[1].0 < w[0].0 && w[1].1 > w[0].1, "(fg JCT, reserved idle) by P: {runs:?}");
+    }
+}
+
 /// The numerical studies print their series: Eq. 4 at P = 0.5, N = 20,
 /// α = 2: tail = 1 − 0.5^(1/20) = 0.03406; 2·√tail − tail = 0.335.
 #[test]

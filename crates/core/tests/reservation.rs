@@ -125,13 +125,13 @@ fn a_phase_last_task_is_copied_onto_its_reserved_slot() {
 }
 
 /// ssr-deadline (§IV-B) on four one-slot nodes: H has phase 0 of four
-/// tasks (ending at 10, 20, 40 and 100 s) and a `local` phase 1 of four; L
-/// (three tasks) waits. With P = 0.72^4, 1 − P^(1/4) = 0.28. At 20 s the fit
-/// has t_m = 10 s, two finished (10, 20) and two running for 20 s:
-/// α = 2 / (3 ln 2), so D = 10 s × 0.28^(−1.5 ln 2) ≈ 37.6 s, and both
-/// reserved slots lapse then, to L. At 40 s a refit (α = 3 / (ln 2 + 2 ln 4))
-/// would put D at ≈ 43.5 s, after now: but the phase's deadline has passed,
-/// so the slot task 2 frees goes to L too.
+/// tasks (ending at 10, 12, 15 and 100 s) and a `local` phase 1 of four; L
+/// (three tasks) waits. With P = 0.72^4, 1 − P^(1/4) = 0.28. At 12 s the fit
+/// has t_m = 10 s, two finished (10, 12) and two running for 12 s:
+/// α = 2 / (3 ln 1.2) ≈ 3.66, so D = 10 s × 0.28^(−1.5 ln 1.2) ≈ 14.16 s, and
+/// both reserved slots lapse then, to L. At 15 s a refit
+/// (α = 3 / (ln 1.2 + 2 ln 1.5) ≈ 3.02) would put D at ≈ 15.24 s, after now:
+/// but the phase's deadline has passed, so the slot task 2 frees goes to L too.
 #[test]
 fn a_passed_deadline_is_not_refitted() {
     let params = Params { isolation: 0.72f64.powi(4), ..Params::default() };
@@ -141,17 +141,17 @@ fn a_passed_deadline_is_not_refitted() {
     let out = step(&mut s, 0, vec![Observation::JobSubmitted(h), Observation::JobSubmitted(l)]);
     assert_eq!(launched(&out).len(), 4);
     assert!(step(&mut s, 10 * SECOND, vec![Observation::TaskFinished(t(0, 0))]).is_empty());
-    assert!(step(&mut s, 20 * SECOND, vec![Observation::TaskFinished(t(0, 1))]).is_empty());
+    assert!(step(&mut s, 12 * SECOND, vec![Observation::TaskFinished(t(0, 1))]).is_empty());
     assert_eq!(s.reserved_idle(), SLOT.times(2));
-    let d = 10.0 * SECOND as f64 * 0.28f64.powf(-1.5 * 2f64.ln());
-    let wake = s.wake_at(20 * SECOND).unwrap();
+    let d = 10.0 * SECOND as f64 * 0.28f64.powf(-1.5 * 1.2f64.ln());
+    let wake = s.wake_at(12 * SECOND).unwrap();
     assert!((wake as f64 - d).abs() <= 1.0, "{wake} vs {d}");
     s.wake(wake);
     let mut got = launched(&step(&mut s, wake, vec![]));
     got.sort();
     assert_eq!(got, vec![(t(1, 0), NodeId(0)), (t(1, 1), NodeId(1))]);
     assert_eq!(s.reserved_idle(), Resources::ZERO);
-    let out = step(&mut s, 40 * SECOND, vec![Observation::TaskFinished(t(0, 2))]);
+    let out = step(&mut s, 15 * SECOND, vec![Observation::TaskFinished(t(0, 2))]);
     assert_eq!(launched(&out), vec![(t(1, 2), NodeId(2))]);
     assert_eq!(s.reserved_idle(), Resources::ZERO);
 }
