@@ -460,6 +460,100 @@ fn an_ended_task_s_report_survives_its_agent_dying_before_delivery() {
     std::mem::forget(top);
 }
 
+/// A launch of a sleeper as task `job`-0, its files under `dir`.
+fn launch_sleeper(dir: &Path, job: u32) -> AgentOp {
+    AgentOp::Launch {
+        task: TaskRef { job: JobId(job), task: 0 },
+        argv: vec!["sleep".into(), "600".into()],
+        resources: Resources::new(1000, 64),
+        log_dir: dir.join(format!("log{job}")),
+        checkpoint_dir: dir.join(format!("ckpt{job}")),
+        restore: false,
+    }
+}
+
+/// The processes in the agent's cgroup of task `job`-0 (none if it is gone).
+fn task_pids(layout: &Layout, top: &str, job: u32) -> Vec<i32> {
+    let top = layout.open(top).unwrap();
+    let pids = top.open_child(&format!("job{job}-task0")).map(|c| {
+        let pids = c.pids().unwrap();
+        std::mem::forget(c);
+        pids
+    });
+    std::mem::forget(top);
+    pids.unwrap_or_default()
+}
+
+/// The processes of task `job`-0 once both its exit-code wrapper and its `sleep` run.
+fn running_sleeper(layout: &Layout, top: &str, job: u32) -> Vec<i32> {
+    let start = Instant::now();
+    loop {
+        let pids = task_pids(layout, top, job);
+        if pids.len() == 2 || start.elapsed() > Duration::from_secs(5) {
+            return pids;
+        }
+        sleep(Duration::from_millis(10));
+    }
+}
+
+/// A task launched again while the agent still holds a run of it (the kill
+/// of that run was lost with a crashed manager): the old run is killed and
+/// the new one runs on in a fresh cgroup, not killed with the old handle.
+#[test]
+fn a_relaunch_of_a_held_task_replaces_the_old_run() {
+    let Some(w) = live("agent-relaunch", None) else { return };
+    let name = format!("pliant-test-{}-agent-relaunch", std::process::id());
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let mut out = Vec::new();
+    agent.apply(launch_sleeper(w.dir.path(), 0), &mut out);
+    let first = running_sleeper(&w.layout, &name, 0);
+    assert_eq!(first.len(), 2, "the exit-code wrapper and sleep: {first:?}");
+    agent.apply(launch_sleeper(w.dir.path(), 0), &mut out);
+    let second = running_sleeper(&w.layout, &name, 0);
+    agent.poll(&mut out);
+    assert_eq!(out, vec![], "the new run was reported ended");
+    assert_eq!(second.len(), 2, "the new run is not running: {second:?}");
+    assert!(second.iter().all(|p| !first.contains(p)), "the old run {first:?} still runs: {second:?}");
+    assert_eq!(agent.tasks().collect::<Vec<_>>(), vec![TaskRef { job: JobId(0), task: 0 }]);
+}
+
+/// After a manager restart the agent is told which tasks to take over, then
+/// to sweep: a task it still holds that the manager did not name (its kill
+/// was lost with the crashed manager) is stopped, the adopted one runs on.
+#[test]
+fn a_sweep_stops_held_tasks_the_manager_did_not_take_over() {
+    let Some(w) = live("agent-sweep", None) else { return };
+    let name = format!("pliant-test-{}-agent-sweep", std::process::id());
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let mut out = Vec::new();
+    agent.apply(launch_sleeper(w.dir.path(), 0), &mut out);
+    agent.apply(launch_sleeper(w.dir.path(), 1), &mut out);
+    let kept = TaskRef { job: JobId(1), task: 0 };
+    agent.apply(
+        AgentOp::Adopt {
+            task: kept,
+            log_dir: w.dir.path().join("log1"),
+            checkpoint_dir: w.dir.path().join("ckpt1"),
+            resources: Resources::new(1000, 64),
+            expect: Expected::Running,
+            owed_mb: 0,
+        },
+        &mut out,
+    );
+    agent.apply(AgentOp::Sweep, &mut out);
+    assert_eq!(out, vec![]);
+    assert_eq!(agent.tasks().collect::<Vec<_>>(), vec![kept]);
+    assert_eq!(task_pids(&w.layout, &name, 0), Vec::<i32>::new());
+    assert_eq!(running_sleeper(&w.layout, &name, 1).len(), 2);
+    let top = w.layout.open(&name).unwrap();
+    assert_eq!(top.children().unwrap(), vec!["job1-task0".to_string()]);
+    std::mem::forget(top);
+    // A later sweep with no adoption before it stops the rest.
+    agent.apply(AgentOp::Sweep, &mut out);
+    assert_eq!(agent.tasks().count(), 0);
+    assert_eq!(task_pids(&w.layout, &name, 1), Vec::<i32>::new());
+}
+
 #[test]
 fn a_memory_limit_that_cannot_be_reached_is_refused_and_not_applied() {
     let Some(w) = live("ebusy", None) else { return };
