@@ -150,7 +150,8 @@ impl Agent {
         }
     }
 
-    /// Carries out one operation; appends what followed to `out`.
+    /// Carries out one operation; appends what followed to `out`, the
+    /// reports not yet delivered (a launch drops those of its task).
     pub fn apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) {
         let launch = matches!(op, AgentOp::Launch { .. });
         let task = match &op {
@@ -181,6 +182,10 @@ impl Agent {
     fn try_apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
         match op {
             AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore } => {
+                // The manager holds any earlier run over: a report of it not yet
+                // delivered (e.g. its exit, seen when it was taken over) would
+                // pass for the new run's.
+                out.retain(|r| r.task() != task);
                 std::fs::create_dir_all(&log_dir)?;
                 // An earlier run's exit status must not pass for this run's, should
                 // this agent die before the command starts (see `adopt`).

@@ -554,6 +554,36 @@ fn a_sweep_stops_held_tasks_the_manager_did_not_take_over() {
     assert_eq!(task_pids(&w.layout, &name, 1), Vec::<i32>::new());
 }
 
+/// A task taken over that had ended unseen is reported with its exit, and a
+/// launch of it in the same batch (the manager held that run killed) drops
+/// that report: delivered after the launch, it would pass for the new run's.
+#[test]
+fn a_relaunch_drops_undelivered_reports_of_the_earlier_run() {
+    let Some(w) = live("agent-stale", None) else { return };
+    let name = format!("pliant-test-{}-agent-stale", std::process::id());
+    let (agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let top = w.layout.open(&name).unwrap();
+    let ended = top.child("job0-task0").unwrap();
+    let log_dir = w.dir.path().join("log0");
+    std::fs::create_dir_all(&log_dir).unwrap();
+    std::fs::write(files::exit(&log_dir), "0\n").unwrap();
+    // The agent dies. (Handles remove their cgroup when dropped: these are the next agent's.)
+    std::mem::forget((agent, top, ended));
+    let (mut next, _) = Agent::start(&w.layout, &name, true, Duration::from_secs(1)).unwrap();
+    let task = TaskRef { job: JobId(0), task: 0 };
+    let resources = Resources::new(1000, 64);
+    let checkpoint_dir = w.dir.path().join("ckpt0");
+    let adopt = AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect: Expected::Running, owed_mb: 0 };
+    let mut out = vec![AgentReport::Resumed { task: TaskRef { job: JobId(1), task: 0 } }];
+    next.apply(adopt, &mut out);
+    assert!(matches!(out[1], AgentReport::Exited { task: t, code: Some(0), .. } if t == task), "{out:?}");
+    next.apply(AgentOp::Preempt { task, mechanism: NodeMechanism::Kill, limits: Resources::ZERO }, &mut out);
+    next.apply(launch_sleeper(w.dir.path(), 0), &mut out);
+    assert_eq!(out, vec![AgentReport::Resumed { task: TaskRef { job: JobId(1), task: 0 } }]);
+    assert_eq!(running_sleeper(&w.layout, &name, 0).len(), 2);
+    assert_eq!(next.tasks().collect::<Vec<_>>(), vec![task]);
+}
+
 #[test]
 fn a_memory_limit_that_cannot_be_reached_is_refused_and_not_applied() {
     let Some(w) = live("ebusy", None) else { return };
