@@ -634,6 +634,29 @@ fn a_killed_agents_leftover_cgroups_are_removed_at_the_next_start() {
     fresh.remove().unwrap();
 }
 
+/// An agent killed between the removals of a task cgroup's v1 directories
+/// (memory first) leaves it in the other hierarchies only: it is still a
+/// child, and removing the top cgroup removes it (else EBUSY kept the top).
+#[test]
+fn a_child_left_in_some_v1_hierarchies_is_still_removed() {
+    let Some(w) = live("partial", None) else { return };
+    if w.layout.version() != Version::V1 {
+        say_skipped("partial: cgroup v1 only (one directory per hierarchy)");
+        return;
+    }
+    let name = format!("pliant-test-{}-partial", std::process::id());
+    let (top, _) = w.layout.create_fresh(&name).unwrap();
+    let child = top.child("task").unwrap();
+    let dirs = child.dirs();
+    assert_eq!(dirs.len(), 3, "{dirs:?}");
+    std::fs::remove_dir(&dirs[0]).unwrap();
+    std::mem::forget(child);
+    assert_eq!(top.children().unwrap(), vec!["task".to_string()]);
+    let top_dirs = top.dirs();
+    top.remove().unwrap();
+    assert!(top_dirs.iter().chain(&dirs).all(|d| !d.exists()), "left: {top_dirs:?} {dirs:?}");
+}
+
 /// On a machine whose controllers are bound to v1 the unified hierarchy
 /// still freezes and kills (core v2 files); CPU and memory report Unsupported.
 #[test]
