@@ -49,12 +49,28 @@ impl Daemon {
         self.0.wait().unwrap();
     }
 
-    /// SIGTERM, and wait for it to exit.
+    /// SIGTERM once it catches SIGTERM, and wait for it to exit. (Sent
+    /// before its handler is set, SIGTERM kills it as SIGKILL would, and an
+    /// agent just restarted then leaves its predecessor's cgroup behind.)
     fn stop(&mut self) {
+        let start = Instant::now();
+        while !catches_sigterm(self.0.id()) && start.elapsed() < Duration::from_secs(10) {
+            if !matches!(self.0.try_wait(), Ok(None)) {
+                return;
+            }
+            sleep(Duration::from_millis(5));
+        }
         // SAFETY: kill(2) on our own child.
         unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
         let _ = self.0.wait();
     }
+}
+
+/// True when process `pid` has a handler for SIGTERM (`SigCgt` in its status).
+fn catches_sigterm(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let caught = status.lines().find_map(|l| l.strip_prefix("SigCgt:"));
+    caught.and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok()).is_some_and(|m| m >> (libc::SIGTERM - 1) & 1 == 1)
 }
 
 impl Drop for Daemon {

@@ -9,7 +9,7 @@ use crate::process::{describe, CommandSpec};
 use crate::protocol::{files, AgentOp, AgentReport, Expected};
 use pliant_core::model::TaskRef;
 use pliant_core::Resources;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -70,6 +70,9 @@ pub struct Agent {
     top: Cgroup,
     caps: Capabilities,
     checkpoint_grace: Duration,
+    /// Tasks the manager named in [`AgentOp::Adopt`] since the last
+    /// [`AgentOp::Sweep`]: the sweep stops every other task held.
+    adopted: BTreeSet<TaskRef>,
 }
 
 impl Drop for Agent {
@@ -113,7 +116,15 @@ impl Agent {
             None => layout.create_fresh(name)?,
         };
         let caps = Capabilities::detect(&top)?;
-        Ok((Agent { tasks: BTreeMap::new(), ended: BTreeMap::new(), top, caps, checkpoint_grace }, found))
+        let agent = Agent {
+            tasks: BTreeMap::new(),
+            ended: BTreeMap::new(),
+            top,
+            caps,
+            checkpoint_grace,
+            adopted: BTreeSet::new(),
+        };
+        Ok((agent, found))
     }
 
     /// What this node can do.
@@ -139,7 +150,8 @@ impl Agent {
         }
     }
 
-    /// Carries out one operation; appends what followed to `out`.
+    /// Carries out one operation; appends what followed to `out`, the
+    /// reports not yet delivered (a launch drops those of its task).
     pub fn apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) {
         let launch = matches!(op, AgentOp::Launch { .. });
         let task = match &op {
@@ -170,6 +182,10 @@ impl Agent {
     fn try_apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
         match op {
             AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore } => {
+                // The manager holds any earlier run over: a report of it not yet
+                // delivered (e.g. its exit, seen when it was taken over) would
+                // pass for the new run's.
+                out.retain(|r| r.task() != task);
                 std::fs::create_dir_all(&log_dir)?;
                 // An earlier run's exit status must not pass for this run's, should
                 // this agent die before the command starts (see `adopt`).
@@ -192,8 +208,13 @@ impl Agent {
                     checkpoint_dir: Some(checkpoint_dir),
                     exit_file: Some(files::exit(&log_dir)),
                 };
-                // A task relaunched after a kill gets a fresh cgroup.
+                // A task relaunched after a kill gets a fresh cgroup. A run still
+                // held (its kill never arrived) goes through its own handle, which
+                // would otherwise remove the new run's cgroup when dropped.
                 if let Some(Some(old)) = self.ended.remove(&task) {
+                    old.live.remove()?;
+                }
+                if let Some(old) = self.tasks.remove(&task) {
                     old.live.remove()?;
                 }
                 if let Some(old) = self.top.open_child(&cgroup_name(task)) {
@@ -219,9 +240,20 @@ impl Agent {
                 }
             }
             AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb } => {
+                self.adopted.insert(task);
                 self.adopt(task, Files { log_dir, checkpoint_dir }, resources, expect, owed_mb, out)?
             }
             AgentOp::Sweep => {
+                // A task held but not taken over is not the manager's any more
+                // (its kill or stop was lost with a crashed manager): it goes.
+                let adopted = std::mem::take(&mut self.adopted);
+                let orphans: Vec<TaskRef> = self.tasks.keys().filter(|t| !adopted.contains(t)).copied().collect();
+                for task in orphans {
+                    if let Some(held) = self.tasks.remove(&task) {
+                        eprintln!("pliant agent: {task}: not taken over by the manager: stopped");
+                        held.live.remove()?;
+                    }
+                }
                 let held: Vec<String> = self.tasks.keys().chain(self.ended.keys()).map(|&t| cgroup_name(t)).collect();
                 for name in self.top.children()? {
                     if !held.contains(&name) {

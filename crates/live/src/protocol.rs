@@ -66,7 +66,9 @@ pub enum AgentOp {
         /// Memory (MB) the manager still expects to hear reclaimed.
         owed_mb: u64,
     },
-    /// Remove every task cgroup the agent does not hold (after adoption).
+    /// After adoption: stop every task held but not named by an
+    /// [`AgentOp::Adopt`] since the last sweep, and remove every task cgroup
+    /// the agent does not hold.
     Sweep,
 }
 

@@ -460,6 +460,130 @@ fn an_ended_task_s_report_survives_its_agent_dying_before_delivery() {
     std::mem::forget(top);
 }
 
+/// A launch of a sleeper as task `job`-0, its files under `dir`.
+fn launch_sleeper(dir: &Path, job: u32) -> AgentOp {
+    AgentOp::Launch {
+        task: TaskRef { job: JobId(job), task: 0 },
+        argv: vec!["sleep".into(), "600".into()],
+        resources: Resources::new(1000, 64),
+        log_dir: dir.join(format!("log{job}")),
+        checkpoint_dir: dir.join(format!("ckpt{job}")),
+        restore: false,
+    }
+}
+
+/// The processes in the agent's cgroup of task `job`-0 (none if it is gone).
+fn task_pids(layout: &Layout, top: &str, job: u32) -> Vec<i32> {
+    let top = layout.open(top).unwrap();
+    let pids = top.open_child(&format!("job{job}-task0")).map(|c| {
+        let pids = c.pids().unwrap();
+        std::mem::forget(c);
+        pids
+    });
+    std::mem::forget(top);
+    pids.unwrap_or_default()
+}
+
+/// The processes of task `job`-0 once both its exit-code wrapper and its `sleep` run.
+fn running_sleeper(layout: &Layout, top: &str, job: u32) -> Vec<i32> {
+    let start = Instant::now();
+    loop {
+        let pids = task_pids(layout, top, job);
+        if pids.len() == 2 || start.elapsed() > Duration::from_secs(5) {
+            return pids;
+        }
+        sleep(Duration::from_millis(10));
+    }
+}
+
+/// A task launched again while the agent still holds a run of it (the kill
+/// of that run was lost with a crashed manager): the old run is killed and
+/// the new one runs on in a fresh cgroup, not killed with the old handle.
+#[test]
+fn a_relaunch_of_a_held_task_replaces_the_old_run() {
+    let Some(w) = live("agent-relaunch", None) else { return };
+    let name = format!("pliant-test-{}-agent-relaunch", std::process::id());
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let mut out = Vec::new();
+    agent.apply(launch_sleeper(w.dir.path(), 0), &mut out);
+    let first = running_sleeper(&w.layout, &name, 0);
+    assert_eq!(first.len(), 2, "the exit-code wrapper and sleep: {first:?}");
+    agent.apply(launch_sleeper(w.dir.path(), 0), &mut out);
+    let second = running_sleeper(&w.layout, &name, 0);
+    agent.poll(&mut out);
+    assert_eq!(out, vec![], "the new run was reported ended");
+    assert_eq!(second.len(), 2, "the new run is not running: {second:?}");
+    assert!(second.iter().all(|p| !first.contains(p)), "the old run {first:?} still runs: {second:?}");
+    assert_eq!(agent.tasks().collect::<Vec<_>>(), vec![TaskRef { job: JobId(0), task: 0 }]);
+}
+
+/// After a manager restart the agent is told which tasks to take over, then
+/// to sweep: a task it still holds that the manager did not name (its kill
+/// was lost with the crashed manager) is stopped, the adopted one runs on.
+#[test]
+fn a_sweep_stops_held_tasks_the_manager_did_not_take_over() {
+    let Some(w) = live("agent-sweep", None) else { return };
+    let name = format!("pliant-test-{}-agent-sweep", std::process::id());
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let mut out = Vec::new();
+    agent.apply(launch_sleeper(w.dir.path(), 0), &mut out);
+    agent.apply(launch_sleeper(w.dir.path(), 1), &mut out);
+    let kept = TaskRef { job: JobId(1), task: 0 };
+    agent.apply(
+        AgentOp::Adopt {
+            task: kept,
+            log_dir: w.dir.path().join("log1"),
+            checkpoint_dir: w.dir.path().join("ckpt1"),
+            resources: Resources::new(1000, 64),
+            expect: Expected::Running,
+            owed_mb: 0,
+        },
+        &mut out,
+    );
+    agent.apply(AgentOp::Sweep, &mut out);
+    assert_eq!(out, vec![]);
+    assert_eq!(agent.tasks().collect::<Vec<_>>(), vec![kept]);
+    assert_eq!(task_pids(&w.layout, &name, 0), Vec::<i32>::new());
+    assert_eq!(running_sleeper(&w.layout, &name, 1).len(), 2);
+    let top = w.layout.open(&name).unwrap();
+    assert_eq!(top.children().unwrap(), vec!["job1-task0".to_string()]);
+    std::mem::forget(top);
+    // A later sweep with no adoption before it stops the rest.
+    agent.apply(AgentOp::Sweep, &mut out);
+    assert_eq!(agent.tasks().count(), 0);
+    assert_eq!(task_pids(&w.layout, &name, 1), Vec::<i32>::new());
+}
+
+/// A task taken over that had ended unseen is reported with its exit, and a
+/// launch of it in the same batch (the manager held that run killed) drops
+/// that report: delivered after the launch, it would pass for the new run's.
+#[test]
+fn a_relaunch_drops_undelivered_reports_of_the_earlier_run() {
+    let Some(w) = live("agent-stale", None) else { return };
+    let name = format!("pliant-test-{}-agent-stale", std::process::id());
+    let (agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let top = w.layout.open(&name).unwrap();
+    let ended = top.child("job0-task0").unwrap();
+    let log_dir = w.dir.path().join("log0");
+    std::fs::create_dir_all(&log_dir).unwrap();
+    std::fs::write(files::exit(&log_dir), "0\n").unwrap();
+    // The agent dies. (Handles remove their cgroup when dropped: these are the next agent's.)
+    std::mem::forget((agent, top, ended));
+    let (mut next, _) = Agent::start(&w.layout, &name, true, Duration::from_secs(1)).unwrap();
+    let task = TaskRef { job: JobId(0), task: 0 };
+    let resources = Resources::new(1000, 64);
+    let checkpoint_dir = w.dir.path().join("ckpt0");
+    let adopt = AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect: Expected::Running, owed_mb: 0 };
+    let mut out = vec![AgentReport::Resumed { task: TaskRef { job: JobId(1), task: 0 } }];
+    next.apply(adopt, &mut out);
+    assert!(matches!(out[1], AgentReport::Exited { task: t, code: Some(0), .. } if t == task), "{out:?}");
+    next.apply(AgentOp::Preempt { task, mechanism: NodeMechanism::Kill, limits: Resources::ZERO }, &mut out);
+    next.apply(launch_sleeper(w.dir.path(), 0), &mut out);
+    assert_eq!(out, vec![AgentReport::Resumed { task: TaskRef { job: JobId(1), task: 0 } }]);
+    assert_eq!(running_sleeper(&w.layout, &name, 0).len(), 2);
+    assert_eq!(next.tasks().collect::<Vec<_>>(), vec![task]);
+}
+
 #[test]
 fn a_memory_limit_that_cannot_be_reached_is_refused_and_not_applied() {
     let Some(w) = live("ebusy", None) else { return };
@@ -508,6 +632,29 @@ fn a_killed_agents_leftover_cgroups_are_removed_at_the_next_start() {
     assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
     assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL);
     fresh.remove().unwrap();
+}
+
+/// An agent killed between the removals of a task cgroup's v1 directories
+/// (memory first) leaves it in the other hierarchies only: it is still a
+/// child, and removing the top cgroup removes it (else EBUSY kept the top).
+#[test]
+fn a_child_left_in_some_v1_hierarchies_is_still_removed() {
+    let Some(w) = live("partial", None) else { return };
+    if w.layout.version() != Version::V1 {
+        say_skipped("partial: cgroup v1 only (one directory per hierarchy)");
+        return;
+    }
+    let name = format!("pliant-test-{}-partial", std::process::id());
+    let (top, _) = w.layout.create_fresh(&name).unwrap();
+    let child = top.child("task").unwrap();
+    let dirs = child.dirs();
+    assert_eq!(dirs.len(), 3, "{dirs:?}");
+    std::fs::remove_dir(&dirs[0]).unwrap();
+    std::mem::forget(child);
+    assert_eq!(top.children().unwrap(), vec!["task".to_string()]);
+    let top_dirs = top.dirs();
+    top.remove().unwrap();
+    assert!(top_dirs.iter().chain(&dirs).all(|d| !d.exists()), "left: {top_dirs:?} {dirs:?}");
 }
 
 /// On a machine whose controllers are bound to v1 the unified hierarchy

@@ -226,9 +226,18 @@ impl Cgroup {
         Some(Cgroup { inner: Some(inner) })
     }
 
-    /// The names of this cgroup's child cgroups.
+    /// The names of this cgroup's child cgroups. On v1 a child left in some
+    /// hierarchies only (its agent killed between their removals) is one too.
     pub fn children(&self) -> Result<Vec<String>, CgroupError> {
-        child_names(self.path())
+        let mut names = Vec::new();
+        for dir in self.dirs() {
+            for name in child_names(&dir)? {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        Ok(names)
     }
 
     /// The cgroup's version.
