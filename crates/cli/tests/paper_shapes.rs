@@ -1,6 +1,7 @@
 //! The papers' shapes that pliant reproduces (docs/results/bigc.md and
-//! checkpoint.md), pinned on seed 1 so that a change that breaks one fails
-//! here, not only in a regenerated table.
+//! checkpoint.md), pinned on seed 1, or on the mean over seeds 1-3 where the
+//! results doc judges a BIG-C shape on it, so that a change that breaks one
+//! fails here, not only in a regenerated table.
 
 mod common;
 
@@ -19,16 +20,27 @@ fn num(v: &Value, path: &str) -> f64 {
     path.split('.').fold(v, |v, key| &v[key]).as_f64().unwrap_or_else(|| panic!("{path} in {v}"))
 }
 
-/// BIG-C §5.2 on high-load and multi-load: gp's short-job tail is at most
-/// kill's and reserve's, fifo's is the worst; kill fails long jobs, ip and gp
-/// none; gp's long jobs finish sooner than ip's.
+/// `pliant simulate ARGS --seed S` for seeds 1-3.
+fn seeds_1_to_3(args: &[&str]) -> Vec<Value> {
+    ["1", "2", "3"].iter().map(|seed| simulate(&[args, &["--seed", seed]].concat())).collect()
+}
+
+/// The mean of `policy`'s `path` over `runs`.
+fn mean(runs: &[Value], policy: &str, path: &str) -> f64 {
+    runs.iter().map(|r| num(result(r, policy), path)).sum::<f64>() / runs.len() as f64
+}
+
+/// BIG-C §5.2 on high-load and multi-load, means over seeds 1-3: gp's
+/// short-job tail is at most kill's and reserve's, fifo's is the worst; kill
+/// fails long jobs, ip and gp none; gp's long jobs finish sooner than ip's.
+/// (gp's and kill's short tails are within 1 % of each other on single seeds:
+/// high-load seed 1 has gp 32.46 s against kill's 32.30 s.)
 #[test]
 fn bigc_comparison_on_the_synthetic_loads() {
     for scenario in ["high-load", "multi-load"] {
-        let runs = simulate(&["--scenario", scenario, "--policies", "fifo,reserve,kill,ip,gp"]);
-        let short = |p| num(result(&runs, p), "classes.short.jct.p95");
-        let (long, failed) =
-            (|p| num(result(&runs, p), "classes.long.jct.p90"), |p| num(result(&runs, p), "classes.long.failed"));
+        let runs = seeds_1_to_3(&["--scenario", scenario, "--policies", "fifo,reserve,kill,ip,gp"]);
+        let short = |p| mean(&runs, p, "classes.short.jct.p95");
+        let (long, failed) = (|p| mean(&runs, p, "classes.long.jct.p90"), |p| mean(&runs, p, "classes.long.failed"));
         assert!(short("gp") <= short("kill") && short("gp") <= short("reserve"), "{scenario}: gp {}", short("gp"));
         for p in ["reserve", "kill", "ip", "gp"] {
             assert!(short("fifo") > short(p), "{scenario}: fifo's short tail is not the worst ({p})");
@@ -39,13 +51,14 @@ fn bigc_comparison_on_the_synthetic_loads() {
 }
 
 /// BIG-C Fig. 7a: without delayed resumption (D = 0) resumed containers are
-/// preempted again and short jobs queue longer than with D = 3.
+/// preempted again and short jobs queue longer than with D = 3 (means over
+/// seeds 1-3, as the sweep in docs/results/bigc.md: 6.9 s against 1.2 s).
 #[test]
 fn delayed_resumption_shortens_short_jobs_queueing() {
     let delay = |d: &str| {
         let set = format!("delayed_resumption={d}");
-        let runs = simulate(&["--scenario", "high-load", "--policies", "gp", "--set", &set]);
-        num(result(&runs, "gp"), "classes.short.queue_delay.mean")
+        let runs = seeds_1_to_3(&["--scenario", "high-load", "--policies", "gp", "--set", &set]);
+        mean(&runs, "gp", "classes.short.queue_delay.mean")
     };
     let (d0, d3) = (delay("0"), delay("3"));
     assert!(d0 > 3.0 * d3, "D = 0: {d0} s, D = 3: {d3} s");
@@ -83,19 +96,36 @@ fn checkpoint_comparison_on_google_day() {
 
 /// Issue 13: counting failed jobs as their owners do (resubmitted when they
 /// fail, timed to the resubmission's end), gp's long-job tail is below kill's
-/// on every BIG-C scenario (seed 1): kill no longer looks good by failing its
-/// slowest jobs. Not on every seed: on low-load seed 3 kill fails only 3 of
-/// 38 long jobs, no more than the 3 that p90 leaves out, while gp's cost is
-/// spread over many (docs/results/bigc.md, job by job); there gp's tail is
-/// below kill's from p95 up, where kill's resubmissions are.
+/// on every BIG-C scenario: on seed 1, and on the mean over seeds 1-3 of each
+/// Spark scenario. Kill no longer looks good by failing its slowest jobs. Not
+/// on every seed: on low-load seed 3 kill fails only 3 of 38 long jobs, no
+/// more than the 3 that p90 leaves out (docs/results/bigc.md, job by job).
+/// The margin on low-load comes from gradual resumption: with
+/// `gradual_resumption=0` gp's mean there is above kill's.
 #[test]
 fn gp_beats_kill_once_failed_jobs_are_resubmitted() {
+    let retry = |runs: &Value, p| num(result(runs, p), "classes.long.jct_retry.p90");
     for scenario in ["mixed", "high-load", "low-load", "multi-load", "google-like"] {
         let runs = simulate(&["--scenario", scenario, "--policies", "kill,gp"]);
-        let retry = |p| num(result(&runs, p), "classes.long.jct_retry.p90");
-        assert!(retry("gp") < retry("kill"), "{scenario}: gp {} kill {}", retry("gp"), retry("kill"));
+        assert!(
+            retry(&runs, "gp") < retry(&runs, "kill"),
+            "{scenario}: gp {} kill {}",
+            retry(&runs, "gp"),
+            retry(&runs, "kill")
+        );
     }
-    let runs = simulate(&["--scenario", "low-load", "--seed", "3", "--policies", "kill,gp"]);
-    let p95 = |p| num(result(&runs, p), "classes.long.jct_retry.p95");
-    assert!(p95("gp") < p95("kill"), "low-load seed 3: gp {} kill {}", p95("gp"), p95("kill"));
+    let retry_mean = |scenario: &str, policies: &str, sets: &[&str]| {
+        let mut args = vec!["--scenario", scenario, "--policies", policies];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let runs = seeds_1_to_3(&args);
+        policies.split(',').map(|p| mean(&runs, p, "classes.long.jct_retry.p90")).collect::<Vec<_>>()
+    };
+    for scenario in ["high-load", "low-load", "multi-load", "google-like"] {
+        let means = retry_mean(scenario, "gp,kill", &[]);
+        assert!(means[0] < means[1], "{scenario}, seeds 1-3: gp {} kill {}", means[0], means[1]);
+    }
+    let whole = retry_mean("low-load", "gp,kill", &["gradual_resumption=0"]);
+    assert!(whole[0] > whole[1], "low-load, whole resumption: gp {} kill {}", whole[0], whole[1]);
 }

@@ -157,7 +157,7 @@ impl Agent {
         let task = match &op {
             AgentOp::Launch { task, .. }
             | AgentOp::Preempt { task, .. }
-            | AgentOp::Resume { task }
+            | AgentOp::Resume { task, .. }
             | AgentOp::Stop { task }
             | AgentOp::Adopt { task, .. } => Some(*task),
             AgentOp::Sweep => None,
@@ -227,9 +227,9 @@ impl Agent {
                 }
             }
             AgentOp::Preempt { task, mechanism, limits } => self.preempt(task, mechanism, limits, out)?,
-            AgentOp::Resume { task } => {
+            AgentOp::Resume { task, limits } => {
                 if let Some(held) = self.tasks.get_mut(&task) {
-                    held.live.resume()?;
+                    held.live.resume_to(allocation(limits))?;
                     held.watch_swapping = false;
                     out.push(AgentReport::Resumed { task });
                 }
@@ -376,7 +376,8 @@ impl Agent {
         let held = self.tasks.get_mut(&task).expect("held or adopted above");
         let start = Instant::now();
         match expect {
-            Expected::Running | Expected::Restoring => held.live.resume()?,
+            Expected::Running => held.live.resume()?,
+            Expected::Restoring(limits) => held.live.resume_to(allocation(limits))?,
             Expected::Checkpointing => held.request_checkpoint(self.checkpoint_grace)?,
             Expected::Shrunk(limits) => {
                 let mut froze = false;
@@ -393,7 +394,7 @@ impl Agent {
         if owed_mb > 0 {
             out.push(AgentReport::Reclaimed { task, mem_mb: owed_mb, took_ms: start.elapsed().as_millis() as u64 });
         }
-        if expect == Expected::Restoring {
+        if matches!(expect, Expected::Restoring(_)) {
             out.push(AgentReport::Resumed { task });
         }
         Ok(())

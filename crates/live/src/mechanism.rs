@@ -252,15 +252,22 @@ impl LiveTask {
     /// first, then thaw, then the CPU quota. The swapped-out pages come back
     /// as the task touches them.
     pub fn resume(&mut self) -> Result<(), MechanismError> {
+        self.resume_to(self.allocation)
+    }
+
+    /// [`LiveTask::resume`] to `limits`, which may be less than the full
+    /// allocation (gradual resumption gives a gracefully preempted task its
+    /// memory and part of its CPU back).
+    pub fn resume_to(&mut self, limits: Allocation) -> Result<(), MechanismError> {
         let controllers = self.cgroup.controllers();
         if controllers.memory {
-            self.cgroup.set_memory_limit(Some(self.allocation.mem_bytes), Duration::ZERO)?;
+            self.cgroup.set_memory_limit(Some(limits.mem_bytes), Duration::ZERO)?;
         }
         self.unfreeze()?;
         if controllers.cpu {
-            self.cgroup.set_cpu_quota(Some(self.allocation.cpu_milli))?;
+            self.cgroup.set_cpu_quota(Some(limits.cpu_milli))?;
         }
-        self.limits = self.allocation;
+        self.limits = limits;
         self.baseline = None;
         Ok(())
     }

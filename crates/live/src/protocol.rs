@@ -40,10 +40,12 @@ pub enum AgentOp {
         /// What it keeps.
         limits: Resources,
     },
-    /// Give the task its full allocation back and let it run.
+    /// Give the task its resources back, up to `limits`, and let it run.
     Resume {
         /// The task.
         task: TaskRef,
+        /// Its limits from now on: its full allocation, or less (gradual resumption).
+        limits: Resources,
     },
     /// Kill the task for good (its job failed or was cancelled).
     Stop {
@@ -82,8 +84,9 @@ pub enum Expected {
     Shrunk(Resources),
     /// Frozen at these limits (immediate preemption, or shrunk and swapping).
     Frozen(Resources),
-    /// Being resumed: full allocation, thawed, then reported resumed.
-    Restoring,
+    /// Being resumed to these limits (its full allocation, or less under
+    /// gradual resumption): thawed, then reported resumed.
+    Restoring(Resources),
     /// Asked to checkpoint: it saves its state and exits, then is reported
     /// checkpointed (or lost).
     Checkpointing,
@@ -166,7 +169,7 @@ impl std::fmt::Display for AgentOp {
             AgentOp::Preempt { task, mechanism, limits } => {
                 write!(f, "preempt {task}: {} to {limits}", mechanism.name())
             }
-            AgentOp::Resume { task } => write!(f, "resume {task}"),
+            AgentOp::Resume { task, .. } => write!(f, "resume {task}"),
             AgentOp::Stop { task } => write!(f, "stop {task}"),
             AgentOp::Adopt { task, expect, .. } => write!(f, "take over {task} ({expect:?})"),
             AgentOp::Sweep => write!(f, "remove leftover task cgroups"),

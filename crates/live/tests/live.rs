@@ -246,8 +246,15 @@ fn graceful_steps_shrink_the_task_then_freeze_it_when_it_swaps() {
     assert!(m.usage <= 128 * MB && m.swap >= 60 * MB, "{m:?}");
     let frozen_at = stays_put(&spec, Duration::from_millis(300));
 
+    // Gradual resumption: all the memory back but half the CPU; it thaws and runs.
+    task.resume_to(alloc(1000, 512)).unwrap();
+    assert!(!task.is_frozen().unwrap());
+    assert_eq!(task.cgroup().cpu_quota().unwrap(), Some(1000));
+    assert_eq!(task.memory().unwrap().limit, Some(512 * MB));
+    let p = wait_for(&mut task, &spec, "progress after a partial resume", |p| p.passes >= frozen_at + 2);
     task.resume().unwrap();
-    let p = wait_for(&mut task, &spec, "progress after resume", |p| p.passes >= frozen_at + 2);
+    assert_eq!(task.cgroup().cpu_quota().unwrap(), Some(2000));
+    wait_for(&mut task, &spec, "progress after resume", |q| q.passes >= p.passes + 2);
     assert_eq!(p.starts, 1);
 }
 

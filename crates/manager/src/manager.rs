@@ -275,7 +275,7 @@ impl Manager {
                     _ if t.checkpointing => Expected::Checkpointing,
                     TaskState::Shrunk => Expected::Shrunk(t.limits),
                     TaskState::Suspended => Expected::Frozen(t.limits),
-                    TaskState::Restoring => Expected::Restoring,
+                    TaskState::Restoring => Expected::Restoring(t.limits),
                     _ => Expected::Running,
                 };
                 let (log_dir, checkpoint_dir) = (self.log_dir(task), self.checkpoint_dir(task));
@@ -503,7 +503,9 @@ impl Manager {
                     return Ok(false);
                 }
                 self.driver.observe(now, Observation::Resumed(task))?;
-                self.task_mut(task).state = TaskState::Running;
+                let t = self.task_mut(task);
+                // Given only part back (gradual resumption): still shrunk.
+                t.state = if t.limits == t.allocated { TaskState::Running } else { TaskState::Shrunk };
             }
             AgentReport::Checkpointed { .. } => {
                 if !t.checkpointing {
@@ -587,7 +589,7 @@ impl Manager {
                 t.limits = resources;
                 t.owed_mb = 0;
                 let node = t.node.expect("preempted tasks are on a node") as usize;
-                ops.push((node, AgentOp::Resume { task }));
+                ops.push((node, AgentOp::Resume { task, limits: resources }));
             }
             NodeOp::StopJob { job } => self.stop_job(now, job, JobState::Failed, ops),
             NodeOp::KeepSlot { .. } => {}

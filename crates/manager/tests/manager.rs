@@ -355,3 +355,57 @@ fn checkpointing_presets_need_every_node_to_checkpoint() {
     let err = c.policy().unwrap_err();
     assert!(err.contains("`adaptive-ssd` needs checkpoint preemption, which node `n0` cannot do"), "{err}");
 }
+
+/// Gradual resumption through the manager: `gp` with r_GP = ⟨1 CPU, 2 GB⟩ on a
+/// node ⟨4 CPU, 8 GB⟩. A long task ⟨4, 4 GB⟩ runs; a short one ⟨2, 512 MB⟩
+/// arrives and one step takes the long task to ⟨3, 2 GB⟩. Its node reports it
+/// swapping (frozen: its 3 cores are free) and 2 GB reclaimed; the short task
+/// starts, leaving ⟨2, 5.5 GB⟩. After D = 3 refused offers the long task gets its
+/// 2 GB and the 2 free cores back and is shrunk, not running; when the short
+/// task ends it gets its last 2 cores at the next offer. The journal replays to
+/// the same records.
+#[test]
+fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
+    let dir = ScratchDir::new("pliant-manager-gradual").unwrap();
+    let mut cfg = config();
+    cfg.policy = "gp".into();
+    cfg.params.push(("gp_units".into(), "1".into()));
+    cfg.nodes[0].capacity = Resources::cores_gb(4, 8);
+    let mut m = Manager::open(dir.path(), cfg.clone()).unwrap().0;
+    let long = submit(&mut m, json!({"queue": "long", "cpu_milli": 4000, "mem_mb": 4096, "command": ["sh"]}));
+    assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { .. }]));
+    let short = submit(&mut m, json!({"queue": "short", "cpu_milli": 2000, "mem_mb": 512, "command": ["sh"]}));
+    m.advance(vec![]).unwrap();
+    let limits = Resources::new(3000, 2048);
+    assert_eq!(
+        m.take_ops(0),
+        vec![AgentOp::Preempt { task: task(long, 0), mechanism: NodeMechanism::Graceful, limits }]
+    );
+    let reclaimed = AgentReport::Reclaimed { task: task(long, 0), mem_mb: 2048, took_ms: 1 };
+    m.advance(vec![(0, AgentReport::Swapping { task: task(long, 0) }), (0, reclaimed)]).unwrap();
+    assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(short, 0)));
+    // That step, once the short task is placed, was the first refused offer.
+    for offer in 2..=3 {
+        m.advance(vec![]).unwrap();
+        assert_eq!(m.take_ops(0), vec![], "offer {offer} is refused");
+    }
+    m.advance(vec![]).unwrap();
+    let part = Resources::new(2000, 4096);
+    assert_eq!(m.take_ops(0), vec![AgentOp::Resume { task: task(long, 0), limits: part }]);
+    m.advance(vec![(0, AgentReport::Resumed { task: task(long, 0) })]).unwrap();
+    let t = &m.jobs()[long as usize].tasks[0];
+    assert_eq!((serde_json::to_value(t.state).unwrap(), t.limits), (json!("shrunk"), part));
+    assert_eq!(m.take_ops(0), vec![]);
+    let done = |t: TaskRef| AgentReport::Exited { task: t, code: Some(0), signal: None, stderr_tail: String::new() };
+    m.advance(vec![(0, done(task(short, 0)))]).unwrap();
+    let full = Resources::new(4000, 4096);
+    assert_eq!(m.take_ops(0), vec![AgentOp::Resume { task: task(long, 0), limits: full }]);
+    m.advance(vec![(0, AgentReport::Resumed { task: task(long, 0) })]).unwrap();
+    let t = &m.jobs()[long as usize].tasks[0];
+    assert_eq!((serde_json::to_value(t.state).unwrap(), t.limits), (json!("running"), full));
+    let jobs = jobs_json(&m);
+    drop(m);
+    let (again, recovered) = Manager::open(dir.path(), cfg).unwrap();
+    assert!(recovered);
+    assert_eq!(jobs_json(&again), jobs, "replay rebuilt other records");
+}

@@ -358,3 +358,42 @@ fn the_progress_counter_counts_every_ended_job() {
     assert!(r.jobs.iter().any(|j| j.failed));
     assert_eq!(ended.into_inner(), w.jobs.len() as u64);
 }
+
+/// Gradual resumption on one node ⟨8 CPU, 32 GB⟩, reclaim and restore free: a
+/// long task ⟨8, 16 GB⟩ of 100 s, a short ⟨4, 1 GB⟩ of 30 s at t = 10. At 12 s
+/// one r_GP step takes the long task to ⟨6, 12 GB⟩, under its 13,108 MB working
+/// set: it swaps and is frozen with 12 s done, its 8 cores go to the short task
+/// (12–42). Its node then has ⟨4 CPU, 19 GB⟩ free: not its missing ⟨8, 4 GB⟩,
+/// but all the memory and more than a step's CPU.
+/// - Gradual: offers at 12, 15, 18 are the D = 3 refused ones; at 21 it takes
+///   ⟨4, 4 GB⟩ back and runs at 4/8 speed until the short task ends at 42 (10.5 s
+///   of work), when it gets its last 4 cores: 100 − 22.5 = 77.5 s more, JCT 119.5 s,
+///   stalled 12–21.
+/// - All at once (`gradual_resumption = 0`): it waits for 8 free cores, offered at
+///   42, 45, 48; resumes at 51 with 88 s left: JCT 139 s, stalled 12–51.
+#[test]
+fn gradual_resumption_by_hand() {
+    let w = Workload {
+        cluster: Cluster { nodes: vec![Resources::cores_gb(8, 32)] },
+        jobs: vec![
+            job("long", JobClass::Long, 0, false, vec![task(8, 16, 100)]),
+            job("short", JobClass::Short, 10, false, vec![task(4, 1, 30)]),
+        ],
+    };
+    let mut opts = SimOptions::default();
+    for (k, v) in [("reclaim_s_per_gb", "0"), ("restore_s_per_gb", "0")] {
+        opts.exec.set(k, v).unwrap().unwrap();
+    }
+    let run = |gradual_resumption| {
+        let params = Params { gradual_resumption, ..Params::default() };
+        simulate(&w, preset("gp", &params).unwrap(), &opts).unwrap()
+    };
+    for (gradual, jct, stalled) in [(true, 119.5, 9.0), (false, 139.0, 39.0)] {
+        let r = run(gradual);
+        assert_eq!(secs(r.jobs[1].jct()), 32.0, "gradual {gradual}");
+        assert_eq!(secs(r.jobs[0].jct()), jct, "gradual {gradual}");
+        assert_eq!(secs(Some(r.jobs[0].stalled)), stalled, "gradual {gradual}");
+        assert_eq!(r.preemptions.get("graceful"), Some(&1));
+        assert_eq!(r.waste_core_seconds, 0.0);
+    }
+}

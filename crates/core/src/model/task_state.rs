@@ -44,7 +44,8 @@ impl TaskState {
             (Running, Finished | Pending | Failed | Shrunk | Suspended) => true,
             (Shrunk, Running | Shrunk | Suspended | Restoring | Finished | Pending | Failed) => true,
             (Suspended, Restoring | Pending | Failed) => true,
-            (Restoring, Running | Pending | Failed) => true,
+            // Gradual resumption gives a shrunk container part back: `Restoring -> Shrunk`.
+            (Restoring, Running | Shrunk | Pending | Failed) => true,
             _ => false,
         }
     }

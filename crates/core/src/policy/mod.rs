@@ -115,6 +115,9 @@ pub struct PreemptionSpec {
     pub delayed_resumption: u32,
     /// The graceful-preemption step r⃗_GP.
     pub gp_step: Resources,
+    /// Whether a gracefully preempted container may take back part of what it
+    /// gave up ([`crate::policy::preemption::resumption_grant`]).
+    pub gradual_resumption: bool,
     /// What a suspended container keeps.
     pub footprint: Resources,
 }

@@ -22,6 +22,10 @@ pub struct Params {
     pub delayed_resumption: u32,
     /// Graceful-preemption step in basic units of ⟨1 CPU, 2 GB⟩ (BIG-C §5.3: 2).
     pub gp_units: u32,
+    /// A gracefully preempted container takes back part of what it gave up
+    /// when its node has room for part (`policy/preemption/resumption.rs`;
+    /// the paper is silent, so this is our reading); false: only all at once.
+    pub gradual_resumption: bool,
     /// Memory a suspended container keeps, in MB (BIG-C §3.2: 64; the authors' code used 128).
     pub footprint_mb: u64,
     /// How long a task that prefers its upstream phase's nodes waits for one
@@ -59,6 +63,7 @@ impl Default for Params {
             max_attempts: 4,
             delayed_resumption: 3,
             gp_units: 2,
+            gradual_resumption: true,
             footprint_mb: 64,
             locality_wait_s: 3.0,
             isolation: 0.9,
@@ -81,6 +86,10 @@ pub const PARAM_KEYS: &[(&str, &str)] = &[
     ("max_attempts", "launches of a coupled (Spark) task after which a kill fails its job (default 4)"),
     ("delayed_resumption", "offers of its node a preempted container waits for before resuming, D (default 3)"),
     ("gp_units", "graceful-preemption step in basic units of <1 CPU, 2 GB> (default 2)"),
+    (
+        "gradual_resumption",
+        "1: a gracefully preempted container takes back part of what it gave up when its node has room for part; 0: all at once (default 1)",
+    ),
     ("footprint_mb", "memory a suspended container keeps, MB (default 64)"),
     (
         "locality_wait_s",
@@ -160,6 +169,13 @@ impl Params {
             "max_attempts" => self.max_attempts = whole(1)? as u32,
             "delayed_resumption" => self.delayed_resumption = whole(0)? as u32,
             "gp_units" => self.gp_units = whole(1)? as u32,
+            "gradual_resumption" => {
+                self.gradual_resumption = match value {
+                    "1" | "true" => true,
+                    "0" | "false" => false,
+                    _ => return Err(bad("expected 1 or 0")),
+                }
+            }
             "footprint_mb" => self.footprint_mb = whole(1)?,
             "elastic_min_fraction" => self.elastic_min_fraction = fraction()?,
             "elastic_granularity_mb" => self.elastic_granularity_mb = whole(1)?,

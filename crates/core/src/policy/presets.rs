@@ -127,6 +127,7 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
             mechanism,
             delayed_resumption: params.delayed_resumption,
             gp_step: params.gp_step(),
+            gradual_resumption: params.gradual_resumption,
             footprint: params.footprint(),
         };
         base(two_queues(params.short_share), JobOrder::Fifo, Placement::FirstFit, Some(spec))
@@ -147,6 +148,7 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
             mechanism: if checkpoint.is_some() { Mechanism::Checkpoint } else { Mechanism::Kill },
             delayed_resumption: params.delayed_resumption,
             gp_step: params.gp_step(),
+            gradual_resumption: params.gradual_resumption,
             footprint: params.footprint(),
         }),
         max_attempts: u32::MAX,

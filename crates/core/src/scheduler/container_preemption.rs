@@ -3,8 +3,10 @@
 //! on their own node after delayed resumption.
 
 use super::Scheduler;
-use crate::action::Action;
+use crate::action::{Action, Mechanism};
 use crate::model::{TaskRef, TaskState};
+use crate::policy::preemption::resumption_grant;
+use crate::policy::PreemptionSpec;
 use crate::{CoreError, Micros, Resources};
 
 impl Scheduler {
@@ -126,14 +128,17 @@ impl Scheduler {
 
     /// At each heartbeat, offers every fully reclaimed preempted task its
     /// node's free resources; it resumes on the offer after D refused ones
-    /// (delayed resumption, §4.3 "Practical considerations"). Tasks are served
-    /// in service order, and what an older task waits for on its node is held
-    /// for it: a younger task never resumes into room an older one needs —
+    /// (delayed resumption, §4.3 "Practical considerations"): wholly, or under
+    /// graceful preemption with part of what it misses ([`resumption_grant`]),
+    /// staying shrunk until the rest comes back at a later offer. Tasks are
+    /// served in service order, and what an older task waits for on its node
+    /// is held for it: a younger task never resumes into room an older one needs —
     /// unless the older one could not fit even once everything but the other
     /// preempted tasks there has left (then holding room for it would only
     /// deadlock them).
-    pub(super) fn offer_resumptions(&mut self, delay: u32, out: &mut Vec<Action>) {
+    pub(super) fn offer_resumptions(&mut self, spec: PreemptionSpec, out: &mut Vec<Action>) {
         use std::collections::HashMap;
+        let gradual = spec.gradual_resumption && spec.mechanism == Mechanism::Graceful;
         let candidates: Vec<_> = self.preempted.iter().copied().collect();
         let mut preempted_hold: HashMap<u32, Resources> = HashMap::new();
         for &(key, ti) in &candidates {
@@ -160,31 +165,43 @@ impl Scheduler {
                 continue;
             }
             let room = self.nodes[node.0 as usize].free().saturating_sub(claimed);
-            let fits = missing.fits_in(&room);
+            let grant = resumption_grant(missing, room, spec.gp_step, gradual);
             let t = &mut self.jobs[key.2 as usize].tasks[ti as usize];
-            if !fits || t.offers < delay {
-                if fits {
-                    t.offers += 1;
+            let grant = match grant {
+                Some(grant) if t.offers >= spec.delayed_resumption => grant,
+                _ => {
+                    if grant.is_some() {
+                        t.offers += 1;
+                    }
+                    *claimed += missing;
+                    continue;
                 }
-                *claimed += missing;
-                continue;
-            }
+            };
             t.state.transition(TaskState::Restoring).expect("preempted tasks can restore");
-            t.allocated = t.request;
+            t.allocated += grant;
+            let resources = t.allocated;
+            if resources == t.request {
+                self.preempted.remove(&(key, ti));
+            } else {
+                *claimed += missing - grant;
+            }
             let queue = self.jobs[key.2 as usize].queue;
-            self.preempted.remove(&(key, ti));
             let task = TaskRef { job: crate::model::JobId(key.2), task: ti };
             self.sync_promise(task);
-            self.reserve(node, queue, missing);
-            out.push(Action::Resume { task, resources: self.jobs[key.2 as usize].tasks[ti as usize].request });
+            self.reserve(node, queue, grant);
+            out.push(Action::Resume { task, resources });
         }
     }
 
-    /// A resumed task runs again.
+    /// A resumed task runs again: shrunk, if it got only part of what it
+    /// gave up (it is still among the preempted).
     pub(super) fn task_resumed(&mut self, now: Micros, task: TaskRef) -> Result<(), CoreError> {
         let job = self.job_mut(task)?;
-        let t = &mut job.tasks[task.task as usize];
-        t.state.transition(TaskState::Running).map_err(|e| CoreError::BadTask { task, what: e.to_string() })?;
+        let key = job.key;
+        let partly = self.preempted.contains(&(key, task.task));
+        let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
+        let to = if partly { TaskState::Shrunk } else { TaskState::Running };
+        t.state.transition(to).map_err(|e| CoreError::BadTask { task, what: e.to_string() })?;
         t.running_since.get_or_insert(now);
         Ok(())
     }

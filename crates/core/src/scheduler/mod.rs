@@ -321,7 +321,7 @@ impl Scheduler {
         }
         if std::mem::take(&mut self.heartbeat) {
             if let Some(spec) = self.policy.preemption {
-                self.offer_resumptions(spec.delayed_resumption, out);
+                self.offer_resumptions(spec, out);
             }
         }
     }
