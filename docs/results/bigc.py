@@ -270,7 +270,8 @@ print("Under the lockstep model (issue 3), one-off runs (not kept) with GP steps
       "is kept.")
 
 print("\n#### Gradual resumption\n")
-print("The same instrumented run showed why whole resumption wasted the cluster: on low-load seed 3, "
+print("A one-off instrumented run of whole resumption (not kept; gp with `gradual_resumption=0`, "
+      "low-load seed 3) showed why it wasted the cluster: "
       "sampled every 20 s between 280 and 500 s, 21-47 % of the cluster's cores did no work while 6-27 "
       "executors sat frozen. Most of them were held by the frozen executors' siblings, waiting at their "
       "stage's barrier for the frozen ones' in-flight tasks (18-34 % of the cluster); the rest were free "

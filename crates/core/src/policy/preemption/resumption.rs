@@ -8,8 +8,8 @@
 //! round, §3.3) but not how they come back. Gradual resumption is our reading,
 //! the mirror of the take: a container takes back what its node has, as long
 //! as that is all the memory it gave up (below its working set it would only
-//! swap again) and at least one step's CPU (r⃗_GP's) or all it is missing; the
-//! rest comes back at later offers. GP's own premise (§3.3) is that part of a
+//! swap again) and at least one step's CPU (r⃗_GP's); the rest comes back at
+//! later offers. GP's own premise (§3.3) is that part of a
 //! container's resources is enough to make progress: a frozen Spark executor
 //! then finishes its in-flight tasks instead of holding its stage for as long
 //! as its whole allocation does not fit on its node.
