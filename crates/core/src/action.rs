@@ -1,7 +1,7 @@
 //! What the core decides, as data: the body carries these out.
 
 use crate::model::{JobId, NodeId, TaskRef};
-use crate::policy::Tier;
+use crate::model::Tier;
 use crate::Resources;
 use serde::Serialize;
 

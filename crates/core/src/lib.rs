@@ -10,6 +10,7 @@
 pub mod action;
 pub mod driver;
 pub mod model;
+mod node_index;
 pub mod observation;
 pub mod policy;
 pub mod resources;

@@ -7,13 +7,12 @@ pub mod preemption;
 mod presets;
 pub mod reservation;
 pub mod sizing;
-mod storage;
 
 pub use params::{ParamError, Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT, PARAM_KEYS};
 pub use presets::{preset, PresetInfo, PRESETS};
 pub use reservation::ReservationSpec;
 pub use sizing::{ElasticSpec, Sizing};
-pub use storage::{StorageModel, Tier, STORAGE_KEYS};
+use crate::model::{StorageModel, Tier};
 
 use crate::action::Mechanism;
 use crate::model::JobClass;

@@ -6,7 +6,6 @@ mod checkpointing;
 mod container_preemption;
 mod locality;
 mod monitor;
-mod node_index;
 mod node_pass;
 mod pending;
 mod priority_preemption;
@@ -19,7 +18,7 @@ use crate::model::{JobId, NodeId, TaskRef, TaskState};
 use crate::observation::Observation;
 use crate::policy::{self, Placement, Planner, Policy, Sizing};
 use crate::{Micros, Resources};
-pub(crate) use node_index::NodeIndex;
+use crate::node_index::NodeIndex;
 use state::{IoQueue, JobState, JobStatus, NodeState, QueueState, ServiceKey};
 use std::collections::BTreeSet;
 

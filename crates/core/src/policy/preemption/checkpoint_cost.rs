@@ -3,7 +3,7 @@
 //! (Algorithm 2), from what a resource manager knows — the task's memory
 //! size, the tier's bandwidth, the node's dump queue and the task's progress.
 
-use crate::policy::{StorageModel, Tier};
+use crate::model::{StorageModel, Tier};
 use crate::Micros;
 
 /// Algorithm 1's `overhead_chkpt`: writing the dump (the dirtied part only
