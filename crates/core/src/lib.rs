@@ -17,7 +17,7 @@ pub mod resources;
 pub mod scheduler;
 pub mod time;
 
-pub use action::{Action, Mechanism};
+pub use action::{Action, MechanismKind};
 pub use driver::{Driver, Pass};
 pub use observation::Observation;
 pub use resources::Resources;
