@@ -46,11 +46,10 @@ impl Planner for Capacity {
             // (Tasks of a node just lost still count as allocated until reported lost.)
             let coming = view.total().saturating_sub(&view.allocated()) + Resources::new(0, view.reclaiming_mb());
             let mut need = demand.saturating_sub(&coming);
-            for over in 0..queues.len() {
+            for (over, o) in queues.iter().enumerate() {
                 if over == starved || need.is_zero() {
                     continue;
                 }
-                let o = &queues[over];
                 // Algorithm 1, lines 3–4: the excess over the fair allocation.
                 let a = o.used.saturating_sub(&o.guaranteed);
                 if a.is_zero() {
