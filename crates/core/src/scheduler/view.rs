@@ -36,6 +36,17 @@ pub struct View {
     pub(super) preempted: BTreeSet<(ServiceKey, u32)>,
     /// Instants the core asked the body to wake it at.
     pub(super) wakes: BTreeSet<Micros>,
+    /// Jobs whose waiting, memory held, work left or next pending task may
+    /// have changed since a plugin last took them, if one keeps an order of
+    /// jobs up to date with them (the fair scheduler's node pass).
+    pub(super) touched: Option<Touched>,
+}
+
+/// Jobs touched since they were last taken, each once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Touched {
+    jobs: Vec<u32>,
+    marked: Vec<bool>,
 }
 
 impl View {
@@ -154,9 +165,38 @@ impl View {
         self.refresh_node(node);
     }
 
+    /// Notes that job `job` may have changed (see `touched`).
+    pub(crate) fn touch(&mut self, job: usize) {
+        if let Some(t) = &mut self.touched {
+            if t.marked.len() <= job {
+                t.marked.resize(job + 1, false);
+            }
+            if !std::mem::replace(&mut t.marked[job], true) {
+                t.jobs.push(job as u32);
+            }
+        }
+    }
+
+    /// Moves the jobs touched since the last call into `into`.
+    pub(crate) fn take_touched(&mut self, into: &mut Vec<u32>) {
+        if let Some(t) = &mut self.touched {
+            for &j in &t.jobs {
+                t.marked[j as usize] = false;
+            }
+            into.append(&mut t.jobs);
+        }
+    }
+
+    /// Whether job `job` is in its queue's waiting set.
+    pub(crate) fn is_waiting(&self, job: usize) -> bool {
+        let j = &self.jobs[job];
+        self.queues[j.queue].waiting[j.req.class as usize].contains(&j.key)
+    }
+
     /// Keeps a job in its queue's waiting set exactly while it is active and
     /// has runnable pending tasks.
     pub(crate) fn sync_waiting(&mut self, job: usize) {
+        self.touch(job);
         let j = &self.jobs[job];
         let waiting = &mut self.queues[j.queue].waiting[j.req.class as usize];
         if j.status == JobStatus::Active && !j.pending.is_empty() {
@@ -244,6 +284,7 @@ impl View {
     /// Takes a task that stops holding resources off its job's memory held;
     /// `finished` also takes its estimate off the job's work left.
     pub(crate) fn unsize(&mut self, task: TaskRef, finished: bool) {
+        self.touch(task.job.0 as usize);
         let job = &mut self.jobs[task.job.0 as usize];
         let t = &job.tasks[task.task as usize];
         job.held_mb = job.held_mb.saturating_sub(t.allocated.mem_mb);

@@ -12,7 +12,7 @@ use crate::model::{JobId, NodeId, TaskRef};
 use crate::policy::{JobOrder, Sizing};
 use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A job's place in the pass's order (smaller first): (fair or SRJF key, submit, id).
 type OrderKey = (u64, Micros, u32);
@@ -63,6 +63,16 @@ pub(crate) struct NodePass {
     snapshot: SnapshotCache,
     /// Per node, disk bandwidth booked by elastic tasks' spills, milli-MB/s.
     disk_used: Vec<u64>,
+    /// The waiting jobs in order, kept from pass to pass: a pass first
+    /// re-keys only the jobs the books touched since the last one.
+    waiting: Order,
+    /// Per job, its key in `order` while it is there.
+    keyed: Vec<Option<OrderKey>>,
+    /// The jobs being re-keyed (a buffer kept between passes).
+    touched: Vec<u32>,
+    /// The active jobs (kept with `waiting`): the timeline generator reads
+    /// these, not every job there ever was.
+    active: BTreeSet<u32>,
 }
 
 impl NodePass {
@@ -78,6 +88,31 @@ impl NodePass {
             node_ends: Vec::new(),
             snapshot: SnapshotCache::default(),
             disk_used: vec![0; nodes],
+            waiting: Order::new(),
+            keyed: Vec::new(),
+            touched: Vec::new(),
+            active: BTreeSet::new(),
+        }
+    }
+
+    /// Puts job `job` in `order` under its current key while it waits, and
+    /// takes it out otherwise.
+    fn rekey(&mut self, view: &View, order: &mut Order, job: usize) {
+        if self.keyed.len() <= job {
+            self.keyed.resize(job + 1, None);
+        }
+        if let Some(key) = self.keyed[job].take() {
+            order.remove(&key);
+        }
+        if view.job(job).status == JobStatus::Active {
+            self.active.insert(job as u32);
+        } else {
+            self.active.remove(&(job as u32));
+        }
+        if view.is_waiting(job) {
+            let key = self.order_key(view, job);
+            order.insert(key, self.need(view, job));
+            self.keyed[job] = Some(key);
         }
     }
 
@@ -114,14 +149,20 @@ impl NodePass {
 
     /// Algorithm 1 over every node with room, in node order.
     pub fn allocate(&mut self, view: &mut View, now: Micros, launch: &mut Launch) {
-        let mut order = Order::new();
-        for q in view.queues() {
-            for class in &q.waiting {
-                for k in class {
-                    order.insert(self.order_key(view, k.2 as usize), self.need(view, k.2 as usize));
-                }
-            }
+        let mut order = std::mem::take(&mut self.waiting);
+        view.take_touched(&mut self.touched);
+        let touched = std::mem::take(&mut self.touched);
+        for &job in &touched {
+            self.rekey(view, &mut order, job as usize);
         }
+        self.touched = touched;
+        self.touched.clear();
+        self.walk(view, now, &mut order, launch);
+        self.waiting = order;
+    }
+
+    /// Serves every node with room, in node order, from `order`.
+    fn walk(&mut self, view: &mut View, now: Micros, order: &mut Order, launch: &mut Launch) {
         for n in 0..view.node_count() {
             loop {
                 let free = view.node_free(n);
@@ -131,7 +172,7 @@ impl NodePass {
                 let reserved = self.reserved[n].filter(|&j| !view.job(j as usize).pending.is_empty());
                 self.reserved[n] = reserved;
                 let Some(job) = reserved.or_else(|| order.first_key_value().map(|(k, _)| k.2)) else { return };
-                if self.try_place(view, now, job as usize, n, &mut order, launch) {
+                if self.try_place(view, now, job as usize, n, order, launch) {
                     self.reserved[n] = None;
                     continue;
                 }
@@ -139,7 +180,7 @@ impl NodePass {
                     self.reserved[n] = Some(job);
                 }
                 if !(matches!(self.sizing, Sizing::Elastic(_))
-                    && self.backfill(view, now, job as usize, n, &mut order, launch))
+                    && self.backfill(view, now, job as usize, n, order, launch))
                 {
                     break;
                 }
@@ -216,17 +257,20 @@ impl NodePass {
         order: &mut Order,
         launch: &mut Launch,
     ) {
-        let before = self.order_key(view, job);
         let ti = view.job(job).pending.front().expect("placed tasks wait");
         launch(view, job, ti, NodeId(n as u32), size);
         let j = view.job_mut(job);
         j.held_mb += size.mem_mb;
         j.tasks[ti as usize].disk_milli = disk;
         self.disk_used[n] += disk;
-        order.remove(&before);
+        if let Some(before) = self.keyed[job].take() {
+            order.remove(&before);
+        }
         view.sync_waiting(job);
         if !view.job(job).pending.is_empty() {
-            order.insert(self.order_key(view, job), self.need(view, job));
+            let key = self.order_key(view, job);
+            order.insert(key, self.need(view, job));
+            self.keyed[job] = Some(key);
         }
     }
 
@@ -263,7 +307,10 @@ impl NodePass {
             if j == reserved {
                 continue;
             }
-            self.refresh_timeline(view, now, j, n);
+            // Checked here, not only inside: this loop may pass every waiting job.
+            if self.timeline_stale {
+                self.refresh_timeline(view, now, j, n);
+            }
             if !need.admits(node_free, now, room_at) {
                 continue;
             }
@@ -297,7 +344,8 @@ impl NodePass {
     /// §3.2: runs the timeline generator on the jobs' estimates.
     fn generate_timeline(&mut self, view: &View, now: Micros) {
         let elastic = self.sizing;
-        self.snapshot.take(view.jobs(), |j, t| {
+        let active = self.active.iter().map(|&j| j as usize);
+        self.snapshot.take(view.jobs(), active, |j, t| {
             let ideal = t.estimate.unwrap_or(0);
             let runtime = match (elastic, j.req.elastic) {
                 (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
@@ -313,7 +361,8 @@ impl NodePass {
             self.node_ends[r.node as usize].push((r.end, r.held));
         }
         let mut waiting = Vec::new();
-        for (ji, j) in view.jobs().iter().enumerate() {
+        for &ji in &self.active {
+            let (ji, j) = (ji as usize, view.job(ji as usize));
             if j.status == JobStatus::Active && !j.pending.is_empty() {
                 let tasks = self.snapshot.waiting_runs(ji, j);
                 waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks });
