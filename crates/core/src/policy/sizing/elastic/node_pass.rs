@@ -199,7 +199,9 @@ impl NodePass {
         order: &mut Order,
         launch: &mut Launch,
     ) -> bool {
-        self.refresh_timeline(view, now, job, n);
+        if self.timeline_stale {
+            self.refresh_timeline(view, now, job, n);
+        }
         match self.size_on(view, now, job, n, None) {
             Some((size, disk)) => {
                 self.place(view, job, n, size, disk, order, launch);
