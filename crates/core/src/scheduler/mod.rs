@@ -118,11 +118,13 @@ impl Scheduler {
             preempted: BTreeSet::new(),
             wakes: BTreeSet::new(),
             touched: None,
+            refreshed: None,
         };
         let node_pass = matches!(policy.order, JobOrder::Fair | JobOrder::ShortestRemaining)
             .then(|| NodePass::new(policy.order, policy.node_reservations, policy.sizing, n));
         if node_pass.is_some() {
             view.touched = Some(Default::default());
+            view.refreshed = Some(Default::default());
         }
         let mut s = Scheduler {
             planner: planner::build(&policy),

@@ -40,13 +40,34 @@ pub struct View {
     /// have changed since a plugin last took them, if one keeps an order of
     /// jobs up to date with them (the fair scheduler's node pass).
     pub(super) touched: Option<Touched>,
+    /// Nodes whose free resources may have changed since a plugin last
+    /// took them, if one keeps track (as `touched`, for nodes).
+    pub(super) refreshed: Option<Touched>,
 }
 
-/// Jobs touched since they were last taken, each once.
+/// Jobs (or nodes) touched since they were last taken, each once.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Touched {
     jobs: Vec<u32>,
     marked: Vec<bool>,
+}
+
+impl Touched {
+    fn mark(&mut self, i: usize) {
+        if self.marked.len() <= i {
+            self.marked.resize(i + 1, false);
+        }
+        if !std::mem::replace(&mut self.marked[i], true) {
+            self.jobs.push(i as u32);
+        }
+    }
+
+    fn take(&mut self, into: &mut Vec<u32>) {
+        for &i in &self.jobs {
+            self.marked[i as usize] = false;
+        }
+        into.append(&mut self.jobs);
+    }
 }
 
 impl View {
@@ -132,6 +153,9 @@ impl View {
     /// Brings a node's entries in both placement indexes up to date.
     pub(crate) fn refresh_node(&mut self, node: NodeId) {
         let i = node.0 as usize;
+        if let Some(r) = &mut self.refreshed {
+            r.mark(i);
+        }
         let free = self.nodes[i].free();
         self.free_index.update(i, free);
         self.long_index.update(i, free.saturating_sub(&self.promised[i]));
@@ -168,22 +192,21 @@ impl View {
     /// Notes that job `job` may have changed (see `touched`).
     pub(crate) fn touch(&mut self, job: usize) {
         if let Some(t) = &mut self.touched {
-            if t.marked.len() <= job {
-                t.marked.resize(job + 1, false);
-            }
-            if !std::mem::replace(&mut t.marked[job], true) {
-                t.jobs.push(job as u32);
-            }
+            t.mark(job);
         }
     }
 
     /// Moves the jobs touched since the last call into `into`.
     pub(crate) fn take_touched(&mut self, into: &mut Vec<u32>) {
         if let Some(t) = &mut self.touched {
-            for &j in &t.jobs {
-                t.marked[j as usize] = false;
-            }
-            into.append(&mut t.jobs);
+            t.take(into);
+        }
+    }
+
+    /// Moves the nodes refreshed since the last call into `into`.
+    pub(crate) fn take_refreshed(&mut self, into: &mut Vec<u32>) {
+        if let Some(t) = &mut self.refreshed {
+            t.take(into);
         }
     }
 

@@ -51,6 +51,9 @@ pub(crate) struct SlotBook {
     /// No hold in `holds` lapses before this (a lower bound: a step before
     /// it need not look through them).
     next_expiry: Option<Micros>,
+    /// The jobs with holds, as (priority, job): the permit looks only
+    /// through the holders of lower priority.
+    holders: BTreeSet<(u8, u32)>,
 }
 
 impl SlotBook {
@@ -66,13 +69,20 @@ impl SlotBook {
         if let Some(t) = hold.expires {
             view.wake_at(t);
         }
-        self.keep_hold(job, hold);
+        self.keep_hold(view, job, hold);
     }
 
     /// Puts `hold` among `job`'s holds.
-    fn keep_hold(&mut self, job: u32, hold: Hold) {
+    fn keep_hold(&mut self, view: &View, job: u32, hold: Hold) {
         self.lapses_at(hold.expires);
+        self.holders.insert((view.job(job as usize).req.priority, job));
         self.holds.entry(job).or_default().push(hold);
+    }
+
+    /// `job` has no hold left.
+    fn unlist(&mut self, view: &View, job: u32) {
+        self.holds.remove(&job);
+        self.holders.remove(&(view.job(job as usize).req.priority, job));
     }
 
     /// Some hold may lapse at `expires`.
@@ -106,7 +116,7 @@ impl SlotBook {
         let holds = self.holds.get_mut(&job).expect("a job with holds");
         let hold = holds.swap_remove(i);
         if holds.is_empty() {
-            self.holds.remove(&job);
+            self.unlist(view, job);
         }
         self.drop_hold(view, hold);
         hold.node
@@ -130,19 +140,25 @@ impl SlotBook {
     /// a task of `job` may take when no free slot is left.
     pub(crate) fn take_lower_hold(&mut self, view: &mut View, job: usize, req: Resources) -> Option<NodeId> {
         let priority = view.job(job).req.priority;
+        let lower = self.holders.range(..(priority, 0));
         let fits = |h: &Hold| req.fits_in(&(view.node_free(h.node.0 as usize) + h.res));
-        let (owner, i) = self
-            .holds
-            .iter()
-            .filter(|(&o, _)| view.job(o as usize).req.priority < priority)
-            .find_map(|(&o, holds)| holds.iter().position(fits).map(|i| (o, i)))?;
+        let first_fit = |o: u32| self.holds[&o].iter().position(fits).map(|i| (o, i));
+        // Owners in job order, as the holds are kept: one priority's holders
+        // are; those of several are merged.
+        let (owner, i) = if lower.clone().next().map(|h| h.0) == lower.clone().next_back().map(|h| h.0) {
+            lower.map(|&(_, o)| o).find_map(first_fit)?
+        } else {
+            let mut owners: Vec<u32> = lower.map(|&(_, o)| o).collect();
+            owners.sort_unstable();
+            owners.into_iter().find_map(first_fit)?
+        };
         Some(self.remove_hold(view, owner, i))
     }
 
     /// Whether a job of `priority` could use some reserved slot (its own, or
     /// one of a lower priority).
-    pub(crate) fn holds_usable_by(&self, view: &View, priority: u8) -> bool {
-        self.holds.keys().any(|&o| view.job(o as usize).req.priority <= priority)
+    pub(crate) fn holds_usable_by(&self, priority: u8) -> bool {
+        self.holders.first().is_some_and(|&(p, _)| p <= priority)
     }
 
     /// Algorithm 1 (or the timeout rule) for a task that finished on `node`
@@ -160,7 +176,7 @@ impl SlotBook {
         let Some(spec) = self.spec else { return };
         if let Some(hold) = self.copies.remove(&(task.job.0, task.task)) {
             self.idle += hold.res;
-            self.keep_hold(task.job.0, hold);
+            self.keep_hold(view, task.job.0, hold);
         }
         let (jid, job) = (task.job.0, view.job(task.job.0 as usize));
         if job.unfinished == 0 {
@@ -248,7 +264,8 @@ impl SlotBook {
         let mut expired = Vec::new();
         if self.next_expiry.is_some_and(|t| t <= now) {
             let mut next = None;
-            self.holds.retain(|_, holds| {
+            let mut emptied = Vec::new();
+            self.holds.retain(|&job, holds| {
                 holds.retain(|h| {
                     let lapsed = h.expires.is_some_and(|t| t <= now);
                     if lapsed {
@@ -258,8 +275,14 @@ impl SlotBook {
                     }
                     !lapsed
                 });
+                if holds.is_empty() {
+                    emptied.push(job);
+                }
                 !holds.is_empty()
             });
+            for job in emptied {
+                self.unlist(view, job);
+            }
             self.next_expiry = next;
         }
         if !expired.is_empty() {
@@ -311,7 +334,7 @@ impl SlotBook {
                     .expect("as many idle holds as running tasks");
                 let hold = holds.swap_remove(i);
                 if holds.is_empty() {
-                    self.holds.remove(&job);
+                    self.unlist(view, job);
                 }
                 self.idle -= hold.res;
                 self.copies.insert((job, task), hold);
@@ -363,7 +386,7 @@ impl SlotBook {
             }
         }
         if kept.is_empty() {
-            self.holds.remove(&(job as u32));
+            self.unlist(view, job as u32);
         } else {
             self.holds.insert(job as u32, kept);
         }

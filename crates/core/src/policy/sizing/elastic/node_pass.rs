@@ -73,6 +73,17 @@ pub(crate) struct NodePass {
     /// The active jobs (kept with `waiting`): the timeline generator reads
     /// these, not every job there ever was.
     active: BTreeSet<u32>,
+    /// Only nodes whose visit could change something are visited: with node
+    /// reservations and requested sizes, a node left full, or reserved for
+    /// a job whose next task does not fit it, stays so until its free
+    /// resources or that job's next task change.
+    incremental: bool,
+    /// The nodes to visit (`incremental` only).
+    to_visit: BTreeSet<u32>,
+    /// (job, node) for each node reserved for a job.
+    reserved_for: BTreeSet<(u32, u32)>,
+    /// Nodes refreshed since the last pass (a buffer kept between passes).
+    refreshed: Vec<u32>,
 }
 
 impl NodePass {
@@ -92,6 +103,32 @@ impl NodePass {
             keyed: Vec::new(),
             touched: Vec::new(),
             active: BTreeSet::new(),
+            incremental: node_reservations && matches!(sizing, Sizing::Requested),
+            to_visit: (0..nodes as u32).collect(),
+            reserved_for: BTreeSet::new(),
+            refreshed: Vec::new(),
+        }
+    }
+
+    /// Reserves node `n` for `job` (or for none).
+    fn set_reserved(&mut self, n: usize, job: Option<u32>) {
+        let old = std::mem::replace(&mut self.reserved[n], job);
+        if self.incremental && old != job {
+            if let Some(o) = old {
+                self.reserved_for.remove(&(o, n as u32));
+            }
+            if let Some(j) = job {
+                self.reserved_for.insert((j, n as u32));
+            }
+        }
+    }
+
+    /// The nodes reserved for `job` are to be visited again (its next task changed).
+    fn revisit_reserved_for(&mut self, job: u32) {
+        if self.incremental {
+            for &(_, n) in self.reserved_for.range((job, 0)..=(job, u32::MAX)) {
+                self.to_visit.insert(n);
+            }
         }
     }
 
@@ -154,36 +191,62 @@ impl NodePass {
         let touched = std::mem::take(&mut self.touched);
         for &job in &touched {
             self.rekey(view, &mut order, job as usize);
+            self.revisit_reserved_for(job);
         }
         self.touched = touched;
         self.touched.clear();
+        view.take_refreshed(&mut self.refreshed);
+        if self.incremental {
+            self.to_visit.extend(self.refreshed.iter().copied());
+        }
+        self.refreshed.clear();
         self.walk(view, now, &mut order, launch);
         self.waiting = order;
     }
 
-    /// Serves every node with room, in node order, from `order`.
+    /// Serves every node with room (or, `incremental`, every node to
+    /// visit), in node order, from `order`.
     fn walk(&mut self, view: &mut View, now: Micros, order: &mut Order, launch: &mut Launch) {
-        for n in 0..view.node_count() {
-            loop {
-                let free = view.node_free(n);
-                if free.cpu_milli == 0 || free.mem_mb == 0 {
-                    break;
+        if !self.incremental {
+            for n in 0..view.node_count() {
+                if !self.visit(view, now, n, order, launch) {
+                    return;
                 }
-                let reserved = self.reserved[n].filter(|&j| !view.job(j as usize).pending.is_empty());
-                self.reserved[n] = reserved;
-                let Some(job) = reserved.or_else(|| order.first_key_value().map(|(k, _)| k.2)) else { return };
-                if self.try_place(view, now, job as usize, n, order, launch) {
-                    self.reserved[n] = None;
-                    continue;
-                }
-                if self.node_reservations {
-                    self.reserved[n] = Some(job);
-                }
-                if !(matches!(self.sizing, Sizing::Elastic(_))
-                    && self.backfill(view, now, job as usize, n, order, launch))
-                {
-                    break;
-                }
+            }
+            return;
+        }
+        let mut from = 0;
+        while let Some(&n) = self.to_visit.range(from..).next() {
+            self.to_visit.remove(&n);
+            from = n + 1;
+            if !self.visit(view, now, n as usize, order, launch) {
+                // Not served to the end: still to visit.
+                self.to_visit.insert(n);
+                return;
+            }
+        }
+    }
+
+    /// Serves node `n`; false when no job is left to serve (the walk ends).
+    fn visit(&mut self, view: &mut View, now: Micros, n: usize, order: &mut Order, launch: &mut Launch) -> bool {
+        loop {
+            let free = view.node_free(n);
+            if free.cpu_milli == 0 || free.mem_mb == 0 {
+                return true;
+            }
+            let reserved = self.reserved[n].filter(|&j| !view.job(j as usize).pending.is_empty());
+            self.set_reserved(n, reserved);
+            let Some(job) = reserved.or_else(|| order.first_key_value().map(|(k, _)| k.2)) else { return false };
+            if self.try_place(view, now, job as usize, n, order, launch) {
+                self.set_reserved(n, None);
+                continue;
+            }
+            if self.node_reservations {
+                self.set_reserved(n, Some(job));
+            }
+            if !(matches!(self.sizing, Sizing::Elastic(_)) && self.backfill(view, now, job as usize, n, order, launch))
+            {
+                return true;
             }
         }
     }
@@ -199,7 +262,7 @@ impl NodePass {
         order: &mut Order,
         launch: &mut Launch,
     ) -> bool {
-        if self.timeline_stale {
+        if self.timeline_stale && matches!(self.sizing, Sizing::Elastic(_)) {
             self.refresh_timeline(view, now, job, n);
         }
         match self.size_on(view, now, job, n, None) {
@@ -268,6 +331,7 @@ impl NodePass {
         if let Some(before) = self.keyed[job].take() {
             order.remove(&before);
         }
+        self.revisit_reserved_for(job as u32);
         view.sync_waiting(job);
         if !view.job(job).pending.is_empty() {
             let key = self.order_key(view, job);
