@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub enum Format {
     /// A table for people.
     Table,
-    /// JSON with stable keys (see README).
+    /// JSON with stable keys (see docs/output.md).
     Json,
 }
 
