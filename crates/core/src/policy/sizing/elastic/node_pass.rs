@@ -4,6 +4,11 @@
 //! fit of `fit.rs` checked against the timeline of `timeline.rs`); a node where it does not fit is reserved for
 //! that job, and other jobs may use it only if that does not delay the
 //! reserved job (§3.3).
+//!
+//! Kept linear in the cluster: the order of waiting jobs lives from pass to
+//! pass and only the jobs the books touched are re-keyed; with node
+//! reservations and requested sizes (`yarn`) only the nodes where a visit
+//! could change something are visited (see `NodePass::incremental`).
 
 use super::fit::{elastic_fit, least_size_mb};
 use super::snapshot::SnapshotCache;
