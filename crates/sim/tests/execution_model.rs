@@ -158,7 +158,7 @@ fn pool_run(policy: &str, short: bool, spark_model: &str) -> RunRecord {
     let params = Params { monitor_interval_s: 1.0, delayed_resumption: 0, ..Params::default() };
     let mut opts = SimOptions::default();
     for (k, v) in [("reclaim_s_per_gb", "0"), ("restore_s_per_gb", "0"), ("spark_model", spark_model)] {
-        opts.exec.set(k, v).unwrap().unwrap();
+        opts.exec.set_key(k, v).unwrap().unwrap();
     }
     simulate(&w, preset(policy, &params).unwrap(), &opts).unwrap()
 }
@@ -382,7 +382,7 @@ fn gradual_resumption_by_hand() {
     };
     let mut opts = SimOptions::default();
     for (k, v) in [("reclaim_s_per_gb", "0"), ("restore_s_per_gb", "0")] {
-        opts.exec.set(k, v).unwrap().unwrap();
+        opts.exec.set_key(k, v).unwrap().unwrap();
     }
     let run = |gradual_resumption| {
         let params = Params { gradual_resumption, ..Params::default() };

@@ -10,7 +10,7 @@ pub mod reservation;
 pub mod sizing;
 
 use crate::model::{StorageModel, Tier};
-pub use params::{ParamError, Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT, PARAM_KEYS};
+pub use params::{Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT};
 pub use presets::{preset, PresetInfo, PRESETS};
 pub use reservation::ReservationSpec;
 pub use sizing::{ElasticSpec, Sizing};
