@@ -106,6 +106,8 @@ pub enum MechanismSpec {
     Immediate,
     /// Shrink it step by step (BIG-C graceful preemption, `container.rs`).
     Graceful,
+    /// Freeze it in place, memory kept (Slurm's SUSPEND, `suspend.rs`).
+    Suspend,
     /// Dump it to storage (`checkpoint.rs`).
     Checkpoint(CheckpointSpec),
 }
@@ -117,6 +119,7 @@ impl MechanismSpec {
             MechanismSpec::Kill => MechanismKind::Kill,
             MechanismSpec::Immediate => MechanismKind::Immediate,
             MechanismSpec::Graceful => MechanismKind::Graceful,
+            MechanismSpec::Suspend => MechanismKind::Suspend,
             MechanismSpec::Checkpoint(_) => MechanismKind::Checkpoint,
         }
     }
