@@ -136,14 +136,15 @@ pub fn policies_named(names: Option<&[String]>, default: &[&str], params: &Param
         .collect()
 }
 
-fn write_outputs(dir: &Path, json: &str, runs: &[RunRecord]) -> Result<(), String> {
+fn write_outputs(dir: &Path, title: &str, json: &str, runs: &[RunRecord]) -> Result<(), String> {
     let ctx = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| ctx("cannot create", &e))?;
     std::fs::write(dir.join("results.json"), json).map_err(|e| ctx("cannot write results.json", &e))?;
     let csv = File::create(dir.join("jobs.csv")).map_err(|e| ctx("cannot write jobs.csv", &e))?;
     write_jobs_csv(runs, csv).map_err(|e| ctx("cannot write jobs.csv", &e))?;
-    plot_jct_cdf(runs, &dir.join("jct_cdf.svg")).map_err(|e| ctx("cannot plot jct_cdf.svg", &e))?;
-    plot_cpu_timeline(runs, &dir.join("cpu_timeline.svg")).map_err(|e| ctx("cannot plot cpu_timeline.svg", &e))?;
+    plot_jct_cdf(runs, title, &dir.join("jct_cdf.svg")).map_err(|e| ctx("cannot plot jct_cdf.svg", &e))?;
+    plot_cpu_timeline(runs, title, &dir.join("cpu_timeline.svg"))
+        .map_err(|e| ctx("cannot plot cpu_timeline.svg", &e))?;
     Ok(())
 }
 
@@ -171,7 +172,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         }
     }
     if let Some(dir) = &args.out {
-        write_outputs(dir, &json, &runs)?;
+        write_outputs(dir, &format!("{name} (seed {seed}, scale {scale})"), &json, &runs)?;
         let run = RunDescription {
             workload: &args.workload,
             policies: names,
