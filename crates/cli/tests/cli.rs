@@ -69,7 +69,7 @@ fn same_seed_gives_identical_json() {
 }
 
 /// `--out` writes the per-job CSV (a row per job per policy) and both plots with
-/// one line per policy.
+/// one line per policy and panel.
 #[test]
 fn out_writes_csv_and_plots() {
     let dir = temp_dir("out");
@@ -81,13 +81,18 @@ fn out_writes_csv_and_plots() {
     let mut lines = csv.lines();
     assert!(lines.next().unwrap().starts_with("policy,job,class"));
     assert_eq!(lines.count() as u64, 2 * jobs);
-    for (plot, panels) in [("jct_cdf.svg", 2), ("cpu_timeline.svg", 1)] {
+    // jct_cdf: a line per policy in each of its two panels, a legend sample per
+    // policy beside them; cpu_timeline: a panel per policy, named with its mean.
+    for (plot, data_lines, legend_samples, name) in
+        [("jct_cdf.svg", 2 * 2, 2, ">\nkill\n<"), ("cpu_timeline.svg", 2, 0, ">\nkill (mean ")]
+    {
         let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
         assert!(svg.starts_with("<svg"), "{plot}");
-        // Per panel and policy: the data line and its legend sample, both 2 px wide.
-        let lines = svg.lines().filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\"")).count();
-        assert_eq!(lines, 2 * 2 * panels, "{plot}: a line per policy and panel");
-        assert!(svg.contains(">\nkill\n<") || svg.contains(">kill<"), "{plot}: legend names the policy");
+        let width = |w: &str| svg.lines().filter(|l| l.starts_with("<polyline") && l.contains(w)).count();
+        assert_eq!(width("stroke-width=\"2\""), data_lines, "{plot}: a line per policy and panel");
+        assert_eq!(width("stroke-width=\"3\""), legend_samples, "{plot}: legend samples");
+        assert!(svg.contains(name), "{plot}: names the policy");
+        assert!(svg.contains("mixed (seed 1, scale 0.3)"), "{plot}: names the run");
     }
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(saved["results"][1]["policy"], "kill");

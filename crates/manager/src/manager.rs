@@ -60,7 +60,7 @@ impl ClusterConfig {
         let policy = preset(&self.policy, &params)
             .ok_or_else(|| format!("unknown policy `{}` (see `pliant policies`)", self.policy))?;
         if let Some(spec) = policy.preemption {
-            let needed = node_mechanism(spec.mechanism);
+            let needed = node_mechanism(spec.mechanism.kind());
             if let Some(node) = self.nodes.iter().find(|n| !n.mechanisms.contains(&needed)) {
                 return Err(format!(
                     "policy `{}` needs {} preemption, which node `{}` cannot do ({}); use --policy kill, or give it swap",

@@ -9,7 +9,7 @@ use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
-use pliant_core::{Action, Driver, Mechanism, Micros, Observation, Pass, Scheduler};
+use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Pass, Scheduler};
 use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
 use pliant_workload::Workload;
 use std::collections::BTreeMap;
@@ -25,6 +25,9 @@ struct Run<'w> {
     /// The workload job behind each core job (a resubmission shares its origin's).
     origin: Vec<usize>,
     preemptions: BTreeMap<String, u64>,
+    /// The execution model's reports being told to the core (a buffer kept
+    /// between events, so that telling them allocates nothing).
+    telling: Vec<Observation>,
     timeline: Vec<Sample>,
     next_arrival: usize,
     ended_jobs: usize,
@@ -64,7 +67,10 @@ pub fn simulate_counting(
     ended_jobs: Option<&AtomicU64>,
 ) -> Result<RunRecord, SimError> {
     let started = std::time::Instant::now();
-    let adaptive = policy.preemption.and_then(|p| p.checkpoint).is_some_and(|c| c.adaptive);
+    let adaptive = matches!(
+        policy.preemption.map(|p| p.mechanism),
+        Some(pliant_core::policy::MechanismSpec::Checkpoint(c)) if c.adaptive
+    );
     let core = Scheduler::new(&workload.cluster.nodes, policy)?;
     let total = workload.cluster.total();
     let mut run = Run {
@@ -103,6 +109,7 @@ pub fn simulate_counting(
             .collect(),
         origin: Vec::with_capacity(workload.jobs.len()),
         preemptions: BTreeMap::new(),
+        telling: Vec::new(),
         timeline: Vec::new(),
         next_arrival: 0,
         ended_jobs: 0,
@@ -205,6 +212,16 @@ impl Run<'_> {
     }
 
     fn handle(&mut self, now: Micros, event: Event, opts: &SimOptions) -> Result<(), SimError> {
+        if let Some(job) = event.job() {
+            if self.exec.released(job) {
+                // Every step of a finished job's tasks is stale; memory steps
+                // count as events all the same, as they did before release.
+                if event.counted_when_stale() {
+                    self.processed += 1;
+                }
+                return Ok(());
+            }
+        }
         match event {
             Event::TaskFinish { job, task, epoch } => {
                 let t = &self.exec.jobs[job as usize].tasks[task as usize];
@@ -220,6 +237,7 @@ impl Run<'_> {
                 if job_done {
                     let rec = &mut self.records[self.origin[job as usize]];
                     rec.stalled += self.exec.jobs[job as usize].stalled;
+                    self.exec.release(job);
                     // A resubmission's end is its owner's; the first attempt's is the job's.
                     if rec.failed {
                         rec.retry_end = Some(now);
@@ -283,7 +301,8 @@ impl Run<'_> {
 
     /// Tells the core what the execution model observed.
     fn report(&mut self, now: Micros) -> Result<(), SimError> {
-        for obs in std::mem::take(&mut self.exec.reports) {
+        std::mem::swap(&mut self.telling, &mut self.exec.reports);
+        for obs in self.telling.drain(..) {
             self.driver.observe(now, obs)?;
         }
         Ok(())
@@ -326,7 +345,7 @@ impl Run<'_> {
         }
     }
 
-    fn count_preemption(&mut self, job: JobId, mechanism: Mechanism) {
+    fn count_preemption(&mut self, job: JobId, mechanism: MechanismKind) {
         *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
         self.records[self.origin[job.0 as usize]].preemptions += 1;
     }
@@ -343,7 +362,7 @@ impl Run<'_> {
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
             Action::Kill { task } => {
-                self.count_preemption(task.job, Mechanism::Kill);
+                self.count_preemption(task.job, MechanismKind::Kill);
                 self.exec.kill(now, task.job.0, task.task, &mut self.events);
                 self.exec.drop_image(task.job.0, task.task);
                 if self.adaptive {
@@ -351,18 +370,18 @@ impl Run<'_> {
                 }
             }
             Action::Checkpoint { task, tier } => {
-                self.count_preemption(task.job, Mechanism::Checkpoint);
+                self.count_preemption(task.job, MechanismKind::Checkpoint);
                 self.exec.checkpoint(now, task.job.0, task.task, tier, &mut self.events);
             }
             Action::Restore { task, node, resources, image, tier } => {
                 self.exec.restore(now, task.job.0, task.task, node.0, resources, image.0, tier, &mut self.events);
             }
             Action::Suspend { task, footprint } => {
-                self.count_preemption(task.job, Mechanism::Immediate);
+                self.count_preemption(task.job, MechanismKind::Immediate);
                 self.exec.suspend(now, task.job.0, task.task, footprint, &mut self.events);
             }
             Action::Shrink { task, to } => {
-                self.count_preemption(task.job, Mechanism::Graceful);
+                self.count_preemption(task.job, MechanismKind::Graceful);
                 self.exec.shrink(now, task.job.0, task.task, to, &mut self.events);
             }
             Action::Resume { task, resources } => {
