@@ -218,7 +218,7 @@ mod tests {
     fn divergence_says_timing_or_model_gap() {
         let live = [pre(3.0, 1, "graceful"), pre(6.0, 2, "graceful")];
         assert_eq!(
-            preemption_divergence(&live, &[pre(4.0, 1, "graceful"), pre(8.5, 2, "graceful")], 3.0).unwrap().index,
+            preemption_divergence(&live, &[pre(4.0, 1, "graceful"), pre(9.5, 2, "graceful")], 3.0).unwrap().index,
             1
         );
         assert_eq!(preemption_divergence(&live, &[pre(5.9, 1, "graceful"), pre(6.1, 2, "graceful")], 3.0), None);

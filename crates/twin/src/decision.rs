@@ -110,8 +110,8 @@ fn number_after(text: &str, pattern: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pliant_core::model::Tier;
     use pliant_core::model::{JobId, NodeId};
-    use pliant_core::policy::Tier;
     use pliant_core::Resources;
 
     #[test]
