@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// The `--set` and `--config` flags.
-#[derive(Args)]
+#[derive(Debug, Args)]
 pub struct SettingsArgs {
     /// Parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
     #[arg(long = "set", value_name = "KEY=VALUE")]

@@ -153,6 +153,8 @@ pub struct SimOptions {
     pub exec: ExecModel,
     /// Also run every job alone on the same cluster, for its slowdown.
     pub slowdown: bool,
+    /// Keep every action the core decides, with its time, in `RunRecord::decisions`.
+    pub record_decisions: bool,
 }
 
 impl Default for SimOptions {
@@ -163,6 +165,7 @@ impl Default for SimOptions {
             power: PowerModel { idle_w: 100.0, peak_w: 250.0 },
             exec: ExecModel::default(),
             slowdown: false,
+            record_decisions: false,
         }
     }
 }
