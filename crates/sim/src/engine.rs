@@ -380,6 +380,10 @@ impl Run<'_> {
                 self.count_preemption(task.job, MechanismKind::Immediate);
                 self.exec.suspend(now, task.job.0, task.task, footprint, &mut self.events);
             }
+            Action::Freeze { task } => {
+                self.count_preemption(task.job, MechanismKind::Suspend);
+                self.exec.freeze(now, task.job.0, task.task, &mut self.events);
+            }
             Action::Shrink { task, to } => {
                 self.count_preemption(task.job, MechanismKind::Graceful);
                 self.exec.shrink(now, task.job.0, task.task, to, &mut self.events);
