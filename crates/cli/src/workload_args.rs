@@ -91,7 +91,13 @@ impl WorkloadArgs {
                 (None, x) if x != 1.0 => Target::Scale(x),
                 (None, _) => Target::Source,
             };
-            let mut opts = LoadOptions { target, sample: self.sample, seed, progress: true, ..Default::default() };
+            let mut opts = LoadOptions {
+                target,
+                sample: self.sample,
+                seed,
+                progress: crate::progress::enabled(),
+                ..Default::default()
+            };
             opts.read.window = self.window;
             opts.read.strict = self.strict;
             opts.read.node = self.node;
