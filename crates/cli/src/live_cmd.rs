@@ -5,6 +5,7 @@
 
 use pliant_live::dirtier::{self, DirtyArgs};
 use pliant_live::measure::{self, MeasureConfig};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The live-mode subcommands.
@@ -31,6 +32,13 @@ pub struct MeasureArgs {
     /// Seconds a memory-limit write may keep failing with EBUSY before reclaim counts as stalled.
     #[arg(long, default_value = "10", value_parser = parse_seconds)]
     pub patience: Duration,
+    /// Also write the measured rates as a parameter file for `simulate --config`
+    /// (reclaim_s_per_gb, restore_s_per_gb and the tier's bandwidth).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The checkpoint tier whose bandwidth the measured disk sets in `--out`.
+    #[arg(long, default_value = "ssd", value_parser = ["hdd", "ssd", "nvm"])]
+    pub tier: String,
 }
 
 /// Options of the hidden `pliant dirty` workload.
@@ -55,8 +63,23 @@ pub fn run(cmd: LiveCommand) -> Result<(), String> {
                 temp_swap: args.temp_swap,
                 patience: args.patience,
             };
+            // Create the output first: a path that cannot be written fails before minutes of measuring.
+            let out = match &args.out {
+                Some(path) => Some((
+                    path,
+                    std::fs::File::create(path).map_err(|e| format!("{}: cannot write: {e}", path.display()))?,
+                )),
+                None => None,
+            };
             let rows = measure::measure(&cfg, &mut |line| eprintln!("measure: {line}")).map_err(|e| e.to_string())?;
             print!("{}", measure::table(&rows));
+            if let Some((path, mut file)) = out {
+                use std::io::Write;
+                let calibration = measure::calibrate(&rows, &args.tier).ok_or("nothing was measured")?;
+                file.write_all(calibration.to_config(&rows).as_bytes())
+                    .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+                eprintln!("measure: wrote the calibration to {} (use it with simulate --config)", path.display());
+            }
             Ok(())
         }
         LiveCommand::Dirty(d) => dirtier::run(DirtyArgs { mb: d.mb, passes: d.passes }),

@@ -3,6 +3,7 @@
 
 mod catalog_cmd;
 mod elasticity_cmd;
+mod experiment;
 mod generate_cmd;
 mod live_cmd;
 mod manager_cmd;
@@ -28,6 +29,8 @@ struct Cli {
 enum Command {
     /// Replay a scenario or workload under several policies and compare them.
     Simulate(simulate_cmd::SimulateArgs),
+    /// Run an experiment file (TOML): workload, cluster, policies, parameters, sweep, outputs.
+    Run(RunArgs),
     /// Vary one setting over values and compare policies on chosen metrics.
     Sweep(sweep_cmd::SweepArgs),
     /// The SSR paper's numerical studies (Eq. 4 / Fig. 8, Fig. 10).
@@ -52,9 +55,29 @@ enum Command {
     Cluster(manager_cmd::ManagerCommand),
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
+/// Arguments of `pliant run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The experiment file (see docs/experiment.md); `experiment.toml` of a
+    /// results directory reruns that run.
+    experiment: std::path::PathBuf,
+    /// Write the results here (instead of the file's `[outputs] dir`).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+}
+
+/// Runs an experiment file as the `simulate` or `sweep` command it stands for.
+fn run_experiment(args: RunArgs) -> Result<(), String> {
+    let line = experiment::command_line(&args.experiment, args.out.as_deref())?;
+    let cli = Cli::try_parse_from(std::iter::once("pliant".to_string()).chain(line)).map_err(|e| {
+        format!("{}: {}", args.experiment.display(), e.to_string().lines().next().unwrap_or("bad experiment"))
+    })?;
+    run(cli.command)
+}
+
+fn run(command: Command) -> Result<(), String> {
+    match command {
+        Command::Run(args) => run_experiment(args),
         Command::Simulate(args) => simulate_cmd::run(args),
         Command::Sweep(args) => sweep_cmd::run(args),
         Command::Numeric(cmd) => numeric_cmd::run(cmd),
@@ -65,8 +88,11 @@ fn main() -> ExitCode {
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Live(cmd) => live_cmd::run(cmd),
         Command::Cluster(cmd) => manager_cmd::run(cmd),
-    };
-    match result {
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("error: {message}");

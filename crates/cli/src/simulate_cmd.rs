@@ -1,5 +1,6 @@
 //! `pliant simulate`: build a workload, run each policy on it, report.
 
+use crate::experiment::{write_resolved, RunDescription};
 use crate::settings::SettingsArgs;
 use crate::workload_args::WorkloadArgs;
 use clap::{Args, ValueEnum};
@@ -19,8 +20,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub enum Format {
     /// A table for people.
     Table,
-    /// JSON with stable keys (see README).
+    /// JSON with stable keys (see docs/output.md).
     Json,
+}
+
+impl Format {
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+        }
+    }
 }
 
 /// The flags `simulate` and `sweep` share after the workload's: the policies,
@@ -45,7 +56,8 @@ pub struct SimulateArgs {
     workload: WorkloadArgs,
     #[command(flatten)]
     run: PolicyArgs,
-    /// Also write results.json, jobs.csv, jct_cdf.svg and cpu_timeline.svg here.
+    /// Also write results.json, jobs.csv, jct_cdf.svg, cpu_timeline.svg and the
+    /// resolved experiment.toml (`pliant run` reruns it) here.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Also run every job alone on the same cluster and report slowdowns
@@ -142,6 +154,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
     let preempting = policies.iter().any(|p| p.preemption.is_some());
     let opts = SimOptions { exec: settings.exec.clone(), slowdown: args.slowdown, ..SimOptions::default() };
+    let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
     let runs = run_all(&workload, policies, opts)?;
     let (seed, scale) = (args.workload.seed, args.workload.scale);
     let doc = comparison_json(&name, seed, scale, &settings, &runs);
@@ -159,6 +172,15 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     }
     if let Some(dir) = &args.out {
         write_outputs(dir, &json, &runs)?;
+        let run = RunDescription {
+            workload: &args.workload,
+            policies: names,
+            settings: &settings,
+            format: args.run.format.name(),
+            slowdown: Some(args.slowdown),
+            sweep: None,
+        };
+        write_resolved(dir, &run)?;
     }
     if preempting && runs.iter().all(|r| r.preemptions.values().all(|&n| n == 0)) {
         let cpu = runs.iter().map(|r| r.cpu_mean).fold(0.0, f64::max) * 100.0;

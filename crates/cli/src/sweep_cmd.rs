@@ -2,6 +2,7 @@
 //! metrics at each value, averaged over seeds (BIG-C Fig. 7; the checkpoint
 //! paper's bandwidth sweep).
 
+use crate::experiment::{write_resolved, RunDescription};
 use crate::simulate_cmd::{parallel_map, policies_named, Format, PolicyArgs};
 use crate::workload_args::WorkloadArgs;
 use clap::Args;
@@ -31,7 +32,8 @@ pub struct SweepArgs {
     metrics: Vec<String>,
     #[command(flatten)]
     run: PolicyArgs,
-    /// Also write sweep.json and one sweep_<metric>.svg per metric here.
+    /// Also write sweep.json, one sweep_<metric>.svg per metric and the resolved
+    /// experiment.toml (`pliant run` reruns it) here.
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -115,6 +117,15 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     }
     if let Some(dir) = &args.out {
         write_outputs(dir, &json, &sweep)?;
+        let run = RunDescription {
+            workload: &args.workload,
+            policies: names,
+            settings: &base,
+            format: args.run.format.name(),
+            slowdown: None,
+            sweep: Some((&sweep.key, &sweep.values, args.seeds, &args.metrics)),
+        };
+        write_resolved(dir, &run)?;
     }
     Ok(())
 }

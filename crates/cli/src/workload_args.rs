@@ -15,29 +15,29 @@ use std::path::{Path, PathBuf};
 pub struct WorkloadArgs {
     /// A built-in scenario (see `pliant scenarios`).
     #[arg(long, conflicts_with = "workload")]
-    scenario: Option<String>,
+    pub(crate) scenario: Option<String>,
     /// A workload: pliant's native JSON Lines file, or a trace (Google 2011 files or
     /// directory, Alibaba, YARN SLS; the format is detected).
     #[arg(long)]
-    workload: Option<PathBuf>,
+    pub(crate) workload: Option<PathBuf>,
     /// With --workload: replay only trace time START..END (seconds).
     #[arg(long, value_parser = crate::trace_cmd::parse_window, requires = "workload")]
-    window: Option<pliant_trace::Window>,
+    pub(crate) window: Option<pliant_trace::Window>,
     /// With a --workload trace: size of its largest machine, which requests are fractions of: CORES,GB.
     #[arg(long, default_value = "32,128", value_parser = crate::trace_cmd::parse_node, requires = "workload")]
-    node: pliant_core::Resources,
+    pub(crate) node: pliant_core::Resources,
     /// With a --workload trace: keep tasks unfinished in the trace with the part of their run it shows.
     #[arg(long, requires = "workload")]
-    truncate: bool,
+    pub(crate) truncate: bool,
     /// With --workload: keep this fraction of the jobs, chosen from --seed.
     #[arg(long, default_value_t = 1.0, requires = "workload")]
-    sample: f64,
+    pub(crate) sample: f64,
     /// With --workload: replay on this many nodes, keeping every job (instead of --scale).
     #[arg(long, requires = "workload")]
-    nodes: Option<u32>,
+    pub(crate) nodes: Option<u32>,
     /// With --workload: stop at the first malformed trace row instead of skipping and counting it.
     #[arg(long, requires = "workload")]
-    strict: bool,
+    pub(crate) strict: bool,
     /// Seed for scenario generation, and for the job sample of --sample and --scale on a trace.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -47,10 +47,15 @@ pub struct WorkloadArgs {
     pub scale: f64,
     /// Long jobs of the synthetic scenarios: spark, wordcount or terasort.
     #[arg(long, default_value = "spark", value_parser = ["spark", "wordcount", "terasort"])]
-    long_jobs: String,
+    pub(crate) long_jobs: String,
 }
 
 impl WorkloadArgs {
+    /// The scenario's name (the default scenario when none is given).
+    pub fn scenario_name(&self) -> &str {
+        self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO)
+    }
+
     /// The presets compared when none are named: the scenario's, or all for a file.
     pub fn default_policies(&self) -> Vec<&'static str> {
         let name = self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);

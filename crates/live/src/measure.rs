@@ -268,6 +268,80 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
+/// What a measurement calibrates in the simulator's execution model: the
+/// parameters `--config` reads, each from the measured figure that plays its
+/// part (see [`calibrate`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// `reclaim_s_per_gb`: the frozen reclaim, as pliant's immediate preemption does it
+    /// (`None` when it stalled at every size: the paper default stays).
+    pub reclaim_s_per_gb: Option<f64>,
+    /// `restore_s_per_gb`: resume until the task has touched all its memory again.
+    pub restore_s_per_gb: f64,
+    /// The checkpoint tier whose bandwidth the measured disk sets (`hdd`, `ssd` or `nvm`).
+    pub tier: String,
+    /// `<tier>_mb_s`: one bandwidth for dump and restore (the model's), fitted so that a
+    /// dump plus a restore take as long as the measured dump plus restart.
+    pub tier_mb_s: f64,
+    /// Median freeze latency, ms (the model has no parameter for it: written as a comment).
+    pub freeze_ms: f64,
+}
+
+/// The calibration `pliant measure --out` writes: per rate, the least-squares
+/// line through the origin of seconds against GiB over the measured sizes
+/// (Σ rate·g² / Σ g²), so the larger sizes, where fixed costs weigh least,
+/// count most; stalled reclaims are left out. `None` without rows.
+pub fn calibrate(rows: &[Row], tier: &str) -> Option<Calibration> {
+    let fit = |rate: &dyn Fn(&Row) -> Option<f64>| -> Option<f64> {
+        let (num, den) = rows
+            .iter()
+            .filter_map(|r| Some((rate(r)?, r.size_mb as f64 / 1024.0)))
+            .fold((0.0, 0.0), |(num, den), (x, g)| (num + x * g * g, den + g * g));
+        (den > 0.0).then(|| num / den)
+    };
+    let mut freeze: Vec<f64> = rows.iter().map(|r| r.freeze_ms).collect();
+    freeze.sort_by(f64::total_cmp);
+    Some(Calibration {
+        reclaim_s_per_gb: fit(&|r| r.reclaim_frozen),
+        restore_s_per_gb: fit(&|r| Some(r.restore))?,
+        tier: tier.to_string(),
+        // Dump and restore of 1 GiB take dump + restart seconds; the model takes 2 × 1024 MB / bw.
+        tier_mb_s: 2.0 * 1024.0 / fit(&|r| Some(r.dump + r.restart))?,
+        freeze_ms: freeze[freeze.len() / 2],
+    })
+}
+
+impl Calibration {
+    /// The calibration as a parameter file of `KEY = VALUE` lines (what `--config` reads).
+    pub fn to_config(&self, rows: &[Row]) -> String {
+        let sizes: Vec<String> = rows.iter().map(|r| r.size_mb.to_string()).collect();
+        let mut out = format!(
+            "# pliant measure on this machine, fitted over dirty-memory sizes of {} MB.\n\
+             # Read it with `pliant simulate --config FILE` (later --set flags win).\n",
+            sizes.join(", ")
+        );
+        match self.reclaim_s_per_gb {
+            Some(x) => out.push_str(&format!(
+                "# immediate preemption: reclaim from the frozen task to the 64 MB footprint\nreclaim_s_per_gb = {x:.3}\n"
+            )),
+            None => out.push_str("# reclaim stalled at every size: reclaim_s_per_gb keeps its default\n"),
+        }
+        out.push_str(&format!(
+            "# resume: read the swapped memory back until the task has touched it all\nrestore_s_per_gb = {:.3}\n",
+            self.restore_s_per_gb
+        ));
+        out.push_str(&format!(
+            "# cooperative checkpoint: 2 x 1024 MB over (dump + cold restart) s/GB, as the {} tier\n{}_mb_s = {:.3}\n",
+            self.tier, self.tier, self.tier_mb_s
+        ));
+        out.push_str(&format!(
+            "# freeze latency {:.2} ms: no model parameter (the model freezes at once)\n",
+            self.freeze_ms
+        ));
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +370,41 @@ mod tests {
         let t = table(&[row]);
         let last = t.lines().last().unwrap();
         assert_eq!(last, "256        0.50    0.25  | stalled     2.50     0.75  |    4.00 |   1.00     0.50");
+    }
+
+    fn row(size_mb: u64, reclaim_frozen: Option<f64>, restore: f64, dump: f64, restart: f64) -> Row {
+        Row {
+            size_mb,
+            freeze_ms: size_mb as f64 / 100.0,
+            thaw_ms: 0.1,
+            reclaim_running: None,
+            reclaim_throttled: None,
+            reclaim_frozen,
+            restore,
+            dump,
+            restart,
+        }
+    }
+
+    #[test]
+    fn calibration_fits_seconds_against_size_and_one_disk_bandwidth() {
+        let rows =
+            [row(512, Some(4.0), 2.5, 1.0, 3.0), row(1024, None, 3.0, 0.5, 1.5), row(2048, Some(1.5), 2.0, 1.0, 1.0)];
+        let c = calibrate(&rows, "ssd").unwrap();
+        // Reclaim: sizes 0.5 and 2 GiB (1 GiB stalled): (4·0.25 + 1.5·4) / (0.25 + 4) = 7 / 4.25.
+        assert_eq!(c.reclaim_s_per_gb, Some(7.0 / 4.25));
+        // Restore: (2.5·0.25 + 3·1 + 2·4) / 5.25 = 11.625 / 5.25.
+        assert_eq!(c.restore_s_per_gb, 11.625 / 5.25);
+        // Round trips 4, 2, 2 s/GiB: (1 + 2 + 8) / 5.25 s/GiB, so 2048 MB over that.
+        assert_eq!(c.tier_mb_s, 2048.0 / (11.0 / 5.25));
+        assert_eq!(c.freeze_ms, 10.24);
+        let text = c.to_config(&rows);
+        assert!(text.contains("\nreclaim_s_per_gb = 1.647\n"), "{text}");
+        assert!(text.contains("\nrestore_s_per_gb = 2.214\n"), "{text}");
+        assert!(text.contains("\nssd_mb_s = 977.455\n"), "{text}");
+        let stalled = calibrate(&[row(256, None, 2.0, 1.0, 1.0)], "hdd").unwrap();
+        assert_eq!(stalled.reclaim_s_per_gb, None);
+        assert!(!stalled.to_config(&[]).contains("reclaim_s_per_gb ="));
+        assert_eq!(calibrate(&[], "ssd"), None);
     }
 }

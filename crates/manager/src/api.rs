@@ -88,7 +88,7 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
         }),
         ("GET", ["metrics.json"]) => Ok((200, Snapshot::of(&m).json())),
         (_, ["jobs" | "cluster" | "metrics" | "metrics.json" | "agents", ..]) => {
-            Err(Refusal::Invalid(format!("{method} is not allowed on {path} (see the README's API section)")))
+            Err(Refusal::Invalid(format!("{method} is not allowed on {path} (see docs/http-api.md)")))
         }
         _ => Err(Refusal::NotFound(format!("no such endpoint: {method} {path}"))),
     };

@@ -1,4 +1,4 @@
-//! The JSON report. Its keys are stable and documented in the README:
+//! The JSON report. Its keys are stable and documented in docs/output.md:
 //! `scenario`, `seed`, `scale`, `params`, and `results`, one object per policy.
 
 use pliant_core::model::{JobClass, PriorityLevel};

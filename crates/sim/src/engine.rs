@@ -25,6 +25,9 @@ struct Run<'w> {
     /// The workload job behind each core job (a resubmission shares its origin's).
     origin: Vec<usize>,
     preemptions: BTreeMap<String, u64>,
+    /// The execution model's reports being told to the core (a buffer kept
+    /// between events, so that telling them allocates nothing).
+    telling: Vec<Observation>,
     timeline: Vec<Sample>,
     next_arrival: usize,
     ended_jobs: usize,
@@ -101,6 +104,7 @@ pub fn simulate_counting(
             .collect(),
         origin: Vec::with_capacity(workload.jobs.len()),
         preemptions: BTreeMap::new(),
+        telling: Vec::new(),
         timeline: Vec::new(),
         next_arrival: 0,
         ended_jobs: 0,
@@ -201,6 +205,16 @@ impl Run<'_> {
     }
 
     fn handle(&mut self, now: Micros, event: Event, opts: &SimOptions) -> Result<(), SimError> {
+        if let Some(job) = event.job() {
+            if self.exec.released(job) {
+                // Every step of a finished job's tasks is stale; memory steps
+                // count as events all the same, as they did before release.
+                if event.counted_when_stale() {
+                    self.processed += 1;
+                }
+                return Ok(());
+            }
+        }
         match event {
             Event::TaskFinish { job, task, epoch } => {
                 let t = &self.exec.jobs[job as usize].tasks[task as usize];
@@ -216,6 +230,7 @@ impl Run<'_> {
                 if job_done {
                     let rec = &mut self.records[self.origin[job as usize]];
                     rec.stalled += self.exec.jobs[job as usize].stalled;
+                    self.exec.release(job);
                     // A resubmission's end is its owner's; the first attempt's is the job's.
                     if rec.failed {
                         rec.retry_end = Some(now);
@@ -279,7 +294,8 @@ impl Run<'_> {
 
     /// Tells the core what the execution model observed.
     fn report(&mut self, now: Micros) -> Result<(), SimError> {
-        for obs in std::mem::take(&mut self.exec.reports) {
+        std::mem::swap(&mut self.telling, &mut self.exec.reports);
+        for obs in self.telling.drain(..) {
             self.driver.observe(now, obs)?;
         }
         Ok(())

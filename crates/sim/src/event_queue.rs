@@ -1,9 +1,10 @@
 //! The event queue: a binary heap ordered by (time, sequence number), so that
 //! simultaneous events are handled in the order they were scheduled, the same
-//! way on every run.
+//! way on every run. An entry is 32 bytes: the time, the sequence number and
+//! a 16-byte event.
 
 use pliant_core::Micros;
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// Something that happens at a point in simulated time.
@@ -28,8 +29,8 @@ pub enum Event {
         task: u32,
         /// The task's memory epoch when this was scheduled.
         epoch: u32,
-        /// Memory swapped out, MB.
-        mem_mb: u64,
+        /// Memory swapped out, MB (at most a reclaim chunk).
+        mem_mb: u16,
     },
     /// A resumed task has read its memory back, unless its memory epoch has moved on.
     Restored {
@@ -66,34 +67,90 @@ pub enum Event {
     Wake,
 }
 
+impl Event {
+    /// The job whose task it concerns, if any.
+    pub fn job(&self) -> Option<u32> {
+        match *self {
+            Event::TaskFinish { job, .. }
+            | Event::Reclaimed { job, .. }
+            | Event::Restored { job, .. }
+            | Event::Dumped { job, .. }
+            | Event::CopyFinish { job, .. } => Some(job),
+            Event::Monitor | Event::Sample | Event::Wake => None,
+        }
+    }
+
+    /// Whether the loop counts it as processed even when it is stale (a
+    /// memory or dump step; a stale finish or copy finish is not counted).
+    pub fn counted_when_stale(&self) -> bool {
+        matches!(self, Event::Reclaimed { .. } | Event::Restored { .. } | Event::Dumped { .. })
+    }
+}
+
+/// A queued event: the heap's root is the earliest time, then the lowest
+/// sequence number.
+#[derive(Debug)]
+struct Entry {
+    time: Micros,
+    seq: u64,
+    event: Event,
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: `BinaryHeap` is a max-heap.
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Entry {}
+
 /// A deterministic priority queue of events.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(Micros, u64, Event)>>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
 }
 
 impl EventQueue {
     /// Schedules `event` at `time`.
     pub fn push(&mut self, time: Micros, event: Event) {
-        self.heap.push(Reverse((time, self.seq, event)));
+        self.heap.push(Entry { time, seq: self.seq, event });
         self.seq += 1;
     }
 
     /// The time of the earliest event.
     pub fn peek_time(&self) -> Option<Micros> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.heap.peek().map(|e| e.time)
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Micros, Event)> {
-        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+        self.heap.pop().map(|e| (e.time, e.event))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_are_compact() {
+        assert_eq!(std::mem::size_of::<Event>(), 16);
+        assert_eq!(std::mem::size_of::<Entry>(), 32);
+    }
 
     #[test]
     fn ties_break_by_insertion_order() {

@@ -25,8 +25,9 @@ use pliant_core::{Micros, Observation, Resources};
 use pliant_workload::Job;
 use std::ops::Range;
 
-/// Largest amount of memory reported reclaimed in one step, in MB.
-const RECLAIM_CHUNK_MB: u64 = 1024;
+/// Largest amount of memory reported reclaimed in one step, in MB (it fits
+/// the event's 16 bits).
+const RECLAIM_CHUNK_MB: u16 = 1024;
 
 /// One task's true state.
 #[derive(Debug, Clone)]
@@ -109,8 +110,11 @@ pub(crate) struct PhaseExec {
     pub local: bool,
     /// Upstream phases.
     pub deps: Vec<u32>,
-    /// Nodes its finished tasks ran on (where their output is).
+    /// Nodes its finished tasks ran on (where their output is), kept only
+    /// when a local phase reads it.
     pub ran_on: Vec<u32>,
+    /// A local phase depends on it.
+    pub feeds_local: bool,
 }
 
 /// A job's true state.
@@ -127,8 +131,8 @@ pub(crate) struct JobExec {
 
 impl JobExec {
     pub fn new(job: &Job, model: &ExecModel) -> Self {
-        let mut tasks = Vec::new();
-        let mut phases = Vec::new();
+        let mut tasks = Vec::with_capacity(job.phases.iter().map(|p| p.tasks.len()).sum());
+        let mut phases = Vec::with_capacity(job.phases.len());
         for (pi, p) in job.phases.iter().enumerate() {
             let start = tasks.len() as u32;
             for t in &p.tasks {
@@ -171,6 +175,7 @@ impl JobExec {
                 local: p.local,
                 deps: p.deps.clone(),
                 ran_on: Vec::new(),
+                feeds_local: job.phases.iter().any(|q| q.local && q.deps.contains(&(pi as u32))),
             });
         }
         let unfinished = tasks.len() as u32;
@@ -230,6 +235,19 @@ fn task_ref(job: u32, task: u32) -> TaskRef {
 impl Execution {
     pub(crate) fn task(&mut self, job: u32, task: u32) -> &mut TaskExec {
         &mut self.jobs[job as usize].tasks[task as usize]
+    }
+
+    /// Drops the state of job `job`, which has finished: what is left of it
+    /// in the event queue is stale and is ignored.
+    pub(crate) fn release(&mut self, job: u32) {
+        let j = &mut self.jobs[job as usize];
+        j.tasks = Vec::new();
+        j.phases = Vec::new();
+    }
+
+    /// Whether job `job` finished and its state was dropped.
+    pub(crate) fn released(&self, job: u32) -> bool {
+        self.jobs[job as usize].tasks.is_empty()
     }
 
     /// The phase and executor index of a pool phase's executor.
@@ -361,13 +379,12 @@ impl Execution {
 
     /// Brings the rates of a task and of its coupled siblings up to date.
     fn phase_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
-        let phase = &self.jobs[job as usize].phases[self.jobs[job as usize].tasks[task as usize].phase as usize];
-        let members: Vec<u32> = if phase.coupled { phase.tasks.clone().collect() } else { vec![task] };
-        let tasks = &self.jobs[job as usize].tasks;
+        let j = &self.jobs[job as usize];
+        let phase = &j.phases[j.tasks[task as usize].phase as usize];
+        let members = if phase.coupled { phase.tasks.clone() } else { task..task + 1 };
         let lockstep = if phase.coupled {
-            members
+            j.tasks[members.start as usize..members.end as usize]
                 .iter()
-                .map(|&i| &tasks[i as usize])
                 .filter(|t| t.ever_started && !t.finished)
                 .map(TaskExec::own_rate)
                 .fold(1.0, f64::min)
@@ -476,7 +493,10 @@ impl Execution {
         let t = self.task(job, task);
         t.finished = true;
         let (phase, node) = (t.phase, t.node);
-        self.jobs[job as usize].phases[phase as usize].ran_on.push(node);
+        let p = &mut self.jobs[job as usize].phases[phase as usize];
+        if p.feeds_local {
+            p.ran_on.push(node);
+        }
         self.update_rates(now, job, task, events);
         let j = &mut self.jobs[job as usize];
         j.unfinished -= 1;
@@ -535,7 +555,7 @@ impl Execution {
     fn next_reclaim_chunk(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         let per_mb = self.model.reclaim_s_per_gb * 1e6 / 1024.0;
         let t = self.task(job, task);
-        let mb = t.to_reclaim_mb.min(RECLAIM_CHUNK_MB);
+        let mb = t.to_reclaim_mb.min(RECLAIM_CHUNK_MB as u64) as u16;
         if mb > 0 {
             let at = now + (mb as f64 * per_mb).ceil() as Micros;
             events.push(at, Event::Reclaimed { job, task, epoch: t.mem_epoch, mem_mb: mb });
@@ -543,7 +563,8 @@ impl Execution {
     }
 
     /// A chunk of memory has been swapped out.
-    pub fn reclaimed(&mut self, now: Micros, job: u32, task: u32, epoch: u32, mb: u64, events: &mut EventQueue) {
+    pub fn reclaimed(&mut self, now: Micros, job: u32, task: u32, epoch: u32, mb: u16, events: &mut EventQueue) {
+        let mb = mb as u64;
         let t = self.task(job, task);
         if t.mem_epoch != epoch || !t.running {
             return;

@@ -1,0 +1,438 @@
+//! Experiment files: a whole run — workload, cluster, policies, parameters,
+//! an optional sweep and the outputs — written down in TOML (`pliant run
+//! FILE`), and the resolved experiment that `--out` writes beside the results
+//! so that any result can be rerun. An experiment becomes the command line of
+//! `simulate` or `sweep`, so both paths decide the same.
+
+use crate::settings::Settings;
+use pliant_core::policy::PRESETS;
+use pliant_workload::scenarios::SCENARIOS;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The experiment file's name among the results.
+pub const RESOLVED_NAME: &str = "experiment.toml";
+
+/// An experiment file as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Experiment {
+    /// Presets to compare (default: the scenario's, or every preset for a file).
+    policies: Option<Spanned<Vec<Spanned<String>>>>,
+    workload: Spanned<WorkloadSpec>,
+    #[serde(default)]
+    cluster: Option<Spanned<ClusterSpec>>,
+    #[serde(default)]
+    parameters: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    sweep: Option<SweepSpec>,
+    #[serde(default)]
+    outputs: OutputSpec,
+}
+
+/// What to replay.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct WorkloadSpec {
+    scenario: Option<Spanned<String>>,
+    /// A native workload or a trace, relative to the experiment file.
+    file: Option<Spanned<PathBuf>>,
+    scale: Option<Spanned<f64>>,
+    seed: Option<Spanned<u64>>,
+    /// `"FIRST..LAST"`: a sweep's seeds.
+    seeds: Option<Spanned<String>>,
+    long_jobs: Option<Spanned<String>>,
+    /// `"START..END"` in trace seconds.
+    window: Option<Spanned<String>>,
+    sample: Option<Spanned<f64>>,
+    truncate: Option<bool>,
+    strict: Option<bool>,
+}
+
+/// The cluster a workload file is replayed on.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ClusterSpec {
+    nodes: Option<Spanned<u32>>,
+    /// `"CORES,GB"`: the machine a trace's normalised requests are fractions of.
+    node: Option<Spanned<String>>,
+}
+
+/// One parameter varied over values.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepSpec {
+    vary: Spanned<String>,
+    values: Spanned<Vec<Spanned<toml::Value>>>,
+    #[serde(default)]
+    metrics: Option<Vec<String>>,
+}
+
+/// What to write and how.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct OutputSpec {
+    /// A directory for the results, relative to the current directory.
+    dir: Option<PathBuf>,
+    format: Option<Spanned<String>>,
+    slowdown: Option<bool>,
+}
+
+/// `FILE:LINE: reason`.
+fn at(path: &Path, text: &str, span: Range<usize>, reason: impl std::fmt::Display) -> String {
+    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+    format!("{}:{line}: {reason}", path.display())
+}
+
+/// A parameter value as `--set` takes it.
+fn set_value(value: &toml::Value) -> Option<String> {
+    match value {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(if *b { "1" } else { "0" }.to_string()),
+        _ => None,
+    }
+}
+
+/// Reads an experiment file and returns the `pliant` command line it stands for
+/// (without the program name); `out` overrides its output directory. Every
+/// problem is `FILE:LINE: reason`.
+pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let e: Experiment = toml::from_str(&text).map_err(|err| {
+        let span = err.span().unwrap_or(0..0);
+        at(path, &text, span, err.message().trim().replace('\n', "; "))
+    })?;
+    let err = |span: Range<usize>, reason: String| at(path, &text, span, reason);
+    let mut args: Vec<String> = Vec::new();
+    let mut push = |flag: &str, value: String| {
+        args.push(flag.to_string());
+        args.push(value);
+    };
+
+    let w = e.workload.get_ref();
+    let file = match (&w.scenario, &w.file) {
+        (Some(_), Some(f)) => return Err(err(f.span(), "give `scenario` or `file`, not both".into())),
+        (None, None) => return Err(err(e.workload.span(), "[workload] needs `scenario` or `file`".into())),
+        (Some(s), None) => {
+            if !SCENARIOS.iter().any(|k| k.name == s.get_ref()) {
+                let known: Vec<&str> = SCENARIOS.iter().map(|k| k.name).collect();
+                return Err(err(s.span(), format!("unknown scenario `{}` (known: {})", s.get_ref(), known.join(", "))));
+            }
+            push("--scenario", s.get_ref().clone());
+            false
+        }
+        (None, Some(f)) => {
+            let base = path.parent().unwrap_or(Path::new("."));
+            let full = base.join(f.get_ref());
+            if !full.exists() {
+                return Err(err(f.span(), format!("no such workload file or directory: {}", full.display())));
+            }
+            push("--workload", full.display().to_string());
+            true
+        }
+    };
+    if let Some(scale) = &w.scale {
+        let x = *scale.get_ref();
+        let ok = if file { x > 0.0 && x <= 1.0 } else { x > 0.0 && x <= 10_000.0 };
+        if !ok {
+            let range = if file { "(0, 1] for a workload file" } else { "(0, 10000] for a scenario" };
+            return Err(err(scale.span(), format!("scale must be in {range}, got {x}")));
+        }
+        push("--scale", x.to_string());
+    }
+    let seeds = match (&w.seed, &w.seeds) {
+        (Some(s), Some(_)) => return Err(err(s.span(), "give `seed` or `seeds`, not both".into())),
+        (Some(s), None) => {
+            push("--seed", s.get_ref().to_string());
+            None
+        }
+        (None, Some(range)) => {
+            let parsed = range.get_ref().split_once("..").and_then(|(a, b)| {
+                let (a, b) = (a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?);
+                (a <= b).then_some((a, b))
+            });
+            let Some((first, last)) = parsed else {
+                return Err(err(
+                    range.span(),
+                    format!("seeds must be \"FIRST..LAST\", e.g. \"1..3\", got `{}`", range.get_ref()),
+                ));
+            };
+            if e.sweep.is_none() {
+                return Err(err(range.span(), "a seed range needs a [sweep] (its points are averaged over the seeds); give `seed = N` for one run".into()));
+            }
+            push("--seed", first.to_string());
+            Some(last - first + 1)
+        }
+        (None, None) => None,
+    };
+    if let Some(long_jobs) = &w.long_jobs {
+        if !["spark", "wordcount", "terasort"].contains(&long_jobs.get_ref().as_str()) {
+            return Err(err(
+                long_jobs.span(),
+                format!("long_jobs must be spark, wordcount or terasort, got `{}`", long_jobs.get_ref()),
+            ));
+        }
+        push("--long-jobs", long_jobs.get_ref().clone());
+    }
+    let file_only = |name: &str, span: Range<usize>| -> Result<(), String> {
+        if file {
+            Ok(())
+        } else {
+            Err(err(
+                span,
+                format!("`{name}` applies to a workload file, not a scenario (whose cluster grows with scale)"),
+            ))
+        }
+    };
+    if let Some(window) = &w.window {
+        file_only("window", window.span())?;
+        crate::trace_cmd::parse_window(window.get_ref()).map_err(|r| err(window.span(), r))?;
+        push("--window", window.get_ref().clone());
+    }
+    if let Some(sample) = &w.sample {
+        file_only("sample", sample.span())?;
+        push("--sample", sample.get_ref().to_string());
+    }
+    if let Some(cluster) = &e.cluster {
+        file_only("[cluster]", cluster.span())?;
+        let c = cluster.get_ref();
+        if let Some(nodes) = &c.nodes {
+            if *nodes.get_ref() == 0 {
+                return Err(err(nodes.span(), "nodes must be at least 1".into()));
+            }
+            if w.scale.is_some() {
+                return Err(err(nodes.span(), "give [cluster] nodes or [workload] scale, not both".into()));
+            }
+            push("--nodes", nodes.get_ref().to_string());
+        }
+        if let Some(node) = &c.node {
+            crate::trace_cmd::parse_node(node.get_ref()).map_err(|r| err(node.span(), r))?;
+            push("--node", node.get_ref().clone());
+        }
+    }
+    let mut flags: Vec<&str> = Vec::new();
+    if w.truncate == Some(true) {
+        flags.push("--truncate");
+    }
+    if w.strict == Some(true) {
+        flags.push("--strict");
+    }
+
+    if let Some(policies) = &e.policies {
+        if policies.get_ref().is_empty() {
+            return Err(err(policies.span(), "policies is empty".into()));
+        }
+        for p in policies.get_ref() {
+            if !PRESETS.iter().any(|k| k.name == p.get_ref()) {
+                let known: Vec<&str> = PRESETS.iter().map(|k| k.name).collect();
+                return Err(err(p.span(), format!("unknown policy `{}` (known: {})", p.get_ref(), known.join(", "))));
+            }
+        }
+        let names: Vec<&str> = policies.get_ref().iter().map(|p| p.get_ref().as_str()).collect();
+        push("--policies", names.join(","));
+    }
+    let mut check = Settings::default();
+    for (key, value) in &e.parameters {
+        let v = set_value(value.get_ref()).ok_or_else(|| {
+            err(value.span(), format!("parameter `{}` takes a number, a boolean or a string", key.get_ref()))
+        })?;
+        check.set(key.get_ref(), &v).map_err(|r| err(key.span(), r))?;
+        push("--set", format!("{}={v}", key.get_ref()));
+    }
+    if let Some(format) = &e.outputs.format {
+        if !["table", "json"].contains(&format.get_ref().as_str()) {
+            return Err(err(format.span(), format!("format must be `table` or `json`, got `{}`", format.get_ref())));
+        }
+        push("--format", format.get_ref().clone());
+    }
+    if let Some(dir) = out.map(Path::to_path_buf).or(e.outputs.dir.clone()) {
+        push("--out", dir.display().to_string());
+    }
+
+    let command = match &e.sweep {
+        None => {
+            if e.outputs.slowdown == Some(true) {
+                flags.push("--slowdown");
+            }
+            "simulate"
+        }
+        Some(sweep) => {
+            let key = sweep.vary.get_ref();
+            let mut values = Vec::new();
+            for value in sweep.values.get_ref() {
+                let v = set_value(value.get_ref())
+                    .ok_or_else(|| err(value.span(), "a swept value is a number, a boolean or a string".into()))?;
+                check.clone().set(key, &v).map_err(|r| err(value.span(), format!("{key} = {v}: {r}")))?;
+                values.push(v);
+            }
+            if values.is_empty() {
+                return Err(err(sweep.values.span(), "values is empty".into()));
+            }
+            push("--vary", format!("{key}={}", values.join(",")));
+            if let Some(n) = seeds {
+                push("--seeds", n.to_string());
+            }
+            if let Some(metrics) = &sweep.metrics {
+                push("--metric", metrics.join(","));
+            }
+            "sweep"
+        }
+    };
+    let mut line = vec![command.to_string()];
+    line.extend(args);
+    line.extend(flags.into_iter().map(String::from));
+    Ok(line)
+}
+
+/// The resolved experiment `--out` writes: everything a rerun needs, with
+/// every parameter's value in force.
+#[derive(Serialize)]
+struct Resolved {
+    policies: Vec<String>,
+    workload: ResolvedWorkload,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cluster: Option<ResolvedCluster>,
+    parameters: toml::Table,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sweep: Option<ResolvedSweep>,
+    outputs: ResolvedOutputs,
+}
+
+#[derive(Serialize)]
+struct ResolvedWorkload {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scenario: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scale: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seeds: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    long_jobs: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sample: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    truncate: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    strict: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct ResolvedCluster {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nodes: Option<u32>,
+    node: String,
+}
+
+#[derive(Serialize)]
+struct ResolvedSweep {
+    vary: String,
+    values: Vec<toml::Value>,
+    metrics: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ResolvedOutputs {
+    format: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    slowdown: Option<bool>,
+}
+
+/// A swept value as TOML: a number when it reads as one, else a string.
+fn toml_value(v: &str) -> toml::Value {
+    if let Ok(i) = v.parse::<i64>() {
+        toml::Value::Integer(i)
+    } else if let Ok(f) = v.parse::<f64>() {
+        toml::Value::Float(f)
+    } else {
+        toml::Value::String(v.to_string())
+    }
+}
+
+/// What a run was: the pieces of a resolved experiment.
+pub struct RunDescription<'a> {
+    /// The workload's flags.
+    pub workload: &'a crate::workload_args::WorkloadArgs,
+    /// The presets run, by name.
+    pub policies: Vec<String>,
+    /// Every setting in force.
+    pub settings: &'a Settings,
+    /// `table` or `json`.
+    pub format: &'a str,
+    /// Whether slowdowns were measured (simulate only).
+    pub slowdown: Option<bool>,
+    /// The sweep: key, values, seed count and metrics.
+    pub sweep: Option<(&'a str, &'a [String], u64, &'a [String])>,
+}
+
+/// Writes the resolved experiment of a run into `dir`.
+pub fn write_resolved(dir: &Path, run: &RunDescription) -> Result<(), String> {
+    let w = run.workload;
+    let file = w.workload.as_ref().map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+    let is_file = file.is_some();
+    let (seed, seeds) = match run.sweep {
+        Some((_, _, n, _)) if n > 1 => (None, Some(format!("{}..{}", w.seed, w.seed + n - 1))),
+        _ => (Some(w.seed), None),
+    };
+    let window = w.window.map(|x| format!("{}..{}", x.start as f64 / 1e6, x.end as f64 / 1e6));
+    let workload = ResolvedWorkload {
+        scenario: (!is_file).then(|| w.scenario_name().to_string()),
+        file,
+        scale: (!is_file || w.nodes.is_none()).then_some(w.scale),
+        seed,
+        seeds,
+        long_jobs: (!is_file).then(|| w.long_jobs.clone()),
+        window,
+        sample: is_file.then_some(w.sample),
+        truncate: is_file.then_some(w.truncate),
+        strict: is_file.then_some(w.strict),
+    };
+    let cluster = is_file.then(|| ResolvedCluster {
+        nodes: w.nodes,
+        node: format!("{},{}", w.node.cpu_milli as f64 / 1000.0, w.node.mem_mb as f64 / 1024.0),
+    });
+    let json = serde_json::to_value(run.settings).map_err(|e| e.to_string())?;
+    let parameters: toml::Table = json
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| {
+            let value = match v {
+                serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
+                serde_json::Value::String(s) => toml::Value::String(s.clone()),
+                serde_json::Value::Number(n) => match n.as_i64() {
+                    Some(i) => toml::Value::Integer(i),
+                    None => toml::Value::Float(n.as_f64()?),
+                },
+                _ => return None,
+            };
+            Some((k.clone(), value))
+        })
+        .collect();
+    let sweep = run.sweep.map(|(key, values, _, metrics)| ResolvedSweep {
+        vary: key.to_string(),
+        values: values.iter().map(|v| toml_value(v)).collect(),
+        metrics: metrics.to_vec(),
+    });
+    let resolved = Resolved {
+        policies: run.policies.clone(),
+        workload,
+        cluster,
+        parameters,
+        sweep,
+        outputs: ResolvedOutputs { format: run.format.to_string(), slowdown: run.slowdown },
+    };
+    let body = toml::to_string(&resolved).map_err(|e| e.to_string())?;
+    let text = format!("# The resolved experiment of these results: `pliant run {RESOLVED_NAME}` reruns it.\n{body}");
+    std::fs::write(dir.join(RESOLVED_NAME), text)
+        .map_err(|e| format!("{}: cannot write {RESOLVED_NAME}: {e}", dir.display()))
+}

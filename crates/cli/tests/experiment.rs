@@ -1,0 +1,160 @@
+//! Experiment files (`pliant run`): the kept experiments give byte for byte
+//! what their commands give, the resolved `experiment.toml` of any `--out`
+//! reruns its results, and a bad file is `FILE:LINE: reason`, exit 2.
+
+mod common;
+
+use common::{error_of, pliant, temp_dir};
+use std::path::{Path, PathBuf};
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = pliant(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn read(dir: &Path, file: &str) -> String {
+    std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{}/{file}: {e}", dir.display()))
+}
+
+/// results.json without its wall-clock fields (the only ones that differ run to run).
+fn deterministic_json(dir: &Path) -> String {
+    read(dir, "results.json")
+        .lines()
+        .filter(|l| !l.contains("wall_seconds") && !l.contains("events_per_second"))
+        .collect()
+}
+
+#[test]
+fn google_day_experiment_gives_what_simulate_gives() {
+    let dir = temp_dir("exp-google-day");
+    let (a, b) = (dir.join("run"), dir.join("simulate"));
+    let exp = repo("docs/experiments/google-day.toml");
+    ok(&["run", exp.to_str().unwrap(), "--out", a.to_str().unwrap()]);
+    ok(&["simulate", "--scenario", "google-day", "--out", b.to_str().unwrap()]);
+    assert_eq!(read(&a, "jobs.csv"), read(&b, "jobs.csv"));
+    assert_eq!(deterministic_json(&a), deterministic_json(&b));
+    assert!(read(&a, "jobs.csv").lines().count() > 8 * 14_000, "the whole day ran");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bigc_fig7_experiment_gives_what_sweep_gives_and_its_resolved_file_reruns_it() {
+    let dir = temp_dir("exp-fig7");
+    let (a, b, c) = (dir.join("run"), dir.join("sweep"), dir.join("rerun"));
+    let exp = repo("docs/experiments/bigc-fig7-high-load.toml");
+    let table = ok(&["run", exp.to_str().unwrap(), "--out", a.to_str().unwrap()]);
+    let metrics = "classes.short.queue_delay.mean,classes.short.queue_delay.p95,classes.long.jct.p90";
+    let cli = [
+        "sweep",
+        "--scenario",
+        "high-load",
+        "--vary",
+        "delayed_resumption=0,1,2,3,4,5",
+        "--policies",
+        "ip,gp",
+        "--seeds",
+        "3",
+        "--metric",
+        metrics,
+    ];
+    let mut with_out = cli.to_vec();
+    with_out.extend(["--out", b.to_str().unwrap()]);
+    assert_eq!(table, ok(&with_out));
+    assert_eq!(read(&a, "sweep.json"), read(&b, "sweep.json"));
+    assert!(read(&a, "sweep.json").contains("\"delayed_resumption\""));
+
+    let resolved = read(&a, "experiment.toml");
+    assert!(resolved.contains("seeds = \"1..3\"") && resolved.contains("values = [0, 1, 2, 3, 4, 5]"), "{resolved}");
+    ok(&["run", a.join("experiment.toml").to_str().unwrap(), "--out", c.to_str().unwrap()]);
+    assert_eq!(read(&a, "sweep.json"), read(&c, "sweep.json"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn resolved_experiment_of_a_simulate_reruns_it_with_its_parameters() {
+    let dir = temp_dir("exp-resolved");
+    let (a, b) = (dir.join("simulate"), dir.join("rerun"));
+    let args = ["simulate", "--scale", "0.3", "--seed", "2", "--policies", "fifo,gp", "--set", "gp_units=4"];
+    let mut first = args.to_vec();
+    first.extend(["--out", a.to_str().unwrap()]);
+    ok(&first);
+    let resolved = read(&a, "experiment.toml");
+    for line in ["policies = [\"fifo\", \"gp\"]", "scenario = \"mixed\"", "scale = 0.3", "seed = 2", "gp_units = 4"] {
+        assert!(resolved.lines().any(|l| l == line), "missing `{line}` in\n{resolved}");
+    }
+    ok(&["run", a.join("experiment.toml").to_str().unwrap(), "--out", b.to_str().unwrap()]);
+    assert_eq!(read(&a, "jobs.csv"), read(&b, "jobs.csv"));
+    assert_eq!(deterministic_json(&a), deterministic_json(&b));
+    // The default differs from what was run: the rerun kept gp_units = 4.
+    let default = dir.join("default");
+    let mut plain = args[..7].to_vec();
+    plain.extend(["--out", default.to_str().unwrap()]);
+    ok(&plain);
+    assert_ne!(read(&a, "jobs.csv"), read(&default, "jobs.csv"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_trace_experiment_reads_its_file_relative_to_itself() {
+    let dir = temp_dir("exp-trace");
+    let sample = repo("crates/trace/tests/fixtures/google2011-sample");
+    std::fs::create_dir_all(dir.join("exp")).unwrap();
+    let exp = dir.join("exp/sample.toml");
+    let relative = pathdiff(&sample, &dir.join("exp"));
+    std::fs::write(
+        &exp,
+        format!("policies = [\"fifo\", \"kill\"]\n[workload]\nfile = \"{relative}\"\n[cluster]\nnodes = 4\n"),
+    )
+    .unwrap();
+    let (a, b) = (dir.join("run"), dir.join("simulate"));
+    ok(&["run", exp.to_str().unwrap(), "--out", a.to_str().unwrap()]);
+    let s = sample.to_str().unwrap();
+    ok(&["simulate", "--workload", s, "--nodes", "4", "--policies", "fifo,kill", "--out", b.to_str().unwrap()]);
+    assert_eq!(read(&a, "jobs.csv"), read(&b, "jobs.csv"));
+    assert!(read(&a, "experiment.toml").contains("nodes = 4"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `../..`-style path from `base` to `target` (both absolute, sharing the repository's root).
+fn pathdiff(target: &Path, base: &Path) -> String {
+    let (t, b) = (target.canonicalize().unwrap(), base.canonicalize().unwrap());
+    let common = t.components().zip(b.components()).take_while(|(x, y)| x == y).count();
+    let ups = b.components().count() - common;
+    let rest: PathBuf = t.components().skip(common).collect();
+    format!("{}{}", "../".repeat(ups), rest.display())
+}
+
+#[test]
+fn bad_experiments_are_file_line_reason_and_exit_2() {
+    let dir = temp_dir("exp-bad");
+    let cases: &[(&str, usize, &str)] = &[
+        ("[workload]\nscenario = \"mixed\"\ncolour = 3\n", 3, "unknown field `colour`"),
+        ("policies = [\"fifo\",\n  \"nope\"]\n[workload]\nscenario = \"mixed\"\n", 2, "unknown policy `nope`"),
+        ("[workload]\nscenario = \"mixd\"\n", 2, "unknown scenario `mixd`"),
+        ("[workload]\nscenario = \"mixed\"\nscale = -1\n", 3, "scale must be in (0, 10000]"),
+        ("[workload]\nscenario = \"mixed\"\nseed = \"one\"\n", 3, "invalid type"),
+        ("[workload]\nscenario = \"mixed\"\n[parameters]\ngp_units = 0\n", 4, "gp_units"),
+        ("[workload]\nscenario = \"mixed\"\n[parameters]\nno_such_key = 1\n", 4, "unknown parameter `no_such_key`"),
+        ("[workload]\nscenario = \"mixed\"\n[sweep]\nvary = \"gp_units\"\nvalues = [1,\n \"x\"]\n", 6, "gp_units = x"),
+        ("[workload]\nscenario = \"mixed\"\nseeds = \"1..3\"\n", 3, "needs a [sweep]"),
+        ("[workload]\nscenario = \"mixed\"\n[cluster]\nnodes = 4\n", 3, "applies to a workload file"),
+        ("[workload]\nfile = \"missing.jsonl\"\n", 2, "no such workload file"),
+        ("[workload]\nscenario = \"mixed\"\n[outputs]\nformat = \"xml\"\n", 4, "format must be"),
+        ("[workload\n", 1, "invalid table header"),
+        ("[outputs]\nformat = \"json\"\n", 1, "missing field `workload`"),
+    ];
+    for (i, (text, line, reason)) in cases.iter().enumerate() {
+        let path = dir.join(format!("bad{i}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let err = error_of(&["run", path.to_str().unwrap()]);
+        let want = format!("error: {}:{line}: ", path.display());
+        assert!(err.starts_with(&want) && err.contains(reason), "{text:?}: want {want}…{reason}, got {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,207 @@
+//! Simulator throughput benchmark: for each preset and scale, events per
+//! CPU-second (user + system, the least of `--runs` runs), the same figure
+//! over that of a minimal reference event loop (`reference.rs`: first-fit
+//! FIFO, std only) on the same workload in the same run, CPU time per event
+//! and peak resident memory. The reference's schedule is checked against
+//! `fifo`'s (events, makespan and every job's end): the bench fails if they
+//! differ. Each preset at each scale runs in a fresh child process, so its
+//! peak memory is its own (workload included).
+//!
+//! `cargo run --release -p pliant-sim --example bench -- 1 10 100 1000`
+//! `cargo run --release -p pliant-sim --example bench -- --presets fifo,gp --runs 5 10`
+//! `cargo run --release -p pliant-sim --example bench -- --scenario reservation 1`
+//! (with `--scenario`, that scenario under its own presets; the reference
+//! runs only where every job is one phase.)
+
+mod reference;
+
+use pliant_core::policy::{preset, Params, PRESETS};
+use pliant_sim::{simulate, SimOptions};
+use pliant_workload::scenarios::{LongJobs, SCENARIOS};
+use pliant_workload::Workload;
+use std::process::Command;
+
+/// The preset the reference loop must reproduce.
+const REFERENCE_OF: &str = "fifo";
+
+/// CPU time (user + system) this process has used, seconds.
+fn cpu_seconds() -> f64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage for getrusage to fill.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    assert_eq!(rc, 0, "getrusage failed");
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// This process's peak resident set, MB.
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Runs `f` `runs` times; returns its last result and the least CPU time.
+fn least_cpu<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, f64) {
+    let mut best = f64::INFINITY;
+    let mut out = None;
+    for _ in 0..runs.max(1) {
+        let before = cpu_seconds();
+        out = Some(f());
+        best = best.min(cpu_seconds() - before);
+    }
+    (out.expect("ran at least once"), best)
+}
+
+/// A schedule's fingerprint: FNV-1a over every job's end, in submission order.
+fn fingerprint(ends: impl Iterator<Item = Option<u64>>) -> u64 {
+    ends.fold(0xcbf2_9ce4_8422_2325, |h, e| {
+        e.map_or(u64::MAX, |t| t).to_le_bytes().iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    })
+}
+
+/// The workload as the reference loop takes it, if it can run it (every job one phase).
+fn reference_jobs(w: &Workload) -> Option<Vec<reference::Job>> {
+    w.jobs
+        .iter()
+        .map(|j| match j.phases.as_slice() {
+            [p] => Some(reference::Job {
+                submit: j.submit,
+                tasks: p.tasks.iter().map(|t| (t.request.cpu_milli, t.request.mem_mb, t.duration)).collect(),
+                stages: (!p.stages.is_empty())
+                    .then(|| reference::Stages(p.stages.iter().map(|s| (s.count, s.duration)).collect())),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The child's one line: `events cpu_s rss_mb makespan fingerprint`.
+fn child(scenario: &str, scale: f64, name: &str, runs: usize) {
+    let w = pliant_workload::scenarios::build(scenario, 1, scale, LongJobs::Spark).expect("built-in scenario");
+    let (events, cpu, makespan, print) = if name == "reference" {
+        let nodes: Vec<(u64, u64)> = w.cluster.nodes.iter().map(|n| (n.cpu_milli, n.mem_mb)).collect();
+        let Some(jobs) = reference_jobs(&w) else {
+            println!("n/a");
+            return;
+        };
+        let (o, cpu) = least_cpu(runs, || reference::run(&nodes, &jobs));
+        (o.events, cpu, o.makespan, fingerprint(o.ends.into_iter()))
+    } else {
+        let policy = preset(name, &Params::default()).expect("preset");
+        let (r, cpu) = least_cpu(runs, || simulate(&w, policy.clone(), &SimOptions::default()).expect("simulation"));
+        (r.cost.events, cpu, r.makespan, fingerprint(r.jobs.iter().map(|j| j.end)))
+    };
+    println!("{events} {cpu} {} {makespan} {print}", peak_rss_mb());
+}
+
+/// One child's figures.
+struct Figures {
+    events: u64,
+    cpu: f64,
+    rss_mb: f64,
+    makespan: u64,
+    fingerprint: u64,
+}
+
+fn run_child(scenario: &str, scale: &str, name: &str, runs: usize) -> Option<Figures> {
+    let me = std::env::current_exe().expect("own path");
+    let out = Command::new(me)
+        .args(["--scenario", scenario, "--runs", &runs.to_string(), "--child", scale, name])
+        .output()
+        .expect("child run");
+    assert!(out.status.success(), "{name} at scale {scale} failed: {}", String::from_utf8_lossy(&out.stderr));
+    let line = String::from_utf8(out.stdout).expect("utf-8");
+    let f: Vec<&str> = line.split_whitespace().collect();
+    if f == ["n/a"] {
+        return None;
+    }
+    let num = |i: usize| f[i].parse::<f64>().expect("a figure");
+    Some(Figures {
+        events: num(0) as u64,
+        cpu: num(1),
+        rss_mb: num(2),
+        makespan: f[3].parse().expect("makespan"),
+        fingerprint: f[4].parse().expect("fingerprint"),
+    })
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut scenario = "mixed".to_string();
+    let mut runs = 3;
+    let mut names: Option<Vec<String>> = None;
+    let mut scales = Vec::new();
+    let mut child_of = None;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--scenario" => scenario = args.next().expect("--scenario NAME"),
+            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).expect("--runs N"),
+            "--presets" => names = Some(args.next().expect("--presets A,B").split(',').map(String::from).collect()),
+            "--child" => child_of = Some((args.next().expect("scale"), args.next().expect("name"))),
+            s => scales.push(s.to_string()),
+        }
+    }
+    if let Some((scale, name)) = child_of {
+        return child(&scenario, scale.parse().expect("scale"), &name, runs);
+    }
+    let names = names.unwrap_or_else(|| match scenario.as_str() {
+        "mixed" => PRESETS.iter().map(|p| p.name.to_string()).collect(),
+        s => SCENARIOS
+            .iter()
+            .find(|i| i.name == s)
+            .expect("known scenario")
+            .policies
+            .iter()
+            .map(|p| p.to_string())
+            .collect(),
+    });
+    if scales.is_empty() {
+        scales = vec!["1".into(), "10".into(), "100".into()];
+    }
+    println!("scenario {scenario}, seed 1; CPU = user+sys, least of {runs} run(s); x ref = events/CPU-s over the reference loop's on the same workload");
+    println!(
+        "{:>6} {:<16} {:>10} {:>9} {:>14} {:>6} {:>9} {:>9}",
+        "scale", "preset", "events", "CPU s", "M events/CPU-s", "x ref", "µs/event", "peak MB"
+    );
+    for scale in &scales {
+        let reference = run_child(&scenario, scale, "reference", runs);
+        let rate = |f: &Figures| f.events as f64 / f.cpu;
+        let row = |name: &str, f: &Figures| {
+            let ratio = reference.as_ref().map_or("n/a".to_string(), |r| format!("{:.3}", rate(f) / rate(r)));
+            println!(
+                "{scale:>6} {name:<16} {:>10} {:>9.3} {:>14.3} {ratio:>6} {:>9.3} {:>9.1}",
+                f.events,
+                f.cpu,
+                rate(f) / 1e6,
+                f.cpu * 1e6 / f.events as f64,
+                f.rss_mb
+            );
+        };
+        if let Some(r) = &reference {
+            row("(reference)", r);
+        }
+        let check = |f: &Figures| {
+            if let Some(r) = &reference {
+                assert_eq!(
+                    (r.events, r.makespan, r.fingerprint),
+                    (f.events, f.makespan, f.fingerprint),
+                    "the reference loop's schedule differs from {REFERENCE_OF}'s at scale {scale}"
+                );
+            }
+        };
+        for name in &names {
+            let f = run_child(&scenario, scale, name, runs).expect("a preset's figures");
+            row(name, &f);
+            if name == REFERENCE_OF {
+                check(&f);
+            }
+        }
+        if reference.is_some() && !names.iter().any(|n| n == REFERENCE_OF) {
+            check(&run_child(&scenario, scale, REFERENCE_OF, 1).expect("fifo's figures"));
+        }
+    }
+}
