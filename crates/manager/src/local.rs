@@ -141,7 +141,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let journal_exists = state_dir.join("journal.sqlite").exists();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
     let (agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
-            .map_err(|e| format!("agent: {e}"))?;
+        .map_err(|e| format!("agent: {e}"))?;
     if found && !journal_exists {
         log("removed a leftover cgroup of an earlier run");
     }

@@ -114,7 +114,10 @@ fn check_exec_args(command: &[String]) -> Result<(), String> {
     }
     if let Some(i) = command.iter().position(|a| a.len() + 1 > MAX_ARG_BYTES) {
         let len = command[i].len();
-        return Err(format!("`command` argument {i} is {len} bytes, over the OS limit of {} per argument", MAX_ARG_BYTES - 1));
+        return Err(format!(
+            "`command` argument {i} is {len} bytes, over the OS limit of {} per argument",
+            MAX_ARG_BYTES - 1
+        ));
     }
     // SAFETY: sysconf has no preconditions.
     let arg_max = usize::try_from(unsafe { libc::sysconf(libc::_SC_ARG_MAX) }).unwrap_or(128 << 10);
@@ -122,7 +125,9 @@ fn check_exec_args(command: &[String]) -> Result<(), String> {
     // Each argument costs its bytes, its NUL and its pointer.
     let total: usize = command.iter().map(|a| a.len() + 1 + std::mem::size_of::<usize>()).sum();
     if total > limit {
-        return Err(format!("`command` is {total} bytes in all, over the {limit} bytes the OS lets a program be given"));
+        return Err(format!(
+            "`command` is {total} bytes in all, over the {limit} bytes the OS lets a program be given"
+        ));
     }
     Ok(())
 }

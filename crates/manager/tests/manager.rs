@@ -72,8 +72,10 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     assert_eq!(m.jobs()[short as usize].tasks[0].launches, 0);
     // The node reports every suspended task's memory back: 600 − 280·(2 − k) MB
     // frees up, so with both suspended 600 MB ≥ 400 MB and the short job starts.
-    let reports =
-        suspended.iter().map(|&t| (0, AgentReport::Reclaimed { task: t, mem_mb: 216, freed_mb: 150, took_ms: 300 })).collect();
+    let reports = suspended
+        .iter()
+        .map(|&t| (0, AgentReport::Reclaimed { task: t, mem_mb: 216, freed_mb: 150, took_ms: 300 }))
+        .collect();
     m.advance(reports).unwrap();
     assert_eq!(suspended.len(), 2, "one suspended task would leave 600 − 280 = 320 MB < 400 MB");
     assert_eq!(m.jobs()[short as usize].tasks[0].launches, 1);
@@ -133,7 +135,12 @@ fn ended_tasks_keep_their_node_and_a_cancelled_job_s_tasks_show_cancelled() {
     let (mut m, _) = Manager::open(dir.path(), config()).unwrap();
     let job = submit(&mut m, json!({"tasks": 3, "cpu_milli": 500, "mem_mb": 100, "command": ["sh"]}));
     m.take_ops(0);
-    let exited = |t: u32, code: i32| AgentReport::Exited { task: task(job, t), code: Some(code), signal: None, stderr_tail: String::new() };
+    let exited = |t: u32, code: i32| AgentReport::Exited {
+        task: task(job, t),
+        code: Some(code),
+        signal: None,
+        stderr_tail: String::new(),
+    };
     m.advance(vec![(0, exited(0, 0))]).unwrap();
     m.cancel(job).unwrap();
     assert_eq!(m.take_ops(0), vec![AgentOp::Stop { task: task(job, 1) }, AgentOp::Stop { task: task(job, 2) }]);
@@ -149,7 +156,11 @@ fn ended_tasks_keep_their_node_and_a_cancelled_job_s_tasks_show_cancelled() {
 
     let failing = submit(&mut m, json!({"tasks": 1, "cpu_milli": 500, "mem_mb": 100, "command": ["sh"]}));
     m.take_ops(0);
-    m.advance(vec![(0, AgentReport::Exited { task: task(failing, 0), code: Some(3), signal: None, stderr_tail: String::new() })]).unwrap();
+    m.advance(vec![(
+        0,
+        AgentReport::Exited { task: task(failing, 0), code: Some(3), signal: None, stderr_tail: String::new() },
+    )])
+    .unwrap();
     assert_eq!(m.take_ops(0), vec![], "the failed task has already ended: nothing to stop");
     let t = &jobs_json(&m)[failing as usize]["tasks"][0];
     assert_eq!((t["state"].as_str(), t["node"].as_u64(), t["exit_code"].as_i64()), (Some("failed"), Some(0), Some(3)));
