@@ -1,6 +1,7 @@
 //! `pliant scenarios` and `pliant policies`: what is built in.
 
-use pliant_core::policy::{PARAM_KEYS, PRESETS, STORAGE_KEYS};
+use pliant_core::model::STORAGE_KEYS;
+use pliant_core::policy::{PARAM_KEYS, PRESETS};
 use pliant_workload::scenarios::SCENARIOS;
 
 /// Prints every scenario with a line about it.

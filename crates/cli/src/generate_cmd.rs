@@ -2,9 +2,9 @@
 //! native format or in DSS's SLS variant.
 
 use clap::{Args, ValueEnum};
-use pliant_core::model::ElasticityProfile;
+use pliant_trace::write_dss;
 use pliant_workload::scenarios::yarn_me::{generate, Spread, TraceSpec};
-use pliant_workload::{write_workload, Workload};
+use pliant_workload::write_workload;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -13,8 +13,10 @@ use std::path::PathBuf;
 pub enum GenFormat {
     /// pliant's JSON Lines (with each job's elasticity).
     Native,
-    /// DSS's SLS variant (`c.nr`, `c.dur`, `c.mem`, `c.type`, `c.prio`, and
-    /// the penalty as DSS's per-task `c.penalty` model and `c.ib` bump).
+    /// DSS's SLS variant in its generator's ten-line layout (`c.nr`, `c.dur`,
+    /// `c.mem`, `c.type`, `c.prio`, and the penalty as DSS's per-task
+    /// `c.penalty` model and `c.ib` bump); `simulate --workload FILE --nodes N
+    /// --node 16,10` reads it back as the native file.
     Dss,
 }
 
@@ -50,24 +52,6 @@ pub struct GenerateArgs {
     out: Option<PathBuf>,
 }
 
-/// One job of `w` as a DSS SLS record.
-fn dss_record(w: &Workload, i: usize) -> serde_json::Value {
-    let j = &w.jobs[i];
-    let t = j.phases[0].tasks[0];
-    let ms = |us: u64| us / 1000;
-    // DSS's names for the two models: SAWTOOTH (the reducer's) and STEP.
-    let e = j.elastic.expect("generated jobs are elastic").estimate.profile;
-    let model = if matches!(e, ElasticityProfile::Sawtooth { .. }) { "sawtooth" } else { "step" };
-    serde_json::json!({
-        "am.type": "mapreduce",
-        "job.start.ms": ms(j.submit),
-        "job.end.ms": ms(j.submit + t.duration),
-        "job.id": format!("job_{}", i + 1),
-        "job.tasks": [{"c.dur": ms(t.duration), "c.mem": t.request.mem_mb, "c.nr": j.phases[0].tasks.len(), "c.type": "reduce", "c.prio": 20,
-            "c.penalty": model, "c.ib": e.max_penalty_of()}],
-    })
-}
-
 /// Runs `pliant generate`.
 pub fn run(args: GenerateArgs) -> Result<(), String> {
     if args.jobs == 0 || args.nodes == 0 {
@@ -94,9 +78,9 @@ pub fn run(args: GenerateArgs) -> Result<(), String> {
         None => Box::new(std::io::stdout().lock()),
     };
     let name = args.out.as_ref().map_or("standard output".to_string(), |p| p.display().to_string());
-    let result = match args.format {
-        GenFormat::Native => write_workload(&w, &mut out),
-        GenFormat::Dss => (0..w.jobs.len()).try_for_each(|i| writeln!(out, "{}", dss_record(&w, i))),
-    };
-    result.and_then(|()| out.flush()).map_err(|e| format!("{name}: {e}"))
+    match args.format {
+        GenFormat::Native => write_workload(&w, &mut out).map_err(|e| format!("{name}: {e}"))?,
+        GenFormat::Dss => write_dss(&w, &mut out).map_err(|e| format!("{name}: {e}"))?,
+    }
+    out.flush().map_err(|e| format!("{name}: {e}"))
 }

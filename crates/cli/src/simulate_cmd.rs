@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pliant_core::policy::{preset, PRESETS};
 use pliant_core::policy::{Params, Policy};
 use pliant_metrics::RunRecord;
-use pliant_report::{comparison_json, comparison_table, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
+use pliant_report::{comparison_json, comparison_table, counted, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
 use pliant_sim::{simulate_counting, SimOptions};
 use pliant_workload::Workload;
 use std::fs::File;
@@ -136,14 +136,15 @@ pub fn policies_named(names: Option<&[String]>, default: &[&str], params: &Param
         .collect()
 }
 
-fn write_outputs(dir: &Path, json: &str, runs: &[RunRecord]) -> Result<(), String> {
+fn write_outputs(dir: &Path, title: &str, json: &str, runs: &[RunRecord]) -> Result<(), String> {
     let ctx = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| ctx("cannot create", &e))?;
     std::fs::write(dir.join("results.json"), json).map_err(|e| ctx("cannot write results.json", &e))?;
     let csv = File::create(dir.join("jobs.csv")).map_err(|e| ctx("cannot write jobs.csv", &e))?;
     write_jobs_csv(runs, csv).map_err(|e| ctx("cannot write jobs.csv", &e))?;
-    plot_jct_cdf(runs, &dir.join("jct_cdf.svg")).map_err(|e| ctx("cannot plot jct_cdf.svg", &e))?;
-    plot_cpu_timeline(runs, &dir.join("cpu_timeline.svg")).map_err(|e| ctx("cannot plot cpu_timeline.svg", &e))?;
+    plot_jct_cdf(runs, title, &dir.join("jct_cdf.svg")).map_err(|e| ctx("cannot plot jct_cdf.svg", &e))?;
+    plot_cpu_timeline(runs, title, &dir.join("cpu_timeline.svg"))
+        .map_err(|e| ctx("cannot plot cpu_timeline.svg", &e))?;
     Ok(())
 }
 
@@ -163,15 +164,15 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         Format::Json => println!("{json}"),
         Format::Table => {
             let title = format!(
-                "{name} (seed {seed}, scale {scale}): {} jobs on {} nodes",
-                workload.jobs.len(),
-                workload.cluster.nodes.len()
+                "{name} (seed {seed}, scale {scale}): {} on {}",
+                counted(workload.jobs.len(), "job"),
+                counted(workload.cluster.nodes.len(), "node")
             );
             print!("{}", comparison_table(&title, &runs));
         }
     }
     if let Some(dir) = &args.out {
-        write_outputs(dir, &json, &runs)?;
+        write_outputs(dir, &format!("{name} (seed {seed}, scale {scale})"), &json, &runs)?;
         let run = RunDescription {
             workload: &args.workload,
             policies: names,

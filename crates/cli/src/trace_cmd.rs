@@ -121,6 +121,7 @@ impl ReadArgs {
             window: self.window,
             unfinished: if self.truncate { Unfinished::Truncate } else { Unfinished::Drop },
             strict: self.strict,
+            penalty: None,
         };
         let rule = ClassRule {
             max_short_duration: seconds(self.short_max_s, "--short-max-s")?,

@@ -2,6 +2,7 @@
 //! shared by `pliant simulate` and `pliant sweep`.
 
 use clap::Args;
+use pliant_core::model::ElasticityProfile;
 use pliant_core::policy::PRESETS;
 use pliant_trace::{LoadOptions, Target};
 use pliant_workload::scenarios::{self, LongJobs, DEFAULT_SCENARIO, SCENARIOS};
@@ -38,6 +39,14 @@ pub struct WorkloadArgs {
     /// With --workload: stop at the first malformed trace row instead of skipping and counting it.
     #[arg(long, requires = "workload")]
     pub(crate) strict: bool,
+    /// With --workload: run without the jobs whose trace record is malformed (they are
+    /// reported either way; without this flag a dropped job is an error, exit code 2).
+    #[arg(long, requires = "workload", conflicts_with = "strict")]
+    pub(crate) skip_bad: bool,
+    /// With an SLS/DSS --workload: the penalty model of task classes that name none
+    /// (DSS's `PENALTY IB` arguments), MODEL:IB with MODEL `step` or `sawtooth`, e.g. `step:1.5`.
+    #[arg(long, value_parser = parse_penalty, requires = "workload")]
+    pub(crate) penalty: Option<ElasticityProfile>,
     /// Seed for scenario generation, and for the job sample of --sample and --scale on a trace.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -86,12 +95,19 @@ impl WorkloadArgs {
             opts.read.window = self.window;
             opts.read.strict = self.strict;
             opts.read.node = self.node;
+            opts.read.penalty = self.penalty;
             if self.truncate {
                 opts.read.unfinished = pliant_trace::Unfinished::Truncate;
             }
             let (w, report) =
                 pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;
             eprintln!("{report}");
+            let dropped = report.read.dropped_jobs;
+            if let (Some(first), false) = (report.read.bad.examples.first(), dropped == 0 || self.skip_bad) {
+                return Err(format!(
+                    "{first} ({dropped} job record(s) could not be read and would be left out; --skip-bad runs without them)"
+                ));
+            }
             return Ok((path.display().to_string(), w));
         }
         if !(self.scale.is_finite() && self.scale > 0.0 && self.scale <= 10_000.0) {
@@ -104,6 +120,20 @@ impl WorkloadArgs {
             format!("unknown scenario `{name}` (known: {})", known.join(", "))
         })?;
         Ok((name.to_string(), w))
+    }
+}
+
+/// `MODEL:IB`: DSS's STEP or SAWTOOTH penalty with its IB (≥ 1).
+fn parse_penalty(s: &str) -> Result<ElasticityProfile, String> {
+    let (model, ib) = s.split_once(':').ok_or_else(|| format!("expected MODEL:IB (e.g. step:1.5), got `{s}`"))?;
+    let ib: f64 = ib.trim().parse().map_err(|_| format!("bad IB `{ib}`"))?;
+    if !(ib.is_finite() && ib >= 1.0) {
+        return Err(format!("the IB must be at least 1, got {ib}"));
+    }
+    match model.trim().to_lowercase().as_str() {
+        "step" => Ok(ElasticityProfile::Step { penalty: ib }),
+        "sawtooth" => Ok(ElasticityProfile::Sawtooth { penalty: ib }),
+        other => Err(format!("the model must be `step` or `sawtooth`, got `{other}`")),
     }
 }
 

@@ -69,7 +69,7 @@ fn same_seed_gives_identical_json() {
 }
 
 /// `--out` writes the per-job CSV (a row per job per policy) and both plots with
-/// one line per policy.
+/// one line per policy and panel.
 #[test]
 fn out_writes_csv_and_plots() {
     let dir = temp_dir("out");
@@ -81,13 +81,18 @@ fn out_writes_csv_and_plots() {
     let mut lines = csv.lines();
     assert!(lines.next().unwrap().starts_with("policy,job,class"));
     assert_eq!(lines.count() as u64, 2 * jobs);
-    for (plot, panels) in [("jct_cdf.svg", 2), ("cpu_timeline.svg", 1)] {
+    // jct_cdf: a line per policy in each of its two panels, a legend sample per
+    // policy beside them; cpu_timeline: a panel per policy, named with its mean.
+    for (plot, data_lines, legend_samples, name) in
+        [("jct_cdf.svg", 2 * 2, 2, ">\nkill\n<"), ("cpu_timeline.svg", 2, 0, ">\nkill (mean ")]
+    {
         let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
         assert!(svg.starts_with("<svg"), "{plot}");
-        // Per panel and policy: the data line and its legend sample, both 2 px wide.
-        let lines = svg.lines().filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\"")).count();
-        assert_eq!(lines, 2 * 2 * panels, "{plot}: a line per policy and panel");
-        assert!(svg.contains(">\nkill\n<") || svg.contains(">kill<"), "{plot}: legend names the policy");
+        let width = |w: &str| svg.lines().filter(|l| l.starts_with("<polyline") && l.contains(w)).count();
+        assert_eq!(width("stroke-width=\"2\""), data_lines, "{plot}: a line per policy and panel");
+        assert_eq!(width("stroke-width=\"3\""), legend_samples, "{plot}: legend samples");
+        assert!(svg.contains(name), "{plot}: names the policy");
+        assert!(svg.contains("mixed (seed 1, scale 0.3)"), "{plot}: names the run");
     }
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(saved["results"][1]["policy"], "kill");
@@ -131,6 +136,39 @@ fn bad_workload_files_name_file_line_and_problem() {
     let e = error_of(&["simulate", "--workload", dir.join("missing.jsonl").to_str().unwrap()]);
     assert!(e.contains("missing.jsonl") && e.contains("cannot open"), "{e}");
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A class with no finished job measured nothing: `null` in the JSON, `-` in
+/// the table (here: no long job at all, and a single node and job, in the
+/// singular).
+#[test]
+fn nothing_measured_is_null_and_dash_and_counts_are_grammatical() {
+    let dir = temp_dir("null");
+    let path = dir.join("w.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"cluster\":{\"nodes\":[{\"cpu\":8,\"mem_mb\":8192}]}}\n",
+            "{\"job\":{\"name\":\"b\",\"submit_s\":10,\"class\":\"short\",\"phases\":[{\"tasks\":[{\"cpu\":4,\"mem_mb\":4096,\"duration_s\":20}]}]}}\n",
+        ),
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let doc = json(&["simulate", "--workload", p, "--policies", "fifo,kill", "--format", "json"]);
+    assert_eq!(doc["schema_version"], 1);
+    let long = &result(&doc, "fifo")["classes"]["long"];
+    assert_eq!(long["jobs"], 0);
+    for key in ["jct", "queue_delay", "jct_retry"] {
+        assert!(long[key]["mean"].is_null() && long[key]["p99"].is_null(), "{key}: {long}");
+    }
+    assert!(long["cov"].is_null(), "{long}");
+    assert_eq!(result(&doc, "fifo")["classes"]["short"]["jct"]["mean"], 20.0);
+    let out = pliant(&["simulate", "--workload", p, "--policies", "fifo,kill"]);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains(": 1 job on 1 node\n"), "{table}");
+    let fifo: Vec<&str> = table.lines().find(|l| l.starts_with("fifo")).unwrap().split_whitespace().collect();
+    assert_eq!(&fifo[8..15], ["|", "0", "0", "-", "-", "-", "-"], "{table}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A native workload file runs, and long jobs under `reserve` with every node
@@ -249,7 +287,8 @@ fn sweep_out_writes_json_and_a_plot_per_metric() {
     let out = pliant(&[&args[..], &["--out", dir.to_str().unwrap()]].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
-    assert_eq!(doc["values"], serde_json::json!(["1", "4"]));
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["values"], serde_json::json!([1, 4]), "numbers as numbers");
     let svg = std::fs::read_to_string(dir.join("sweep_classes_long_cov.svg")).unwrap();
     assert!(svg.contains("gp_units") && svg.contains("<svg"));
     std::fs::remove_dir_all(&dir).unwrap();

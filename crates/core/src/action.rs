@@ -1,14 +1,14 @@
 //! What the core decides, as data: the body carries these out.
 
+use crate::model::Tier;
 use crate::model::{JobId, NodeId, TaskRef};
-use crate::policy::Tier;
 use crate::Resources;
 use serde::Serialize;
 
 /// How a policy takes resources back from running tasks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Mechanism {
+pub enum MechanismKind {
     /// Kill the task; its progress is lost and it is requeued.
     Kill,
     /// Immediate preemption (BIG-C §3.2): suspend the whole container to its footprint.
@@ -20,14 +20,14 @@ pub enum Mechanism {
     Checkpoint,
 }
 
-impl Mechanism {
+impl MechanismKind {
     /// The name used in reports and JSON.
     pub fn name(self) -> &'static str {
         match self {
-            Mechanism::Kill => "kill",
-            Mechanism::Immediate => "immediate",
-            Mechanism::Graceful => "graceful",
-            Mechanism::Checkpoint => "checkpoint",
+            MechanismKind::Kill => "kill",
+            MechanismKind::Immediate => "immediate",
+            MechanismKind::Graceful => "graceful",
+            MechanismKind::Checkpoint => "checkpoint",
         }
     }
 }

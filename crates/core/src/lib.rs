@@ -10,13 +10,14 @@
 pub mod action;
 pub mod driver;
 pub mod model;
+mod node_index;
 pub mod observation;
 pub mod policy;
 pub mod resources;
 pub mod scheduler;
 pub mod time;
 
-pub use action::{Action, Mechanism};
+pub use action::{Action, MechanismKind};
 pub use driver::{Driver, Pass};
 pub use observation::Observation;
 pub use resources::Resources;

@@ -3,7 +3,7 @@
 
 use crate::capabilities::NodeMechanism;
 use pliant_core::model::{JobId, NodeId, TaskRef};
-use pliant_core::{Action, Mechanism, Resources};
+use pliant_core::{Action, MechanismKind, Resources};
 
 /// What the live body does for one core action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,12 +59,12 @@ pub enum NodeOp {
 }
 
 /// The node mechanism that carries out the core's `mechanism`.
-pub fn node_mechanism(mechanism: Mechanism) -> NodeMechanism {
+pub fn node_mechanism(mechanism: MechanismKind) -> NodeMechanism {
     match mechanism {
-        Mechanism::Kill => NodeMechanism::Kill,
-        Mechanism::Immediate => NodeMechanism::Immediate,
-        Mechanism::Graceful => NodeMechanism::Graceful,
-        Mechanism::Checkpoint => NodeMechanism::Checkpoint,
+        MechanismKind::Kill => NodeMechanism::Kill,
+        MechanismKind::Immediate => NodeMechanism::Immediate,
+        MechanismKind::Graceful => NodeMechanism::Graceful,
+        MechanismKind::Checkpoint => NodeMechanism::Checkpoint,
     }
 }
 
@@ -112,6 +112,6 @@ mod tests {
         );
         assert_eq!(node_op(&Action::Resume { task, resources: to }), NodeOp::Resume { task, resources: to });
         assert_eq!(node_op(&Action::FailJob { job: JobId(3) }), NodeOp::StopJob { job: JobId(3) });
-        assert_eq!(node_mechanism(Mechanism::Graceful), NodeMechanism::Graceful);
+        assert_eq!(node_mechanism(MechanismKind::Graceful), NodeMechanism::Graceful);
     }
 }

@@ -62,7 +62,7 @@ pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, S
 /// Why `node` cannot serve under `policy` (named `name`): it lacks the
 /// mechanism the policy preempts by. `None` when it can.
 pub fn unfit_node(name: &str, policy: &Policy, node: &NodeRecord) -> Option<String> {
-    let needed = node_mechanism(policy.preemption?.mechanism);
+    let needed = node_mechanism(policy.preemption?.mechanism.kind());
     (!node.mechanisms.contains(&needed)).then(|| {
         format!(
             "policy `{name}` needs {} preemption, which node `{}` cannot do ({}); give it swap, or run the \

@@ -1,14 +1,19 @@
-//! SVG plots: the JCT CDF per class with one line per policy, and the CPU
-//! utilisation timeline.
+//! SVG plots: the JCT CDF per class with one line per policy (log time
+//! axis), the CPU utilisation timeline (smoothed, a panel per policy), and
+//! the shared pieces: the palette, a legend beside the data, tick labels.
 
 use pliant_core::model::JobClass;
 use pliant_core::time::to_secs_f64;
-use pliant_metrics::RunRecord;
+use pliant_metrics::{RunRecord, Sample};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 
 /// What a plot writer returns.
 pub(crate) type PlotResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Width of the legend strip right of the data, in pixels.
+pub(crate) const LEGEND_WIDTH: u32 = 190;
 
 /// The i-th colour of the palette shared by every plot.
 pub(crate) fn color(i: usize) -> RGBColor {
@@ -25,11 +30,47 @@ pub(crate) fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Writes the JCT CDF of short and long jobs (two panels) to `path`.
-pub fn plot_jct_cdf(runs: &[RunRecord], path: &Path) -> PlotResult {
-    let root = SVGBackend::new(path, (1100, 450)).into_drawing_area();
+/// A tick label without needless digits: `20000`, `0.5`, `1e-4`.
+pub(crate) fn tick(v: &f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        return "0".into();
+    }
+    if !(1e-3..1e7).contains(&a) {
+        return format!("{v:.0e}");
+    }
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Splits `area` into the data (left) and a legend strip (right), draws a
+/// line sample and the name of each series in the strip, and returns the data side.
+pub(crate) fn legend_beside<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    names: &[String],
+) -> Result<DrawingArea<DB, Shift>, Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let (width, _) = area.dim_in_pixel();
+    let (data, legend) = area.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
+    for (i, name) in names.iter().enumerate() {
+        let y = 40 + 22 * i as i32;
+        legend.draw(&PathElement::new(vec![(8, y), (32, y)], color(i).stroke_width(3)))?;
+        legend.draw(&Text::new(name.clone(), (38, y - 7), ("sans-serif", 14)))?;
+    }
+    Ok(data)
+}
+
+/// Writes the JCT CDF of short and long jobs (two panels, log time axis) to
+/// `path`; `title` names the run (scenario or trace, seed, scale).
+pub fn plot_jct_cdf(runs: &[RunRecord], title: &str, path: &Path) -> PlotResult {
+    let root = SVGBackend::new(path, (1200, 480)).into_drawing_area();
     root.fill(&WHITE)?;
-    let panels = root.split_evenly((1, 2));
+    let root = root.titled(&format!("Job completion time, {title}"), ("sans-serif", 20))?;
+    let names: Vec<String> = runs.iter().map(|r| r.policy.clone()).collect();
+    let data = legend_beside(&root, &names)?;
+    let panels = data.split_evenly((1, 2));
     for (panel, class) in panels.iter().zip([JobClass::Short, JobClass::Long]) {
         let curves: Vec<(String, Vec<f64>)> = runs
             .iter()
@@ -45,21 +86,17 @@ pub fn plot_jct_cdf(runs: &[RunRecord], path: &Path) -> PlotResult {
                 (r.policy.clone(), v)
             })
             .collect();
-        draw_cdf(
-            panel,
-            &format!("{} jobs: JCT CDF", class.name()),
-            ("job completion time (s)", "fraction of jobs"),
-            &curves,
-        )?;
+        let caption = format!("{} jobs", class.name());
+        draw_cdf(panel, &caption, ("job completion time (s, log scale)", "fraction of finished jobs"), &curves)?;
     }
     root.present()?;
     Ok(())
 }
 
-/// Draws on `area` one CDF line per named curve of sorted values, from 0,
-/// with the axes' descriptions (x, y).
+/// Draws on `area` one CDF line per named curve of sorted positive values on
+/// a log x axis, with the axes' descriptions (x, y).
 fn draw_cdf<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
+    area: &DrawingArea<DB, Shift>,
     caption: &str,
     (x_desc, y_desc): (&str, &str),
     curves: &[(String, Vec<f64>)],
@@ -67,32 +104,39 @@ fn draw_cdf<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let max_x = curves.iter().filter_map(|(_, v)| v.last().copied()).fold(1.0, f64::max);
+    let positive = curves.iter().flat_map(|(_, v)| v.iter().copied()).filter(|&x| x > 0.0);
+    let (lo, hi) = positive.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    let (lo, hi) = if lo <= hi { (10f64.powf(lo.log10().floor()), 10f64.powf(hi.log10().ceil())) } else { (1.0, 10.0) };
+    let hi = if hi > lo { hi } else { lo * 10.0 };
     let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 20))
+        .caption(caption, ("sans-serif", 16))
         .margin(10)
         .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..max_x * 1.05, 0.0..1.0)?;
-    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw()?;
-    for (i, (name, v)) in curves.iter().enumerate() {
+        .y_label_area_size(55)
+        .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    for (i, (_, v)) in curves.iter().enumerate() {
         let n = v.len().max(1) as f64;
-        let points = v.iter().enumerate().map(|(k, &x)| (x, (k + 1) as f64 / n));
-        let c = color(i);
-        chart
-            .draw_series(LineSeries::new(points, c.stroke_width(2)))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        let points = v.iter().enumerate().filter(|(_, &x)| x > 0.0).map(|(k, &x)| (x, (k + 1) as f64 / n));
+        chart.draw_series(LineSeries::new(points, color(i).stroke_width(2)))?;
     }
-    chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).border_style(BLACK).draw()?;
     Ok(())
 }
 
 /// Writes YARN-ME Fig. 6's CDF of per-trace average-JCT ratios to `path`:
 /// one line per named series of ratios (e.g. elastic/yarn, elastic/meganode).
 pub fn plot_ratio_cdf(title: &str, series: &[(String, Vec<f64>)], path: &Path) -> PlotResult {
-    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
     root.fill(&WHITE)?;
+    let names: Vec<String> = series.iter().map(|(n, _)| n.clone()).collect();
+    let data = legend_beside(&root, &names)?;
     let curves: Vec<(String, Vec<f64>)> = series
         .iter()
         .map(|(name, v)| {
@@ -101,49 +145,221 @@ pub fn plot_ratio_cdf(title: &str, series: &[(String, Vec<f64>)], path: &Path) -
             (name.clone(), v)
         })
         .collect();
-    draw_cdf(&root, title, ("average JCT ratio", "fraction of traces"), &curves)?;
+    let max_x = curves.iter().filter_map(|(_, v)| v.last().copied()).fold(1.0, f64::max);
+    let mut chart = ChartBuilder::on(&data)
+        .caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0.0..max_x * 1.05, 0.0..1.0)?;
+    chart
+        .configure_mesh()
+        .x_desc("average JCT ratio")
+        .y_desc("fraction of traces")
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    for (i, (_, v)) in curves.iter().enumerate() {
+        let n = v.len().max(1) as f64;
+        let points = v.iter().enumerate().map(|(k, &x)| (x, (k + 1) as f64 / n));
+        chart.draw_series(LineSeries::new(points, color(i).stroke_width(2)))?;
+    }
     root.present()?;
     Ok(())
 }
 
-/// Writes the CPU utilisation timeline of every run to `path`.
-pub fn plot_cpu_timeline(runs: &[RunRecord], path: &Path) -> PlotResult {
-    let root = SVGBackend::new(path, (1100, 450)).into_drawing_area();
+/// Time-weighted mean CPU (%) of a step-wise timeline in `buckets` equal
+/// slices of [0, end): each sample holds until the next one.
+fn smoothed(timeline: &[Sample], end: f64, buckets: usize) -> Vec<(f64, f64)> {
+    let width = end / buckets as f64;
+    let mut area = vec![0.0; buckets];
+    for (k, s) in timeline.iter().enumerate() {
+        let from = to_secs_f64(s.time);
+        let to = timeline.get(k + 1).map_or(end, |n| to_secs_f64(n.time)).min(end);
+        let mut t = from;
+        while t < to {
+            let b = ((t / width) as usize).min(buckets - 1);
+            let slice_end = ((b + 1) as f64 * width).min(to);
+            area[b] += (slice_end - t) * s.cpu;
+            t = slice_end.max(t + f64::EPSILON * end.max(1.0));
+        }
+    }
+    area.iter().enumerate().map(|(b, a)| ((b as f64 + 0.5) * width, 100.0 * a / width)).collect()
+}
+
+/// Writes the CPU utilisation over time to `path`: a panel per policy, each
+/// its time-weighted mean over 1/200 of the run, with the first policy's in
+/// grey behind the others' for comparison; `title` names the run.
+pub fn plot_cpu_timeline(runs: &[RunRecord], title: &str, path: &Path) -> PlotResult {
+    const PANEL: u32 = 120;
+    const BUCKETS: usize = 200;
+    let rows = runs.len().max(1) as u32;
+    let root = SVGBackend::new(path, (1100, 70 + PANEL * rows)).into_drawing_area();
     root.fill(&WHITE)?;
-    let max_t = runs.iter().filter_map(|r| r.timeline.last()).map(|s| to_secs_f64(s.time)).fold(1.0, f64::max);
-    let mut chart = ChartBuilder::on(&root)
-        .caption("CPU utilisation", ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..max_t, 0.0..100.0)?;
-    chart.configure_mesh().x_desc("time (s)").y_desc("CPU in use (%)").draw()?;
-    for (i, r) in runs.iter().enumerate() {
+    let end = runs.iter().filter_map(|r| r.timeline.last()).map(|s| to_secs_f64(s.time)).fold(1.0, f64::max);
+    let (unit, unit_name) = match end {
+        e if e >= 4.0 * 3600.0 => (3600.0, "h"),
+        e if e >= 1200.0 => (60.0, "min"),
+        _ => (1.0, "s"),
+    };
+    let reference = runs.first().map(|r| r.policy.as_str()).unwrap_or("-");
+    let root = root.titled(
+        &format!("CPU in use, {title}: mean over each 1/{BUCKETS} of the run; thin black line: {reference}"),
+        ("sans-serif", 18),
+    )?;
+    let (panels_area, axis_area) = root.split_vertically(PANEL * rows);
+    let panels = panels_area.split_evenly((rows as usize, 1));
+    let lines: Vec<Vec<(f64, f64)>> = runs
+        .iter()
+        .map(|r| smoothed(&r.timeline, end, BUCKETS).into_iter().map(|(t, cpu)| (t / unit, cpu)).collect())
+        .collect();
+    for (i, (panel, run)) in panels.iter().zip(runs).enumerate() {
+        let mut chart = ChartBuilder::on(panel)
+            .margin_left(10)
+            .margin_right(20)
+            .margin_top(22)
+            .y_label_area_size(55)
+            .x_label_area_size(if i + 1 == runs.len() { 30 } else { 0 })
+            .build_cartesian_2d(0.0..end / unit, 0.0..100.0)?;
+        chart
+            .configure_mesh()
+            .y_labels(3)
+            .x_labels(12)
+            .y_desc("CPU %")
+            .label_style(("sans-serif", 12))
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        if i > 0 {
+            chart.draw_series(LineSeries::new(lines[0].iter().copied(), BLACK.mix(0.5).stroke_width(1)))?;
+        }
         let c = color(i);
         chart
-            .draw_series(LineSeries::new(
-                r.timeline.iter().map(|s| (to_secs_f64(s.time), s.cpu * 100.0)),
-                c.stroke_width(2),
-            ))?
-            .label(r.policy.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+            .draw_series(AreaSeries::new(lines[i].iter().copied(), 0.0, c.mix(0.2)).border_style(c.stroke_width(2)))?;
+        let label = format!("{} (mean {:.1} %)", run.policy, run.cpu_mean * 100.0);
+        panel.draw(&Text::new(label, (70, 4), ("sans-serif", 14)))?;
     }
-    chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).border_style(BLACK).draw()?;
+    axis_area.draw(&Text::new(format!("time ({unit_name})"), (520, 4), ("sans-serif", 14)))?;
     root.present()?;
     Ok(())
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use pliant_metrics::JobRecord;
+
+    /// The `<text>` elements of an SVG: (x, content).
+    pub(crate) fn texts(svg: &str) -> Vec<(f64, String)> {
+        svg.split("<text")
+            .skip(1)
+            .map(|t| {
+                let x = t.split("x=\"").nth(1).and_then(|r| r.split('"').next()).and_then(|x| x.parse().ok());
+                let body = t.split_once('>').map_or("", |(_, b)| b).split("</text>").next().unwrap_or("");
+                (x.unwrap_or(f64::NAN), body.trim().to_string())
+            })
+            .collect()
+    }
+
+    fn svg_of(write: impl FnOnce(&Path) -> PlotResult) -> String {
+        let path = std::env::temp_dir().join(format!(
+            "pliant-plot-{}-{:?}.svg",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        write(&path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        svg
+    }
+
+    fn job(class: JobClass, jct_s: u64) -> JobRecord {
+        JobRecord {
+            name: "j".into(),
+            class,
+            priority: 0,
+            submit: 0,
+            first_start: Some(0),
+            end: Some(jct_s * 1_000_000),
+            failed: false,
+            tasks: 1,
+            preemptions: 0,
+            stalled: 0,
+            retry_end: None,
+            alone: None,
+        }
+    }
+
+    fn runs() -> Vec<RunRecord> {
+        ["fifo", "checkpoint-nvm-long-name"]
+            .iter()
+            .map(|p| RunRecord {
+                policy: p.to_string(),
+                jobs: vec![job(JobClass::Short, 3), job(JobClass::Short, 40), job(JobClass::Long, 20_000)],
+                timeline: (0..100)
+                    .map(|k| Sample { time: k * 250 * 1_000_000, cpu: (k % 2) as f64, mem: 0.0 })
+                    .collect(),
+                cpu_mean: 0.5,
+                ..RunRecord::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ticks_drop_needless_digits() {
+        assert_eq!(tick(&20000.0), "20000");
+        assert_eq!(tick(&0.5), "0.5");
+        assert_eq!(tick(&0.0), "0");
+        assert_eq!(tick(&1.25), "1.25");
+        assert_eq!(tick(&1e-5), "1e-5");
+    }
+
+    #[test]
+    fn jct_cdf_names_the_run_keeps_its_legend_off_the_data_and_uses_a_log_axis() {
+        let svg = svg_of(|p| plot_jct_cdf(&runs(), "mixed (seed 7, scale 1)", p));
+        let t = texts(&svg);
+        assert!(t.iter().any(|(_, s)| s.contains("mixed (seed 7, scale 1)")), "title: {t:?}");
+        for policy in ["fifo", "checkpoint-nvm-long-name"] {
+            let (x, _) = t.iter().find(|(_, s)| s == policy).unwrap_or_else(|| panic!("{policy} in legend"));
+            assert!(*x > f64::from(1200 - LEGEND_WIDTH), "{policy}'s legend at x = {x}, over the data");
+        }
+        // Log axes: decades as ticks (short JCTs span 3-40 s, long ones 20,000 s).
+        for decade in ["1", "10", "100", "10000", "100000"] {
+            assert!(t.iter().any(|(_, s)| s == decade), "tick {decade}: {t:?}");
+        }
+        assert!(!t.iter().any(|(_, s)| s.ends_with(".0")), "ticks like 20000.0: {t:?}");
+        assert!(svg.contains("(s, log scale)"));
+    }
+
+    #[test]
+    fn cpu_timeline_has_a_panel_per_policy_with_units_and_smoothing() {
+        let svg = svg_of(|p| plot_cpu_timeline(&runs(), "google-day (seed 1, scale 0.1)", p));
+        let t = texts(&svg);
+        assert!(t.iter().any(|(_, s)| s.contains("google-day (seed 1, scale 0.1)")));
+        assert!(t.iter().any(|(_, s)| s == "fifo (mean 50.0 %)"), "{t:?}");
+        assert!(t.iter().any(|(_, s)| s == "checkpoint-nvm-long-name (mean 50.0 %)"));
+        assert!(t.iter().any(|(_, s)| s == "time (h)"), "a 7 h run in hours: {t:?}");
+        assert!(!t.iter().any(|(_, s)| s.ends_with(".0")), "{t:?}");
+    }
+
+    #[test]
+    fn smoothing_is_the_time_weighted_mean_per_slice() {
+        // On for 1 s, off for 1 s, repeated: every 4 s slice averages 50 %.
+        let tl: Vec<Sample> =
+            (0..8).map(|k| Sample { time: k * 1_000_000, cpu: ((k + 1) % 2) as f64, mem: 0.0 }).collect();
+        let s = smoothed(&tl, 8.0, 2);
+        assert_eq!(s.len(), 2);
+        for (t, cpu) in s {
+            assert!((cpu - 50.0).abs() < 1e-9, "{t}: {cpu}");
+        }
+    }
 
     #[test]
     fn ratio_cdf_names_each_series_and_its_axes() {
-        let path = std::env::temp_dir().join(format!("pliant-ratio-cdf-{}.svg", std::process::id()));
         let series = [("elastic/yarn".to_string(), vec![0.9, 0.5, 0.7]), ("elastic/meganode".to_string(), vec![1.2])];
-        plot_ratio_cdf("Fig. 6", &series, &path).unwrap();
-        let svg = std::fs::read_to_string(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
+        let svg = svg_of(|p| plot_ratio_cdf("Fig. 6", &series, p));
         for text in ["Fig. 6", "elastic/yarn", "elastic/meganode", "average JCT ratio", "fraction of traces"] {
             assert!(svg.contains(text), "{text} missing");
         }

@@ -10,8 +10,8 @@
 
 use crate::event_queue::{Event, EventQueue};
 use crate::execution::Execution;
+use pliant_core::model::Tier;
 use pliant_core::model::{JobId, TaskRef};
-use pliant_core::policy::Tier;
 use pliant_core::{Micros, Observation, Resources};
 use pliant_metrics::CheckpointCounts;
 use std::collections::HashSet;

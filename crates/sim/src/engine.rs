@@ -9,7 +9,7 @@ use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
-use pliant_core::{Action, Driver, Mechanism, Micros, Observation, Pass, Scheduler};
+use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Pass, Scheduler};
 use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
 use pliant_workload::Workload;
 use std::collections::BTreeMap;
@@ -65,7 +65,10 @@ pub fn simulate_counting(
     ended_jobs: Option<&AtomicU64>,
 ) -> Result<RunRecord, SimError> {
     let started = std::time::Instant::now();
-    let adaptive = policy.preemption.and_then(|p| p.checkpoint).is_some_and(|c| c.adaptive);
+    let adaptive = matches!(
+        policy.preemption.map(|p| p.mechanism),
+        Some(pliant_core::policy::MechanismSpec::Checkpoint(c)) if c.adaptive
+    );
     let core = Scheduler::new(&workload.cluster.nodes, policy)?;
     let total = workload.cluster.total();
     let mut run = Run {
@@ -338,7 +341,7 @@ impl Run<'_> {
         }
     }
 
-    fn count_preemption(&mut self, job: JobId, mechanism: Mechanism) {
+    fn count_preemption(&mut self, job: JobId, mechanism: MechanismKind) {
         *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
         self.records[self.origin[job.0 as usize]].preemptions += 1;
     }
@@ -352,7 +355,7 @@ impl Run<'_> {
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
             Action::Kill { task } => {
-                self.count_preemption(task.job, Mechanism::Kill);
+                self.count_preemption(task.job, MechanismKind::Kill);
                 self.exec.kill(now, task.job.0, task.task, &mut self.events);
                 self.exec.drop_image(task.job.0, task.task);
                 if self.adaptive {
@@ -360,18 +363,18 @@ impl Run<'_> {
                 }
             }
             Action::Checkpoint { task, tier } => {
-                self.count_preemption(task.job, Mechanism::Checkpoint);
+                self.count_preemption(task.job, MechanismKind::Checkpoint);
                 self.exec.checkpoint(now, task.job.0, task.task, tier, &mut self.events);
             }
             Action::Restore { task, node, resources, image, tier } => {
                 self.exec.restore(now, task.job.0, task.task, node.0, resources, image.0, tier, &mut self.events);
             }
             Action::Suspend { task, footprint } => {
-                self.count_preemption(task.job, Mechanism::Immediate);
+                self.count_preemption(task.job, MechanismKind::Immediate);
                 self.exec.suspend(now, task.job.0, task.task, footprint, &mut self.events);
             }
             Action::Shrink { task, to } => {
-                self.count_preemption(task.job, Mechanism::Graceful);
+                self.count_preemption(task.job, MechanismKind::Graceful);
                 self.exec.shrink(now, task.job.0, task.task, to, &mut self.events);
             }
             Action::Resume { task, resources } => {

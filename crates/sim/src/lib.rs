@@ -19,7 +19,7 @@ mod pool;
 
 pub use engine::{simulate, simulate_counting};
 
-use pliant_core::policy::StorageModel;
+use pliant_core::model::StorageModel;
 use pliant_core::{CoreError, Micros, SECOND};
 
 /// The per-node linear power model of DESIGN.md: idle + (peak − idle) × CPU utilisation.

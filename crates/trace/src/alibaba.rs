@@ -327,5 +327,5 @@ fn build(
     if phases.is_empty() {
         return None;
     }
-    Some(TraceJob { id, submit, end, priority: 0, sched_class: None, phases })
+    Some(TraceJob { id, submit, end, priority: 0, sched_class: None, phases, class: None, elastic: None })
 }

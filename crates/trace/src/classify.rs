@@ -52,6 +52,8 @@ mod tests {
             end: (10 + duration_s) * SECOND,
             priority: 0,
             sched_class: None,
+            class: None,
+            elastic: None,
             phases: vec![Phase::independent(vec![t; tasks])],
         }
     }

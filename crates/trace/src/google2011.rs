@@ -409,6 +409,8 @@ impl Reader<'_> {
             priority,
             sched_class: job.sched_class,
             phases: vec![Phase::independent(tasks)],
+            class: None,
+            elastic: None,
         })
     }
 }

@@ -33,6 +33,9 @@ pub struct ReadReport {
     pub rows: u64,
     /// Bad rows skipped (none in strict mode: the first one is an error).
     pub bad: BadRows,
+    /// Jobs left out because their record was bad (SLS: each bad record is a
+    /// job; the other formats' bad rows are task or job events, and drop tasks).
+    pub dropped_jobs: u64,
     /// Distinct jobs in the input.
     pub jobs_in_trace: u64,
     /// How the input's tasks ended up (kept or dropped, and why).
@@ -73,7 +76,8 @@ pub fn read_trace(
         }
         Format::Sls => {
             let s = sls::read(&inputs.main, opts, progress, sink)?;
-            (rep.rows, rep.bad, rep.jobs_in_trace) = (s.rows, s.bad, s.jobs);
+            (rep.rows, rep.jobs_in_trace, rep.dropped_jobs) = (s.rows, s.jobs, s.bad.count);
+            rep.bad = s.bad;
             rep.tasks.finished = s.tasks;
         }
         Format::Native => {
@@ -202,14 +206,15 @@ impl fmt::Display for LoadReport {
             "jobs: {} in the input, {} outside the window, {} not sampled (fraction {:.4})",
             r.jobs_in_trace, self.outside_window, self.not_sampled, self.fraction
         )?;
+        let counted = |n: u64, noun: &str| format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
         write!(
             f,
-            "workload: {} jobs ({} short, {} long), {} tasks on {} nodes of {}",
-            self.jobs,
+            "workload: {} ({} short, {} long), {} on {} of {}",
+            counted(self.jobs, "job"),
             self.short,
             self.jobs - self.short,
-            self.tasks,
-            self.nodes,
+            counted(self.tasks, "task"),
+            counted(self.nodes as u64, "node"),
             self.node
         )
     }
@@ -284,6 +289,7 @@ impl ReadReport {
             files,
             rows: 0,
             bad: BadRows::default(),
+            dropped_jobs: 0,
             jobs_in_trace: 0,
             tasks: TaskOutcomes::default(),
             evictions: None,
@@ -325,8 +331,8 @@ fn admit(job: Job, plan: &Plan, rep: &mut LoadReport) -> Option<Job> {
 
 /// A trace job as a workload job, classed by `rule`.
 pub fn to_job(t: TraceJob, rule: &ClassRule) -> Job {
-    let class = rule.classify(&t);
-    Job { name: t.id, submit: t.submit, class, priority: t.priority.min(11), phases: t.phases, elastic: None }
+    let class = t.class.unwrap_or_else(|| rule.classify(&t));
+    Job { name: t.id, submit: t.submit, class, priority: t.priority.min(11), phases: t.phases, elastic: t.elastic }
 }
 
 /// What [`each_job`] hands out: the plan once, first, then the jobs.

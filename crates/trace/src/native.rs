@@ -20,6 +20,8 @@ pub fn trace_job(job: Job) -> TraceJob {
         submit: job.submit,
         priority: job.priority,
         sched_class: None,
+        class: Some(job.class),
+        elastic: job.elastic,
         phases: job.phases,
     }
 }

@@ -1,8 +1,9 @@
 //! What every reader produces: a job in pliant's model plus what the trace
 //! said about it that the model has no field for.
 
+use pliant_core::model::{ElasticityProfile, JobClass};
 use pliant_core::{Micros, Resources};
-use pliant_workload::Phase;
+use pliant_workload::{JobElasticity, Phase};
 
 /// Options every reader takes.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,11 +17,14 @@ pub struct ReadOptions {
     pub unfinished: Unfinished,
     /// Stop at the first bad row instead of skipping and counting it.
     pub strict: bool,
+    /// The penalty model of SLS task classes that name none (DSS's `PENALTY IB`
+    /// command-line arguments); `None`: such tasks are not elastic.
+    pub penalty: Option<ElasticityProfile>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { node: DEFAULT_NODE, window: None, unfinished: Unfinished::Drop, strict: false }
+        ReadOptions { node: DEFAULT_NODE, window: None, unfinished: Unfinished::Drop, strict: false, penalty: None }
     }
 }
 
@@ -70,6 +74,12 @@ pub struct TraceJob {
     pub sched_class: Option<u8>,
     /// The job's phases; every task's estimate is its duration.
     pub phases: Vec<Phase>,
+    /// The class the trace gives the job, where it has one (a native file; a
+    /// DSS trace, whose jobs are all YARN-ME's batch jobs); `None`: the
+    /// loader's [`crate::ClassRule`] decides.
+    pub class: Option<JobClass>,
+    /// Memory elasticity, where the trace gives it (DSS's `c.penalty`, `c.ib`).
+    pub elastic: Option<JobElasticity>,
 }
 
 impl TraceJob {

@@ -6,10 +6,12 @@ mod elasticity;
 mod ids;
 mod job;
 mod priority_level;
+mod storage;
 mod task_state;
 
 pub use elasticity::{spilled_mb, Elasticity, ElasticityProfile, SHUFFLE_BUFFER_FRACTION};
 pub use ids::{JobId, NodeId, TaskRef};
 pub use job::{JobClass, JobRequest, PhaseRequest, TaskRequest};
 pub use priority_level::PriorityLevel;
+pub use storage::{StorageModel, Tier, STORAGE_KEYS};
 pub use task_state::{IllegalTransition, TaskState};

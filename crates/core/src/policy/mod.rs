@@ -2,20 +2,20 @@
 //! and how jobs are ordered, where tasks go, and how resources are taken back.
 //! Presets are just named compositions.
 
+pub(crate) mod mechanism;
 mod params;
-pub mod preemption;
+pub mod planner;
 mod presets;
 pub mod reservation;
 pub mod sizing;
-mod storage;
 
+use crate::model::{StorageModel, Tier};
 pub use params::{ParamError, Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT, PARAM_KEYS};
 pub use presets::{preset, PresetInfo, PRESETS};
 pub use reservation::ReservationSpec;
 pub use sizing::{ElasticSpec, Sizing};
-pub use storage::{StorageModel, Tier, STORAGE_KEYS};
 
-use crate::action::Mechanism;
+use crate::action::MechanismKind;
 use crate::model::JobClass;
 use crate::{Micros, Resources};
 
@@ -74,7 +74,7 @@ pub enum Placement {
 
 /// Whom the resource monitor preempts, for whom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Planner {
+pub enum PlannerSpec {
     /// Queues over their guaranteed share give back to starved queues (BIG-C Alg. 1 and 2).
     Capacity,
     /// A pending task preempts running tasks of a lower priority level
@@ -97,26 +97,49 @@ pub struct CheckpointSpec {
     pub storage: StorageModel,
 }
 
+/// How a victim gives its resources back (`policy/mechanism/`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MechanismSpec {
+    /// Kill it (`kill.rs`).
+    Kill,
+    /// Suspend it to its footprint (BIG-C immediate preemption, `container.rs`).
+    Immediate,
+    /// Shrink it step by step (BIG-C graceful preemption, `container.rs`).
+    Graceful,
+    /// Dump it to storage (`checkpoint.rs`).
+    Checkpoint(CheckpointSpec),
+}
+
+impl MechanismSpec {
+    /// Which mechanism this is.
+    pub fn kind(&self) -> MechanismKind {
+        match self {
+            MechanismSpec::Kill => MechanismKind::Kill,
+            MechanismSpec::Immediate => MechanismKind::Immediate,
+            MechanismSpec::Graceful => MechanismKind::Graceful,
+            MechanismSpec::Checkpoint(_) => MechanismKind::Checkpoint,
+        }
+    }
+}
+
 /// How the resource monitor takes resources back.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PreemptionSpec {
     /// Whom it preempts, for whom.
-    pub planner: Planner,
-    /// Checkpointing, when `mechanism` is [`Mechanism::Checkpoint`].
-    pub checkpoint: Option<CheckpointSpec>,
+    pub planner: PlannerSpec,
     /// How often the resource monitor runs (BIG-C §4.2: every 3 s).
     pub interval: Micros,
     /// Whether Algorithm 1 sizes the take with COMPUTEDR (BIG-C) or takes all
     /// over-provisioned resources (YARN's capacity scheduler).
     pub compute_dr: bool,
     /// How each victim gives its resources back.
-    pub mechanism: Mechanism,
+    pub mechanism: MechanismSpec,
     /// Offers of its node a preempted container waits for before resuming (D).
     pub delayed_resumption: u32,
     /// The graceful-preemption step r⃗_GP.
     pub gp_step: Resources,
     /// Whether a gracefully preempted container may take back part of what it
-    /// gave up ([`crate::policy::preemption::resumption_grant`]).
+    /// gave up (gradual resumption, `policy/mechanism/container.rs`).
     pub gradual_resumption: bool,
     /// What a suspended container keeps.
     pub footprint: Resources,

@@ -1,6 +1,6 @@
 //! The tunable numbers of the presets, settable by name (`--set KEY=VALUE`).
 
-use super::StorageModel;
+use crate::model::StorageModel;
 use crate::time::{from_secs_f64, Micros, SECOND};
 use crate::Resources;
 use serde::Serialize;

@@ -3,9 +3,12 @@
 
 use super::locality::SlotChoice;
 use super::state::ServiceKey;
+use super::view::View;
 use super::Scheduler;
 use crate::action::Action;
-use crate::model::{JobClass, NodeId, TaskState};
+use crate::model::{JobClass, JobId, NodeId, TaskRef, TaskState};
+use crate::policy::mechanism::Mechanism;
+use crate::policy::reservation::SlotBook;
 use crate::policy::{HeadOfLine, JobOrder};
 use crate::{Micros, Resources};
 use std::ops::Bound::{Excluded, Unbounded};
@@ -22,17 +25,21 @@ pub(crate) fn service_key(order: JobOrder, job: &crate::model::JobRequest) -> Se
 
 impl Scheduler {
     pub(super) fn allocate(&mut self, now: Micros, out: &mut Vec<Action>) {
-        if matches!(self.policy.order, JobOrder::Fair | JobOrder::ShortestRemaining) {
-            return self.allocate_by_node(now, out);
+        if let Scheduler { view, mechanism, slots, node_pass: Some(pass), .. } = self {
+            let mut start = |view: &mut View, job, task, node, size| {
+                launch(view, mechanism.as_mut(), slots, now, job, task, node, size, out)
+            };
+            return pass.allocate(view, now, &mut start);
         }
         // The most under-served queue first: lowest used / guaranteed dominant share.
-        let mut order: Vec<usize> = (0..self.queues.len()).collect();
-        let total = self.total;
+        let mut order: Vec<usize> = (0..self.view.queues.len()).collect();
+        let total = self.view.total;
         let served = |q: &super::state::QueueState| {
             let g = q.guaranteed.dominant_share(&total).max(f64::MIN_POSITIVE);
             q.used.dominant_share(&total) / g
         };
-        order.sort_by(|&a, &b| served(&self.queues[a]).total_cmp(&served(&self.queues[b])).then(a.cmp(&b)));
+        let queues = &self.view.queues;
+        order.sort_by(|&a, &b| served(&queues[a]).total_cmp(&served(&queues[b])).then(a.cmp(&b)));
 
         // Request sizes that found no node in this pass: bigger ones won't either.
         let mut no_room: Vec<Resources> = Vec::new();
@@ -43,7 +50,7 @@ impl Scheduler {
             // Walk the per-class waiting sets merged in service order.
             let mut cursor: [Option<ServiceKey>; 2] = [None, None];
             loop {
-                let waiting = &self.queues[qi].waiting;
+                let waiting = &self.view.queues[qi].waiting;
                 let next_of = |c: usize| match cursor[c] {
                     None => waiting[c].first().copied(),
                     Some(k) => waiting[c].range((Excluded(k), Unbounded)).next().copied(),
@@ -51,22 +58,24 @@ impl Scheduler {
                 let next = (0..2).filter(|&c| !blocked[c]).filter_map(|c| next_of(c).map(|k| (k, c))).min();
                 let Some((key, c)) = next else { break };
                 cursor[c] = Some(key);
-                let max_free = self.free_index.max_free();
+                let max_free = self.view.free_index.max_free();
                 let id = key.2 as usize;
                 let full = max_free.cpu_milli == 0 || max_free.mem_mb == 0;
-                if blocked.iter().all(|&b| b) || (full && !self.holds_usable_by(self.jobs[id].req.priority)) {
+                if blocked.iter().all(|&b| b)
+                    || (full && !self.slots.holds_usable_by(&self.view, self.view.jobs[id].req.priority))
+                {
                     return;
                 }
-                let class = self.jobs[id].req.class;
-                while let Some(ti) = self.jobs[id].pending.front() {
-                    let req = self.jobs[id].tasks[ti as usize].request;
+                let class = self.view.jobs[id].req.class;
+                while let Some(ti) = self.view.jobs[id].pending.front() {
+                    let req = self.view.jobs[id].tasks[ti as usize].request;
                     let node = match self.slot_for(now, id, ti, req) {
                         SlotChoice::Take(node) => Some(node),
                         SlotChoice::Wait => break,
                         SlotChoice::Any => {
                             let free =
                                 if no_room.iter().any(|r| r.fits_in(&req)) { None } else { self.find_node(req, class) };
-                            free.or_else(|| self.take_lower_hold(id, req))
+                            free.or_else(|| self.slots.take_lower_hold(&mut self.view, id, req))
                         }
                     };
                     let Some(node) = node else {
@@ -77,9 +86,9 @@ impl Scheduler {
                         }
                         break;
                     };
-                    self.launch(now, id, ti, node, req, out);
+                    launch(&mut self.view, self.mechanism.as_mut(), &mut self.slots, now, id, ti, node, req, out);
                 }
-                self.sync_waiting(id);
+                self.view.sync_waiting(id);
             }
         }
     }
@@ -89,45 +98,46 @@ impl Scheduler {
     /// it only if nowhere else has room, so preempted work resumes sooner.
     fn find_node(&self, req: Resources, class: JobClass) -> Option<NodeId> {
         let found = match class {
-            JobClass::Short => self.long_index.first_fit(req, 0).or_else(|| self.free_index.first_fit(req, 0)),
-            JobClass::Long => self.long_index.first_fit(req, self.first_shared_node),
+            JobClass::Short => {
+                self.view.long_index.first_fit(req, 0).or_else(|| self.view.free_index.first_fit(req, 0))
+            }
+            JobClass::Long => self.view.long_index.first_fit(req, self.view.first_shared_node),
         };
         found.map(|i| NodeId(i as u32))
     }
+}
 
-    /// Starts a pending task on `node` with `size`: its request, unless a
-    /// sizing policy (`policy/sizing/`) gave it less.
-    pub(super) fn launch(
-        &mut self,
-        now: Micros,
-        job: usize,
-        task: u32,
-        node: NodeId,
-        size: Resources,
-        out: &mut Vec<Action>,
-    ) {
-        if let Some(image) = self.jobs[job].tasks[task as usize].image {
-            return self.restore(now, job, task, image, node, out);
-        }
-        let j = &mut self.jobs[job];
-        j.pending.pop_front();
-        let t = &mut j.tasks[task as usize];
-        t.state.transition(TaskState::Running).expect("pending tasks can start");
-        t.node = node;
-        t.allocated = size;
-        t.attempts += 1;
-        t.started = now;
-        t.ran_before = 0;
-        t.running_since = Some(now);
-        let res = size;
-        j.running += 1;
-        let queue = j.queue;
-        self.reserve(node, queue, res);
-        self.release_spent_holds(job);
-        out.push(Action::Launch {
-            task: crate::model::TaskRef { job: crate::model::JobId(job as u32), task },
-            node,
-            resources: res,
-        });
+/// Starts a pending task on `node` with `size`: its request, unless a sizing
+/// step (`policy/sizing/`) gave it less; a checkpointed task is restored by
+/// the mechanism that made its image.
+#[allow(clippy::too_many_arguments)]
+fn launch(
+    view: &mut View,
+    mechanism: &mut dyn Mechanism,
+    slots: &mut SlotBook,
+    now: Micros,
+    job: usize,
+    task: u32,
+    node: NodeId,
+    size: Resources,
+    out: &mut Vec<Action>,
+) {
+    if let Some(image) = view.job(job).tasks[task as usize].image {
+        return mechanism.restore(view, now, job, task, image, node, out);
     }
+    let j = view.job_mut(job);
+    j.pending.pop_front();
+    let t = &mut j.tasks[task as usize];
+    t.state.transition(TaskState::Running).expect("pending tasks can start");
+    t.node = node;
+    t.allocated = size;
+    t.attempts += 1;
+    t.started = now;
+    t.ran_before = 0;
+    t.running_since = Some(now);
+    j.running += 1;
+    let queue = j.queue;
+    view.reserve(node, queue, size);
+    slots.release_spent_holds(view, job);
+    out.push(Action::Launch { task: TaskRef { job: JobId(job as u32), task }, node, resources: size });
 }

@@ -25,7 +25,7 @@ impl Scheduler {
     /// the first as many tasks of a `local` phase as its upstream phases had
     /// read their output, on the nodes those ran on.
     fn preferred_nodes(&self, job: usize, task: u32) -> Option<Vec<NodeId>> {
-        let j = &self.jobs[job];
+        let j = &self.view.jobs[job];
         let phase = j.tasks[task as usize].phase as usize;
         let req = &j.req.phases[phase];
         if !req.local {
@@ -43,20 +43,21 @@ impl Scheduler {
     /// preferred node, waiting for one until the locality wait has passed.
     pub(super) fn slot_for(&mut self, now: Micros, job: usize, task: u32, req: Resources) -> SlotChoice {
         let prefers = self.preferred_nodes(job, task);
-        if let Some(node) = self.take_own_hold(job, req, |n| prefers.as_ref().is_none_or(|p| p.contains(&n))) {
+        let prefer = |n| prefers.as_ref().is_none_or(|p: &Vec<NodeId>| p.contains(&n));
+        if let Some(node) = self.slots.take_own_hold(&mut self.view, job, req, prefer) {
             return SlotChoice::Take(node);
         }
         let Some(prefers) = prefers else { return SlotChoice::Any };
-        if let Some(&node) = prefers.iter().find(|n| req.fits_in(&self.nodes[n.0 as usize].free())) {
+        if let Some(&node) = prefers.iter().find(|n| req.fits_in(&self.view.node_free(n.0 as usize))) {
             return SlotChoice::Take(node);
         }
-        let j = &self.jobs[job];
+        let j = &self.view.jobs[job];
         let until = j.phases[j.tasks[task as usize].phase as usize].released + self.policy.locality_wait;
         if now < until {
-            self.wakes.insert(until);
+            self.view.wake_at(until);
             return SlotChoice::Wait;
         }
-        match self.take_own_hold(job, req, |_| true) {
+        match self.slots.take_own_hold(&mut self.view, job, req, |_| true) {
             Some(node) => SlotChoice::Take(node),
             None => SlotChoice::Any,
         }

@@ -91,16 +91,6 @@ pub(crate) struct Image {
     pub banked: Micros,
 }
 
-/// A node's queue of dumps and restores (one at a time per node, checkpoint
-/// paper §5.2.2), as the core books it.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct IoQueue {
-    /// Operations booked and not yet reported done.
-    pub ops: u32,
-    /// When, by the estimates, the last booked operation ends.
-    pub busy_until: Micros,
-}
-
 impl TaskRuntime {
     /// Run time of the current attempt up to `now`, suspensions excluded.
     pub fn ran(&self, now: Micros) -> Micros {

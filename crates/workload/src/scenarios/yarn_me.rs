@@ -1,5 +1,5 @@
 //! YARN-ME §6's synthetic traces (Table 2): 100 single-phase jobs on 100
-//! nodes of 16 cores and 10 GB, one core per task, arrivals uniform in
+//! nodes of 16 cores and 10 GB (10,240 MB, DSS's node), one core per task, arrivals uniform in
 //! [0, 1000] s; tasks per job, task memory and task duration drawn per job,
 //! each between a fixed minimum and a maximum itself drawn per trace from
 //! Table 2's sweep range. Values are drawn as DSS's
@@ -139,8 +139,11 @@ impl TraceSpec {
     }
 }
 
-/// A node of §6.1: 16 cores, 10 GB.
-pub const NODE: Resources = Resources::new(16_000, 10_000);
+/// A node of §6.1: 16 cores, 10 GB (10,240 MB, as DSS's runs give it).
+pub const NODE: Resources = Resources::new(16_000, 10_240);
+
+/// The largest task memory Table 2 draws: 100 granules of 100 MB.
+const MAX_TASK_MB: u64 = 10_000;
 
 /// Memory granularity (§6.1: 100 MB; DSS's generator counts memory in it).
 const GRANULE_MB: u64 = 100;
@@ -178,13 +181,14 @@ pub fn generate(spec: &TraceSpec, seed: u64) -> Workload {
     let mems = draw_all(spec.spread, n, mem_r.min, maxes[1], &mut rng);
     let mut jobs = Vec::with_capacity(n);
     for i in 0..n {
-        let mem_mb = (mems[i] * GRANULE_MB).clamp(GRANULE_MB, NODE.mem_mb);
+        let mem_mb = (mems[i] * GRANULE_MB).clamp(GRANULE_MB, MAX_TASK_MB);
         let est = durations[i].max(1) * SECOND;
         let (dur_f, mem_f, pen_f) = spec.misestimate.map_or((1.0, 1.0, 1.0), |m| m.factors(&mut rng));
         let duration = ((est as f64 * dur_f).round() as u64).max(1);
         let task = Task { request: Resources::new(1000, mem_mb), duration, estimate: Some(est) };
         jobs.push(Job {
-            name: format!("job-{i}"),
+            // DSS's job ids (`job_<draw index>`).
+            name: format!("job_{i}"),
             submit: submits[i] * SECOND,
             class: JobClass::Long,
             priority: 0,
@@ -214,7 +218,7 @@ mod tests {
                 let n = j.phases[0].tasks.len() as u64;
                 let task = j.phases[0].tasks[0];
                 assert!(n >= t.min && n <= t.max_hi);
-                assert!(task.request.mem_mb >= m.min * 100 && task.request.mem_mb <= 10_000);
+                assert!(task.request.mem_mb >= m.min * 100 && task.request.mem_mb <= MAX_TASK_MB);
                 assert_eq!(task.request.mem_mb % 100, 0);
                 assert_eq!(task.duration % SECOND, 0);
                 let s = task.duration / SECOND;

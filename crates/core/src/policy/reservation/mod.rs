@@ -1,12 +1,15 @@
 //! Slot reservation (SSR paper §III–§IV): when a task of a DAG job finishes,
 //! its slot may be kept for the job's downstream phase. A reserved slot
 //! carries its job's priority: tasks of lower or equal priority may not use
-//! it, higher ones may take it (Algorithm 1, TRYALLOCATETASK). The core keeps
-//! the reservations (`scheduler/reservations.rs`); the pieces here decide.
+//! it, higher ones may take it (Algorithm 1, TRYALLOCATETASK). `slots.rs` is
+//! the reserve/permit step and keeps the reservations; the other files decide.
 
 pub mod deadline;
+mod slots;
 pub mod speculative;
 pub mod stragglers;
+
+pub(crate) use slots::SlotBook;
 
 use crate::Micros;
 

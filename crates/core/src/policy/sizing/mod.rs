@@ -1,9 +1,9 @@
-//! Sizing: how much memory a placed task gets. Today's presets give every task
-//! what it asked for; YARN-ME (`elastic.rs`, Algorithm 1) may give an elastic
-//! task less, when its job's timeline (`timeline.rs`) says that costs nothing.
+//! Sizing: how much memory a placed task gets. Most presets give every task
+//! what it asked for; YARN-ME (`elastic/`, Algorithm 1) may give an elastic
+//! task less, when its job's timeline (`elastic/timeline.rs`) says that costs
+//! nothing.
 
 pub mod elastic;
-pub mod timeline;
 
 use crate::Micros;
 

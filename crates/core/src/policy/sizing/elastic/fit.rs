@@ -4,8 +4,8 @@
 //! placed only if it then ends before its job's estimated completion (line 9,
 //! asked of the timeline generator by the node pass).
 
-use super::ElasticSpec;
 use crate::model::{Elasticity, ElasticityProfile};
+use crate::policy::sizing::ElasticSpec;
 use crate::Micros;
 
 /// An elastic allocation: the memory given and the run time it is expected to take.

@@ -5,7 +5,7 @@
 //! as soon as one has it, jobs served in fair order (least memory held
 //! first). A job's estimated completion is its last task's estimated end.
 
-use crate::scheduler::NodeIndex;
+use crate::node_index::NodeIndex;
 use crate::{Micros, Resources};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

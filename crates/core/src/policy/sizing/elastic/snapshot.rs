@@ -6,8 +6,8 @@
 //! few that started since (a full sort of ~1,500 tasks every heartbeat was
 //! the generator's largest cost).
 
-use super::state::{JobState, JobStatus, TaskRuntime};
-use crate::policy::sizing::timeline::RunningTask;
+use super::timeline::RunningTask;
+use crate::scheduler::view::{JobState, JobStatus, TaskRuntime};
 use crate::{Micros, Resources};
 
 /// Whether every task of a job carries the same estimate.

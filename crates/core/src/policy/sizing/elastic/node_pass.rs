@@ -1,17 +1,16 @@
 //! The node-by-node allocation pass of YARN's fair scheduler as YARN-ME's
 //! Algorithm 1 runs it: each node in turn serves its reserved job or the next
 //! job in order; the job's next task is sized (regular fit, else the elastic
-//! fit of `policy/sizing/elastic.rs` checked against the timeline of
-//! `policy/sizing/timeline.rs`); a node where it does not fit is reserved for
+//! fit of `fit.rs` checked against the timeline of `timeline.rs`); a node where it does not fit is reserved for
 //! that job, and other jobs may use it only if that does not delay the
 //! reserved job (§3.3).
 
-use super::Scheduler;
-use crate::action::Action;
+use super::fit::{elastic_fit, least_size_mb};
+use super::snapshot::SnapshotCache;
+use super::timeline::{Timeline, WaitingJob};
 use crate::model::{JobId, NodeId, TaskRef};
-use crate::policy::sizing::elastic::{elastic_fit, least_size_mb};
-use crate::policy::sizing::timeline::{Timeline, WaitingJob};
 use crate::policy::{JobOrder, Sizing};
+use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
 use std::collections::BTreeMap;
 
@@ -38,24 +37,72 @@ impl Need {
     }
 }
 
-impl Scheduler {
-    fn order_key(&self, job: usize) -> OrderKey {
-        let j = &self.jobs[job];
-        let key = match self.policy.order {
+/// Starts task `task` of job `job` on a node with a size (the scheduler's launch).
+pub(crate) type Launch<'a> = dyn FnMut(&mut View, usize, u32, NodeId, Resources) + 'a;
+
+/// The fair scheduler's node-by-node pass and YARN-ME's state: node
+/// reservations, the timeline generator's last estimates and snapshot, and
+/// the disk bandwidth elastic tasks' spills booked per node.
+#[derive(Debug, Clone)]
+pub(crate) struct NodePass {
+    /// `Fair` or `ShortestRemaining`.
+    order: JobOrder,
+    /// A node where a job's task did not fit is reserved for that job (§3.3).
+    node_reservations: bool,
+    /// Requested or elastic sizing.
+    sizing: Sizing,
+    /// Per node, the job it is reserved for.
+    reserved: Vec<Option<u32>>,
+    /// The timeline generator's last estimates (§3.2).
+    timeline: Timeline,
+    /// A job arrived or a heartbeat passed since the timeline was generated.
+    timeline_stale: bool,
+    /// Per node, its running tasks' estimated ends and holdings as of the timeline, by end.
+    node_ends: Vec<Vec<(Micros, Resources)>>,
+    /// What the timeline generator's snapshot of each job may skip.
+    snapshot: SnapshotCache,
+    /// Per node, disk bandwidth booked by elastic tasks' spills, milli-MB/s.
+    disk_used: Vec<u64>,
+}
+
+impl NodePass {
+    /// The pass for `order` on `nodes` nodes.
+    pub fn new(order: JobOrder, node_reservations: bool, sizing: Sizing, nodes: usize) -> Self {
+        NodePass {
+            order,
+            node_reservations,
+            sizing,
+            reserved: vec![None; nodes],
+            timeline: Timeline::default(),
+            timeline_stale: true,
+            node_ends: Vec::new(),
+            snapshot: SnapshotCache::default(),
+            disk_used: vec![0; nodes],
+        }
+    }
+
+    /// A job arrived or a heartbeat passed: the timeline is to be generated again.
+    pub fn stale(&mut self) {
+        self.timeline_stale = true;
+    }
+
+    fn order_key(&self, view: &View, job: usize) -> OrderKey {
+        let j = view.job(job);
+        let key = match self.order {
             JobOrder::ShortestRemaining => j.work_left,
             _ => j.held_mb,
         };
         (key, j.req.submit, job as u32)
     }
 
-    fn need(&self, job: usize) -> Need {
-        let j = &self.jobs[job];
+    fn need(&self, view: &View, job: usize) -> Need {
+        let j = view.job(job);
         let Some(ti) = j.pending.front() else {
             return Need { cpu_milli: u64::MAX, mem_mb: u64::MAX, runtime: Micros::MAX };
         };
         let t = &j.tasks[ti as usize];
         let ideal = t.estimate.unwrap_or(0);
-        match (self.policy.sizing, j.req.elastic, t.estimate) {
+        match (self.sizing, j.req.elastic, t.estimate) {
             (Sizing::Elastic(spec), Some(e), Some(_)) => Need {
                 cpu_milli: t.request.cpu_milli,
                 mem_mb: least_size_mb(&spec, &e, t.request.mem_mb).min(t.request.mem_mb),
@@ -66,33 +113,33 @@ impl Scheduler {
     }
 
     /// Algorithm 1 over every node with room, in node order.
-    pub(super) fn allocate_by_node(&mut self, now: Micros, out: &mut Vec<Action>) {
+    pub fn allocate(&mut self, view: &mut View, now: Micros, launch: &mut Launch) {
         let mut order = Order::new();
-        for q in &self.queues {
+        for q in view.queues() {
             for class in &q.waiting {
                 for k in class {
-                    order.insert(self.order_key(k.2 as usize), self.need(k.2 as usize));
+                    order.insert(self.order_key(view, k.2 as usize), self.need(view, k.2 as usize));
                 }
             }
         }
-        for n in 0..self.nodes.len() {
+        for n in 0..view.node_count() {
             loop {
-                let free = self.nodes[n].free();
+                let free = view.node_free(n);
                 if free.cpu_milli == 0 || free.mem_mb == 0 {
                     break;
                 }
-                let reserved = self.reserved[n].filter(|&j| !self.jobs[j as usize].pending.is_empty());
+                let reserved = self.reserved[n].filter(|&j| !view.job(j as usize).pending.is_empty());
                 self.reserved[n] = reserved;
                 let Some(job) = reserved.or_else(|| order.first_key_value().map(|(k, _)| k.2)) else { return };
-                if self.try_place(now, job as usize, n, &mut order, out) {
+                if self.try_place(view, now, job as usize, n, &mut order, launch) {
                     self.reserved[n] = None;
                     continue;
                 }
-                if self.policy.node_reservations {
+                if self.node_reservations {
                     self.reserved[n] = Some(job);
                 }
-                if !(matches!(self.policy.sizing, Sizing::Elastic(_))
-                    && self.backfill(now, job as usize, n, &mut order, out))
+                if !(matches!(self.sizing, Sizing::Elastic(_))
+                    && self.backfill(view, now, job as usize, n, &mut order, launch))
                 {
                     break;
                 }
@@ -102,11 +149,19 @@ impl Scheduler {
 
     /// Lines 4–10: places `job`'s next task on node `n` if it fits, regularly
     /// or elastically.
-    fn try_place(&mut self, now: Micros, job: usize, n: usize, order: &mut Order, out: &mut Vec<Action>) -> bool {
-        self.refresh_timeline(now, job, n);
-        match self.size_on(now, job, n, None) {
+    fn try_place(
+        &mut self,
+        view: &mut View,
+        now: Micros,
+        job: usize,
+        n: usize,
+        order: &mut Order,
+        launch: &mut Launch,
+    ) -> bool {
+        self.refresh_timeline(view, now, job, n);
+        match self.size_on(view, now, job, n, None) {
             Some((size, disk)) => {
-                self.place(now, job, n, size, disk, order, out);
+                self.place(view, job, n, size, disk, order, launch);
                 true
             }
             None => false,
@@ -116,17 +171,24 @@ impl Scheduler {
     /// The size `job`'s next task gets on node `n` and its spills' disk
     /// bandwidth (milli-MB/s), if it may start there; with `by`, only if it
     /// is estimated to end by then.
-    fn size_on(&mut self, now: Micros, job: usize, n: usize, by: Option<Micros>) -> Option<(Resources, u64)> {
-        let j = &self.jobs[job];
+    fn size_on(
+        &mut self,
+        view: &View,
+        now: Micros,
+        job: usize,
+        n: usize,
+        by: Option<Micros>,
+    ) -> Option<(Resources, u64)> {
+        let j = view.job(job);
         let ti = j.pending.front()?;
         let t = &j.tasks[ti as usize];
-        let free = self.nodes[n].free();
+        let free = view.node_free(n);
         let req = t.request;
         let ends_by = |runtime: Micros| by.is_none_or(|b| now + runtime <= b);
         if req.fits_in(&free) {
             return ends_by(t.estimate.unwrap_or(0)).then_some((req, 0));
         }
-        let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.policy.sizing, j.req.elastic, t.estimate) else {
+        let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.sizing, j.req.elastic, t.estimate) else {
             return None;
         };
         // No size runs faster than the ideal: a task that cannot end by `by`
@@ -146,34 +208,43 @@ impl Scheduler {
     #[allow(clippy::too_many_arguments)]
     fn place(
         &mut self,
-        now: Micros,
+        view: &mut View,
         job: usize,
         n: usize,
         size: Resources,
         disk: u64,
         order: &mut Order,
-        out: &mut Vec<Action>,
+        launch: &mut Launch,
     ) {
-        let before = self.order_key(job);
-        let ti = self.jobs[job].pending.front().expect("placed tasks wait");
-        self.launch(now, job, ti, NodeId(n as u32), size, out);
-        self.jobs[job].held_mb += size.mem_mb;
-        self.jobs[job].tasks[ti as usize].disk_milli = disk;
+        let before = self.order_key(view, job);
+        let ti = view.job(job).pending.front().expect("placed tasks wait");
+        launch(view, job, ti, NodeId(n as u32), size);
+        let j = view.job_mut(job);
+        j.held_mb += size.mem_mb;
+        j.tasks[ti as usize].disk_milli = disk;
         self.disk_used[n] += disk;
         order.remove(&before);
-        self.sync_waiting(job);
-        if !self.jobs[job].pending.is_empty() {
-            order.insert(self.order_key(job), self.need(job));
+        view.sync_waiting(job);
+        if !view.job(job).pending.is_empty() {
+            order.insert(self.order_key(view, job), self.need(view, job));
         }
     }
 
     /// §3.3: other jobs may use node `n`, reserved for `reserved`, with tasks
     /// estimated to end before the node would have room for the reserved
     /// job's task anyway.
-    fn backfill(&mut self, now: Micros, reserved: usize, n: usize, order: &mut Order, out: &mut Vec<Action>) -> bool {
-        let Some(ti) = self.jobs[reserved].pending.front() else { return false };
-        let need = self.jobs[reserved].tasks[ti as usize].request;
-        let node_free = self.nodes[n].free();
+    fn backfill(
+        &mut self,
+        view: &mut View,
+        now: Micros,
+        reserved: usize,
+        n: usize,
+        order: &mut Order,
+        launch: &mut Launch,
+    ) -> bool {
+        let Some(ti) = view.job(reserved).pending.front() else { return false };
+        let need = view.job(reserved).tasks[ti as usize].request;
+        let node_free = view.node_free(n);
         let mut free = node_free;
         let mut room_at = Micros::MAX;
         for &(end, held) in self.node_ends.get(n).map(Vec::as_slice).unwrap_or(&[]) {
@@ -192,41 +263,41 @@ impl Scheduler {
             if j == reserved {
                 continue;
             }
-            self.refresh_timeline(now, j, n);
+            self.refresh_timeline(view, now, j, n);
             if !need.admits(node_free, now, room_at) {
                 continue;
             }
-            if let Some(size) = self.size_on(now, j, n, Some(room_at)) {
+            if let Some(size) = self.size_on(view, now, j, n, Some(room_at)) {
                 found = Some((j, size));
                 break;
             }
         }
         let Some((j, (size, disk))) = found else { return false };
-        self.place(now, j, n, size, disk, order, out);
+        self.place(view, j, n, size, disk, order, launch);
         true
     }
 
     /// Runs the timeline generator if it is stale (a job arrived or a
     /// heartbeat passed) and `job`'s next task would need it on node `n`:
     /// only an elastic fit reads it, so it is generated when first needed.
-    fn refresh_timeline(&mut self, now: Micros, job: usize, n: usize) {
-        if !self.timeline_stale || !matches!(self.policy.sizing, Sizing::Elastic(_)) {
+    fn refresh_timeline(&mut self, view: &View, now: Micros, job: usize, n: usize) {
+        if !self.timeline_stale || !matches!(self.sizing, Sizing::Elastic(_)) {
             return;
         }
-        let j = &self.jobs[job];
+        let j = view.job(job);
         let Some(ti) = j.pending.front() else { return };
         let req = j.tasks[ti as usize].request;
-        let free = self.nodes[n].free();
+        let free = view.node_free(n);
         if j.req.elastic.is_some() && !req.fits_in(&free) && req.cpu_milli <= free.cpu_milli {
             self.timeline_stale = false;
-            self.generate_timeline(now);
+            self.generate_timeline(view, now);
         }
     }
 
     /// §3.2: runs the timeline generator on the jobs' estimates.
-    fn generate_timeline(&mut self, now: Micros) {
-        let elastic = self.policy.sizing;
-        self.snapshot.take(&self.jobs, |j, t| {
+    fn generate_timeline(&mut self, view: &View, now: Micros) {
+        let elastic = self.sizing;
+        self.snapshot.take(view.jobs(), |j, t| {
             let ideal = t.estimate.unwrap_or(0);
             let runtime = match (elastic, j.req.elastic) {
                 (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
@@ -234,7 +305,7 @@ impl Scheduler {
             };
             t.started + runtime
         });
-        self.node_ends.resize_with(self.nodes.len(), Vec::new);
+        self.node_ends.resize_with(view.node_count(), Vec::new);
         self.node_ends.iter_mut().for_each(Vec::clear);
         // By end: backfill reads the first end that makes room, whichever
         // order equal ends come in.
@@ -242,26 +313,20 @@ impl Scheduler {
             self.node_ends[r.node as usize].push((r.end, r.held));
         }
         let mut waiting = Vec::new();
-        for (ji, j) in self.jobs.iter().enumerate() {
-            if j.status == super::state::JobStatus::Active && !j.pending.is_empty() {
+        for (ji, j) in view.jobs().iter().enumerate() {
+            if j.status == JobStatus::Active && !j.pending.is_empty() {
                 let tasks = self.snapshot.waiting_runs(ji, j);
                 waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks });
             }
         }
-        let free: Vec<Resources> = self.nodes.iter().map(|n| n.free()).collect();
+        let free: Vec<Resources> = (0..view.node_count()).map(|n| view.node_free(n)).collect();
         let running = self.snapshot.by_end(now);
-        self.timeline = Timeline::generate(now, &free, &running, &waiting, self.jobs.len());
+        self.timeline = Timeline::generate(now, &free, &running, &waiting, view.jobs().len());
     }
 
-    /// Undoes a task's sizing bookkeeping when it stops holding resources;
-    /// `finished` also takes its estimate off its job's work left.
-    pub(super) fn unsize(&mut self, task: TaskRef, finished: bool) {
-        let job = &mut self.jobs[task.job.0 as usize];
-        let t = &mut job.tasks[task.task as usize];
-        job.held_mb = job.held_mb.saturating_sub(t.allocated.mem_mb);
-        if finished {
-            job.work_left = job.work_left.saturating_sub(t.estimate.unwrap_or(0));
-        }
+    /// A task stopped holding resources: its spills' disk bandwidth is free.
+    pub fn unsize(&mut self, view: &mut View, task: TaskRef) {
+        let t = view.task_mut(task);
         if let Some(used) = self.disk_used.get_mut(t.node.0 as usize) {
             *used -= std::mem::take(&mut t.disk_milli);
         }
@@ -269,6 +334,6 @@ impl Scheduler {
 
     /// The timeline generator's estimate of `job`'s completion (elastic sizing only).
     pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
-        matches!(self.policy.sizing, Sizing::Elastic(_)).then(|| self.timeline.job_end(job.0 as usize))
+        matches!(self.sizing, Sizing::Elastic(_)).then(|| self.timeline.job_end(job.0 as usize))
     }
 }

@@ -1,15 +1,15 @@
 //! Preemption by priority level (checkpoint paper §3.1, §3.3.2): when a
 //! pending task of a higher level finds no room, running tasks of lower
-//! levels on one node give theirs up — killed, or checkpointed (§3.2, §4.1).
+//! levels on one node give theirs up — killed, or checkpointed (§3.2, §4.1)
+//! by the policy's mechanism.
 //! A dry run on copies of the nodes, as in Kubernetes' preemption: what is
 //! free or already being freed by dumps counts first, then victims are taken
 //! on the first node where enough of them run, in victim order.
 
-use super::state::ServiceKey;
-use super::Scheduler;
-use crate::action::Action;
+use super::Planner;
 use crate::model::{JobId, PriorityLevel, TaskRef, TaskState};
-use crate::policy::PreemptionSpec;
+use crate::policy::mechanism::{Mechanism, Take};
+use crate::scheduler::view::{ServiceKey, View};
 use crate::{Micros, Resources};
 use std::cmp::Reverse;
 
@@ -116,12 +116,21 @@ impl FirstFit {
     }
 }
 
-impl Scheduler {
-    pub(super) fn preempt_by_level(&mut self, now: Micros, spec: PreemptionSpec, out: &mut Vec<Action>) {
-        let preemptors = self.preemptors();
-        let Some(top) = preemptors.iter().map(|r| r.level).max() else { return };
-        let n = self.nodes.len();
-        let mut avail: Vec<Resources> = (0..n).map(|i| self.nodes[i].free() + self.freeing[i]).collect();
+/// Preemption by priority level (checkpoint paper §3.1).
+#[derive(Debug, Clone)]
+pub(crate) struct Levels;
+
+impl Planner for Levels {
+    fn clone_box(&self) -> Box<dyn Planner> {
+        Box::new(self.clone())
+    }
+
+    fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
+        let mut takes = Vec::new();
+        let preemptors = preemptors(view);
+        let Some(top) = preemptors.iter().map(|r| r.level).max() else { return takes };
+        let n = view.node_count();
+        let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i) + mechanism.freeing(i)).collect();
         let mut victims: Option<NodeVictims> = None;
         // First fit in free room, and in free room plus the victims below each level.
         let mut free_fit = FirstFit::default();
@@ -141,7 +150,8 @@ impl Scheduler {
                     avail[i] -= req;
                     continue;
                 }
-                let victims = victims.get_or_insert_with(|| NodeVictims::new(n, self.victims(now, top, &spec)));
+                let victims =
+                    victims.get_or_insert_with(|| NodeVictims::new(n, find_victims(view, mechanism, now, top)));
                 let at_level = &mut victim_fit[level as usize];
                 let fit =
                     (at_level.start(req)..n).find(|&i| req.fits_in(&(avail[i] + victims.below[i][level as usize])));
@@ -155,65 +165,54 @@ impl Scheduler {
                     let v = victims.take(i).expect("the sum below the level covers the request");
                     debug_assert!(v.level() < level, "victims are ordered by level");
                     have += v.resources;
-                    self.preempt_victim(now, v.order.3, &spec, out);
+                    takes.push(Take { task: v.order.3, shrink_to: None });
                 }
                 avail[i] = have - req;
                 free_fit.gained(i);
                 victim_fit.iter_mut().for_each(|f| f.gained(i));
             }
         }
+        takes
     }
+}
 
-    /// The requests of pending tasks above the free level (only they can
-    /// preempt), in service order, as runs of equal requests of one job.
-    fn preemptors(&self) -> Vec<Run> {
-        let mut keys: Vec<ServiceKey> = self.queues.iter().flat_map(|q| q.waiting.iter().flatten().copied()).collect();
-        keys.sort_unstable();
-        let mut out: Vec<Run> = Vec::new();
-        for key in keys {
-            let job = &self.jobs[key.2 as usize];
-            let level = PriorityLevel::of(job.req.priority);
-            if level == PriorityLevel::Free {
-                continue;
-            }
-            out.extend(job.pending.runs().map(|(req, tasks)| Run { level, req, tasks }));
+/// The requests of pending tasks above the free level (only they can
+/// preempt), in service order, as runs of equal requests of one job.
+fn preemptors(view: &View) -> Vec<Run> {
+    let mut keys: Vec<ServiceKey> = view.queues().iter().flat_map(|q| q.waiting.iter().flatten().copied()).collect();
+    keys.sort_unstable();
+    let mut out: Vec<Run> = Vec::new();
+    for key in keys {
+        let job = view.job(key.2 as usize);
+        let level = PriorityLevel::of(job.req.priority);
+        if level == PriorityLevel::Free {
+            continue;
         }
-        out
+        out.extend(job.pending.runs().map(|(req, tasks)| Run { level, req, tasks }));
     }
+    out
+}
 
-    /// Running tasks below `top` with their nodes. Victim order: lowest level
-    /// first; then, when checkpointing adaptively, the cheapest to dump
-    /// (§5.2.2: memory over the node's checkpoint bandwidth), otherwise the
-    /// lowest priority; then the youngest (least work to lose).
-    fn victims(&self, now: Micros, top: PriorityLevel, spec: &PreemptionSpec) -> Vec<(usize, Victim)> {
-        let adaptive = spec.checkpoint.filter(|c| c.adaptive);
-        let mut found = Vec::new();
-        for key in self.queues.iter().flat_map(|q| q.active.iter()) {
-            let job = &self.jobs[key.2 as usize];
-            let level = PriorityLevel::of(job.req.priority);
-            if job.running == 0 || level >= top {
-                continue;
-            }
-            for (i, t) in job.tasks.iter().enumerate().filter(|(_, t)| t.state == TaskState::Running) {
-                let cost = match &adaptive {
-                    Some(c) => Self::dump_estimate(t, c) + self.io_queue_time(t.node, now),
-                    None => job.req.priority as u64,
-                };
-                let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
-                let order = (level, cost, Reverse(t.started), task);
-                found.push((t.node.0 as usize, Victim { order, resources: t.allocated }));
-            }
+/// Running tasks below `top` with their nodes. Victim order: lowest level
+/// first; then, when the mechanism estimates costs (adaptive checkpointing),
+/// the cheapest (§5.2.2: memory over the node's checkpoint bandwidth),
+/// otherwise the lowest priority; then the youngest (least work to lose).
+fn find_victims(view: &View, mechanism: &dyn Mechanism, now: Micros, top: PriorityLevel) -> Vec<(usize, Victim)> {
+    let mut found = Vec::new();
+    for key in view.queues().iter().flat_map(|q| q.active.iter()) {
+        let job = view.job(key.2 as usize);
+        let level = PriorityLevel::of(job.req.priority);
+        if job.running == 0 || level >= top {
+            continue;
         }
-        found
-    }
-
-    /// Kills or checkpoints one victim, as the policy says.
-    pub(super) fn preempt_victim(&mut self, now: Micros, task: TaskRef, spec: &PreemptionSpec, out: &mut Vec<Action>) {
-        match spec.checkpoint {
-            Some(c) => self.checkpoint_or_kill(now, task, c, out),
-            None => self.kill(task, out),
+        for (i, t) in job.tasks.iter().enumerate().filter(|(_, t)| t.state == TaskState::Running) {
+            let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
+            let cost = mechanism.victim_cost(view, now, task).unwrap_or(job.req.priority as u64);
+            let order = (level, cost, Reverse(t.started), task);
+            found.push((t.node.0 as usize, Victim { order, resources: t.allocated }));
         }
     }
+    found
 }
 
 #[cfg(test)]

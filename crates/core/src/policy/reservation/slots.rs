@@ -2,18 +2,18 @@
 //! style): when a task finishes, the policy's reservation rule may keep its
 //! slot for the job. A kept slot is booked on its node like an allocation,
 //! so ordinary placement never sees it; the job's own tasks take it first
-//! (`locality.rs`), and only a job of strictly higher priority may take it
+//! (`scheduler/locality.rs`), and only a job of strictly higher priority may take it
 //! from the job (the permit, TRYALLOCATETASK). Reservations expire at their
-//! deadline (§IV-B), for which the core asks the body to wake it.
+//! deadline (§IV-B), for which the core asks the body to wake it. The
+//! decisions are in `speculative.rs`, `deadline.rs` and `stragglers.rs`.
 
-use super::Scheduler;
+use super::deadline::Pareto;
+use super::speculative::{slot_fate, SlotFate};
+use super::stragglers::should_copy;
+use super::ReservationSpec;
 use crate::action::Action;
-use crate::model::TaskState;
-use crate::model::{NodeId, TaskRef};
-use crate::policy::reservation::deadline::Pareto;
-use crate::policy::reservation::speculative::{slot_fate, SlotFate};
-use crate::policy::reservation::stragglers::should_copy;
-use crate::policy::ReservationSpec;
+use crate::model::{JobId, NodeId, TaskRef, TaskState};
+use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,9 +28,11 @@ struct Hold {
     expires: Option<Micros>,
 }
 
-/// Every job's reserved slots and what reservation still has to do.
+/// The slot book: every job's reserved slots and what reservation still has to do.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Reservations {
+pub(crate) struct SlotBook {
+    /// The policy's reservation rule, if it reserves.
+    spec: Option<ReservationSpec>,
     /// Reserved slots per job.
     holds: BTreeMap<u32, Vec<Hold>>,
     /// Per (job, phase): slots still to pre-reserve for its downstream
@@ -48,104 +50,106 @@ pub(super) struct Reservations {
     idle: Resources,
 }
 
-impl Scheduler {
+impl SlotBook {
+    /// A slot book for `spec`.
+    pub fn new(spec: Option<ReservationSpec>) -> Self {
+        SlotBook { spec, ..Default::default() }
+    }
+
     /// Books a reserved slot for `job`.
-    fn book_hold(&mut self, job: u32, hold: Hold) {
-        self.nodes[hold.node.0 as usize].allocated += hold.res;
-        self.refresh_node(hold.node);
-        self.reservations.idle += hold.res;
+    fn book_hold(&mut self, view: &mut View, job: u32, hold: Hold) {
+        view.book_node(hold.node, hold.res);
+        self.idle += hold.res;
         if let Some(t) = hold.expires {
-            self.wakes.insert(t);
+            view.wake_at(t);
         }
-        self.reservations.holds.entry(job).or_default().push(hold);
+        self.holds.entry(job).or_default().push(hold);
     }
 
     /// What reserved slots hold idle now (lent to no copy).
-    pub fn reserved_idle(&self) -> Resources {
-        self.reservations.idle
+    pub fn idle(&self) -> Resources {
+        self.idle
     }
 
     /// Gives an idle reserved slot back to its node.
-    fn drop_hold(&mut self, hold: Hold) {
-        self.reservations.idle -= hold.res;
-        self.unbook(hold);
-    }
-
-    /// Gives a reserved slot (idle or lent to a copy) back to its node.
-    fn unbook(&mut self, hold: Hold) {
-        self.nodes[hold.node.0 as usize].allocated -= hold.res;
-        self.refresh_node(hold.node);
+    fn drop_hold(&mut self, view: &mut View, hold: Hold) {
+        self.idle -= hold.res;
+        view.unbook_node(hold.node, hold.res);
     }
 
     /// Removes and unbooks the first hold of `job` that `pick` accepts and
     /// whose node then has room for `req`; returns its node.
-    fn take_hold(&mut self, job: u32, req: Resources, pick: impl Fn(&Hold) -> bool) -> Option<NodeId> {
-        let holds = self.reservations.holds.get_mut(&job)?;
-        let nodes = &self.nodes;
-        let i = holds.iter().position(|h| pick(h) && req.fits_in(&(nodes[h.node.0 as usize].free() + h.res)))?;
+    fn take_hold(&mut self, view: &mut View, job: u32, req: Resources, pick: impl Fn(&Hold) -> bool) -> Option<NodeId> {
+        let holds = self.holds.get_mut(&job)?;
+        let i = holds.iter().position(|h| pick(h) && req.fits_in(&(view.node_free(h.node.0 as usize) + h.res)))?;
         let hold = holds.swap_remove(i);
         if holds.is_empty() {
-            self.reservations.holds.remove(&job);
+            self.holds.remove(&job);
         }
-        self.drop_hold(hold);
+        self.drop_hold(view, hold);
         Some(hold.node)
     }
 
     /// One of `job`'s own reserved slots on a node `pick` accepts.
-    pub(super) fn take_own_hold(
+    pub(crate) fn take_own_hold(
         &mut self,
+        view: &mut View,
         job: usize,
         req: Resources,
         pick: impl Fn(NodeId) -> bool,
     ) -> Option<NodeId> {
-        if self.reservations.holds.is_empty() {
+        if self.holds.is_empty() {
             return None;
         }
-        self.take_hold(job as u32, req, |h| pick(h.node))
+        self.take_hold(view, job as u32, req, |h| pick(h.node))
     }
 
     /// The permit: a slot reserved by a job of strictly lower priority, which
     /// a task of `job` may take when no free slot is left.
-    pub(super) fn take_lower_hold(&mut self, job: usize, req: Resources) -> Option<NodeId> {
-        let priority = self.jobs[job].req.priority;
-        let lower: Vec<u32> = self
-            .reservations
-            .holds
-            .keys()
-            .copied()
-            .filter(|&o| self.jobs[o as usize].req.priority < priority)
-            .collect();
-        lower.into_iter().find_map(|owner| self.take_hold(owner, req, |_| true))
+    pub(crate) fn take_lower_hold(&mut self, view: &mut View, job: usize, req: Resources) -> Option<NodeId> {
+        let priority = view.job(job).req.priority;
+        let lower: Vec<u32> =
+            self.holds.keys().copied().filter(|&o| view.job(o as usize).req.priority < priority).collect();
+        lower.into_iter().find_map(|owner| self.take_hold(view, owner, req, |_| true))
     }
 
     /// Whether a job of `priority` could use some reserved slot (its own, or
     /// one of a lower priority).
-    pub(super) fn holds_usable_by(&self, priority: u8) -> bool {
-        self.reservations.holds.keys().any(|&o| self.jobs[o as usize].req.priority <= priority)
+    pub(crate) fn holds_usable_by(&self, view: &View, priority: u8) -> bool {
+        self.holds.keys().any(|&o| view.job(o as usize).req.priority <= priority)
     }
 
     /// Algorithm 1 (or the timeout rule) for a task that finished on `node`
     /// after running `ran`, having just freed `res`.
-    pub(super) fn reserve_on_finish(&mut self, now: Micros, task: TaskRef, node: NodeId, res: Resources, ran: Micros) {
-        let Some(spec) = self.policy.reservation else { return };
-        if let Some(hold) = self.reservations.copies.remove(&(task.job.0, task.task)) {
-            self.reservations.idle += hold.res;
-            self.reservations.holds.entry(task.job.0).or_default().push(hold);
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn reserve_on_finish(
+        &mut self,
+        view: &mut View,
+        now: Micros,
+        task: TaskRef,
+        node: NodeId,
+        res: Resources,
+        ran: Micros,
+    ) {
+        let Some(spec) = self.spec else { return };
+        if let Some(hold) = self.copies.remove(&(task.job.0, task.task)) {
+            self.idle += hold.res;
+            self.holds.entry(task.job.0).or_default().push(hold);
         }
-        let (jid, job) = (task.job.0, &self.jobs[task.job.0 as usize]);
+        let (jid, job) = (task.job.0, view.job(task.job.0 as usize));
         if job.unfinished == 0 {
             return;
         }
         let phase = job.tasks[task.task as usize].phase;
         let expires = match spec {
             ReservationSpec::Timeout { timeout } => {
-                return self.book_hold(jid, Hold { node, res, phase, expires: Some(now + timeout) });
+                return self.book_hold(view, jid, Hold { node, res, phase, expires: Some(now + timeout) });
             }
             ReservationSpec::Speculative { prereserve, isolation, stragglers } => {
                 let p = &job.phases[phase as usize];
                 let m = p.tasks.len() as u32;
                 let key = (jid, phase);
-                let observed = self.reservations.observed.entry(key).or_default();
+                let observed = self.observed.entry(key).or_default();
                 let mut expires = observed.1;
                 if expires.is_some_and(|t| t <= now) {
                     // The phase's deadline has passed: its reservations are
@@ -172,50 +176,50 @@ impl Scheduler {
                 if expires.is_some_and(|t| t <= now) {
                     // The refit moved the deadline before now: the phase's
                     // slots lapse at the next step, this one at once.
-                    return self.update_expiry(jid, phase, expires);
+                    return self.update_expiry(view, jid, phase, expires);
                 }
                 let downstream: Option<u32> = (!p.downstream.is_empty())
                     .then(|| p.downstream.iter().map(|&d| job.phases[d as usize].tasks.len() as u32).sum());
                 let finished = m - p.unfinished;
-                let started = self.reservations.wanted.contains_key(&key);
+                let started = self.wanted.contains_key(&key);
                 if stragglers {
-                    self.reservations.to_check.insert(key);
+                    self.to_check.insert(key);
                 }
                 match slot_fate(m, finished, downstream, true, prereserve, started) {
                     SlotFate::Release => return,
                     SlotFate::Reserve => {}
                     SlotFate::ReserveAndPreReserve { extra } => {
-                        self.reservations.wanted.insert(key, (extra, res));
+                        self.wanted.insert(key, (extra, res));
                     }
                 }
-                self.update_expiry(jid, phase, expires);
+                self.update_expiry(view, jid, phase, expires);
                 expires
             }
         };
-        self.book_hold(jid, Hold { node, res, phase, expires });
+        self.book_hold(view, jid, Hold { node, res, phase, expires });
     }
 
     /// Moves the expiry of the slots reserved in `phase` of `job` to `expires`.
-    fn update_expiry(&mut self, job: u32, phase: u32, expires: Option<Micros>) {
-        if let Some(holds) = self.reservations.holds.get_mut(&job) {
+    fn update_expiry(&mut self, view: &mut View, job: u32, phase: u32, expires: Option<Micros>) {
+        if let Some(holds) = self.holds.get_mut(&job) {
             for h in holds.iter_mut().filter(|h| h.phase == phase) {
                 h.expires = expires;
             }
         }
         if let Some(t) = expires {
-            self.wakes.insert(t);
+            view.wake_at(t);
         }
     }
 
     /// Before an allocation pass: reserved slots whose deadline has come go
     /// back to the cluster, and pre-reservations take free slots.
-    pub(super) fn reservation_step(&mut self, now: Micros, out: &mut Vec<Action>) {
-        if self.reservations.holds.is_empty() && self.reservations.wanted.is_empty() {
+    pub(crate) fn step(&mut self, view: &mut View, now: Micros, out: &mut Vec<Action>) {
+        if self.holds.is_empty() && self.wanted.is_empty() {
             return;
         }
-        self.copy_stragglers(out);
+        self.copy_stragglers(view, out);
         let mut expired = Vec::new();
-        self.reservations.holds.retain(|_, holds| {
+        self.holds.retain(|_, holds| {
             holds.retain(|h| {
                 let lapsed = h.expires.is_some_and(|t| t <= now);
                 if lapsed {
@@ -226,46 +230,46 @@ impl Scheduler {
             !holds.is_empty()
         });
         if !expired.is_empty() {
-            self.dirty = true;
+            view.set_dirty();
         }
         for h in expired {
-            self.drop_hold(h);
+            self.drop_hold(view, h);
         }
-        let wanted: Vec<_> = self.reservations.wanted.iter().map(|(&k, &v)| (k, v)).collect();
+        let wanted: Vec<_> = self.wanted.iter().map(|(&k, &v)| (k, v)).collect();
         for ((job, phase), (count, res)) in wanted {
-            let expires = self.reservations.observed.get(&(job, phase)).and_then(|o| o.1);
+            let expires = self.observed.get(&(job, phase)).and_then(|o| o.1);
             if expires.is_some_and(|t| t <= now) {
                 continue;
             }
             let mut left = count;
             while left > 0 {
-                let Some(i) = self.free_index.first_fit(res, 0) else { break };
-                self.book_hold(job, Hold { node: NodeId(i as u32), res, phase, expires });
+                let Some(i) = view.first_fit(res, 0) else { break };
+                self.book_hold(view, job, Hold { node: NodeId(i as u32), res, phase, expires });
                 left -= 1;
             }
-            self.reservations.wanted.insert((job, phase), (left, res));
+            self.wanted.insert((job, phase), (left, res));
         }
     }
 
     /// SSR §IV-C: in each phase that had a task finish, once its running
     /// tasks are no more than its idle reserved slots, each running task
     /// without a copy gets one on a reserved slot (on another node if it can).
-    fn copy_stragglers(&mut self, out: &mut Vec<Action>) {
-        for (job, phase) in std::mem::take(&mut self.reservations.to_check) {
-            let j = &self.jobs[job as usize];
+    fn copy_stragglers(&mut self, view: &View, out: &mut Vec<Action>) {
+        for (job, phase) in std::mem::take(&mut self.to_check) {
+            let j = view.job(job as usize);
             let running: Vec<(u32, NodeId)> = j.phases[phase as usize]
                 .tasks
                 .clone()
                 .filter(|&t| j.tasks[t as usize].state == TaskState::Running)
-                .filter(|&t| !self.reservations.copies.contains_key(&(job, t)))
+                .filter(|&t| !self.copies.contains_key(&(job, t)))
                 .map(|t| (t, j.tasks[t as usize].node))
                 .collect();
-            let idle = self.reservations.holds.get(&job).map_or(0, |h| h.iter().filter(|h| h.phase == phase).count());
+            let idle = self.holds.get(&job).map_or(0, |h| h.iter().filter(|h| h.phase == phase).count());
             if !should_copy(running.len() as u32, idle as u32) {
                 continue;
             }
             for (task, on) in running {
-                let holds = self.reservations.holds.get_mut(&job).expect("idle holds counted above");
+                let holds = self.holds.get_mut(&job).expect("idle holds counted above");
                 let of_phase = |h: &Hold| h.phase == phase;
                 let i = holds
                     .iter()
@@ -274,12 +278,12 @@ impl Scheduler {
                     .expect("as many idle holds as running tasks");
                 let hold = holds.swap_remove(i);
                 if holds.is_empty() {
-                    self.reservations.holds.remove(&job);
+                    self.holds.remove(&job);
                 }
-                self.reservations.idle -= hold.res;
-                self.reservations.copies.insert((job, task), hold);
+                self.idle -= hold.res;
+                self.copies.insert((job, task), hold);
                 out.push(Action::Copy {
-                    task: TaskRef { job: crate::model::JobId(job), task },
+                    task: TaskRef { job: JobId(job), task },
                     node: hold.node,
                     resources: hold.res,
                 });
@@ -288,19 +292,19 @@ impl Scheduler {
     }
 
     /// A phase's downstream phases started: it needs no more pre-reservation.
-    pub(super) fn phase_released(&mut self, job: u32, upstream: u32) {
-        if let Some(w) = self.reservations.wanted.get_mut(&(job, upstream)) {
+    pub(crate) fn phase_released(&mut self, job: u32, upstream: u32) {
+        if let Some(w) = self.wanted.get_mut(&(job, upstream)) {
             w.0 = 0;
         }
     }
 
     /// Slots a job keeps for phases that have all started, or for a job that
     /// has ended, go back to the cluster.
-    pub(super) fn release_spent_holds(&mut self, job: usize) {
-        let Some(holds) = self.reservations.holds.get(&(job as u32)) else { return };
-        let j = &self.jobs[job];
-        let ended = j.status != super::JobStatus::Active;
-        let blind = matches!(self.policy.reservation, Some(ReservationSpec::Timeout { .. }));
+    pub(crate) fn release_spent_holds(&mut self, view: &mut View, job: usize) {
+        let Some(holds) = self.holds.get(&(job as u32)) else { return };
+        let j = view.job(job);
+        let ended = j.status != JobStatus::Active;
+        let blind = matches!(self.spec, Some(ReservationSpec::Timeout { .. }));
         if !ended && (blind || !j.pending.is_empty()) {
             return;
         }
@@ -309,44 +313,25 @@ impl Scheduler {
         };
         let (gone, kept): (Vec<Hold>, Vec<Hold>) = holds.iter().partition(|h| spent(h));
         if ended {
-            self.reservations.wanted.retain(|&(o, _), _| o != job as u32);
-            self.reservations.observed.retain(|&(o, _), _| o != job as u32);
+            self.wanted.retain(|&(o, _), _| o != job as u32);
+            self.observed.retain(|&(o, _), _| o != job as u32);
             let lent: Vec<(u32, u32)> =
-                self.reservations.copies.range((job as u32, 0)..=(job as u32, u32::MAX)).map(|(&k, _)| k).collect();
+                self.copies.range((job as u32, 0)..=(job as u32, u32::MAX)).map(|(&k, _)| k).collect();
             for k in lent {
-                let hold = self.reservations.copies.remove(&k).expect("listed");
-                self.unbook(hold);
+                let hold = self.copies.remove(&k).expect("listed");
+                view.unbook_node(hold.node, hold.res);
             }
         }
         if kept.is_empty() {
-            self.reservations.holds.remove(&(job as u32));
+            self.holds.remove(&(job as u32));
         } else {
-            self.reservations.holds.insert(job as u32, kept);
+            self.holds.insert(job as u32, kept);
         }
         if !gone.is_empty() {
-            self.dirty = true;
+            view.set_dirty();
         }
         for h in gone {
-            self.drop_hold(h);
+            self.drop_hold(view, h);
         }
-    }
-
-    /// The earliest instant after `now` the core wants a pass at even if the
-    /// body observes nothing (a locality wait ends, a reservation expires);
-    /// the body arranges a timer and calls [`Scheduler::wake`] then.
-    pub fn wake_at(&mut self, now: Micros) -> Option<Micros> {
-        while let Some(&t) = self.wakes.first() {
-            if t > now {
-                return Some(t);
-            }
-            self.wakes.pop_first();
-        }
-        None
-    }
-
-    /// A timer the core asked for ([`Scheduler::wake_at`]) went off: the
-    /// next [`Scheduler::schedule`] runs an allocation pass.
-    pub fn wake(&mut self, _now: Micros) {
-        self.dirty = true;
     }
 }

@@ -1,0 +1,122 @@
+//! How a victim gives its resources back — the *mechanism* step. One file per
+//! mechanism: `kill.rs`, `container.rs` (BIG-C's immediate and graceful
+//! preemption, with delayed and gradual resumption), `checkpoint.rs` (the
+//! checkpoint paper's dump and restore, Algorithms 1 and 2). A planner
+//! (`policy/planner/`) decides whom to take from; the scheduler hands each
+//! [`Take`] to the policy's [`Mechanism`] with a [`View`] of its books.
+
+mod checkpoint;
+mod container;
+mod kill;
+
+pub(crate) use container::{memory_reclaimed, task_resumed, task_swapping};
+use kill::kill;
+
+use crate::action::{Action, MechanismKind};
+use crate::model::TaskRef;
+use crate::policy::{MechanismSpec, Policy};
+use crate::scheduler::view::{Image, View};
+use crate::{CoreError, Micros, Resources};
+
+/// What a planner takes from one victim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Take {
+    /// The victim.
+    pub task: TaskRef,
+    /// Its new limits, for a graceful step; `None`: all it holds.
+    pub shrink_to: Option<Resources>,
+}
+
+/// What preempting one victim came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Preempted {
+    /// It gives its resources back and will run again where it was.
+    Kept,
+    /// It was killed and requeued; `exhausted`: its job has used up its attempts.
+    Killed {
+        /// The job must fail.
+        exhausted: bool,
+    },
+}
+
+/// A way of taking resources back from running tasks, with the state it
+/// keeps (queues of dumps, images) and what it does when the body reports.
+pub(crate) trait Mechanism: std::fmt::Debug + Send + Sync {
+    /// Which mechanism this is, for reports and for the body.
+    fn kind(&self) -> MechanismKind;
+
+    /// A copy of it with its state.
+    fn clone_box(&self) -> Box<dyn Mechanism>;
+
+    /// Its estimated cost of taking `task` now, if it orders victims by cost
+    /// (the checkpoint paper §5.2.2: the cheapest to dump first).
+    fn victim_cost(&self, _view: &View, _now: Micros, _task: TaskRef) -> Option<Micros> {
+        None
+    }
+
+    /// What preemptions under way will free on node `node` when they end.
+    fn freeing(&self, _node: usize) -> Resources {
+        Resources::ZERO
+    }
+
+    /// Takes back what `take` says from a running victim.
+    fn preempt(&mut self, view: &mut View, now: Micros, take: Take, out: &mut Vec<Action>) -> Preempted;
+
+    /// At a heartbeat: offers preempted tasks their nodes' free resources.
+    fn offer(&mut self, _view: &mut View, _out: &mut Vec<Action>) {}
+
+    /// Starts task `task` of `job` from its `image` (the head of its job's
+    /// pending tasks); `first_fit` is the first node with room for it.
+    #[allow(clippy::too_many_arguments)]
+    fn restore(
+        &mut self,
+        _view: &mut View,
+        _now: Micros,
+        _job: usize,
+        _task: u32,
+        _image: Image,
+        _first_fit: crate::model::NodeId,
+        _out: &mut Vec<Action>,
+    ) {
+        unreachable!("only checkpointing makes images")
+    }
+
+    /// The body wrote a task's dump.
+    fn checkpointed(&mut self, view: &mut View, _now: Micros, task: TaskRef) -> Result<(), CoreError> {
+        let state = view.checked_task(task)?.state;
+        Err(CoreError::BadTask { task, what: format!("checkpointed while {state:?} and not dumping") })
+    }
+
+    /// A task runs again after a resumption or a restore.
+    fn resumed(&mut self, _view: &mut View, _now: Micros, _task: TaskRef) {}
+
+    /// A task stopped holding resources for good or was lost: drop what is
+    /// booked for it.
+    fn forget(&mut self, _view: &mut View, _task: TaskRef) {}
+}
+
+impl Clone for Box<dyn Mechanism> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// The mechanism `policy` preempts with, on a cluster of `nodes` nodes (a
+/// policy that does not preempt kills only when a job is aborted: none).
+pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
+    let max_attempts = policy.max_attempts;
+    let Some(spec) = &policy.preemption else { return Box::new(kill::Kill { max_attempts }) };
+    let container = |graceful| container::Container {
+        graceful,
+        footprint: spec.footprint,
+        gp_step: spec.gp_step,
+        delayed_resumption: spec.delayed_resumption,
+        gradual_resumption: spec.gradual_resumption,
+    };
+    match spec.mechanism {
+        MechanismSpec::Kill => Box::new(kill::Kill { max_attempts }),
+        MechanismSpec::Immediate => Box::new(container(false)),
+        MechanismSpec::Graceful => Box::new(container(true)),
+        MechanismSpec::Checkpoint(c) => Box::new(checkpoint::Checkpoint::new(c, max_attempts, nodes)),
+    }
+}

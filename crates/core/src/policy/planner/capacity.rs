@@ -1,0 +1,99 @@
+//! The resource monitor (BIG-C §4.2): every few seconds, compare each queue's
+//! usage with its guaranteed share and take resources back from
+//! over-provisioned queues for starved ones — how much by Algorithm 1
+//! (`compute_dr.rs`), from whom by Algorithm 2 (`victims.rs`).
+
+use super::{choose_graceful, choose_victims, preempted_resources, Container, Planner, VictimJob};
+use crate::action::MechanismKind;
+use crate::model::{JobId, TaskRef, TaskState};
+use crate::policy::mechanism::{Mechanism, Take};
+use crate::scheduler::view::{TaskRuntime, View};
+use crate::{Micros, Resources};
+
+/// Capacity queues with guarantees (YARN's capacity scheduler, BIG-C).
+#[derive(Debug, Clone)]
+pub(crate) struct Capacity {
+    /// Per queue, whether it takes back when under its guarantee.
+    pub preempts: Vec<bool>,
+    /// Algorithm 1 with COMPUTEDR (BIG-C), or all the excess (YARN).
+    pub compute_dr: bool,
+    /// The graceful-preemption step r⃗_GP.
+    pub gp_step: Resources,
+    /// What a suspended container keeps.
+    pub footprint: Resources,
+}
+
+impl Planner for Capacity {
+    fn clone_box(&self) -> Box<dyn Planner> {
+        Box::new(self.clone())
+    }
+
+    fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
+        // Graceful preemption takes r⃗_GP steps, the others whole containers.
+        let graceful = mechanism.kind() == MechanismKind::Graceful;
+        let mut takes = Vec::new();
+        let queues = view.queues();
+        for starved in 0..queues.len() {
+            let q = &queues[starved];
+            if !self.preempts[starved] || !q.used.strictly_less(&q.guaranteed) {
+                continue;
+            }
+            // The starved queue's request r⃗_s: its runnable pending demand, up
+            // to its guarantee, less what is already free in the cluster.
+            let room = q.guaranteed.saturating_sub(&q.used);
+            let demand = view.pending_demand(starved).min(&room);
+            // Memory that preempted tasks are still giving back is on its way.
+            // (Tasks of a node just lost still count as allocated until reported lost.)
+            let coming = view.total().saturating_sub(&view.allocated()) + Resources::new(0, view.reclaiming_mb());
+            let mut need = demand.saturating_sub(&coming);
+            for (over, o) in queues.iter().enumerate() {
+                if over == starved || need.is_zero() {
+                    continue;
+                }
+                // Algorithm 1, lines 3–4: the excess over the fair allocation.
+                let a = o.used.saturating_sub(&o.guaranteed);
+                if a.is_zero() {
+                    continue;
+                }
+                let p = preempted_resources(need, a, self.compute_dr);
+                need = need.saturating_sub(&p);
+                if graceful {
+                    let jobs = victim_jobs(view, over, now, |s| matches!(s, TaskState::Running | TaskState::Shrunk));
+                    let steps = choose_graceful(jobs, p, self.gp_step, self.footprint, view.total());
+                    takes.extend(steps.into_iter().map(|(task, to)| Take { task, shrink_to: Some(to) }));
+                } else {
+                    let jobs = victim_jobs(view, over, now, |s| s == TaskState::Running);
+                    let victims = choose_victims(jobs, p, view.total());
+                    takes.extend(victims.into_iter().map(|c| Take { task: c.task, shrink_to: None }));
+                }
+            }
+        }
+        takes
+    }
+}
+
+/// The jobs of a queue with their running containers, for Algorithm 2.
+fn victim_jobs(view: &View, queue: usize, now: Micros, eligible: impl Fn(TaskState) -> bool) -> Vec<VictimJob> {
+    let running = |t: &TaskRuntime| eligible(t.state);
+    view.queues()[queue]
+        .active
+        .iter()
+        .map(|key| view.job(key.2 as usize))
+        .filter(|job| job.running > 0)
+        .map(|job| VictimJob {
+            job: job.req.id,
+            remaining: job.estimated_remaining(now),
+            containers: job
+                .tasks
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| running(t))
+                .map(|(i, t)| Container {
+                    task: TaskRef { job: JobId(job.req.id.0), task: i as u32 },
+                    resources: t.allocated,
+                    started: t.started,
+                })
+                .collect(),
+        })
+        .collect()
+}

@@ -1,0 +1,49 @@
+//! How much to take back and from whom — the *preemption planner* step. One
+//! file per algorithm: `capacity.rs` (BIG-C's resource monitor: queues over
+//! their guarantee give back to starved ones, sized by `compute_dr.rs`,
+//! Algorithm 1, victims by `victims.rs`, Algorithm 2) and `levels.rs` (the
+//! checkpoint paper's priority levels, §3.1). A planner reads a [`View`] and
+//! the policy's mechanism (for its cost estimates) and returns its takes in
+//! order; the scheduler hands them to the mechanism.
+
+mod capacity;
+mod compute_dr;
+mod levels;
+mod victims;
+
+pub use compute_dr::{compute_dr, preempted_resources};
+pub use victims::{choose_graceful, choose_victims, Container, VictimJob};
+
+use crate::policy::mechanism::{Mechanism, Take};
+use crate::policy::{PlannerSpec, Policy};
+use crate::scheduler::view::View;
+use crate::Micros;
+
+/// A preemption planner.
+pub(crate) trait Planner: std::fmt::Debug + Send + Sync {
+    /// A copy of it with its state.
+    fn clone_box(&self) -> Box<dyn Planner>;
+
+    /// What to take back now, in the order it is to be taken.
+    fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take>;
+}
+
+impl Clone for Box<dyn Planner> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// The planner `policy` preempts with, if it preempts.
+pub(crate) fn build(policy: &Policy) -> Option<Box<dyn Planner>> {
+    let spec = policy.preemption.as_ref()?;
+    Some(match spec.planner {
+        PlannerSpec::Capacity => Box::new(capacity::Capacity {
+            preempts: policy.queues.iter().map(|q| q.preempts).collect(),
+            compute_dr: spec.compute_dr,
+            gp_step: spec.gp_step,
+            footprint: spec.footprint,
+        }),
+        PlannerSpec::PriorityLevels => Box::new(levels::Levels),
+    })
+}

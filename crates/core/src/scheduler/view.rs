@@ -1,0 +1,265 @@
+//! What a plugin may read and book: the scheduler's shared bookkeeping —
+//! nodes and their free-space indexes, queues, jobs and their tasks, the
+//! preempted set and the memory still being reclaimed, the timers asked for.
+//! Plugins (`policy/`) get a [`View`], never the `Scheduler`: they change the
+//! books only through these methods, which keep the indexes and the queues'
+//! usage in step.
+
+use super::state::NodeState;
+pub(crate) use super::state::{Image, IoOp, JobState, JobStatus, QueueState, ServiceKey, TaskRuntime};
+use crate::model::{NodeId, TaskRef, TaskState};
+use crate::node_index::NodeIndex;
+use crate::{CoreError, Micros, Resources};
+use std::collections::BTreeSet;
+
+/// The scheduler's shared bookkeeping, as plugins see it.
+#[derive(Debug, Clone)]
+pub struct View {
+    pub(super) nodes: Vec<NodeState>,
+    pub(super) free_index: NodeIndex,
+    /// Per node, the resources preempted tasks there gave up and will take
+    /// back on resumption: long work may not be placed into them.
+    pub(super) promised: Vec<Resources>,
+    /// Free resources less `promised`, per node: where long tasks may go.
+    pub(super) long_index: NodeIndex,
+    /// Nodes before this index are only for short jobs.
+    pub(super) first_shared_node: usize,
+    pub(super) total: Resources,
+    pub(super) allocated: Resources,
+    pub(super) queues: Vec<QueueState>,
+    pub(super) jobs: Vec<JobState>,
+    /// Something changed since the last allocation pass.
+    pub(super) dirty: bool,
+    /// Memory that suspended and shrunk tasks have still to give back.
+    pub(super) reclaiming_mb: u64,
+    /// Suspended and shrunk tasks awaiting resumption, in service order.
+    pub(super) preempted: BTreeSet<(ServiceKey, u32)>,
+    /// Instants the core asked the body to wake it at.
+    pub(super) wakes: BTreeSet<Micros>,
+}
+
+impl View {
+    /// Every job, by dense id.
+    pub(crate) fn jobs(&self) -> &[JobState] {
+        &self.jobs
+    }
+
+    /// Job `job`.
+    pub(crate) fn job(&self, job: usize) -> &JobState {
+        &self.jobs[job]
+    }
+
+    /// Job `job`, to change its tasks' plugin fields.
+    pub(crate) fn job_mut(&mut self, job: usize) -> &mut JobState {
+        &mut self.jobs[job]
+    }
+
+    /// A task.
+    pub(crate) fn task(&self, task: TaskRef) -> &TaskRuntime {
+        &self.jobs[task.job.0 as usize].tasks[task.task as usize]
+    }
+
+    /// A task, to change it.
+    pub(crate) fn task_mut(&mut self, task: TaskRef) -> &mut TaskRuntime {
+        &mut self.jobs[task.job.0 as usize].tasks[task.task as usize]
+    }
+
+    /// A task the body named, checked to exist.
+    pub(crate) fn checked_task(&mut self, task: TaskRef) -> Result<&mut TaskRuntime, CoreError> {
+        let job = self
+            .jobs
+            .get_mut(task.job.0 as usize)
+            .ok_or_else(|| CoreError::BadTask { task, what: "unknown job".into() })?;
+        job.tasks.get_mut(task.task as usize).ok_or_else(|| CoreError::BadTask { task, what: "unknown task".into() })
+    }
+
+    /// The queue a task's job is in.
+    pub(crate) fn queue_of(&self, task: TaskRef) -> usize {
+        self.jobs[task.job.0 as usize].queue
+    }
+
+    /// Number of nodes.
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// What node `i` has free (nothing if it is down).
+    pub(crate) fn node_free(&self, i: usize) -> Resources {
+        self.nodes[i].free()
+    }
+
+    /// Node `i`'s capacity.
+    pub(crate) fn node_capacity(&self, i: usize) -> Resources {
+        self.nodes[i].capacity
+    }
+
+    /// The first node at `from` or later with `req` free.
+    pub(crate) fn first_fit(&self, req: Resources, from: usize) -> Option<usize> {
+        self.free_index.first_fit(req, from)
+    }
+
+    /// Total capacity of the nodes up.
+    pub(crate) fn total(&self) -> Resources {
+        self.total
+    }
+
+    /// What is allocated cluster-wide.
+    pub(crate) fn allocated(&self) -> Resources {
+        self.allocated
+    }
+
+    /// Memory suspended and shrunk tasks have still to give back, MB.
+    pub(crate) fn reclaiming_mb(&self) -> u64 {
+        self.reclaiming_mb
+    }
+
+    /// The queues' usage and jobs.
+    pub(crate) fn queues(&self) -> &[QueueState] {
+        &self.queues
+    }
+
+    /// Brings a node's entries in both placement indexes up to date.
+    pub(crate) fn refresh_node(&mut self, node: NodeId) {
+        let i = node.0 as usize;
+        let free = self.nodes[i].free();
+        self.free_index.update(i, free);
+        self.long_index.update(i, free.saturating_sub(&self.promised[i]));
+    }
+
+    /// Frees `res` of `queue`'s on `node`.
+    pub(crate) fn release(&mut self, node: NodeId, queue: usize, res: Resources) {
+        self.nodes[node.0 as usize].allocated -= res;
+        self.refresh_node(node);
+        self.queues[queue].used -= res;
+        self.allocated -= res;
+    }
+
+    /// Allocates `res` to `queue` on `node`.
+    pub(crate) fn reserve(&mut self, node: NodeId, queue: usize, res: Resources) {
+        self.nodes[node.0 as usize].allocated += res;
+        self.refresh_node(node);
+        self.queues[queue].used += res;
+        self.allocated += res;
+    }
+
+    /// Books `res` on `node` for no queue (a reserved slot).
+    pub(crate) fn book_node(&mut self, node: NodeId, res: Resources) {
+        self.nodes[node.0 as usize].allocated += res;
+        self.refresh_node(node);
+    }
+
+    /// Gives back what [`View::book_node`] booked.
+    pub(crate) fn unbook_node(&mut self, node: NodeId, res: Resources) {
+        self.nodes[node.0 as usize].allocated -= res;
+        self.refresh_node(node);
+    }
+
+    /// Keeps a job in its queue's waiting set exactly while it is active and
+    /// has runnable pending tasks.
+    pub(crate) fn sync_waiting(&mut self, job: usize) {
+        let j = &self.jobs[job];
+        let waiting = &mut self.queues[j.queue].waiting[j.req.class as usize];
+        if j.status == JobStatus::Active && !j.pending.is_empty() {
+            waiting.insert(j.key);
+        } else {
+            waiting.remove(&j.key);
+        }
+    }
+
+    /// A task that held resources on its node goes back to the front of its
+    /// job's pending tasks, holding nothing; returns what it held.
+    pub(crate) fn requeue(&mut self, task: TaskRef) -> Resources {
+        self.unsize(task, false);
+        let job = &mut self.jobs[task.job.0 as usize];
+        let t = &mut job.tasks[task.task as usize];
+        t.state.transition(TaskState::Pending).expect("tasks holding resources can be requeued");
+        let (node, res) = (t.node, std::mem::replace(&mut t.allocated, Resources::ZERO));
+        job.running -= 1;
+        job.pending.push_front(task.task, job.tasks[task.task as usize].request);
+        let queue = job.queue;
+        self.release(node, queue, res);
+        self.sync_waiting(task.job.0 as usize);
+        res
+    }
+
+    /// Whether `task` is among the preempted awaiting resumption.
+    pub(crate) fn is_preempted(&self, task: TaskRef) -> bool {
+        self.preempted.contains(&(self.jobs[task.job.0 as usize].key, task.task))
+    }
+
+    /// Puts `task` among the preempted (it gave something up).
+    pub(crate) fn add_preempted(&mut self, task: TaskRef) {
+        self.preempted.insert((self.jobs[task.job.0 as usize].key, task.task));
+    }
+
+    /// Takes `task` off the preempted.
+    pub(crate) fn remove_preempted(&mut self, task: TaskRef) {
+        self.preempted.remove(&(self.jobs[task.job.0 as usize].key, task.task));
+    }
+
+    /// The preempted tasks in service order.
+    pub(crate) fn preempted(&self) -> Vec<TaskRef> {
+        self.preempted.iter().map(|&(key, task)| TaskRef { job: crate::model::JobId(key.2), task }).collect()
+    }
+
+    /// Adds to (or, negative, takes from) the memory being reclaimed.
+    pub(crate) fn add_reclaiming(&mut self, mb: i64) {
+        self.reclaiming_mb = self.reclaiming_mb.checked_add_signed(mb).expect("reclaimed no more than was due");
+    }
+
+    /// Keeps `promised` equal, per node, to what its preempted tasks gave up
+    /// (request − allocation); long work is not placed into it.
+    pub(crate) fn sync_promise(&mut self, task: TaskRef) {
+        let preempted = self.is_preempted(task);
+        let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
+        let new = if preempted { t.request.saturating_sub(&t.allocated) } else { Resources::ZERO };
+        let old = std::mem::replace(&mut t.promise, new);
+        let node = t.node;
+        let p = &mut self.promised[node.0 as usize];
+        *p = p.saturating_sub(&old) + new;
+        self.refresh_node(node);
+    }
+
+    /// Asks the body to wake the core at `at`.
+    pub(crate) fn wake_at(&mut self, at: Micros) {
+        self.wakes.insert(at);
+    }
+
+    /// Something changed: the next `schedule` runs an allocation pass.
+    pub(crate) fn set_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Sum of the requests of a queue's runnable pending tasks.
+    pub(crate) fn pending_demand(&self, queue: usize) -> Resources {
+        let mut sum = Resources::ZERO;
+        for key in self.queues[queue].waiting.iter().flatten() {
+            for (request, tasks) in self.jobs[key.2 as usize].pending.runs() {
+                sum += request.times(tasks as u64);
+            }
+        }
+        sum
+    }
+
+    /// Takes a task that stops holding resources off its job's memory held;
+    /// `finished` also takes its estimate off the job's work left.
+    pub(crate) fn unsize(&mut self, task: TaskRef, finished: bool) {
+        let job = &mut self.jobs[task.job.0 as usize];
+        let t = &job.tasks[task.task as usize];
+        job.held_mb = job.held_mb.saturating_sub(t.allocated.mem_mb);
+        if finished {
+            job.work_left = job.work_left.saturating_sub(t.estimate.unwrap_or(0));
+        }
+    }
+
+    /// Forgets what a task still owed and its place among the preempted (it
+    /// finished, was lost or its job failed).
+    pub(crate) fn forget_preemption(&mut self, task: TaskRef) {
+        let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
+        let owed = std::mem::take(&mut t.reclaiming_mb);
+        t.footprint_mb = 0;
+        self.reclaiming_mb -= owed;
+        self.remove_preempted(task);
+        self.sync_promise(task);
+    }
+}
