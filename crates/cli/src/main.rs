@@ -43,7 +43,11 @@ enum Command {
     /// List the built-in scenarios.
     Scenarios,
     /// List the policy presets and their settable parameters.
-    Policies,
+    Policies {
+        /// Print only the parameters, as the Markdown table of docs/parameters.md.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Inspect and import real cluster traces (Google 2011, Alibaba, YARN SLS).
     #[command(subcommand)]
     Trace(trace_cmd::TraceCommand),
@@ -84,7 +88,7 @@ fn run(command: Command) -> Result<(), String> {
         Command::Elasticity(args) => elasticity_cmd::run(args),
         Command::Generate(args) => generate_cmd::run(args),
         Command::Scenarios => catalog_cmd::scenarios(),
-        Command::Policies => catalog_cmd::policies(),
+        Command::Policies { markdown } => catalog_cmd::policies(markdown),
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Live(cmd) => live_cmd::run(cmd),
         Command::Cluster(cmd) => manager_cmd::run(cmd),

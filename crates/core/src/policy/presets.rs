@@ -54,6 +54,11 @@ pub const PRESETS: &[PresetInfo] = &[
         build: |p| capacity(p, true, MechanismSpec::Graceful),
     },
     PresetInfo {
+        name: "suspend",
+        about: "as ip, but victims are frozen in place with their memory kept (Slurm's SUSPEND): only CPU is taken back; delayed resumption D",
+        build: |p| capacity(p, true, MechanismSpec::Suspend),
+    },
+    PresetInfo {
         name: "priority-kill",
         about: "strict priority; a task preempts lower priority levels (free 0-1 < middle 2-8 < production 9-11) by killing, youngest first (checkpoint paper's kill)",
         build: |p| by_level(p, MechanismSpec::Kill),
