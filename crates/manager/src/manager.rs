@@ -595,7 +595,7 @@ impl Manager {
                     NodeMechanism::Suspend => {
                         // Frozen in place: its CPU is free, its memory stays.
                         t.limits.cpu_milli = 0;
-                        t.state = TaskState::Suspended;
+                        t.state = TaskStatus::Suspended;
                     }
                     NodeMechanism::Checkpoint => {
                         // It keeps its allocation until its node reports the dump written.
