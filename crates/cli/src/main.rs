@@ -8,6 +8,7 @@ mod generate_cmd;
 mod live_cmd;
 mod manager_cmd;
 mod numeric_cmd;
+mod progress;
 mod settings;
 mod simulate_cmd;
 mod sweep_cmd;
@@ -21,6 +22,9 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "pliant", version, about, long_about = None)]
 struct Cli {
+    /// No progress bars (they are drawn on stderr only when it is a terminal).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -96,7 +100,9 @@ fn run(command: Command) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse().command) {
+    let cli = Cli::parse();
+    progress::set_quiet(cli.quiet);
+    match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("error: {message}");

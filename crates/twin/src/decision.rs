@@ -61,6 +61,7 @@ impl Decision {
             }
             Action::Kill { task } => d(task, preempt("kill"), Some(0)),
             Action::Suspend { task, footprint } => d(task, preempt("immediate"), Some(footprint.cpu_milli)),
+            Action::Freeze { task } => d(task, preempt("suspend"), Some(0)),
             Action::Shrink { task, to } => d(task, preempt("graceful"), Some(to.cpu_milli)),
             Action::Freeze { task } => d(task, preempt("suspend"), Some(0)),
             Action::Checkpoint { task, .. } => d(task, preempt("checkpoint"), Some(0)),
@@ -77,6 +78,7 @@ impl Decision {
             "Launch" | "Restore" | "Copy" => Kind::Place { node: number_after(text, "node: NodeId(")? as u32 },
             "Kill" => Kind::Preempt { mechanism: "kill" },
             "Suspend" => Kind::Preempt { mechanism: "immediate" },
+            "Freeze" => Kind::Preempt { mechanism: "suspend" },
             "Shrink" => Kind::Preempt { mechanism: "graceful" },
             "Freeze" => Kind::Preempt { mechanism: "suspend" },
             "Checkpoint" => Kind::Preempt { mechanism: "checkpoint" },
@@ -84,7 +86,7 @@ impl Decision {
             _ => return None,
         };
         let cpu_milli = match name {
-            "Kill" | "Checkpoint" => Some(0),
+            "Kill" | "Freeze" | "Checkpoint" => Some(0),
             _ => number_after(text, "cpu_milli: "),
         };
         Some(Decision {
@@ -124,6 +126,7 @@ mod tests {
             Action::Launch { task, node: NodeId(4), resources: r },
             Action::Kill { task },
             Action::Suspend { task, footprint: Resources::new(10, 64) },
+            Action::Freeze { task },
             Action::Shrink { task, to: Resources::new(500, 256) },
             Action::Resume { task, resources: r },
             Action::Checkpoint { task, tier: Tier::Nvm },
@@ -134,10 +137,10 @@ mod tests {
             let typed = Decision::from_action(9, action).unwrap();
             assert_eq!(Decision::parse(9, &format!("{action:?}")), Some(typed), "{action:?}");
         }
-        let shrink = Decision::from_action(9, &actions[3]).unwrap();
+        let shrink = Decision::from_action(9, &actions[4]).unwrap();
         assert_eq!((shrink.job, shrink.task, shrink.cpu_milli), (12, 3, Some(500)));
         assert_eq!(shrink.kind, Kind::Preempt { mechanism: "graceful" });
-        assert_eq!(Decision::from_action(9, &actions[6]).unwrap().kind, Kind::Place { node: 2 });
+        assert_eq!(Decision::from_action(9, &actions[7]).unwrap().kind, Kind::Place { node: 2 });
         assert_eq!(Decision::from_action(0, &Action::FailJob { job: JobId(1) }), None);
         assert_eq!(Decision::parse(0, "FailJob { job: JobId(1) }"), None);
     }
