@@ -49,6 +49,24 @@ pub struct Params {
     /// Node heartbeat period in seconds: the timeline generator's period
     /// (YARN-ME §3.2; YARN's default NodeManager heartbeat, 1 s).
     pub heartbeat_s: f64,
+    /// Memory of the ApplicationMaster container each job of a YARN preset
+    /// runs, MB (0: none); unset: the workload's (DSS and the YARN-ME traces:
+    /// 1,000 MB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub am_mb: Option<u64>,
+    /// Cores of that ApplicationMaster container (DSS: 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub am_cores: Option<f64>,
+    /// Whether `yarn` and `elastic` reserve a node for the job whose task did
+    /// not fit there (DSS's `-r`); unset: both do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_reservations: Option<bool>,
+    /// Whether other jobs may use a reserved node with tasks that end before
+    /// the reserved task would fit (YARN-ME §3.3, DSS's `-g`); unset: `yarn`
+    /// does not (DSS's REGULAR `-r`), `elastic` does unless the workload runs
+    /// DSS's ApplicationMasters (DSS's PEEK `-r`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backfill: Option<bool>,
     /// Checkpoint storage bandwidths, as the checkpointing presets estimate with them.
     #[serde(flatten)]
     pub storage: StorageModel,
@@ -73,6 +91,10 @@ impl Default for Params {
             elastic_granularity_mb: 100,
             elastic_disk_mb_s: 120.0,
             heartbeat_s: 1.0,
+            am_mb: None,
+            am_cores: None,
+            node_reservations: None,
+            backfill: None,
             storage: StorageModel::default(),
         }
     }
@@ -102,6 +124,13 @@ pub const PARAM_KEYS: &[(&str, &str)] = &[
     ("elastic_granularity_mb", "memory step of elastic sizing, MB (default 100)"),
     ("elastic_disk_mb_s", "per-node disk bandwidth elastic tasks' spills may use, MB/s (default 120)"),
     ("heartbeat_s", "node heartbeat period, seconds: the timeline generator reruns each one (default 1)"),
+    (
+        "am_mb",
+        "MB of the ApplicationMaster container each job of yarn, elastic and meganode runs (0: none; default: the workload's, 1000 for yarn-me* and DSS traces, else none)",
+    ),
+    ("am_cores", "cores of that ApplicationMaster container (default 1)"),
+    ("node_reservations", "1: yarn and elastic reserve a node for the job whose task did not fit (DSS -r); 0: they do not (default 1)"),
+    ("backfill", "1: other jobs may use a reserved node with tasks ending before the reserved one fits (DSS -g); 0: not (default: yarn 0; elastic 1, 0 where the workload runs DSS's AMs)"),
 ];
 
 /// The basic unit graceful preemption steps in (BIG-C §5.3: ⟨1 CPU, 2 GB⟩).
@@ -169,11 +198,23 @@ impl Params {
             "max_attempts" => self.max_attempts = whole(1)? as u32,
             "delayed_resumption" => self.delayed_resumption = whole(0)? as u32,
             "gp_units" => self.gp_units = whole(1)? as u32,
-            "gradual_resumption" => {
-                self.gradual_resumption = match value {
+            "gradual_resumption" | "node_reservations" | "backfill" => {
+                let on = match value {
                     "1" | "true" => true,
                     "0" | "false" => false,
                     _ => return Err(bad("expected 1 or 0")),
+                };
+                match key {
+                    "gradual_resumption" => self.gradual_resumption = on,
+                    "node_reservations" => self.node_reservations = Some(on),
+                    _ => self.backfill = Some(on),
+                }
+            }
+            "am_mb" => self.am_mb = Some(whole(0)?),
+            "am_cores" => {
+                self.am_cores = match value.parse::<f64>() {
+                    Ok(x) if (0.0..=1e6).contains(&x) => Some(x),
+                    _ => return Err(bad("expected a non-negative number of cores")),
                 }
             }
             "footprint_mb" => self.footprint_mb = whole(1)?,
@@ -213,6 +254,17 @@ impl Params {
     /// The locality wait in microseconds.
     pub fn locality_wait(&self) -> Micros {
         from_secs_f64(self.locality_wait_s)
+    }
+
+    /// The ApplicationMaster container set here: `None` leaves it to the
+    /// workload, `Some(ZERO)` means none.
+    pub fn am(&self) -> Option<Resources> {
+        let cpu = (self.am_cores.unwrap_or(1.0) * 1000.0).round() as u64;
+        match self.am_mb {
+            None => None,
+            Some(0) => Some(Resources::ZERO),
+            Some(mb) => Some(Resources::new(cpu, mb)),
+        }
     }
 
     /// YARN-ME's settings.

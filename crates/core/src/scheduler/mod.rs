@@ -118,8 +118,8 @@ impl Scheduler {
             preempted: BTreeSet::new(),
             wakes: BTreeSet::new(),
         };
-        let node_pass = matches!(policy.order, JobOrder::Fair | JobOrder::ShortestRemaining)
-            .then(|| NodePass::new(policy.order, policy.node_reservations, policy.sizing, n));
+        let node_pass =
+            matches!(policy.order, JobOrder::Fair | JobOrder::ShortestRemaining).then(|| NodePass::new(&policy, n));
         let mut s = Scheduler {
             planner: planner::build(&policy),
             mechanism: mechanism::build(&policy, n),
@@ -186,6 +186,9 @@ impl Scheduler {
 
     /// Drops an ended job from its queue.
     fn retire(&mut self, job: usize) {
+        if let Some(pass) = &mut self.node_pass {
+            pass.job_ended(&mut self.view, job);
+        }
         let j = &self.view.jobs[job];
         let q = &mut self.view.queues[j.queue];
         q.active.remove(&j.key);
