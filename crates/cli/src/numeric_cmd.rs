@@ -3,7 +3,7 @@
 
 use clap::{Args, Subcommand};
 use pliant_core::policy::reservation::deadline::utilisation_bound;
-use pliant_report::{plot_sweep, sweep_table, Sweep, SweepMetric, SweepSeries};
+use pliant_report::{plot_sweep, sweep_table, Sweep, SweepMetric, SweepSeries, SCHEMA_VERSION};
 use pliant_workload::straggler_study::straggler_speedup;
 use std::path::{Path, PathBuf};
 
@@ -34,7 +34,11 @@ pub struct NumericArgs {
 const PARALLELISM: [u32; 2] = [20, 200];
 
 fn series(name: String, values: Vec<f64>) -> SweepSeries {
-    SweepSeries { policy: name, per_seed: values.iter().map(|&v| vec![v]).collect(), mean: values }
+    SweepSeries {
+        policy: name,
+        per_seed: values.iter().map(|&v| vec![Some(v)]).collect(),
+        mean: values.into_iter().map(Some).collect(),
+    }
 }
 
 fn show(sweep: &Sweep, out: Option<&Path>, file: &str) -> Result<(), String> {
@@ -58,6 +62,7 @@ pub fn run(cmd: NumericCmd) -> Result<(), String> {
                     .map(|&a| series(format!("alpha={a}"), ps.iter().map(|&p| utilisation_bound(p, n, a)).collect()))
                     .collect();
                 let sweep = Sweep {
+                    schema_version: SCHEMA_VERSION,
                     scenario: format!("Eq. 4, N = {n}"),
                     key: "P".into(),
                     values: ps.iter().map(f64::to_string).collect(),
@@ -77,6 +82,7 @@ pub fn run(cmd: NumericCmd) -> Result<(), String> {
                 })
                 .collect();
             let sweep = Sweep {
+                schema_version: SCHEMA_VERSION,
                 scenario: format!("Fig. 10, {} phases per point", args.runs),
                 key: "alpha".into(),
                 values: alphas.iter().map(f64::to_string).collect(),

@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pliant_core::policy::{preset, PRESETS};
 use pliant_core::policy::{Params, Policy};
 use pliant_metrics::RunRecord;
-use pliant_report::{comparison_json, comparison_table, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
+use pliant_report::{comparison_json, comparison_table, counted, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
 use pliant_sim::{simulate_counting, SimOptions};
 use pliant_workload::Workload;
 use std::fs::File;
@@ -164,9 +164,9 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         Format::Json => println!("{json}"),
         Format::Table => {
             let title = format!(
-                "{name} (seed {seed}, scale {scale}): {} jobs on {} nodes",
-                workload.jobs.len(),
-                workload.cluster.nodes.len()
+                "{name} (seed {seed}, scale {scale}): {} on {}",
+                counted(workload.jobs.len(), "job"),
+                counted(workload.cluster.nodes.len(), "node")
             );
             print!("{}", comparison_table(&title, &runs));
         }

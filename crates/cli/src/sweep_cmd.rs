@@ -7,7 +7,9 @@ use crate::simulate_cmd::{parallel_map, policies_named, Format, PolicyArgs};
 use crate::workload_args::WorkloadArgs;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use pliant_report::{plot_sweep, result_metrics, sweep_table, Sweep, SweepMetric, SweepSeries};
+use pliant_report::{
+    mean_of_measured, plot_sweep, result_metrics, sweep_table, Sweep, SweepMetric, SweepSeries, SCHEMA_VERSION,
+};
 use pliant_sim::{simulate, SimOptions};
 use std::path::{Path, PathBuf};
 
@@ -86,7 +88,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     let bar = ProgressBar::new(points.len() as u64).with_style(
         ProgressStyle::with_template("sweep {bar:30} {pos}/{len} runs, {elapsed}").expect("valid template"),
     );
-    let measure = |p: &Point| -> Result<Vec<f64>, String> {
+    let measure = |p: &Point| -> Result<Vec<Option<f64>>, String> {
         let policy = policies[p.value][p.policy].clone();
         // Slowdowns need every job run alone too: only when a metric asks for them.
         let slowdown = args.metrics.iter().any(|m| m.contains(".slowdown."));
@@ -103,7 +105,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     bar.finish_and_clear();
 
     let names: Vec<String> = policies[0].iter().map(|p| p.name.clone()).collect();
-    let mut sweep = Sweep { scenario, key, values, seeds, metrics: Vec::new() };
+    let mut sweep = Sweep { schema_version: SCHEMA_VERSION, scenario, key, values, seeds, metrics: Vec::new() };
     sweep.metrics = args
         .metrics
         .iter()
@@ -137,13 +139,13 @@ fn collect_metric(
     metric: &str,
     names: &[String],
     points: &[Point],
-    figures: &[Vec<f64>],
+    figures: &[Vec<Option<f64>>],
 ) -> SweepMetric {
     let series = names
         .iter()
         .enumerate()
         .map(|(policy, name)| {
-            let per_seed: Vec<Vec<f64>> = (0..sweep.values.len())
+            let per_seed: Vec<Vec<Option<f64>>> = (0..sweep.values.len())
                 .map(|value| {
                     points
                         .iter()
@@ -153,7 +155,7 @@ fn collect_metric(
                         .collect()
                 })
                 .collect();
-            let mean = per_seed.iter().map(|v| v.iter().sum::<f64>() / v.len() as f64).collect();
+            let mean = per_seed.iter().map(|v| mean_of_measured(v)).collect();
             SweepSeries { policy: name.clone(), mean, per_seed }
         })
         .collect();

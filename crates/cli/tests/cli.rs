@@ -138,6 +138,39 @@ fn bad_workload_files_name_file_line_and_problem() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A class with no finished job measured nothing: `null` in the JSON, `-` in
+/// the table (here: no long job at all, and a single node and job, in the
+/// singular).
+#[test]
+fn nothing_measured_is_null_and_dash_and_counts_are_grammatical() {
+    let dir = temp_dir("null");
+    let path = dir.join("w.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            "{\"cluster\":{\"nodes\":[{\"cpu\":8,\"mem_mb\":8192}]}}\n",
+            "{\"job\":{\"name\":\"b\",\"submit_s\":10,\"class\":\"short\",\"phases\":[{\"tasks\":[{\"cpu\":4,\"mem_mb\":4096,\"duration_s\":20}]}]}}\n",
+        ),
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let doc = json(&["simulate", "--workload", p, "--policies", "fifo,kill", "--format", "json"]);
+    assert_eq!(doc["schema_version"], 1);
+    let long = &result(&doc, "fifo")["classes"]["long"];
+    assert_eq!(long["jobs"], 0);
+    for key in ["jct", "queue_delay", "jct_retry"] {
+        assert!(long[key]["mean"].is_null() && long[key]["p99"].is_null(), "{key}: {long}");
+    }
+    assert!(long["cov"].is_null(), "{long}");
+    assert_eq!(result(&doc, "fifo")["classes"]["short"]["jct"]["mean"], 20.0);
+    let out = pliant(&["simulate", "--workload", p, "--policies", "fifo,kill"]);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains(": 1 job on 1 node\n"), "{table}");
+    let fifo: Vec<&str> = table.lines().find(|l| l.starts_with("fifo")).unwrap().split_whitespace().collect();
+    assert_eq!(&fifo[8..15], ["|", "0", "0", "-", "-", "-", "-"], "{table}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A native workload file runs, and long jobs under `reserve` with every node
 /// reserved are reported as never able to run instead of hanging.
 #[test]
@@ -254,7 +287,8 @@ fn sweep_out_writes_json_and_a_plot_per_metric() {
     let out = pliant(&[&args[..], &["--out", dir.to_str().unwrap()]].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
-    assert_eq!(doc["values"], serde_json::json!(["1", "4"]));
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["values"], serde_json::json!([1, 4]), "numbers as numbers");
     let svg = std::fs::read_to_string(dir.join("sweep_classes_long_cov.svg")).unwrap();
     assert!(svg.contains("gp_units") && svg.contains("<svg"));
     std::fs::remove_dir_all(&dir).unwrap();

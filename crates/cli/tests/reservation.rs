@@ -62,7 +62,8 @@ fn numeric_tradeoff_prints_equation_4() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let row = text.lines().find(|l| l.split_whitespace().next() == Some("0.5")).unwrap();
-    assert_eq!(row.split_whitespace().nth(3), Some("0.335"), "{row}");
+    // P | α=1.2 α=1.6 α=2 α=3
+    assert_eq!(row.split_whitespace().nth(4), Some("0.335"), "{row}");
 }
 
 #[test]

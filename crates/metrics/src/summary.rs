@@ -4,11 +4,15 @@
 use crate::JobRecord;
 use pliant_core::model::{JobClass, PriorityLevel};
 use pliant_core::time::to_secs_f64;
-use serde::Serialize;
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
 
-/// Mean and percentiles of a distribution, in seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+/// Mean and percentiles of a distribution, in seconds. With no values
+/// (`count` 0) every figure is 0 in Rust and `null` in JSON: nothing was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Stats {
+    /// How many values (not serialised).
+    pub count: usize,
     /// Arithmetic mean.
     pub mean: f64,
     /// Median.
@@ -19,6 +23,19 @@ pub struct Stats {
     pub p95: f64,
     /// 99th percentile.
     pub p99: f64,
+}
+
+impl Serialize for Stats {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let measured = |x: f64| (self.count > 0).then_some(x);
+        let mut st = serializer.serialize_struct("Stats", 5)?;
+        st.serialize_field("mean", &measured(self.mean))?;
+        st.serialize_field("p50", &measured(self.p50))?;
+        st.serialize_field("p90", &measured(self.p90))?;
+        st.serialize_field("p95", &measured(self.p95))?;
+        st.serialize_field("p99", &measured(self.p99))?;
+        st.end()
+    }
 }
 
 /// A class's summary.
@@ -35,8 +52,9 @@ pub struct ClassSummary {
     pub jct_retry: Stats,
     /// Queueing delay of jobs that started.
     pub queue_delay: Stats,
-    /// Coefficient of variation of JCT (standard deviation over mean).
-    pub cov: f64,
+    /// Coefficient of variation of JCT (standard deviation over mean); `None`
+    /// (JSON `null`) when no job of the class finished.
+    pub cov: Option<f64>,
     /// Tasks of the class's jobs.
     pub tasks: u64,
     /// Times tasks of the class's jobs were preempted (any mechanism); over
@@ -56,9 +74,9 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-fn stats(mut v: Vec<f64>) -> (Stats, f64) {
+fn stats(mut v: Vec<f64>) -> (Stats, Option<f64>) {
     if v.is_empty() {
-        return (Stats::default(), 0.0);
+        return (Stats::default(), None);
     }
     v.sort_by(f64::total_cmp);
     let n = v.len() as f64;
@@ -66,13 +84,14 @@ fn stats(mut v: Vec<f64>) -> (Stats, f64) {
     let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
     let cov = if mean > 0.0 { var.sqrt() / mean } else { 0.0 };
     let s = Stats {
+        count: v.len(),
         mean,
         p50: percentile(&v, 50.0),
         p90: percentile(&v, 90.0),
         p95: percentile(&v, 95.0),
         p99: percentile(&v, 99.0),
     };
-    (s, cov)
+    (s, Some(cov))
 }
 
 /// Summarises the jobs of `class`.
@@ -139,6 +158,20 @@ mod tests {
         assert_eq!(summarise_level(&jobs, PriorityLevel::Production).jobs, 0);
     }
 
+    /// An empty class, or one whose every job failed, measured no JCT: `null`
+    /// in JSON, not 0.
+    #[test]
+    fn nothing_measured_is_null() {
+        let failed = vec![job(JobClass::Short, 0, 0, None)];
+        let s = summarise(&failed, JobClass::Short);
+        let doc = serde_json::to_value(s).unwrap();
+        assert!(doc["jct"]["mean"].is_null() && doc["jct"]["p99"].is_null() && doc["cov"].is_null(), "{doc}");
+        assert_eq!(doc["queue_delay"]["mean"], 0.0, "it started: its queueing delay was measured");
+        let empty = serde_json::to_value(summarise(&failed, JobClass::Long)).unwrap();
+        assert!(empty["queue_delay"]["p50"].is_null() && empty["jct_retry"]["mean"].is_null(), "{empty}");
+        assert_eq!(empty["jobs"], 0);
+    }
+
     #[test]
     fn nearest_rank_percentiles() {
         let v: Vec<f64> = (1..=10).map(f64::from).collect();
@@ -164,7 +197,7 @@ mod tests {
         assert_eq!(s.jct.mean, 20.0);
         assert_eq!(s.jct.p50, 10.0);
         assert_eq!(s.jct.p99, 30.0);
-        assert!((s.cov - 0.5).abs() < 1e-12);
+        assert!((s.cov.unwrap() - 0.5).abs() < 1e-12);
         assert!((s.queue_delay.mean - 7.0 / 3.0).abs() < 1e-12);
         // The owner's view: a failed job counts once its resubmission ended;
         // submitted at 5 and resubmission ended at 100: JCTs 10, 30 and 95.

@@ -63,9 +63,15 @@ pub struct SimFigures {
     pub events_per_second: f64,
 }
 
+/// The version of the JSON documents' layout (`simulate`'s and `sweep`'s),
+/// raised whenever a key changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// A side-by-side comparison of policies on one workload.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison<P: Serialize> {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// The scenario name or workload file.
     pub scenario: String,
     /// The seed.
@@ -133,23 +139,24 @@ pub fn comparison_json<P: Serialize>(
         for r in &mut results {
             let ratios = PriorityLevel::ALL
                 .iter()
-                .filter(|l| base[l.name()].jct.mean > 0.0)
+                .filter(|l| base[l.name()].jct.mean > 0.0 && r.classes[l.name()].jct.count > 0)
                 .map(|l| (l.name(), r.classes[l.name()].jct.mean / base[l.name()].jct.mean))
                 .collect();
             r.jct_vs_kill = Some(ratios);
         }
     }
-    Comparison { scenario: scenario.to_string(), seed, scale, params, results }
+    Comparison { schema_version: SCHEMA_VERSION, scenario: scenario.to_string(), seed, scale, params, results }
 }
 
 /// Figures of a run by their dotted paths in the run's JSON result, e.g.
-/// `classes.short.queue_delay.mean` or `waste_core_seconds`.
-pub fn result_metrics(run: &RunRecord, paths: &[String]) -> Result<Vec<f64>, String> {
+/// `classes.short.queue_delay.mean` or `waste_core_seconds`; `None` where the
+/// result holds `null` (nothing measured).
+pub fn result_metrics(run: &RunRecord, paths: &[String]) -> Result<Vec<Option<f64>>, String> {
     let doc = serde_json::to_value(policy_result(run)).map_err(|e| e.to_string())?;
     paths.iter().map(|path| metric_at(&doc, path)).collect()
 }
 
-fn metric_at(doc: &serde_json::Value, path: &str) -> Result<f64, String> {
+fn metric_at(doc: &serde_json::Value, path: &str) -> Result<Option<f64>, String> {
     let mut at = doc;
     for (depth, part) in path.split('.').enumerate() {
         at = match at.get(part) {
@@ -163,5 +170,8 @@ fn metric_at(doc: &serde_json::Value, path: &str) -> Result<f64, String> {
             }
         };
     }
-    at.as_f64().ok_or_else(|| format!("metric `{path}` is not a number"))
+    if at.is_null() {
+        return Ok(None);
+    }
+    at.as_f64().map(Some).ok_or_else(|| format!("metric `{path}` is not a number"))
 }

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 mod csv_jobs;
+mod grid;
 mod json;
 mod level_table;
 mod plots;
@@ -10,8 +11,13 @@ mod sweep;
 mod table;
 
 pub use csv_jobs::write_jobs_csv;
-pub use json::{comparison_json, result_metrics, Comparison};
+pub use json::{comparison_json, result_metrics, Comparison, SCHEMA_VERSION};
 pub use level_table::level_table;
 pub use plots::{plot_cpu_timeline, plot_jct_cdf, plot_ratio_cdf};
-pub use sweep::{plot_sweep, sweep_table, Sweep, SweepMetric, SweepSeries};
+pub use sweep::{mean_of_measured, plot_sweep, sweep_table, Sweep, SweepMetric, SweepSeries};
 pub use table::comparison_table;
+
+/// `n` and the noun, plural unless `n` is 1: "1 node", "2 jobs".
+pub fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}

@@ -1,6 +1,7 @@
 //! Parameter sweeps: one setting varied over values, a few metrics per policy
 //! at each value, averaged over seeds — as a table, JSON and one SVG per metric.
 
+use crate::grid::{fixed, grid};
 use crate::plots::{color, legend_beside, tick, PlotResult};
 use plotters::prelude::*;
 use serde::Serialize;
@@ -10,11 +11,14 @@ use std::path::Path;
 /// A finished sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct Sweep {
+    /// [`crate::SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// The scenario name or workload file.
     pub scenario: String,
     /// The setting varied (a `--set` key).
     pub key: String,
-    /// Its values, in the order given.
+    /// Its values, in the order given (in JSON, numbers where they read as numbers).
+    #[serde(serialize_with = "numbers_where_numeric")]
     pub values: Vec<String>,
     /// The seeds each point is averaged over.
     pub seeds: Vec<u64>,
@@ -36,31 +40,47 @@ pub struct SweepMetric {
 pub struct SweepSeries {
     /// The policy's name.
     pub policy: String,
-    /// Mean over the seeds, one per swept value.
-    pub mean: Vec<f64>,
-    /// The value for each seed (outer: swept value; inner: seed).
-    pub per_seed: Vec<Vec<f64>>,
+    /// Mean over the seeds, one per swept value; `None` (JSON `null`) unless
+    /// every seed measured it.
+    pub mean: Vec<Option<f64>>,
+    /// The value for each seed (outer: swept value; inner: seed); `None` where
+    /// nothing was measured (e.g. no job of the class finished).
+    pub per_seed: Vec<Vec<Option<f64>>>,
 }
 
-/// Renders one table per metric: a row per swept value, a column per policy.
+/// The mean of values all measured, else `None`.
+pub fn mean_of_measured(values: &[Option<f64>]) -> Option<f64> {
+    let all: Option<Vec<f64>> = values.iter().copied().collect();
+    all.filter(|v| !v.is_empty()).map(|v| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+fn numbers_where_numeric<S: serde::Serializer>(values: &[String], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(values.len()))?;
+    for v in values {
+        match v.parse::<serde_json::Number>() {
+            Ok(n) => seq.serialize_element(&n)?,
+            Err(_) => seq.serialize_element(v)?,
+        }
+    }
+    seq.end()
+}
+
+/// Renders one table per metric: a row per swept value, a column per policy;
+/// `-` where not every seed measured the metric.
 pub fn sweep_table(sweep: &Sweep) -> String {
     let mut s = String::new();
     let seeds: Vec<String> = sweep.seeds.iter().map(u64::to_string).collect();
     let _ = writeln!(s, "{}: sweep of {} (mean over seeds {})", sweep.scenario, sweep.key, seeds.join(", "));
     for m in &sweep.metrics {
         let _ = writeln!(s, "\n{}", m.metric);
-        let _ = write!(s, "{:>20}", sweep.key);
-        for series in &m.series {
-            let _ = write!(s, " {:>12}", series.policy);
-        }
-        let _ = writeln!(s);
+        let mut g = grid(&[("", vec![sweep.key.clone()]), ("", m.series.iter().map(|x| x.policy.clone()).collect())]);
         for (i, value) in sweep.values.iter().enumerate() {
-            let _ = write!(s, "{value:>20}");
-            for series in &m.series {
-                let _ = write!(s, " {:>12.3}", series.mean[i]);
-            }
-            let _ = writeln!(s);
+            let mut row = vec![value.clone()];
+            row.extend(m.series.iter().map(|series| fixed(series.mean[i], 3)));
+            g.row(row);
         }
+        s.push_str(&g.render());
     }
     s
 }
@@ -102,7 +122,7 @@ pub fn plot_sweep(sweep: &Sweep, metric: &SweepMetric, path: &Path) -> PlotResul
     let xs: Vec<f64> = if log_x { values.iter().map(|x| x.log10()).collect() } else { values };
     let (min_x, max_x) = xs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
     let pad = ((max_x - min_x) * 0.05).max(0.5);
-    let all = metric.series.iter().flat_map(|s| s.per_seed.iter().flatten().chain(&s.mean).copied());
+    let all = metric.series.iter().flat_map(|s| s.per_seed.iter().flatten().chain(&s.mean).filter_map(|y| *y));
     let (min_y, max_y) = all.fold((0.0f64, 0.0f64), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let span = (max_y - min_y).max(1e-9);
     let root = SVGBackend::new(path, (900, 500)).into_drawing_area();
@@ -146,11 +166,12 @@ pub fn plot_sweep(sweep: &Sweep, metric: &SweepMetric, path: &Path) -> PlotResul
         .draw()?;
     for (i, series) in metric.series.iter().enumerate() {
         let c = color(i);
-        let points: Vec<(f64, f64)> = xs.iter().copied().zip(series.mean.iter().copied()).collect();
+        // A point only where every seed measured the metric.
+        let points: Vec<(f64, f64)> = xs.iter().zip(&series.mean).filter_map(|(&x, m)| Some((x, (*m)?))).collect();
         let bars = xs.iter().zip(&series.per_seed).zip(&series.mean).filter(|((_, v), _)| v.len() > 1);
-        chart.draw_series(bars.map(|((&x, v), &mean)| {
-            let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &y| (lo.min(y), hi.max(y)));
-            ErrorBar::new_vertical(x, lo, mean, hi, c.stroke_width(1), 8)
+        chart.draw_series(bars.filter_map(|((&x, v), &mean)| {
+            let (lo, hi) = v.iter().flatten().fold((f64::MAX, f64::MIN), |(lo, hi), &y| (lo.min(y), hi.max(y)));
+            Some(ErrorBar::new_vertical(x, lo, mean?, hi, c.stroke_width(1), 8))
         }))?;
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
         chart.draw_series(LineSeries::new(points, c.stroke_width(2)))?;
@@ -168,13 +189,14 @@ mod tests {
             scenario: "mixed".into(),
             key: "delayed_resumption".into(),
             values: vec!["0".into(), "3".into()],
+            schema_version: crate::SCHEMA_VERSION,
             seeds: vec![1, 2],
             metrics: vec![SweepMetric {
                 metric: "classes.short.queue_delay.mean".into(),
                 series: vec![SweepSeries {
                     policy: "gp".into(),
-                    mean: vec![12.5, 2.25],
-                    per_seed: vec![vec![10.0, 15.0], vec![2.0, 2.5]],
+                    mean: vec![Some(12.5), Some(2.25)],
+                    per_seed: vec![vec![Some(10.0), Some(15.0)], vec![Some(2.0), Some(2.5)]],
                 }],
             }],
         }
@@ -186,9 +208,10 @@ mod tests {
         let rows: Vec<&str> = t.lines().collect();
         assert_eq!(rows[0], "mixed: sweep of delayed_resumption (mean over seeds 1, 2)");
         assert_eq!(rows[2], "classes.short.queue_delay.mean");
-        assert_eq!(rows[3].split_whitespace().collect::<Vec<_>>(), ["delayed_resumption", "gp"]);
-        assert_eq!(rows[4].split_whitespace().collect::<Vec<_>>(), ["0", "12.500"]);
-        assert_eq!(rows[5].split_whitespace().collect::<Vec<_>>(), ["3", "2.250"]);
+        assert_eq!(rows[3].split_whitespace().collect::<Vec<_>>(), ["delayed_resumption", "|", "gp"]);
+        assert!(rows[4].chars().all(|c| c == '-'), "{t}");
+        assert_eq!(rows[5].split_whitespace().collect::<Vec<_>>(), ["0", "|", "12.500"]);
+        assert_eq!(rows[6].split_whitespace().collect::<Vec<_>>(), ["3", "|", "2.250"]);
     }
 
     fn svg(s: &Sweep) -> String {
@@ -219,6 +242,21 @@ mod tests {
     }
 
     #[test]
+    fn json_has_its_schema_version_numbers_as_numbers_and_null_where_unmeasured() {
+        let mut s = sweep();
+        s.values = vec!["0".into(), "pool".into()];
+        s.metrics[0].series[0].per_seed[1][0] = None;
+        s.metrics[0].series[0].mean[1] = mean_of_measured(&s.metrics[0].series[0].per_seed[1]);
+        let doc = serde_json::to_value(&s).unwrap();
+        assert_eq!(doc["schema_version"], crate::SCHEMA_VERSION);
+        assert_eq!(doc["values"], serde_json::json!([0, "pool"]));
+        assert!(doc["metrics"][0]["series"][0]["mean"][1].is_null(), "{doc}");
+        assert_eq!(doc["metrics"][0]["series"][0]["per_seed"][1], serde_json::json!([null, 2.5]));
+        let table = sweep_table(&s);
+        assert_eq!(table.lines().last().unwrap().split_whitespace().collect::<Vec<_>>(), ["pool", "|", "-"], "{table}");
+    }
+
+    #[test]
     fn values_spanning_decades_go_on_a_log_axis() {
         let mut s = sweep();
         s.values = vec!["10".into(), "1000".into()];
@@ -234,7 +272,7 @@ mod tests {
         let spread = svg(&sweep());
         let mut single = sweep();
         single.seeds = vec![1];
-        single.metrics[0].series[0].per_seed = vec![vec![12.5], vec![2.25]];
+        single.metrics[0].series[0].per_seed = vec![vec![Some(12.5)], vec![Some(2.25)]];
         let lines = |svg: &str| svg.matches("<polyline").count() + svg.matches("<line").count();
         let more = lines(&spread) - lines(&svg(&single));
         assert!(more > 0 && more % 2 == 0, "a min-max bar at each of the 2 swept values: {more} more lines");

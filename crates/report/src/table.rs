@@ -1,70 +1,50 @@
 //! The comparison table: a row per policy, short-job and long-job columns.
 
+use crate::grid::{fixed, grid};
 use pliant_core::model::JobClass;
 use pliant_core::model::PriorityLevel;
-use pliant_metrics::{summarise, CheckpointCounts, RunRecord};
-use std::fmt::Write;
+use pliant_metrics::{summarise, CheckpointCounts, RunRecord, Stats};
 
-/// Renders runs side by side, readable at a glance in a terminal.
+/// Renders runs side by side, readable at a glance in a terminal; `-` where
+/// nothing was measured (no job of the class, or none finished).
 pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "{title}");
-    let _ = writeln!(
-        s,
-        "{:<14} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>9} {:>5} | {:>5} {:>9} {:>6} {:>9}",
-        "", "short", "", "", "", "", "", "long", "", "", "", "", "", "", "", "", ""
-    );
-    let _ = writeln!(
-        s,
-        "{:<14} | {:>5} {:>4} {:>8} {:>8} {:>8} {:>8} | {:>5} {:>4} {:>8} {:>8} {:>9} {:>5} | {:>5} {:>9} {:>6} {:>9}",
-        "policy",
-        "jobs",
-        "fail",
-        "p50 s",
-        "p95 s",
-        "p99 s",
-        "queue s",
-        "jobs",
-        "fail",
-        "p50 s",
-        "p90 s",
-        "retry90 s",
-        "CoV",
-        "cpu %",
-        "waste c·h",
-        "preempt",
-        "events/s"
-    );
+    let cols = |c: &[&str]| c.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut g = grid(&[
+        ("", cols(&["policy"])),
+        ("short", cols(&["jobs", "fail", "p50 s", "p95 s", "p99 s", "queue s"])),
+        ("long", cols(&["jobs", "fail", "p50 s", "p90 s", "retry90 s", "CoV"])),
+        ("cluster", cols(&["cpu %", "waste c·h", "preempt", "events/s"])),
+    ]);
     for run in runs {
         let sh = summarise(&run.jobs, JobClass::Short);
         let lo = summarise(&run.jobs, JobClass::Long);
+        let stat = |s: &Stats, x: f64| fixed((s.count > 0).then_some(x), 1);
         let preempt: u64 = run.preemptions.values().sum();
         let eps = if run.cost.wall_seconds > 0.0 { run.cost.events as f64 / run.cost.wall_seconds } else { 0.0 };
-        let _ = writeln!(
-            s,
-            "{:<14} | {:>5} {:>4} {:>8.1} {:>8.1} {:>8.1} {:>8.1} | {:>5} {:>4} {:>8.1} {:>8.1} {:>9.1} {:>5.2} | {:>5.1} {:>9.2} {:>6} {:>9.2e}",
-            run.policy,
-            sh.jobs,
-            sh.failed,
-            sh.jct.p50,
-            sh.jct.p95,
-            sh.jct.p99,
-            sh.queue_delay.mean,
-            lo.jobs,
-            lo.failed,
-            lo.jct.p50,
-            lo.jct.p90,
-            lo.jct_retry.p90,
-            lo.cov,
-            run.cpu_mean * 100.0,
-            run.waste_core_seconds / 3600.0,
-            preempt,
-            eps
-        );
+        g.row(vec![
+            run.policy.clone(),
+            sh.jobs.to_string(),
+            sh.failed.to_string(),
+            stat(&sh.jct, sh.jct.p50),
+            stat(&sh.jct, sh.jct.p95),
+            stat(&sh.jct, sh.jct.p99),
+            stat(&sh.queue_delay, sh.queue_delay.mean),
+            lo.jobs.to_string(),
+            lo.failed.to_string(),
+            stat(&lo.jct, lo.jct.p50),
+            stat(&lo.jct, lo.jct.p90),
+            stat(&lo.jct_retry, lo.jct_retry.p90),
+            fixed(lo.cov, 2),
+            format!("{:.1}", run.cpu_mean * 100.0),
+            format!("{:.2}", run.waste_core_seconds / 3600.0),
+            preempt.to_string(),
+            format!("{eps:.2e}"),
+        ]);
     }
-    let _ = writeln!(
-        s,
-        "p50/p95/p99/p90: job completion time percentiles of finished jobs; retry90: with each failed job resubmitted by its owner when it failed, timed from first submission to the resubmission's end; queue: mean queueing delay; waste: core-hours lost to kills or held while reclaiming, dumping or restoring"
+    let mut s = format!("{title}\n");
+    s.push_str(&g.render());
+    s.push_str(
+        "p50/p95/p99/p90: job completion time percentiles of finished jobs; retry90: with each failed job resubmitted by its owner when it failed, timed from first submission to the resubmission's end; queue: mean queueing delay; CoV: spread of long jobs' JCTs (standard deviation over mean); waste: core-hours lost to kills or held while reclaiming, dumping or restoring; -: nothing measured\n",
     );
     if levels_say_more(runs) {
         s.push('\n');
@@ -122,5 +102,22 @@ mod tests {
         let mut dumped = split;
         dumped.checkpoints.full_dumps = 1;
         assert!(comparison_table("t", &[dumped]).contains("levels:"));
+    }
+
+    #[test]
+    fn empty_and_all_failed_classes_print_dashes_and_long_names_stay_aligned() {
+        let mut failed = job(JobClass::Long, 0);
+        failed.failed = true;
+        failed.end = None;
+        let mut runs = vec![run(vec![job(JobClass::Short, 9), failed])];
+        runs.push(RunRecord { policy: "a-policy-name-longer-than-fourteen".into(), ..runs[0].clone() });
+        let t = comparison_table("t", &runs);
+        let rows: Vec<&str> = t.lines().filter(|l| l.starts_with("kill") || l.starts_with("a-policy")).collect();
+        assert_eq!(rows.len(), 2, "{t}");
+        let cells: Vec<&str> = rows[0].split_whitespace().collect();
+        // policy | 1 0 1.0 1.0 1.0 0.0 | 1 1 - - - - | ...
+        assert_eq!(&cells[8..15], ["|", "1", "1", "-", "-", "-", "-"], "{t}");
+        let bars = |l: &str| l.match_indices('|').map(|(i, _)| i).collect::<Vec<_>>();
+        assert_eq!(bars(rows[0]), bars(rows[1]), "columns aligned:\n{t}");
     }
 }

@@ -206,14 +206,15 @@ impl fmt::Display for LoadReport {
             "jobs: {} in the input, {} outside the window, {} not sampled (fraction {:.4})",
             r.jobs_in_trace, self.outside_window, self.not_sampled, self.fraction
         )?;
+        let counted = |n: u64, noun: &str| format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
         write!(
             f,
-            "workload: {} jobs ({} short, {} long), {} tasks on {} nodes of {}",
-            self.jobs,
+            "workload: {} ({} short, {} long), {} on {} of {}",
+            counted(self.jobs, "job"),
             self.short,
             self.jobs - self.short,
-            self.tasks,
-            self.nodes,
+            counted(self.tasks, "task"),
+            counted(self.nodes as u64, "node"),
             self.node
         )
     }
