@@ -1,7 +1,6 @@
 //! `pliant scenarios` and `pliant policies`: what is built in.
 
-use pliant_core::model::STORAGE_KEYS;
-use pliant_core::policy::{PARAM_KEYS, PRESETS};
+use pliant_core::policy::PRESETS;
 use pliant_workload::scenarios::SCENARIOS;
 
 /// Prints every scenario with a line about it.
@@ -13,16 +12,22 @@ pub fn scenarios() -> Result<(), String> {
     Ok(())
 }
 
-/// Prints every preset and the `--set` keys with their defaults.
-pub fn policies() -> Result<(), String> {
+/// Prints every preset and the `--set` keys with their defaults; with
+/// `markdown`, only the keys, as the table of docs/parameters.md.
+pub fn policies(markdown: bool) -> Result<(), String> {
+    if markdown {
+        print!("{}", pliant_core::parameter::markdown_table(&crate::settings::Settings::keys()));
+        return Ok(());
+    }
     println!("presets:");
     for p in PRESETS {
         println!("  {:<14} {}", p.name, p.about);
     }
-    let defaults = serde_json::to_value(crate::settings::Settings::default()).map_err(|e| e.to_string())?;
     println!("\nparameters (--set KEY=VALUE, or KEY = VALUE lines in a --config file):");
-    for (key, about) in PARAM_KEYS.iter().chain(STORAGE_KEYS).chain(pliant_sim::EXEC_KEYS) {
-        println!("  {key:<20} = {:<6} {about}", defaults[key]);
+    let keys = crate::settings::Settings::keys();
+    let (key_width, default_width) = keys.iter().fold((0, 0), |(k, d), p| (k.max(p.key.len()), d.max(p.default.len())));
+    for p in keys {
+        println!("  {:<key_width$} = {:<default_width$}  {}", p.key, p.default, p.about);
     }
     Ok(())
 }

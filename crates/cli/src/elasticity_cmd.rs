@@ -4,7 +4,6 @@
 
 use crate::simulate_cmd::parallel_map;
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use pliant_core::policy::{preset, Params};
 use pliant_report::plot_ratio_cdf;
 use pliant_sim::{simulate, SimOptions};
@@ -137,8 +136,7 @@ pub fn run(args: ElasticityArgs) -> Result<(), String> {
     let policies: Vec<_> =
         ["yarn", "elastic", "meganode"].iter().map(|n| preset(n, &params).expect("built-in preset")).collect();
     let seeds: Vec<u64> = (args.seed..args.seed + args.traces).collect();
-    let bar = ProgressBar::new(args.traces);
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} traces {elapsed} (eta {eta})").expect("valid"));
+    let bar = crate::progress::bar(args.traces, "{bar:40} {pos}/{len} traces {elapsed} (eta {eta})");
     let started = std::time::Instant::now();
     let opts = SimOptions::default();
     let results = parallel_map(seeds.clone(), |&seed| {

@@ -3,6 +3,8 @@
 //! subcommand), so [`LiveCommand`] is meant to be flattened into the top-level
 //! command.
 
+use crate::settings::SettingsArgs;
+use crate::simulate_cmd::Format;
 use pliant_live::dirtier::{self, DirtyArgs};
 use pliant_live::measure::{self, MeasureConfig};
 use std::path::PathBuf;
@@ -18,6 +20,22 @@ pub enum LiveCommand {
     /// The memory-dirtying workload `measure` runs.
     #[command(hide = true)]
     Dirty(DirtyCmd),
+    /// Replay a live run (its state directory's journal) through the simulator
+    /// and compare them, job by job and decision by decision.
+    Twin(TwinArgs),
+}
+
+/// Options of `pliant twin`.
+#[derive(Debug, clap::Args)]
+pub struct TwinArgs {
+    /// The live run's state directory (`--state-dir` of `pliant local` or `serve`).
+    pub state_dir: PathBuf,
+    /// Execution-model settings for the replay, e.g. `--config` with `pliant measure --out`'s file.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 /// Options of `pliant measure`.
@@ -83,6 +101,15 @@ pub fn run(cmd: LiveCommand) -> Result<(), String> {
             Ok(())
         }
         LiveCommand::Dirty(d) => dirtier::run(DirtyArgs { mb: d.mb, passes: d.passes }),
+        LiveCommand::Twin(args) => {
+            let settings = args.settings.load()?;
+            let report = pliant_twin::twin(&args.state_dir, settings.exec)?;
+            match args.format {
+                Format::Table => print!("{}", pliant_twin::render::table(&report)),
+                Format::Json => println!("{}", serde_json::to_string_pretty(&report).expect("the report serialises")),
+            }
+            Ok(())
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod generate_cmd;
 mod live_cmd;
 mod manager_cmd;
 mod numeric_cmd;
+mod progress;
 mod settings;
 mod simulate_cmd;
 mod sweep_cmd;
@@ -21,6 +22,9 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "pliant", version, about, long_about = None)]
 struct Cli {
+    /// No progress bars (they are drawn on stderr only when it is a terminal).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -43,7 +47,11 @@ enum Command {
     /// List the built-in scenarios.
     Scenarios,
     /// List the policy presets and their settable parameters.
-    Policies,
+    Policies {
+        /// Print only the parameters, as the Markdown table of docs/parameters.md.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Inspect and import real cluster traces (Google 2011, Alibaba, YARN SLS).
     #[command(subcommand)]
     Trace(trace_cmd::TraceCommand),
@@ -84,7 +92,7 @@ fn run(command: Command) -> Result<(), String> {
         Command::Elasticity(args) => elasticity_cmd::run(args),
         Command::Generate(args) => generate_cmd::run(args),
         Command::Scenarios => catalog_cmd::scenarios(),
-        Command::Policies => catalog_cmd::policies(),
+        Command::Policies { markdown } => catalog_cmd::policies(markdown),
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Live(cmd) => live_cmd::run(cmd),
         Command::Cluster(cmd) => manager_cmd::run(cmd),
@@ -92,7 +100,9 @@ fn run(command: Command) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse().command) {
+    let cli = Cli::parse();
+    progress::set_quiet(cli.quiet);
+    match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("error: {message}");

@@ -4,13 +4,14 @@
 //! `KEY = VALUE` per line; `#` starts a comment. `--set` wins over the file.
 
 use clap::Args;
+use pliant_core::parameter::{ParamError, ParamInfo};
 use pliant_core::policy::Params;
 use pliant_sim::ExecModel;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// The `--set` and `--config` flags.
-#[derive(Args)]
+#[derive(Debug, Args)]
 pub struct SettingsArgs {
     /// Parameter override, KEY=VALUE (repeatable; keys in `pliant policies`).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -39,20 +40,25 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Every key, the policies' then the execution model's, with its default
+    /// as the docs write it and its meaning.
+    pub fn keys() -> Vec<ParamInfo> {
+        let mut keys = Params::keys();
+        keys.extend(ExecModel::keys());
+        keys
+    }
+
     /// Sets one key, whichever part it belongs to.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        match self.params.set(key, value) {
-            Err(pliant_core::policy::ParamError::UnknownKey(_)) => match self.exec.set(key, value) {
-                Some(result) => result,
-                None => Err(format!("unknown parameter `{key}` (see `pliant policies` for the list)")),
-            },
-            other => {
-                // The storage keys are both the core's estimates and the
-                // simulator's truth: one key sets both.
-                self.exec.storage = self.params.storage;
-                other.map_err(|e| e.to_string())
-            }
-        }
+        let result = self
+            .params
+            .set_key(key, value)
+            .or_else(|| self.exec.set_key(key, value))
+            .unwrap_or_else(|| Err(ParamError::UnknownKey(key.into())));
+        // The storage keys are both the core's estimates and the simulator's
+        // truth: one key sets both.
+        self.exec.storage = self.params.storage;
+        result.map_err(|e| e.to_string())
     }
 
     /// Defaults, then the config file's lines, then each `KEY=VALUE`.
@@ -75,5 +81,43 @@ impl Settings {
             s.set(k.trim(), v.trim())?;
         }
         Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pliant_core::parameter::markdown_table;
+
+    /// The table of docs/parameters.md between its markers.
+    fn documented() -> String {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/parameters.md");
+        let text = std::fs::read_to_string(path).expect("docs/parameters.md");
+        let start = text.find("<!-- parameters: the list below").expect("start marker");
+        let end = text.find("<!-- parameters: end -->").expect("end marker");
+        text[start..end].lines().skip(1).map(|l| format!("{l}\n")).collect()
+    }
+
+    #[test]
+    fn the_docs_list_every_key_as_declared() {
+        assert_eq!(documented(), markdown_table(&Settings::keys()), "regenerate docs/parameters.md's table");
+    }
+
+    #[test]
+    fn keys_set_their_fields_and_refuse_bad_values() {
+        let mut s = Settings::default();
+        s.set("hdd_mb_s", "50").unwrap();
+        assert_eq!((s.params.storage.hdd_mb_s, s.exec.storage.hdd_mb_s), (50.0, 50.0));
+        s.set("spark_model", "lockstep").unwrap();
+        assert_eq!(s.exec.spark_model, pliant_sim::SparkModel::Lockstep);
+        s.set("gradual_resumption", "0").unwrap();
+        assert!(!s.params.gradual_resumption);
+        let err = s.set("short_share", "1.5").unwrap_err();
+        assert_eq!(err, "bad value `1.5` for `short_share`: expected a number between 0 and 1");
+        assert!(s.set("nope", "1").unwrap_err().starts_with("unknown parameter `nope`"));
+        let shown: Vec<(&str, String)> = Settings::keys().into_iter().map(|k| (k.key, k.default)).collect();
+        assert!(shown.contains(&("gradual_resumption", "1".into())));
+        assert!(shown.contains(&("monitor_interval_s", "3".into())));
+        assert!(shown.contains(&("hdd_mb_s", "5 GB in 169.18 s (30.26)".into())));
     }
 }

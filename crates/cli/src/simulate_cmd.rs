@@ -1,10 +1,10 @@
 //! `pliant simulate`: build a workload, run each policy on it, report.
 
 use crate::experiment::{write_resolved, RunDescription};
+use crate::progress;
 use crate::settings::SettingsArgs;
 use crate::workload_args::WorkloadArgs;
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use pliant_core::policy::{preset, PRESETS};
 use pliant_core::policy::{Params, Policy};
 use pliant_metrics::RunRecord;
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Output format.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// A table for people.
     Table,
@@ -67,29 +67,42 @@ pub struct SimulateArgs {
 }
 
 /// Runs the policies on one workload, in parallel on the available cores, keeping
-/// their order, with a progress bar (jobs ended over all runs) on a terminal.
+/// their order, with a progress bar per policy (its jobs ended) on a terminal.
 pub fn run_all(workload: &Workload, policies: Vec<Policy>, opts: SimOptions) -> Result<Vec<RunRecord>, String> {
-    let ended = AtomicU64::new(0);
+    let ended: Vec<AtomicU64> = policies.iter().map(|_| AtomicU64::new(0)).collect();
     let (done, finished) = std::sync::mpsc::channel::<()>();
-    let bar = ProgressBar::new((workload.jobs.len() * policies.len()) as u64).with_style(
-        ProgressStyle::with_template("simulate {bar:30} {pos}/{len} jobs ended, {elapsed}").expect("valid template"),
-    );
+    let stack = progress::stack();
+    let width = policies.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    let bars: Vec<_> = policies
+        .iter()
+        .map(|p| {
+            let template = format!("{{prefix:{width}}} {{bar:30}} {{pos}}/{{len}} jobs ended, {{elapsed}}");
+            stack.add(progress::bar(workload.jobs.len() as u64, &template).with_prefix(p.name.clone()))
+        })
+        .collect();
+    let indexed: Vec<(usize, Policy)> = policies.into_iter().enumerate().collect();
     let results = std::thread::scope(|s| {
         // Redraws every 100 ms; wakes at once when the runs end (the sender is dropped).
-        let (bar, ended) = (&bar, &ended);
+        let (bars, ended) = (&bars, &ended);
         s.spawn(move || {
             let tick = std::time::Duration::from_millis(100);
             while finished.recv_timeout(tick) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
-                bar.set_position(ended.load(Ordering::Relaxed));
+                for (bar, n) in bars.iter().zip(ended) {
+                    bar.set_position(n.load(Ordering::Relaxed));
+                }
             }
         });
-        let results = parallel_map(policies, |p| {
-            simulate_counting(workload, p.clone(), &opts, Some(ended)).map_err(|e| format!("policy {}: {e}", p.name))
+        let results = parallel_map(indexed, |(i, p)| {
+            let run = simulate_counting(workload, p.clone(), &opts, Some(&ended[*i]));
+            bars[*i].set_position(ended[*i].load(Ordering::Relaxed));
+            run.map_err(|e| format!("policy {}: {e}", p.name))
         });
         drop(done);
         results
     });
-    bar.finish_and_clear();
+    for bar in &bars {
+        bar.finish_and_clear();
+    }
     results.into_iter().collect()
 }
 

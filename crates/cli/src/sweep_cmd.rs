@@ -6,7 +6,6 @@ use crate::experiment::{write_resolved, RunDescription};
 use crate::simulate_cmd::{parallel_map, policies_named, Format, PolicyArgs};
 use crate::workload_args::WorkloadArgs;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use pliant_report::{
     mean_of_measured, plot_sweep, result_metrics, sweep_table, Sweep, SweepMetric, SweepSeries, SCHEMA_VERSION,
 };
@@ -85,9 +84,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         .flat_map(|seed| (0..values.len()).map(move |value| (seed, value)))
         .flat_map(|(seed, value)| (0..policies[0].len()).map(move |policy| Point { seed, value, policy }))
         .collect();
-    let bar = ProgressBar::new(points.len() as u64).with_style(
-        ProgressStyle::with_template("sweep {bar:30} {pos}/{len} runs, {elapsed}").expect("valid template"),
-    );
+    let bar = crate::progress::bar(points.len() as u64, "sweep {bar:30} {pos}/{len} runs, {elapsed}");
     let measure = |p: &Point| -> Result<Vec<Option<f64>>, String> {
         let policy = policies[p.value][p.policy].clone();
         // Slowdowns need every job run alone too: only when a metric asks for them.

@@ -136,8 +136,12 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
     match cmd {
         TraceCommand::Stats(a) => {
             let (read, classes) = a.read.options()?;
-            let opts =
-                StatsOptions { read, classes, bucket: seconds(a.bucket_s, "--bucket-s")?.max(1), progress: true };
+            let opts = StatsOptions {
+                read,
+                classes,
+                bucket: seconds(a.bucket_s, "--bucket-s")?.max(1),
+                progress: crate::progress::enabled(),
+            };
             let stats = trace_stats(&a.read.files, &opts).map_err(|e| e.to_string())?;
             let mut out = std::io::stdout().lock();
             match write!(out, "{stats}").and_then(|()| out.flush()) {
@@ -161,7 +165,7 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                 sample: a.sample,
                 seed: a.seed,
                 classes,
-                progress: true,
+                progress: crate::progress::enabled(),
             };
             let file = std::fs::File::create(&a.output).map_err(|e| format!("{}: {e}", a.output.display()))?;
             let out = std::io::BufWriter::new(file);

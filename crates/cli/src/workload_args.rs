@@ -52,7 +52,7 @@ pub struct WorkloadArgs {
     pub seed: u64,
     /// Scale factor: a scenario's nodes and arrival rates grow together; a --workload trace
     /// shrinks (0 < X ≤ 1) to round(X × its machines) nodes with the same share of its jobs.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub scale: f64,
     /// Long jobs of the synthetic scenarios: spark, wordcount or terasort.
     #[arg(long, default_value = "spark", value_parser = ["spark", "wordcount", "terasort"])]
@@ -91,7 +91,13 @@ impl WorkloadArgs {
                 (None, x) if x != 1.0 => Target::Scale(x),
                 (None, _) => Target::Source,
             };
-            let mut opts = LoadOptions { target, sample: self.sample, seed, progress: true, ..Default::default() };
+            let mut opts = LoadOptions {
+                target,
+                sample: self.sample,
+                seed,
+                progress: crate::progress::enabled(),
+                ..Default::default()
+            };
             opts.read.window = self.window;
             opts.read.strict = self.strict;
             opts.read.node = self.node;
@@ -114,6 +120,9 @@ impl WorkloadArgs {
             return Err(format!("--scale must be a number in (0, 10000], got {}", self.scale));
         }
         let name = self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
+        if name == "two-job" && self.scale != 1.0 {
+            return Err("two-job is fixed (two jobs on one machine): --scale does not apply to it".into());
+        }
         let long_jobs = LongJobs::from_name(&self.long_jobs).expect("clap checked it");
         let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| {
             let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();

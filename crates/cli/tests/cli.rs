@@ -99,6 +99,20 @@ fn out_writes_csv_and_plots() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Small traps: a negative scale is a value to refuse, not an unknown flag; an
+/// empty workload directory is named; --scale on the fixed two-job is refused.
+#[test]
+fn small_traps_are_clear_errors() {
+    let e = error_of(&["simulate", "--scale", "-1"]);
+    assert!(e.starts_with("error: --scale must be a number in (0, 10000], got -1"), "{e}");
+    let dir = temp_dir("empty-workload");
+    let e = error_of(&["simulate", "--workload", dir.to_str().unwrap()]);
+    assert!(e.contains(&format!("{}: no trace or workload file found", dir.display())), "{e}");
+    let e = error_of(&["simulate", "--scenario", "two-job", "--scale", "2"]);
+    assert!(e.contains("two-job is fixed") && e.contains("--scale"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn unknown_scenario_and_policy_are_clear_errors() {
     let e = error_of(&["simulate", "--scenario", "nope"]);

@@ -185,11 +185,14 @@ fn the_google_sample_on_four_nodes_preempts_under_kill() {
 
 /// The "done when" on the whole shared part, only when `../shared` is
 /// beside the repository (not in a fresh clone): scale 0.05 — round(0.05 ×
-/// 12,583) = round(629.15) = 629 nodes. Skipped with a note otherwise.
+/// 12,583) = round(629.15) = 629 nodes. Skipped loudly otherwise (a failure
+/// under PLIANT_REQUIRE_LIVE=1, as in CI, which has `../shared`).
 #[test]
 fn shared_part_scaled_runs_every_baseline_with_all_outputs() {
     if !PathBuf::from(GOOGLE_PART).join("task_events_part-00000-of-00500.csv.gz").exists() {
-        eprintln!("SKIP shared_part_scaled_runs_every_baseline_with_all_outputs: {GOOGLE_PART} is not there (the in-repository sample is tested instead)");
+        common::live::skip(&format!(
+            "shared_part_scaled_runs_every_baseline_with_all_outputs: {GOOGLE_PART} is not there (the in-repository sample is tested instead)"
+        ));
         return;
     }
     scaled_runs_every_baseline_with_all_outputs(GOOGLE_PART, "0.05", 629);

@@ -15,6 +15,8 @@ pub enum MechanismKind {
     Immediate,
     /// Graceful preemption (BIG-C §3.3): shrink containers step by step.
     Graceful,
+    /// Suspend in place (Slurm's SUSPEND): freeze the task, memory kept.
+    Suspend,
     /// Checkpoint-based preemption (checkpoint paper §3.2): dump the task's
     /// state to storage, free its resources, restore it later on any node.
     Checkpoint,
@@ -27,6 +29,7 @@ impl MechanismKind {
             MechanismKind::Kill => "kill",
             MechanismKind::Immediate => "immediate",
             MechanismKind::Graceful => "graceful",
+            MechanismKind::Suspend => "suspend",
             MechanismKind::Checkpoint => "checkpoint",
         }
     }
@@ -65,6 +68,12 @@ pub enum Action {
         task: TaskRef,
         /// Its new limits.
         to: Resources,
+    },
+    /// Suspend in place: freeze the task with its memory kept resident; its
+    /// CPU is free at once. `Resume` thaws it.
+    Freeze {
+        /// The victim.
+        task: TaskRef,
     },
     /// Give a suspended or shrunk task its full allocation back on its node
     /// and let it run again once its memory is restored.

@@ -12,6 +12,7 @@ pub mod driver;
 pub mod model;
 mod node_index;
 pub mod observation;
+pub mod parameter;
 pub mod policy;
 pub mod resources;
 pub mod scheduler;

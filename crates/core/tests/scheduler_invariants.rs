@@ -55,7 +55,9 @@ proptest! {
             for a in out.drain(..) {
                 match a {
                     Action::Launch { task, .. } => running.push(task),
-                    Action::Kill { task } | Action::Suspend { task, .. } => running.retain(|t| *t != task),
+                    Action::Kill { task } | Action::Suspend { task, .. } | Action::Freeze { task } => {
+                        running.retain(|t| *t != task)
+                    }
                     Action::FailJob { job } => running.retain(|t| t.job != job),
                     // Shrunk tasks keep running; resumed ones report back before finishing;
                     // a copied task finishes once, whichever of the two ends first.
@@ -130,6 +132,50 @@ fn kill_preset_frees_exactly_one_executor_for_two_short_tasks() {
     let launched: Vec<_> =
         out.iter().filter(|a| matches!(a, Action::Launch { task, .. } if task.job == JobId(1))).collect();
     assert_eq!(launched.len(), 2);
+    assert_no_overallocation(&s);
+}
+
+/// `suspend` on one ⟨32 CPU, 128 GB⟩ node: four ⟨8, 16⟩ executors hold every
+/// core and half the memory; two short ⟨4, 4⟩ tasks arrive. Their need less
+/// what is free is ⟨8 CPU, 0⟩: suspend in place frees only CPU, so p = ⟨8, 0⟩
+/// and one executor (the youngest, task 3) is frozen with its 16 GB kept.
+/// Both short tasks start; the node then holds 32 cores and 72 GB. Once they
+/// finish, the executor resumes after D = 3 refused heartbeat offers, reading
+/// nothing back.
+#[test]
+fn suspend_preset_freezes_one_executor_and_keeps_its_memory() {
+    let policy = preset("suspend", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(32, 128)], policy).unwrap();
+    let mut out = Vec::new();
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(8, 16); 4], true))).unwrap();
+    s.schedule(0, &mut out);
+    out.clear();
+    s.observe(SECOND, Observation::JobSubmitted(job(1, JobClass::Short, &[(4, 4); 2], false))).unwrap();
+    s.monitor(3 * SECOND, &mut out);
+    s.schedule(3 * SECOND, &mut out);
+    let executor = TaskRef { job: JobId(0), task: 3 };
+    assert_eq!(out[0], Action::Freeze { task: executor });
+    let launched: Vec<TaskRef> =
+        out.iter().filter_map(|a| if let Action::Launch { task, .. } = a { Some(*task) } else { None }).collect();
+    assert_eq!(launched, vec![TaskRef { job: JobId(1), task: 0 }, TaskRef { job: JobId(1), task: 1 }]);
+    assert_eq!(out.len(), 3);
+    assert_eq!(s.node_allocations().next().unwrap().1, Resources::cores_gb(32, 72));
+    out.clear();
+    for task in launched {
+        s.observe(4 * SECOND, Observation::TaskFinished(task)).unwrap();
+    }
+    let mut resumed_at = None;
+    for beat in 2..8 {
+        s.monitor(beat * 3 * SECOND, &mut out);
+        s.schedule(beat * 3 * SECOND, &mut out);
+        if out.contains(&Action::Resume { task: executor, resources: Resources::cores_gb(8, 16) }) {
+            resumed_at = Some(beat);
+            break;
+        }
+    }
+    assert_eq!(resumed_at, Some(5), "resumed at the fourth heartbeat offer after D = 3 refused ones");
+    s.observe(15 * SECOND, Observation::Resumed(executor)).unwrap();
+    assert_eq!(s.node_allocations().next().unwrap().1, Resources::cores_gb(32, 64));
     assert_no_overallocation(&s);
 }
 

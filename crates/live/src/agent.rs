@@ -302,10 +302,12 @@ impl Agent {
                 with_retries(|| held.live.shrink_to(target, PATIENCE).map(|s| froze |= s.froze))?;
                 held.watch_swapping = !froze;
             }
-            NodeMechanism::Suspend | NodeMechanism::Checkpoint | NodeMechanism::Kill => {
-                // Degraded: frozen in place, memory kept, nothing reclaimed.
+            NodeMechanism::Suspend => {
+                // Suspend in place (asked for, or what immediate and graceful
+                // preemption degrade to): frozen, memory kept, nothing reclaimed.
                 return held.live.suspend();
             }
+            NodeMechanism::Checkpoint | NodeMechanism::Kill => unreachable!("handled above"),
         }
         let mem_mb = before.saturating_sub(held.live.limits().mem_bytes) >> 20;
         if mem_mb > 0 {

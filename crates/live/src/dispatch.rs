@@ -64,6 +64,7 @@ pub fn node_mechanism(mechanism: MechanismKind) -> NodeMechanism {
         MechanismKind::Kill => NodeMechanism::Kill,
         MechanismKind::Immediate => NodeMechanism::Immediate,
         MechanismKind::Graceful => NodeMechanism::Graceful,
+        MechanismKind::Suspend => NodeMechanism::Suspend,
         MechanismKind::Checkpoint => NodeMechanism::Checkpoint,
     }
 }
@@ -76,6 +77,7 @@ pub fn node_op(action: &Action) -> NodeOp {
         Action::Suspend { task, footprint } => {
             NodeOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits: footprint }
         }
+        Action::Freeze { task } => NodeOp::Preempt { task, mechanism: NodeMechanism::Suspend, limits: Resources::ZERO },
         Action::Shrink { task, to } => NodeOp::Preempt { task, mechanism: NodeMechanism::Graceful, limits: to },
         Action::Resume { task, resources } => NodeOp::Resume { task, resources },
         Action::Checkpoint { task, .. } => {

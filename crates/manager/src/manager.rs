@@ -565,6 +565,11 @@ impl Manager {
                     NodeMechanism::Kill => {
                         self.requeue(task);
                     }
+                    NodeMechanism::Suspend => {
+                        // Frozen in place: its CPU is free, its memory stays.
+                        t.limits.cpu_milli = 0;
+                        t.state = TaskState::Suspended;
+                    }
                     NodeMechanism::Checkpoint => {
                         // It keeps its allocation until its node reports the dump written.
                         t.state = TaskState::Suspended;
@@ -676,6 +681,7 @@ fn action_job(action: &Action) -> Option<JobId> {
         Action::Launch { task, .. }
         | Action::Kill { task }
         | Action::Suspend { task, .. }
+        | Action::Freeze { task }
         | Action::Shrink { task, .. }
         | Action::Resume { task, .. }
         | Action::Checkpoint { task, .. }

@@ -1,5 +1,6 @@
 //! What a body records during a run.
 
+use pliant_core::action::Action;
 use pliant_core::model::JobClass;
 use pliant_core::Micros;
 use serde::Serialize;
@@ -128,4 +129,8 @@ pub struct RunRecord {
     pub makespan: Micros,
     /// The body's own cost.
     pub cost: SimCost,
+    /// Every action the core decided, with its time (only when asked for:
+    /// `SimOptions::record_decisions`; the twin compares them with a live run's).
+    #[serde(skip)]
+    pub decisions: Vec<(Micros, Action)>,
 }

@@ -46,6 +46,8 @@ struct Run<'w> {
     progress: Option<&'w AtomicU64>,
     /// Core-microseconds of idle reserved slots.
     reserved_area: f64,
+    /// Every action with its time, when the options ask for them.
+    decisions: Option<Vec<(Micros, Action)>>,
 }
 
 /// Simulated time without progress or decisions after which a run is stuck.
@@ -126,6 +128,7 @@ pub fn simulate_counting(
         adaptive,
         progress: ended_jobs,
         reserved_area: 0.0,
+        decisions: opts.record_decisions.then(Vec::new),
     };
     if let Some(at) = run.driver.next_monitor() {
         run.events.push(at, Event::Monitor);
@@ -157,6 +160,7 @@ pub fn simulate_counting(
         makespan: now,
         cost: SimCost { events: run.processed, wall_seconds: started.elapsed().as_secs_f64() },
         jobs: run.records,
+        decisions: run.decisions.unwrap_or_default(),
     })
 }
 
@@ -353,6 +357,9 @@ impl Run<'_> {
 
     fn apply(&mut self, now: Micros, action: Action) {
         self.actions_applied += 1;
+        if let Some(log) = &mut self.decisions {
+            log.push((now, action.clone()));
+        }
         match action {
             Action::Launch { task, node, resources } => {
                 let rec = &mut self.records[self.origin[task.job.0 as usize]];
@@ -377,6 +384,10 @@ impl Run<'_> {
             Action::Suspend { task, footprint } => {
                 self.count_preemption(task.job, MechanismKind::Immediate);
                 self.exec.suspend(now, task.job.0, task.task, footprint, &mut self.events);
+            }
+            Action::Freeze { task } => {
+                self.count_preemption(task.job, MechanismKind::Suspend);
+                self.exec.freeze(now, task.job.0, task.task, &mut self.events);
             }
             Action::Shrink { task, to } => {
                 self.count_preemption(task.job, MechanismKind::Graceful);

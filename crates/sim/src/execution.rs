@@ -522,6 +522,15 @@ impl Execution {
         self.reclaim_to(now, job, task, footprint.mem_mb, events);
     }
 
+    /// Suspend in place: the task is frozen with its memory resident; its
+    /// CPU is free. Nothing is swapped, so resuming reads nothing back.
+    pub fn freeze(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+        let t = self.task(job, task);
+        t.held.cpu_milli = 0;
+        t.frozen = true;
+        self.update_rates(now, job, task, events);
+    }
+
     /// Graceful preemption step: new limits; a limit under the resident set
     /// means swapping, and the node freezes the task (BIG-C §4.2) and says so.
     pub fn shrink(&mut self, now: Micros, job: u32, task: u32, to: Resources, events: &mut EventQueue) {

@@ -140,8 +140,8 @@ fn only_higher_levels_preempt() {
 #[test]
 fn adaptive_restores_remotely_when_the_local_queue_is_busy() {
     let mut params = Params::default();
-    params.storage.set("network_mb_s", "1000000").unwrap().unwrap();
-    params.storage.set("remote_penalty", "1").unwrap().unwrap();
+    params.storage.set_key("network_mb_s", "1000000").unwrap().unwrap();
+    params.storage.set_key("remote_penalty", "1").unwrap().unwrap();
     let mut opts = SimOptions::default();
     opts.exec.storage = params.storage;
     let timed = |name: &str, priority: u8, submit_s: u64, tasks: usize, micros: u64| {

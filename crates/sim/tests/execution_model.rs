@@ -158,7 +158,7 @@ fn pool_run(policy: &str, short: bool, spark_model: &str) -> RunRecord {
     let params = Params { monitor_interval_s: 1.0, delayed_resumption: 0, ..Params::default() };
     let mut opts = SimOptions::default();
     for (k, v) in [("reclaim_s_per_gb", "0"), ("restore_s_per_gb", "0"), ("spark_model", spark_model)] {
-        opts.exec.set(k, v).unwrap().unwrap();
+        opts.exec.set_key(k, v).unwrap().unwrap();
     }
     simulate(&w, preset(policy, &params).unwrap(), &opts).unwrap()
 }
@@ -314,6 +314,29 @@ fn graceful_preemption_by_hand() {
     assert_eq!(r.jobs[0].stalled, 0);
 }
 
+/// Suspend in place on one node ⟨8 CPU, 16 GB⟩: a long task ⟨8, 8 GB⟩ of 100 s,
+/// a short ⟨4, 4 GB⟩ of 20 s at t = 10. Memory is free, so at the 12 s monitor the
+/// need is CPU only: the long task is frozen (12 s done) with its 8 GB kept, and
+/// the short task runs 12–32 (JCT 22 s). Heartbeats at 33, 36, 39 are the D = 3
+/// refused offers; it resumes at 42 reading nothing back and does its last 88 s:
+/// JCT 130 s, 30 s stalled, nothing lost or held idle.
+#[test]
+fn suspend_in_place_by_hand() {
+    let w = Workload {
+        cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 16)] },
+        jobs: vec![
+            job("long", JobClass::Long, 0, false, vec![task(8, 8, 100)]),
+            job("short", JobClass::Short, 10, false, vec![task(4, 4, 20)]),
+        ],
+    };
+    let r = run(&w, "suspend");
+    assert_eq!(secs(r.jobs[1].jct()), 22.0);
+    assert_eq!(secs(r.jobs[0].jct()), 130.0);
+    assert_eq!(r.preemptions.get("suspend"), Some(&1));
+    assert_eq!((r.lost_core_seconds, r.waste_core_seconds), (0.0, 0.0));
+    assert_eq!(r.jobs[0].stalled, 30 * SECOND);
+}
+
 /// With D = 0 the same immediate preemption resumes at the first heartbeat with
 /// room (42 s) instead of the fourth (51 s): 9 s earlier.
 #[test]
@@ -382,7 +405,7 @@ fn gradual_resumption_by_hand() {
     };
     let mut opts = SimOptions::default();
     for (k, v) in [("reclaim_s_per_gb", "0"), ("restore_s_per_gb", "0")] {
-        opts.exec.set(k, v).unwrap().unwrap();
+        opts.exec.set_key(k, v).unwrap().unwrap();
     }
     let run = |gradual_resumption| {
         let params = Params { gradual_resumption, ..Params::default() };

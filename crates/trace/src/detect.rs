@@ -141,7 +141,11 @@ pub fn detect(paths: &[PathBuf]) -> Result<Inputs, TraceError> {
             "Alibaba batch_instance without batch_task: the batch_task files are needed".into(),
         ));
     } else {
-        return Err(TraceError::Format("no trace or workload file found".into()));
+        let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(TraceError::Format(format!(
+            "{}: no trace or workload file found (Google task_events*, Alibaba batch_task*, YARN SLS *.json, or a native .jsonl)",
+            named.join(", ")
+        )));
     };
     let (main_kind, companion_kind) = match format {
         Format::Google2011 => (Kind::GoogleTasks, Some(Kind::GoogleJobs)),

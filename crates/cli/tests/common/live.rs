@@ -5,12 +5,17 @@
 use pliant_live::cgroup::Layout;
 use std::io::Write;
 
-/// Prints a loud `SKIPPED` line, or fails under PLIANT_REQUIRE_LIVE=1.
+/// Prints a loud `SKIPPED` line and adds it to `target/tmp/skipped-tests.txt`
+/// (`.ci/run` counts them at the end), or fails under PLIANT_REQUIRE_LIVE=1.
 pub fn skip(reason: &str) {
     if std::env::var("PLIANT_REQUIRE_LIVE").as_deref() == Ok("1") {
-        panic!("live test cannot run and PLIANT_REQUIRE_LIVE=1: {reason}");
+        panic!("test cannot run and PLIANT_REQUIRE_LIVE=1: {reason}");
     }
     let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+    let log = concat!(env!("CARGO_TARGET_TMPDIR"), "/skipped-tests.txt");
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
+        let _ = writeln!(f, "{reason}");
+    }
 }
 
 /// Why live mode cannot run here, if it cannot.

@@ -13,5 +13,5 @@ pub use elasticity::{spilled_mb, Elasticity, ElasticityProfile, SHUFFLE_BUFFER_F
 pub use ids::{JobId, NodeId, TaskRef};
 pub use job::{JobClass, JobRequest, PhaseRequest, TaskRequest};
 pub use priority_level::PriorityLevel;
-pub use storage::{StorageModel, Tier, STORAGE_KEYS};
+pub use storage::{StorageModel, Tier};
 pub use task_state::{IllegalTransition, TaskState};

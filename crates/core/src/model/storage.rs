@@ -3,6 +3,8 @@
 //! model serves the core's estimates (what the resource manager is configured
 //! with) and, as a separate instance, the simulator's ground truth.
 
+use crate::declare_params;
+use crate::parameter::{at_least_one, fraction, positive};
 use crate::time::{from_secs_f64, Micros};
 use serde::Serialize;
 
@@ -35,82 +37,26 @@ impl Tier {
 /// MB in the 5 GB program the paper dumps for Table 3.
 const TABLE_3_MB: f64 = 5.0 * 1024.0;
 
-/// Bandwidths of the tiers and of the network, and what an incremental dump writes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct StorageModel {
-    /// HDD dump and restore bandwidth, MB/s (Table 3: 5 GB in 169.18 s).
-    pub hdd_mb_s: f64,
-    /// SSD dump and restore bandwidth, MB/s (Table 3: 5 GB in 43.73 s).
-    pub ssd_mb_s: f64,
-    /// NVM (PMFS) dump and restore bandwidth, MB/s (Table 3: 5 GB in 2.92 s).
-    pub nvm_mb_s: f64,
-    /// Network bandwidth for a remote restore, MB/s (10 Gb/s).
-    pub network_mb_s: f64,
-    /// Slow-down of reading an image back through the distributed file system
-    /// on another node, over reading it locally (Fig. 2b).
-    pub remote_penalty: f64,
-    /// Fraction of a task's memory an incremental dump writes (Table 3: 10 %).
-    pub dirty_fraction: f64,
-}
-
-impl Default for StorageModel {
-    fn default() -> Self {
-        StorageModel {
-            hdd_mb_s: TABLE_3_MB / 169.18,
-            ssd_mb_s: TABLE_3_MB / 43.73,
-            nvm_mb_s: TABLE_3_MB / 2.92,
-            network_mb_s: 10e9 / 8.0 / (1024.0 * 1024.0),
-            // Fig. 2b plots HDFS suspend/restore above the local file system;
-            // its values are not in the text: 1.5x is an assumption.
-            remote_penalty: 1.5,
-            dirty_fraction: 0.1,
-        }
+declare_params! {
+    /// Bandwidths of the tiers and of the network, and what an incremental dump writes.
+    #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+    pub struct StorageModel {
+        /// HDD checkpoint dump/restore bandwidth, MB/s (checkpoint paper Table 3)
+        hdd_mb_s: f64 = TABLE_3_MB / 169.18, positive, shown "5 GB in 169.18 s (30.26)";
+        /// SSD checkpoint dump/restore bandwidth, MB/s (Table 3)
+        ssd_mb_s: f64 = TABLE_3_MB / 43.73, positive, shown "5 GB in 43.73 s (117.08)";
+        /// NVM (PMFS) checkpoint dump/restore bandwidth, MB/s (Table 3)
+        nvm_mb_s: f64 = TABLE_3_MB / 2.92, positive, shown "5 GB in 2.92 s (1753.42)";
+        /// network bandwidth of a remote restore, MB/s
+        network_mb_s: f64 = 10e9 / 8.0 / (1024.0 * 1024.0), positive, shown "10 Gb/s (1192.09)";
+        /// slow-down of a remote (DFS) image read over a local one (Fig. 2b plots it above the local file system without values: 1.5 is an assumption)
+        remote_penalty: f64 = 1.5, at_least_one;
+        /// fraction of memory an incremental dump writes (0..1, Table 3)
+        dirty_fraction: f64 = 0.1, fraction;
     }
 }
-
-/// The storage keys settable with `--set`, with their meaning.
-pub const STORAGE_KEYS: &[(&str, &str)] = &[
-    ("hdd_mb_s", "HDD checkpoint dump/restore bandwidth, MB/s (default: 5 GB in 169.18 s, Table 3)"),
-    ("ssd_mb_s", "SSD checkpoint dump/restore bandwidth, MB/s (default: 5 GB in 43.73 s, Table 3)"),
-    ("nvm_mb_s", "NVM checkpoint dump/restore bandwidth, MB/s (default: 5 GB in 2.92 s, Table 3)"),
-    ("network_mb_s", "network bandwidth of a remote restore, MB/s (default 10 Gb/s)"),
-    ("remote_penalty", "slow-down of a remote (DFS) image read over a local one (default 1.5, Fig. 2b)"),
-    ("dirty_fraction", "fraction of memory an incremental dump writes (0..1, default 0.1, Table 3)"),
-];
 
 impl StorageModel {
-    /// Sets one key of [`STORAGE_KEYS`]; `None` for an unknown key.
-    pub fn set(&mut self, key: &str, value: &str) -> Option<Result<(), String>> {
-        let slot = match key {
-            "hdd_mb_s" => &mut self.hdd_mb_s,
-            "ssd_mb_s" => &mut self.ssd_mb_s,
-            "nvm_mb_s" => &mut self.nvm_mb_s,
-            "network_mb_s" => &mut self.network_mb_s,
-            "remote_penalty" => &mut self.remote_penalty,
-            "dirty_fraction" => &mut self.dirty_fraction,
-            _ => return None,
-        };
-        let ok = |x: f64| match key {
-            "dirty_fraction" => (0.0..=1.0).contains(&x),
-            "remote_penalty" => x >= 1.0 && x.is_finite(),
-            _ => x > 0.0 && x.is_finite(),
-        };
-        Some(match value.parse::<f64>() {
-            Ok(x) if ok(x) => {
-                *slot = x;
-                Ok(())
-            }
-            _ => Err(format!(
-                "bad value `{value}` for `{key}`: expected {}",
-                match key {
-                    "dirty_fraction" => "a number between 0 and 1",
-                    "remote_penalty" => "a number of at least 1",
-                    _ => "a positive number",
-                }
-            )),
-        })
-    }
-
     /// Dump and restore bandwidth of `tier`, MB/s.
     pub fn bandwidth(&self, tier: Tier) -> f64 {
         match tier {
@@ -164,11 +110,11 @@ mod tests {
         assert_eq!(s.dump_time(Tier::Nvm, 5120.0), 2_920_000);
         assert_eq!(s.dump_mb(5120, true), 512.0);
         let mut r = s;
-        r.set("network_mb_s", "1024").unwrap().unwrap();
-        r.set("remote_penalty", "1").unwrap().unwrap();
+        r.set_key("network_mb_s", "1024").unwrap().unwrap();
+        r.set_key("remote_penalty", "1").unwrap().unwrap();
         let t = r.remote_restore_time(Tier::Ssd, 1024.0) as f64 / SECOND as f64;
         assert!((t - (1.0 + 43.73 / 5.0)).abs() < 1e-5, "{t}");
-        assert!(r.set("remote_penalty", "0.5").unwrap().is_err());
-        assert!(r.set("nope", "1").is_none());
+        assert!(r.set_key("remote_penalty", "0.5").unwrap().is_err());
+        assert!(r.set_key("nope", "1").is_none());
     }
 }

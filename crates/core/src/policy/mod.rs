@@ -10,7 +10,7 @@ pub mod reservation;
 pub mod sizing;
 
 use crate::model::{StorageModel, Tier};
-pub use params::{ParamError, Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT, PARAM_KEYS};
+pub use params::{Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT};
 pub use presets::{preset, PresetInfo, PRESETS};
 pub use reservation::ReservationSpec;
 pub use sizing::{ElasticSpec, Sizing};
@@ -106,6 +106,8 @@ pub enum MechanismSpec {
     Immediate,
     /// Shrink it step by step (BIG-C graceful preemption, `container.rs`).
     Graceful,
+    /// Freeze it in place, memory kept (Slurm's SUSPEND, `suspend.rs`).
+    Suspend,
     /// Dump it to storage (`checkpoint.rs`).
     Checkpoint(CheckpointSpec),
 }
@@ -117,6 +119,7 @@ impl MechanismSpec {
             MechanismSpec::Kill => MechanismKind::Kill,
             MechanismSpec::Immediate => MechanismKind::Immediate,
             MechanismSpec::Graceful => MechanismKind::Graceful,
+            MechanismSpec::Suspend => MechanismKind::Suspend,
             MechanismSpec::Checkpoint(_) => MechanismKind::Checkpoint,
         }
     }

@@ -54,6 +54,11 @@ pub const PRESETS: &[PresetInfo] = &[
         build: |p| capacity(p, true, MechanismSpec::Graceful),
     },
     PresetInfo {
+        name: "suspend",
+        about: "as ip, but victims are frozen in place with their memory kept (Slurm's SUSPEND): only CPU is taken back; delayed resumption D",
+        build: |p| capacity(p, true, MechanismSpec::Suspend),
+    },
+    PresetInfo {
         name: "priority-kill",
         about: "strict priority; a task preempts lower priority levels (free 0-1 < middle 2-8 < production 9-11) by killing, youngest first (checkpoint paper's kill)",
         build: |p| by_level(p, MechanismSpec::Kill),
@@ -104,8 +109,8 @@ pub const PRESETS: &[PresetInfo] = &[
         name: "yarn",
         about: "YARN's fair scheduler as YARN-ME runs it: node by node, least memory held first, node reservations; every task gets its request",
         build: |p| Policy {
-            node_reservations: p.node_reservations.unwrap_or(true),
-            backfill: Some(p.backfill.unwrap_or(false)),
+            node_reservations: p.yarn.node_reservations.unwrap_or(true),
+            backfill: Some(p.yarn.backfill.unwrap_or(false)),
             ..base(p, single_queue(), JobOrder::Fair, Placement::FirstFit, None)
         },
     },
@@ -113,8 +118,8 @@ pub const PRESETS: &[PresetInfo] = &[
         name: "elastic",
         about: "YARN-ME (Alg. 1): as yarn, but a task that does not fit may run with less memory if the timeline generator says its job does not end later",
         build: |p| Policy {
-            node_reservations: p.node_reservations.unwrap_or(true),
-            backfill: p.backfill,
+            node_reservations: p.yarn.node_reservations.unwrap_or(true),
+            backfill: p.yarn.backfill,
             sizing: Sizing::Elastic(p.elastic()),
             ..base(p, single_queue(), JobOrder::Fair, Placement::FirstFit, None)
         },
@@ -177,7 +182,7 @@ fn base(
         sizing: Sizing::Requested,
         node_reservations: false,
         backfill: Some(false),
-        am: params.am(),
+        am: params.yarn.am(),
     }
 }
 

@@ -47,69 +47,73 @@ impl Mechanism for Container {
         Preempted::Kept
     }
 
-    /// At each heartbeat, offers every fully reclaimed preempted task its
-    /// node's free resources; it resumes on the offer after D refused ones
-    /// (delayed resumption, §4.3 "Practical considerations"): wholly, or under
-    /// graceful preemption with part of what it misses ([`resumption_grant`]),
-    /// staying shrunk until the rest comes back at a later offer. Tasks are
-    /// served in service order, and what an older task waits for on its node
-    /// is held for it: a younger task never resumes into room an older one needs —
-    /// unless the older one could not fit even once everything but the other
-    /// preempted tasks there has left (then holding room for it would only
-    /// deadlock them).
     fn offer(&mut self, view: &mut View, out: &mut Vec<Action>) {
-        let gradual = self.gradual_resumption && self.graceful;
-        let candidates = view.preempted();
-        let mut preempted_hold: HashMap<u32, Resources> = HashMap::new();
-        for &task in &candidates {
-            let t = view.task(task);
-            *preempted_hold.entry(t.node.0).or_default() += t.allocated;
+        let gradual = (self.gradual_resumption && self.graceful).then_some(self.gp_step);
+        offer_resumptions(view, self.delayed_resumption, gradual, out);
+    }
+}
+
+/// At each heartbeat, offers every fully reclaimed preempted task its
+/// node's free resources; it resumes on the offer after D refused ones
+/// (delayed resumption, §4.3 "Practical considerations"): wholly, or with
+/// `gradual` (graceful preemption's r⃗_GP) with part of what it misses
+/// ([`resumption_grant`]), staying shrunk until the rest comes back at a
+/// later offer. Tasks are served in service order, and what an older task
+/// waits for on its node is held for it: a younger task never resumes into
+/// room an older one needs — unless the older one could not fit even once
+/// everything but the other preempted tasks there has left (then holding
+/// room for it would only deadlock them).
+pub(crate) fn offer_resumptions(view: &mut View, delayed: u32, gradual: Option<Resources>, out: &mut Vec<Action>) {
+    let candidates = view.preempted();
+    let mut preempted_hold: HashMap<u32, Resources> = HashMap::new();
+    for &task in &candidates {
+        let t = view.task(task);
+        *preempted_hold.entry(t.node.0).or_default() += t.allocated;
+    }
+    let mut held_back: HashMap<u32, Resources> = HashMap::new();
+    for task in candidates {
+        let t = view.task(task);
+        if !matches!(t.state, TaskState::Suspended | TaskState::Shrunk) {
+            continue;
         }
-        let mut held_back: HashMap<u32, Resources> = HashMap::new();
-        for task in candidates {
-            let t = view.task(task);
-            if !matches!(t.state, TaskState::Suspended | TaskState::Shrunk) {
-                continue;
-            }
-            let missing = t.request - t.allocated;
-            let node = t.node;
-            let claimed = held_back.entry(node.0).or_default();
-            let others = preempted_hold[&node.0].saturating_sub(&t.allocated);
-            let attainable = view.node_capacity(node.0 as usize).saturating_sub(&others).saturating_sub(claimed);
-            if !missing.fits_in(&attainable) {
-                continue;
-            }
-            if t.reclaiming_mb > 0 {
-                // Still giving memory back: it will want its room; hold it.
+        let missing = t.request - t.allocated;
+        let node = t.node;
+        let claimed = held_back.entry(node.0).or_default();
+        let others = preempted_hold[&node.0].saturating_sub(&t.allocated);
+        let attainable = view.node_capacity(node.0 as usize).saturating_sub(&others).saturating_sub(claimed);
+        if !missing.fits_in(&attainable) {
+            continue;
+        }
+        if t.reclaiming_mb > 0 {
+            // Still giving memory back: it will want its room; hold it.
+            *claimed += missing;
+            continue;
+        }
+        let room = view.node_free(node.0 as usize).saturating_sub(claimed);
+        let grant = resumption_grant(missing, room, gradual);
+        let t = view.task_mut(task);
+        let grant = match grant {
+            Some(grant) if t.offers >= delayed => grant,
+            _ => {
+                if grant.is_some() {
+                    t.offers += 1;
+                }
                 *claimed += missing;
                 continue;
             }
-            let room = view.node_free(node.0 as usize).saturating_sub(claimed);
-            let grant = resumption_grant(missing, room, self.gp_step, gradual);
-            let t = view.task_mut(task);
-            let grant = match grant {
-                Some(grant) if t.offers >= self.delayed_resumption => grant,
-                _ => {
-                    if grant.is_some() {
-                        t.offers += 1;
-                    }
-                    *claimed += missing;
-                    continue;
-                }
-            };
-            t.state.transition(TaskState::Restoring).expect("preempted tasks can restore");
-            t.allocated += grant;
-            let resources = t.allocated;
-            if resources == t.request {
-                view.remove_preempted(task);
-            } else {
-                *claimed += missing - grant;
-            }
-            let queue = view.queue_of(task);
-            view.sync_promise(task);
-            view.reserve(node, queue, grant);
-            out.push(Action::Resume { task, resources });
+        };
+        t.state.transition(TaskState::Restoring).expect("preempted tasks can restore");
+        t.allocated += grant;
+        let resources = t.allocated;
+        if resources == t.request {
+            view.remove_preempted(task);
+        } else {
+            *claimed += missing - grant;
         }
+        let queue = view.queue_of(task);
+        view.sync_promise(task);
+        view.reserve(node, queue, grant);
+        out.push(Action::Resume { task, resources });
     }
 }
 
@@ -237,19 +241,15 @@ pub(crate) fn task_resumed(view: &mut View, now: Micros, task: TaskRef) -> Resul
 // then finishes its in-flight tasks instead of holding its stage for as long
 // as its whole allocation does not fit on its node.
 /// What to give back to a preempted container missing `missing` when its
-/// node has `room` free for it: everything if it fits; with `gradual`, part
-/// of it as above; otherwise nothing.
-pub(crate) fn resumption_grant(
-    missing: Resources,
-    room: Resources,
-    step: Resources,
-    gradual: bool,
-) -> Option<Resources> {
+/// node has `room` free for it: everything if it fits; with `gradual` (the
+/// step r⃗_GP), part of it as above; otherwise nothing.
+pub(crate) fn resumption_grant(missing: Resources, room: Resources, gradual: Option<Resources>) -> Option<Resources> {
     if missing.fits_in(&room) {
         return Some(missing);
     }
     // Less CPU than it misses (else it would fit), but a step's worth.
-    (gradual && missing.mem_mb <= room.mem_mb && room.cpu_milli >= step.cpu_milli)
+    let step = gradual?;
+    (missing.mem_mb <= room.mem_mb && room.cpu_milli >= step.cpu_milli)
         .then(|| Resources::new(room.cpu_milli.min(missing.cpu_milli), missing.mem_mb))
 }
 
@@ -266,8 +266,8 @@ mod tests {
     #[test]
     fn everything_comes_back_when_it_fits() {
         let room = Resources::cores_gb(10, 20);
-        assert_eq!(resumption_grant(MISSING, room, STEP, false), Some(MISSING));
-        assert_eq!(resumption_grant(MISSING, room, STEP, true), Some(MISSING));
+        assert_eq!(resumption_grant(MISSING, room, None), Some(MISSING));
+        assert_eq!(resumption_grant(MISSING, room, Some(STEP)), Some(MISSING));
     }
 
     // Room ⟨3 CPU, 20 GB⟩: whole resumption waits; gradual gives its 4 GB and
@@ -275,17 +275,17 @@ mod tests {
     #[test]
     fn gradual_takes_what_the_node_has() {
         let room = Resources::cores_gb(3, 20);
-        assert_eq!(resumption_grant(MISSING, room, STEP, false), None);
-        assert_eq!(resumption_grant(MISSING, room, STEP, true), Some(Resources::cores_gb(3, 4)));
+        assert_eq!(resumption_grant(MISSING, room, None), None);
+        assert_eq!(resumption_grant(MISSING, room, Some(STEP)), Some(Resources::cores_gb(3, 4)));
     }
 
     // Less than one step's CPU, or not all the memory: nothing yet.
     #[test]
     fn gradual_needs_a_step_of_cpu_and_all_the_memory() {
-        assert_eq!(resumption_grant(MISSING, Resources::new(1_999, 20_480), STEP, true), None);
-        assert_eq!(resumption_grant(MISSING, Resources::new(8_000, 4_095), STEP, true), None);
+        assert_eq!(resumption_grant(MISSING, Resources::new(1_999, 20_480), Some(STEP)), None);
+        assert_eq!(resumption_grant(MISSING, Resources::new(8_000, 4_095), Some(STEP)), None);
         // Exactly a step's CPU is enough.
         let room = Resources::new(2_000, 4_096);
-        assert_eq!(resumption_grant(MISSING, room, STEP, true), Some(Resources::cores_gb(2, 4)));
+        assert_eq!(resumption_grant(MISSING, room, Some(STEP)), Some(Resources::cores_gb(2, 4)));
     }
 }

@@ -1,6 +1,7 @@
 //! How a victim gives its resources back — the *mechanism* step. One file per
 //! mechanism: `kill.rs`, `container.rs` (BIG-C's immediate and graceful
-//! preemption, with delayed and gradual resumption), `checkpoint.rs` (the
+//! preemption, with delayed and gradual resumption), `suspend.rs` (freeze
+//! in place, memory kept), `checkpoint.rs` (the
 //! checkpoint paper's dump and restore, Algorithms 1 and 2). A planner
 //! (`policy/planner/`) decides whom to take from; the scheduler hands each
 //! [`Take`] to the policy's [`Mechanism`] with a [`View`] of its books.
@@ -8,6 +9,7 @@
 mod checkpoint;
 mod container;
 mod kill;
+mod suspend;
 
 pub(crate) use container::{memory_reclaimed, task_resumed, task_swapping};
 use kill::kill;
@@ -52,6 +54,12 @@ pub(crate) trait Mechanism: std::fmt::Debug + Send + Sync {
     /// (the checkpoint paper §5.2.2: the cheapest to dump first).
     fn victim_cost(&self, _view: &View, _now: Micros, _task: TaskRef) -> Option<Micros> {
         None
+    }
+
+    /// What taking a victim holding `held` frees (all of it, unless the
+    /// mechanism keeps some: suspend in place keeps the memory).
+    fn frees(&self, held: Resources) -> Resources {
+        held
     }
 
     /// What preemptions under way will free on node `node` when they end.
@@ -117,6 +125,7 @@ pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
         MechanismSpec::Kill => Box::new(kill::Kill { max_attempts }),
         MechanismSpec::Immediate => Box::new(container(false)),
         MechanismSpec::Graceful => Box::new(container(true)),
+        MechanismSpec::Suspend => Box::new(suspend::Suspend { delayed_resumption: spec.delayed_resumption }),
         MechanismSpec::Checkpoint(c) => Box::new(checkpoint::Checkpoint::new(c, max_attempts, nodes)),
     }
 }

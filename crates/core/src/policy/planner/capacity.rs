@@ -55,14 +55,16 @@ impl Planner for Capacity {
                 if a.is_zero() {
                     continue;
                 }
-                let p = preempted_resources(need, a, self.compute_dr);
+                // Only what the mechanism frees can be taken (suspend in place: CPU).
+                let p = mechanism.frees(preempted_resources(need, a, self.compute_dr));
                 need = need.saturating_sub(&p);
                 if graceful {
-                    let jobs = victim_jobs(view, over, now, |s| matches!(s, TaskState::Running | TaskState::Shrunk));
+                    let eligible = |s| matches!(s, TaskState::Running | TaskState::Shrunk);
+                    let jobs = victim_jobs(view, over, now, mechanism, eligible);
                     let steps = choose_graceful(jobs, p, self.gp_step, self.footprint, view.total());
                     takes.extend(steps.into_iter().map(|(task, to)| Take { task, shrink_to: Some(to) }));
                 } else {
-                    let jobs = victim_jobs(view, over, now, |s| s == TaskState::Running);
+                    let jobs = victim_jobs(view, over, now, mechanism, |s| s == TaskState::Running);
                     let victims = choose_victims(jobs, p, view.total());
                     takes.extend(victims.into_iter().map(|c| Take { task: c.task, shrink_to: None }));
                 }
@@ -72,8 +74,15 @@ impl Planner for Capacity {
     }
 }
 
-/// The jobs of a queue with their running containers, for Algorithm 2.
-fn victim_jobs(view: &View, queue: usize, now: Micros, eligible: impl Fn(TaskState) -> bool) -> Vec<VictimJob> {
+/// The jobs of a queue with their running containers and what taking each
+/// would free, for Algorithm 2.
+fn victim_jobs(
+    view: &View,
+    queue: usize,
+    now: Micros,
+    mechanism: &dyn Mechanism,
+    eligible: impl Fn(TaskState) -> bool,
+) -> Vec<VictimJob> {
     let running = |t: &TaskRuntime| eligible(t.state);
     view.queues()[queue]
         .active
@@ -90,7 +99,7 @@ fn victim_jobs(view: &View, queue: usize, now: Micros, eligible: impl Fn(TaskSta
                 .filter(|(_, t)| running(t))
                 .map(|(i, t)| Container {
                     task: TaskRef { job: JobId(job.req.id.0), task: i as u32 },
-                    resources: t.allocated,
+                    resources: mechanism.frees(t.allocated),
                     started: t.started,
                 })
                 .collect(),

@@ -1,0 +1,71 @@
+//! pliant's simulator as the live cluster's twin. A live run leaves a journal
+//! of every submission, report and decision; [`twin`] reads it back, builds
+//! the workload the run really ran (each task's work as the run observed it),
+//! replays it through the simulator under the same policy and parameters, and
+//! puts the two side by side: per job and per decision, with the first point
+//! where they part and why.
+#![warn(missing_docs)]
+
+pub mod compare;
+pub mod decision;
+pub mod observed;
+pub mod render;
+
+use pliant_core::policy::Params;
+use pliant_manager::journal::Journal;
+use pliant_manager::manager::ClusterConfig;
+use pliant_sim::{simulate, ExecModel, SimOptions};
+use serde::Serialize;
+use std::path::Path;
+
+/// A live run and its replay.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TwinReport {
+    /// The state directory the run left.
+    pub state_dir: String,
+    /// The policy it ran.
+    pub policy: String,
+    /// Its `--set` parameters.
+    pub params: Vec<(String, String)>,
+    /// The execution model the replay ran with.
+    pub exec: ExecModel,
+    /// The comparison.
+    #[serde(flatten)]
+    pub comparison: compare::Comparison,
+}
+
+/// Replays the live run kept in `state_dir` under `exec`.
+pub fn twin(state_dir: &Path, exec: ExecModel) -> Result<TwinReport, String> {
+    let path = state_dir.join("journal.sqlite");
+    if !path.is_file() {
+        return Err(format!(
+            "{}: no journal.sqlite here: not the state directory of a pliant run",
+            state_dir.display()
+        ));
+    }
+    let journal = Journal::open(&path).map_err(|e| e.to_string())?;
+    let config: ClusterConfig = journal
+        .get("config")
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{}: the journal holds no cluster configuration", path.display()))?;
+    let steps = journal.steps().map_err(|e| e.to_string())?;
+    let nodes: Vec<_> = config.nodes.iter().map(|n| n.capacity).collect();
+    let observed = observed::observe(&nodes, &steps);
+    if observed.jobs.is_empty() {
+        return Err(format!("{}: the run has no jobs to replay", path.display()));
+    }
+    let policy = config.policy()?;
+    let mut params = Params::default();
+    for (k, v) in &config.params {
+        params.set(k, v).map_err(|e| e.to_string())?;
+    }
+    let opts = SimOptions { exec: exec.clone(), record_decisions: true, ..SimOptions::default() };
+    let record = simulate(&observed.workload, policy, &opts).map_err(|e| format!("the replay failed: {e}"))?;
+    Ok(TwinReport {
+        state_dir: state_dir.display().to_string(),
+        policy: config.policy.clone(),
+        params: config.params.clone(),
+        exec,
+        comparison: compare::compare(&observed, &record, params.monitor_interval()),
+    })
+}

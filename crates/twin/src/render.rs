@@ -1,0 +1,69 @@
+//! The twin report as text for a terminal.
+
+use crate::compare::{Divergence, Preemption};
+use crate::TwinReport;
+use std::fmt::Write;
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+fn divergence(out: &mut String, what: &str, d: &Option<Divergence>) {
+    match d {
+        None => writeln!(out, "{what}: the same in both runs").unwrap(),
+        Some(d) => writeln!(
+            out,
+            "{what}: first differ at #{}: live {}, replay {}\n  why: {}",
+            d.index + 1,
+            d.live.as_deref().unwrap_or("(none)"),
+            d.sim.as_deref().unwrap_or("(none)"),
+            d.why
+        )
+        .unwrap(),
+    }
+}
+
+fn preemptions(out: &mut String, live: &[Preemption], sim: &[Preemption]) {
+    let show = |p: Option<&Preemption>| {
+        p.map_or_else(String::new, |p| format!("{:>8.2}  {:>3}.{:<3} {:<10}", p.at_s, p.job, p.task, p.mechanism))
+    };
+    writeln!(out, "   # | live: time s  job.task mechanism  | replay: time s  job.task mechanism").unwrap();
+    for i in 0..live.len().max(sim.len()) {
+        writeln!(out, "{:>4} | {:<32} | {}", i + 1, show(live.get(i)), show(sim.get(i))).unwrap();
+    }
+}
+
+/// The report: a row per job, the preemption sequences side by side, where they part.
+pub fn table(r: &TwinReport) -> String {
+    let c = &r.comparison;
+    let mut out = format!("twin of {} (policy {}): {} jobs\n", r.state_dir, r.policy, c.jobs.len());
+    writeln!(out, "job                  |  JCT s live  replay   error | queue s live replay | preempt live replay")
+        .unwrap();
+    for j in &c.jobs {
+        writeln!(
+            out,
+            "{:<20} | {:>10} {:>7} {:>7} | {:>11} {:>6} | {:>12} {:>6}",
+            j.name.chars().take(20).collect::<String>(),
+            opt(j.live_jct_s, 2),
+            opt(j.sim_jct_s, 2),
+            j.jct_error.map_or_else(|| "-".into(), |e| format!("{:+.1}%", e * 100.0)),
+            opt(j.live_queue_s, 2),
+            opt(j.sim_queue_s, 2),
+            j.live_preemptions,
+            j.sim_preemptions
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "worst JCT error {}; work lost to kills: live {:.1} core-s, replay {:.1} core-s\n",
+        c.worst_jct_error.map_or_else(|| "-".into(), |e| format!("{:.1}%", e * 100.0)),
+        c.live_lost_core_s,
+        c.sim_lost_core_s
+    )
+    .unwrap();
+    preemptions(&mut out, &c.live_preemptions, &c.sim_preemptions);
+    divergence(&mut out, &format!("preemptions (times within {:.1} s)", c.tolerance_s), &c.preemption_divergence);
+    divergence(&mut out, "placements", &c.placement_divergence);
+    out
+}
