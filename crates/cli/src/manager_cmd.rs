@@ -101,9 +101,11 @@ pub struct LocalArgs {
 pub struct ServeArgs {
     #[command(flatten)]
     setup: SetupArgs,
-    /// Policy preset (see `pliant policies`); every node must support its mechanism.
-    #[arg(long, default_value = "gp")]
-    policy: String,
+    /// Policy preset (see `pliant policies`); a node that cannot carry out its
+    /// mechanism is refused when it registers. Default: gp when every node
+    /// has swap and the memory controller, else kill. Fixed when the journal is created.
+    #[arg(long)]
+    policy: Option<String>,
     /// Number of agents a new cluster waits for before it schedules.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     nodes: u64,
@@ -120,6 +122,11 @@ pub struct AgentArgs {
     /// This node's name in the cluster (default: the host name).
     #[arg(long)]
     name: Option<String>,
+    /// Seconds the manager may refuse this agent for good (a wrong token, an
+    /// unknown node name, a node its policy cannot use) before the agent stops
+    /// with an error; it retries with a growing pause until then.
+    #[arg(long, default_value = "60", value_parser = parse_seconds)]
+    give_up_after: std::time::Duration,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -290,6 +297,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 name,
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
+                give_up_after: a.give_up_after,
             };
             run_agent(&opts, stop_on_signals(), &|line| eprintln!("pliant agent: {line}"))
         }

@@ -148,6 +148,8 @@ struct Run {
     reclaim: Duration,
     jobs_before_restart: Option<Vec<(u64, String)>>,
     jobs_after_restart: Option<Vec<(u64, String)>>,
+    /// `/metrics.json` at the end.
+    metrics: Value,
     /// What `pliant local` printed.
     log: String,
 }
@@ -219,6 +221,7 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
         reclaim: Duration::from_millis(reclaim_ms),
         jobs_before_restart: before,
         jobs_after_restart: after,
+        metrics: local.client.get("/metrics.json").unwrap(),
         log: local.log_text(),
     })
 }
@@ -276,6 +279,11 @@ fn check_preserving(r: &Run, mechanism: &str) {
     let preempted: u64 = tasks(&r.long).iter().filter_map(|t| t["preemptions"][mechanism].as_u64()).sum();
     assert!(preempted >= 1, "no long task was preempted by {mechanism}: {}", r.long);
     assert_eq!(r.long_starts, vec![1, 1], "each long task started exactly once");
+    // What was freed is what the cgroups gave back: at most the 2 × 200 MB
+    // the long tasks dirtied (and a few MB of program), less than their
+    // limits dropped by (280 MB each down to a footprint).
+    let (freed, booked) = (r.metrics["freed_mb"].as_u64().unwrap(), r.metrics["reclaimed_mb"].as_u64().unwrap());
+    assert!(freed > 0 && freed <= 2 * 210 && freed < booked, "freed {freed} MB, limits gave back {booked} MB");
     assert_eq!(r.long_passes, vec![LONG_PASSES, LONG_PASSES], "each long task did all its passes");
 }
 
@@ -477,7 +485,7 @@ fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() 
     // The production job waited for the dump only, not for the free task to end.
     let prod_start = prod_v["first_start_us"].as_u64().unwrap();
     assert!(prod_start < free_v["end_us"].as_u64().unwrap() - 2_000_000, "{prod_v} {free_v}");
-    // `pliant status` shows the count: TASK STATE NODE LAUNCHES CKPTS EXIT …
+    // `pliant status` shows the count, and the node it ran on: TASK STATE NODE LAUNCHES CKPTS EXIT …
     let url = format!("http://127.0.0.1:{}", local.port);
     let status = Command::new(PLIANT).args(["status", "--manager", &url, &free.to_string()]).output().unwrap();
     let status = String::from_utf8(status.stdout).unwrap();
@@ -485,7 +493,7 @@ fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() 
         status.lines().skip_while(|l| !l.contains("CKPTS")).nth(1).unwrap().split_whitespace().collect();
     assert_eq!(
         row[..6],
-        ["0", "finished", "-", &(checkpoints + 1).to_string(), &checkpoints.to_string(), "0"],
+        ["0", "finished", "0", &(checkpoints + 1).to_string(), &checkpoints.to_string(), "0"],
         "{status}"
     );
     eprintln!(

@@ -186,7 +186,7 @@ impl Agent {
                 // delivered (e.g. its exit, seen when it was taken over) would
                 // pass for the new run's.
                 out.retain(|r| r.task() != task);
-                std::fs::create_dir_all(&log_dir)?;
+                private_dirs(&log_dir)?;
                 // An earlier run's exit status must not pass for this run's, should
                 // this agent die before the command starts (see `adopt`).
                 remove_if_there(&files::exit(&log_dir))?;
@@ -194,7 +194,7 @@ impl Agent {
                     // A fresh start: state saved by an earlier run is not to be resumed.
                     std::fs::remove_dir_all(&checkpoint_dir)?;
                 }
-                std::fs::create_dir_all(&checkpoint_dir)?;
+                private_dirs(&checkpoint_dir)?;
                 let spec = CommandSpec {
                     argv,
                     env: vec![
@@ -207,6 +207,8 @@ impl Agent {
                     stderr: files::stderr(&log_dir),
                     checkpoint_dir: Some(checkpoint_dir),
                     exit_file: Some(files::exit(&log_dir)),
+                    // Its own directory, beside its output (see the README's live mode).
+                    cwd: Some(log_dir.clone()),
                 };
                 // A task relaunched after a kill gets a fresh cgroup. A run still
                 // held (its kill never arrived) goes through its own handle, which
@@ -291,6 +293,7 @@ impl Agent {
             return held.request_checkpoint(self.checkpoint_grace);
         }
         let before = held.live.limits().mem_bytes;
+        let in_use = held.live.memory()?.usage;
         let start = Instant::now();
         let mut froze = false;
         match mechanism {
@@ -311,7 +314,8 @@ impl Agent {
         }
         let mem_mb = before.saturating_sub(held.live.limits().mem_bytes) >> 20;
         if mem_mb > 0 {
-            out.push(AgentReport::Reclaimed { task, mem_mb, took_ms: start.elapsed().as_millis() as u64 });
+            let freed_mb = freed_since(&held.live, in_use)?;
+            out.push(AgentReport::Reclaimed { task, mem_mb, freed_mb, took_ms: start.elapsed().as_millis() as u64 });
         }
         if froze {
             out.push(AgentReport::Swapping { task });
@@ -376,6 +380,7 @@ impl Agent {
             }
         }
         let held = self.tasks.get_mut(&task).expect("held or adopted above");
+        let in_use = held.live.memory()?.usage;
         let start = Instant::now();
         match expect {
             Expected::Running => held.live.resume()?,
@@ -394,7 +399,8 @@ impl Agent {
             }
         }
         if owed_mb > 0 {
-            out.push(AgentReport::Reclaimed { task, mem_mb: owed_mb, took_ms: start.elapsed().as_millis() as u64 });
+            let (freed_mb, took_ms) = (freed_since(&held.live, in_use)?, start.elapsed().as_millis() as u64);
+            out.push(AgentReport::Reclaimed { task, mem_mb: owed_mb, freed_mb, took_ms });
         }
         if matches!(expect, Expected::Restoring(_)) {
             out.push(AgentReport::Resumed { task });
@@ -445,6 +451,18 @@ impl Agent {
             }
         }
     }
+}
+
+/// Creates `dir` and its missing parents readable by their owner only (a
+/// task's output and saved state are its owner's).
+fn private_dirs(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// MB the task's memory usage went down by since it was `before` bytes.
+fn freed_since(live: &LiveTask, before: u64) -> Result<u64, MechanismError> {
+    Ok(before.saturating_sub(live.memory()?.usage) >> 20)
 }
 
 /// Removes `file`; fine if it is not there.

@@ -119,6 +119,7 @@ fn measure_size(
         stderr: dir.join("stderr"),
         checkpoint_dir: Some(ckpt.clone()),
         exit_file: None,
+        cwd: None,
     };
     let alloc = Allocation { cpu_milli: 1000, mem_bytes: (mb << 21) + (256 << 20) };
     log(&format!("{mb} MB: filling"));

@@ -43,6 +43,8 @@ pub struct CommandSpec {
     /// When set, the command runs under `/bin/sh`, which writes its exit code
     /// here when it ends, so an agent that did not start it can learn it.
     pub exit_file: Option<PathBuf>,
+    /// The working directory it starts in (default: the caller's).
+    pub cwd: Option<PathBuf>,
 }
 
 /// A running (or exited, not yet dropped) task process.
@@ -84,6 +86,9 @@ impl TaskProcess {
             .process_group(0);
         if let Some(dir) = &spec.checkpoint_dir {
             cmd.env(CHECKPOINT_DIR_ENV, dir);
+        }
+        if let Some(dir) = &spec.cwd {
+            cmd.current_dir(dir);
         }
         if let Some(file) = &spec.exit_file {
             match std::fs::remove_file(file) {

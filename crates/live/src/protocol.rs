@@ -111,8 +111,12 @@ pub enum AgentReport {
     Reclaimed {
         /// The task.
         task: TaskRef,
-        /// MB freed.
+        /// MB its limit went down by: what the scheduler may book elsewhere.
         mem_mb: u64,
+        /// MB its cgroup's usage went down by: what the node really got back
+        /// (less than `mem_mb` when the task used less than its limit).
+        #[serde(default)]
+        freed_mb: u64,
         /// How long the kernel took to reclaim it, in ms.
         took_ms: u64,
     },
@@ -183,8 +187,8 @@ impl std::fmt::Display for AgentReport {
             AgentReport::Exited { task, code: Some(c), .. } => write!(f, "{task} exited with code {c}"),
             AgentReport::Exited { task, signal: Some(s), .. } => write!(f, "{task} killed by signal {s}"),
             AgentReport::Exited { task, .. } => write!(f, "{task} exited"),
-            AgentReport::Reclaimed { task, mem_mb, took_ms } => {
-                write!(f, "{task} gave back {mem_mb} MB in {took_ms} ms")
+            AgentReport::Reclaimed { task, mem_mb, freed_mb, took_ms } => {
+                write!(f, "{task} gave back {mem_mb} MB ({freed_mb} MB in use) in {took_ms} ms")
             }
             AgentReport::Swapping { task } => write!(f, "{task} is swapping: frozen"),
             AgentReport::Resumed { task } => write!(f, "{task} resumed"),
@@ -233,7 +237,7 @@ mod tests {
         let text = serde_json::to_string(&op).unwrap();
         assert!(text.contains(r#""op":"adopt""#) && text.contains(r#""state":"frozen""#), "{text}");
         assert_eq!(serde_json::from_str::<AgentOp>(&text).unwrap(), op);
-        let report = AgentReport::Reclaimed { task, mem_mb: 192, took_ms: 900 };
+        let report = AgentReport::Reclaimed { task, mem_mb: 192, freed_mb: 150, took_ms: 900 };
         let back: AgentReport = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
         assert_eq!(back.task(), task);
         assert_eq!(back, report);

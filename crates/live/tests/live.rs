@@ -118,6 +118,7 @@ fn spec(dir: &Path, name: &str, argv: Vec<String>, checkpoint: bool) -> CommandS
         stderr: dir.join(format!("{name}.err")),
         checkpoint_dir: checkpoint.then_some(ckpt),
         exit_file: None,
+        cwd: None,
     }
 }
 
@@ -716,4 +717,37 @@ fn cgroup_v2_freezes_kills_and_cleans_up() {
     let top_dir = top.path().to_path_buf();
     top.remove().unwrap();
     assert!(!top_dir.exists());
+}
+
+/// A task starts in its own log directory (the README's live mode says so),
+/// and the agent creates that directory and its checkpoint directory
+/// readable by their owner only.
+#[test]
+fn a_task_runs_in_its_log_directory_which_only_its_owner_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(w) = live("agent-cwd", None) else { return };
+    let name = format!("pliant-test-{}-agent-cwd", std::process::id());
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let (log_dir, checkpoint_dir) = (w.dir.path().join("logs/job-0/task-0"), w.dir.path().join("ckpt/job-0/task-0"));
+    let task = TaskRef { job: JobId(0), task: 0 };
+    let op = AgentOp::Launch {
+        task,
+        argv: vec!["/bin/sh".into(), "-c".into(), "pwd".into()],
+        resources: Resources::new(1000, 64),
+        log_dir: log_dir.clone(),
+        checkpoint_dir: checkpoint_dir.clone(),
+        restore: false,
+    };
+    let mut out = Vec::new();
+    agent.apply(op, &mut out);
+    assert_eq!(out, vec![]);
+    let ended = reports(&mut agent, 1);
+    assert!(matches!(ended[0], AgentReport::Exited { code: Some(0), .. }), "{ended:?}");
+    let pwd = std::fs::read_to_string(log_dir.join("stdout")).unwrap();
+    assert_eq!(pwd.trim_end(), log_dir.to_str().unwrap());
+    for dir in [&log_dir, &checkpoint_dir, &w.dir.path().join("logs"), &w.dir.path().join("ckpt/job-0")] {
+        let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{} has mode {mode:o}", dir.display());
+    }
+    agent.forget_ended();
 }

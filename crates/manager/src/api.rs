@@ -1,6 +1,6 @@
 //! The HTTP API. [`handle`] maps one JSON request to a status and a JSON
 //! body and knows nothing of sockets or tokens; [`respond`] adds the token
-//! check (every method but GET needs it), the web page at `/` and the
+//! check (every method but GET needs it, and GET too off loopback), the web page at `/` and the
 //! Prometheus text at `/metrics`; [`serve`] runs it on [`crate::http`].
 //! Refused requests get a 4xx status with `{"error": "..."}` and change nothing.
 
@@ -135,10 +135,31 @@ fn cluster(m: &Manager) -> Answer {
     (200, json!({ "policy": cfg.policy, "params": cfg.params, "now_us": m.now(), "nodes": nodes }))
 }
 
+/// Which requests need the token: those that change something always, and
+/// reads too when the API listens beyond loopback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// Reads are open (the API listens on loopback only).
+    Changes,
+    /// Every request but the page itself (which holds no data) needs the token.
+    Everything,
+}
+
+impl Guard {
+    /// The guard for an API listening on `listener`: reads need the token
+    /// unless it listens on a loopback address.
+    pub fn for_listener(listener: &TcpListener) -> Guard {
+        match listener.local_addr() {
+            Ok(a) if a.ip().is_loopback() => Guard::Changes,
+            _ => Guard::Everything,
+        }
+    }
+}
+
 /// Answers one HTTP request: the token check, the page, the Prometheus
 /// text, then [`handle`] for the JSON endpoints.
-pub fn respond(manager: &Mutex<Manager>, token: &Token, request: &Request) -> Response {
-    if let Some(refusal) = refuse_unauthorised(token, request) {
+pub fn respond(manager: &Mutex<Manager>, token: &Token, guard: Guard, request: &Request) -> Response {
+    if let Some(refusal) = refuse_unauthorised(token, guard, request) {
         return refusal;
     }
     let path = request.url.split('?').next().unwrap_or(&request.url);
@@ -163,20 +184,22 @@ pub fn respond(manager: &Mutex<Manager>, token: &Token, request: &Request) -> Re
     }
 }
 
-/// The 401 for a request that changes something (any method but GET) and
-/// does not carry the token; `None` when it may go on.
-pub fn refuse_unauthorised(token: &Token, request: &Request) -> Option<Response> {
-    if request.method == "GET" || request.bearer.as_deref().is_some_and(|b| token.matches(b)) {
+/// The 401 for a request that needs the token under `guard` and does not
+/// carry it; `None` when it may go on. The answer never repeats the URL's
+/// query, where a client may have put a credential.
+pub fn refuse_unauthorised(token: &Token, guard: Guard, request: &Request) -> Option<Response> {
+    let path = request.url.split('?').next().unwrap_or(&request.url);
+    let open = request.method == "GET" && (guard == Guard::Changes || path == "/");
+    if open || request.bearer.as_deref().is_some_and(|b| token.matches(b)) {
         return None;
     }
     let why = if request.bearer.is_some() { "wrong token" } else { "no token" };
     let mut r = Response::error(
         401,
         &format!(
-            "{why}: {} {} needs `Authorization: Bearer TOKEN` with the manager's token (its --token-file, \
+            "{why}: {} {path} needs `Authorization: Bearer TOKEN` with the manager's token (its --token-file, \
              or the token file in its state directory; the CLI reads --token-file, {}, or --state-dir)",
             request.method,
-            request.url,
             crate::token::ENV
         ),
     );
@@ -186,5 +209,6 @@ pub fn refuse_unauthorised(token: &Token, request: &Request) -> Option<Response>
 
 /// Serves the API on `listener` until `stop` is set.
 pub fn serve(listener: &TcpListener, manager: &Mutex<Manager>, token: &Token, stop: &AtomicBool) {
-    http::serve(listener, Limits::default(), &|| !stop.load(Ordering::SeqCst), &|r| respond(manager, token, r));
+    let guard = Guard::for_listener(listener);
+    http::serve(listener, Limits::default(), &|| !stop.load(Ordering::SeqCst), &|r| respond(manager, token, guard, r));
 }

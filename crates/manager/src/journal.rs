@@ -8,6 +8,7 @@ use crate::events::Event;
 use pliant_core::Micros;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{de::DeserializeOwned, Serialize};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// A journal that cannot be opened, read or written.
@@ -20,6 +21,14 @@ pub enum JournalError {
         path: String,
         /// What SQLite said.
         source: rusqlite::Error,
+    },
+    /// The file could not be created or made private.
+    #[error("journal {path}: {source}")]
+    Io {
+        /// The journal file.
+        path: String,
+        /// What the system said.
+        source: std::io::Error,
     },
     /// A row does not hold what this version of pliant wrote.
     #[error("journal {path}: step {seq}: {reason}")]
@@ -53,10 +62,14 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Opens (or creates) the journal at `path`.
+    /// Opens (or creates) the journal at `path`, readable by its owner only
+    /// (SQLite gives its `-wal` and `-shm` files the same mode).
     pub fn open(path: &Path) -> Result<Journal, JournalError> {
         let name = path.display().to_string();
         let err = |source| JournalError::Sqlite { path: name.clone(), source };
+        let io = |source| JournalError::Io { path: name.clone(), source };
+        std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(path).map_err(io)?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
         let conn = Connection::open(path).map_err(err)?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;

@@ -23,6 +23,7 @@ pub mod page;
 pub mod remote_agent;
 pub mod serve;
 pub mod signals;
+pub mod state_dir;
 pub mod submit;
 pub mod token;
 pub mod view;

@@ -5,11 +5,11 @@
 //! operations to the agent.
 
 use crate::api;
-use crate::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+use crate::manager::{default_policy, unix_us, ClusterConfig, Manager, NodeRecord};
 use crate::token::{check_listen, Token};
 use pliant_core::Resources;
 use pliant_live::agent::Agent;
-use pliant_live::capabilities::{Capabilities, NodeMechanism};
+use pliant_live::capabilities::Capabilities;
 use pliant_live::cgroup::Layout;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use std::net::TcpListener;
@@ -25,7 +25,7 @@ pub const TICK: Duration = Duration::from_millis(50);
 /// Where a manager keeps its state and listens, and its policy parameters.
 #[derive(Debug, Clone)]
 pub struct ManagerSetup {
-    /// Where the journal and task logs live.
+    /// Where the journal and task logs live (made absolute at start).
     pub state_dir: PathBuf,
     /// Address the API listens on.
     pub listen: String,
@@ -37,14 +37,16 @@ pub struct ManagerSetup {
 }
 
 impl ManagerSetup {
-    /// The API's token and listening socket: refuses an address reachable
-    /// from other machines without `--token-file` (see [`check_listen`]).
-    pub fn open_api(&self, log: &dyn Fn(&str)) -> Result<(TcpListener, Token), String> {
+    /// The API's token and listening socket, and the state directory made
+    /// absolute and private (see [`crate::state_dir::prepare`]): refuses an
+    /// address reachable from other machines without `--token-file` (see [`check_listen`]).
+    pub fn open_api(&self, log: &dyn Fn(&str)) -> Result<(TcpListener, Token, PathBuf), String> {
         check_listen(&self.listen, self.token_file.is_some())?;
-        let token = Token::for_manager(&self.state_dir, self.token_file.as_deref(), log)?;
+        let state_dir = crate::state_dir::prepare(&self.state_dir, log)?;
+        let token = Token::for_manager(&state_dir, self.token_file.as_deref(), log)?;
         let listener = bind_patiently(&self.listen, BIND_PATIENCE, log)
             .map_err(|e| format!("cannot listen on {}: {e}", self.listen))?;
-        Ok((listener, token))
+        Ok((listener, token, state_dir))
     }
 }
 
@@ -134,21 +136,19 @@ pub fn this_node(name: &str, caps: &Capabilities, offer: Offer) -> Result<NodeRe
 
 /// Runs until `stop` is set. `log` receives one line per notable thing.
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
-    std::fs::create_dir_all(&opts.setup.state_dir).map_err(|e| format!("{}: {e}", opts.setup.state_dir.display()))?;
-    let journal_exists = opts.setup.state_dir.join("journal.sqlite").exists();
     // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
-    let (listener, token) = opts.setup.open_api(log)?;
+    let (listener, token, state_dir) = opts.setup.open_api(log)?;
+    let journal_exists = state_dir.join("journal.sqlite").exists();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
-    let (agent, found) =
-        Agent::start(&layout, &cgroup_name(&opts.setup.state_dir), journal_exists, opts.checkpoint_grace)
-            .map_err(|e| format!("agent: {e}"))?;
+    let (agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
+        .map_err(|e| format!("agent: {e}"))?;
     if found && !journal_exists {
         log("removed a leftover cgroup of an earlier run");
     }
     let caps = *agent.capabilities();
     let node = this_node("local", &caps, opts.offer)?;
     let policy = opts.policy.clone().unwrap_or_else(|| {
-        let name = if caps.supports(NodeMechanism::Graceful) { "gp" } else { "kill" };
+        let name = default_policy(std::slice::from_ref(&node));
         if !journal_exists {
             log(&format!("policy {name} (the default for what this node can do)"));
         }
@@ -159,7 +159,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     }
     let fresh =
         ClusterConfig { policy, params: opts.setup.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
-    let (mut manager, recovered) = Manager::open(&opts.setup.state_dir, fresh).map_err(|e| e.to_string())?;
+    let (mut manager, recovered) = Manager::open(&state_dir, fresh).map_err(|e| e.to_string())?;
     if recovered && opts.policy.as_ref().is_some_and(|p| *p != manager.config().policy) {
         log(&format!("the journal's policy {} stays in force (a cluster keeps its policy)", manager.config().policy));
     }

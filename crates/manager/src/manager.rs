@@ -13,8 +13,8 @@
 use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::submit::SubmitRequest;
-use crate::view::{JobState, JobView, TaskView};
-use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
+use crate::view::{JobState, JobView, TaskStatus, TaskView};
+use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::policy::{preset, Params, Policy};
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Pass, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
@@ -50,26 +50,46 @@ pub struct ClusterConfig {
     pub epoch_unix_us: u64,
 }
 
+/// The policy preset `name` with the `--set` parameters `params`.
+pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, String> {
+    let mut p = Params::default();
+    for (k, v) in params {
+        p.set(k, v).map_err(|e| e.to_string())?;
+    }
+    preset(name, &p).ok_or_else(|| format!("unknown policy `{name}` (see `pliant policies`)"))
+}
+
+/// Why `node` cannot serve under `policy` (named `name`): it lacks the
+/// mechanism the policy preempts by. `None` when it can.
+pub fn unfit_node(name: &str, policy: &Policy, node: &NodeRecord) -> Option<String> {
+    let needed = node_mechanism(policy.preemption?.mechanism.kind());
+    (!node.mechanisms.contains(&needed)).then(|| {
+        format!(
+            "policy `{name}` needs {} preemption, which node `{}` cannot do ({}); give it swap, or run the \
+             cluster under a policy it can carry out (e.g. --policy kill)",
+            needed.name(),
+            node.name,
+            node.notes.join("; ")
+        )
+    })
+}
+
+/// The policy a cluster of `nodes` runs when none is given: `gp` where
+/// every node can preempt gracefully, else `kill`.
+pub fn default_policy(nodes: &[NodeRecord]) -> &'static str {
+    if nodes.iter().all(|n| n.mechanisms.contains(&NodeMechanism::Graceful)) {
+        "gp"
+    } else {
+        "kill"
+    }
+}
+
 impl ClusterConfig {
     /// Builds the policy, and checks that every node can carry out its mechanism.
     pub fn policy(&self) -> Result<Policy, String> {
-        let mut params = Params::default();
-        for (k, v) in &self.params {
-            params.set(k, v).map_err(|e| e.to_string())?;
-        }
-        let policy = preset(&self.policy, &params)
-            .ok_or_else(|| format!("unknown policy `{}` (see `pliant policies`)", self.policy))?;
-        if let Some(spec) = policy.preemption {
-            let needed = node_mechanism(spec.mechanism.kind());
-            if let Some(node) = self.nodes.iter().find(|n| !n.mechanisms.contains(&needed)) {
-                return Err(format!(
-                    "policy `{}` needs {} preemption, which node `{}` cannot do ({}); use --policy kill, or give it swap",
-                    self.policy,
-                    needed.name(),
-                    node.name,
-                    node.notes.join("; ")
-                ));
-            }
+        let policy = build_policy(&self.policy, &self.params)?;
+        if let Some(why) = self.nodes.iter().find_map(|n| unfit_node(&self.policy, &policy, n)) {
+            return Err(why);
         }
         Ok(policy)
     }
@@ -154,8 +174,8 @@ impl Manager {
     /// takes `fresh` as its cluster; an existing one keeps its own and is
     /// replayed. Returns the manager and whether it recovered a journal.
     pub fn open(state_dir: &Path, fresh: ClusterConfig) -> Result<(Manager, bool), ManagerError> {
-        std::fs::create_dir_all(state_dir)
-            .map_err(|e| ManagerError::Config(format!("cannot create {}: {e}", state_dir.display())))?;
+        // Agents are sent paths inside it, wherever they run.
+        let state_dir = &crate::state_dir::prepare(state_dir, &|_| {}).map_err(ManagerError::Config)?;
         let journal = Journal::open(&state_dir.join("journal.sqlite"))?;
         let existing: Option<ClusterConfig> = journal.get("config")?;
         let recovered = existing.is_some();
@@ -273,9 +293,9 @@ impl Manager {
                 }
                 let expect = match t.state {
                     _ if t.checkpointing => Expected::Checkpointing,
-                    TaskState::Shrunk => Expected::Shrunk(t.limits),
-                    TaskState::Suspended => Expected::Frozen(t.limits),
-                    TaskState::Restoring => Expected::Restoring(t.limits),
+                    TaskStatus::Shrunk => Expected::Shrunk(t.limits),
+                    TaskStatus::Suspended => Expected::Frozen(t.limits),
+                    TaskStatus::Restoring => Expected::Restoring(t.limits),
                     _ => Expected::Running,
                 };
                 let (log_dir, checkpoint_dir) = (self.log_dir(task), self.checkpoint_dir(task));
@@ -300,6 +320,10 @@ impl Manager {
                 record.name
             ))
         })?;
+        let policy = self.config.policy().map_err(Refusal::Conflict)?;
+        if let Some(why) = unfit_node(&self.config.policy, &policy, record) {
+            return Err(Refusal::Conflict(why));
+        }
         // A launch not sent yet still stands if the records hold its task here
         // (a later stop or requeue, e.g. of a cancelled job, voids it).
         let here = |task: &TaskRef| {
@@ -451,19 +475,20 @@ impl Manager {
         let Some(t) = self.jobs.get(task.job.0 as usize).and_then(|j| j.tasks.get(task.task as usize)) else {
             return Ok(false);
         };
-        if t.node != Some(node) {
+        // A report from another node, or about a task that has ended
+        // (it keeps the node it ran on), is stale.
+        if t.node != Some(node) || t.state.is_terminal() {
             return Ok(false);
         }
         let state = t.state;
-        let preempted = matches!(state, TaskState::Suspended | TaskState::Shrunk);
+        let preempted = matches!(state, TaskStatus::Suspended | TaskStatus::Shrunk);
         match report {
-            AgentReport::Exited { code: Some(0), .. } if matches!(state, TaskState::Running | TaskState::Shrunk) => {
+            AgentReport::Exited { code: Some(0), .. } if matches!(state, TaskStatus::Running | TaskStatus::Shrunk) => {
                 self.driver.observe(now, Observation::TaskFinished(task))?;
                 let t = self.task_mut(task);
-                t.state = TaskState::Finished;
+                t.state = TaskStatus::Finished;
                 t.exit_code = Some(0);
                 t.end_us = Some(now);
-                t.node = None;
             }
             AgentReport::Exited { code: Some(0), .. } => {
                 // It finished while it should have been frozen: run it again.
@@ -476,10 +501,11 @@ impl Manager {
                 t.exit_code = *code;
                 t.signal = *signal;
                 t.stderr_tail = Some(stderr_tail.clone());
-                t.node = None;
+                t.state = TaskStatus::Failed;
+                t.end_us = Some(now);
                 self.stop_job(now, task.job, JobState::Failed, ops);
             }
-            AgentReport::Reclaimed { mem_mb, took_ms, .. } => {
+            AgentReport::Reclaimed { mem_mb, freed_mb, took_ms, .. } => {
                 let owed = self.task_mut(task).owed_mb;
                 let mem_mb = (*mem_mb).min(owed);
                 if !preempted || mem_mb == 0 {
@@ -489,23 +515,24 @@ impl Manager {
                 let t = self.task_mut(task);
                 t.owed_mb -= mem_mb;
                 t.reclaimed_mb += mem_mb;
+                t.freed_mb += freed_mb;
                 t.reclaim_ms += took_ms;
             }
             AgentReport::Swapping { .. } => {
-                if state != TaskState::Shrunk {
+                if state != TaskStatus::Shrunk {
                     return Ok(false);
                 }
                 self.driver.observe(now, Observation::Swapping(task))?;
-                self.task_mut(task).state = TaskState::Suspended;
+                self.task_mut(task).state = TaskStatus::Suspended;
             }
             AgentReport::Resumed { .. } => {
-                if state != TaskState::Restoring {
+                if state != TaskStatus::Restoring {
                     return Ok(false);
                 }
                 self.driver.observe(now, Observation::Resumed(task))?;
                 let t = self.task_mut(task);
                 // Given only part back (gradual resumption): still shrunk.
-                t.state = if t.limits == t.allocated { TaskState::Running } else { TaskState::Shrunk };
+                t.state = if t.limits == t.allocated { TaskStatus::Running } else { TaskStatus::Shrunk };
             }
             AgentReport::Checkpointed { .. } => {
                 if !t.checkpointing {
@@ -533,7 +560,7 @@ impl Manager {
 
     fn requeue(&mut self, task: TaskRef) {
         let t = self.task_mut(task);
-        t.state = TaskState::Pending;
+        t.state = TaskStatus::Pending;
         t.node = None;
         t.limits = Resources::ZERO;
         t.owed_mb = 0;
@@ -568,11 +595,11 @@ impl Manager {
                     NodeMechanism::Suspend => {
                         // Frozen in place: its CPU is free, its memory stays.
                         t.limits.cpu_milli = 0;
-                        t.state = TaskState::Suspended;
+                        t.state = TaskStatus::Suspended;
                     }
                     NodeMechanism::Checkpoint => {
                         // It keeps its allocation until its node reports the dump written.
-                        t.state = TaskState::Suspended;
+                        t.state = TaskStatus::Suspended;
                         t.checkpointing = true;
                     }
                     _ => {
@@ -580,9 +607,9 @@ impl Manager {
                         t.owed_mb += t.limits.mem_mb.saturating_sub(limits.mem_mb);
                         t.limits = t.limits.min(&limits);
                         t.state = if mechanism == NodeMechanism::Immediate {
-                            TaskState::Suspended
+                            TaskStatus::Suspended
                         } else {
-                            TaskState::Shrunk
+                            TaskStatus::Shrunk
                         };
                     }
                 }
@@ -590,7 +617,7 @@ impl Manager {
             }
             NodeOp::Resume { task, resources } => {
                 let t = self.task_mut(task);
-                t.state = TaskState::Restoring;
+                t.state = TaskStatus::Restoring;
                 t.limits = resources;
                 t.owed_mb = 0;
                 let node = t.node.expect("preempted tasks are on a node") as usize;
@@ -619,7 +646,7 @@ impl Manager {
         job.first_start_us.get_or_insert(now);
         let argv = job.spec.command.clone();
         let t = &mut job.tasks[task.task as usize];
-        t.state = if restore { TaskState::Restoring } else { TaskState::Running };
+        t.state = if restore { TaskStatus::Restoring } else { TaskStatus::Running };
         t.node = Some(node.0);
         t.launches += 1;
         t.start_us = Some(now);

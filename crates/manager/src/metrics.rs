@@ -53,8 +53,10 @@ pub struct Snapshot {
     pub task_launches: u32,
     /// Preemptions by mechanism.
     pub preemptions: BTreeMap<String, u32>,
-    /// Memory reclaimed from preempted tasks, MB.
+    /// Memory preempted tasks' limits gave back, MB (booked as free).
     pub reclaimed_mb: u64,
+    /// Memory preempted tasks' cgroups really gave back (their usage drop), MB.
+    pub freed_mb: u64,
     /// Time the kernel took to reclaim it, ms.
     pub reclaim_ms: u64,
     /// Each started job's wait (submission to first start), by queue.
@@ -82,6 +84,7 @@ impl Snapshot {
                     *s.preemptions.entry(k.clone()).or_default() += n;
                 }
                 s.reclaimed_mb += t.reclaimed_mb;
+                s.freed_mb += t.freed_mb;
                 s.reclaim_ms += t.reclaim_ms;
                 s.task_launches += t.launches;
             }
@@ -114,6 +117,7 @@ impl Snapshot {
             "task_launches": self.task_launches,
             "preemptions": self.preemptions,
             "reclaimed_mb": self.reclaimed_mb,
+            "freed_mb": self.freed_mb,
             "reclaim_ms": self.reclaim_ms,
             "wait": wait,
             "journal_steps": self.journal_steps,
@@ -134,8 +138,12 @@ impl Snapshot {
         for (mechanism, n) in &self.preemptions {
             t.sample("pliant_preemptions_total", &[("mechanism", mechanism)], *n as f64);
         }
-        t.family("pliant_reclaimed_bytes_total", "counter", "Memory reclaimed from preempted tasks.");
-        t.sample("pliant_reclaimed_bytes_total", &[], (self.reclaimed_mb << 20) as f64);
+        t.family(
+            "pliant_reclaimed_bytes_total",
+            "counter",
+            "Memory preempted tasks gave back: the drop of their cgroups' usage.",
+        );
+        t.sample("pliant_reclaimed_bytes_total", &[], (self.freed_mb << 20) as f64);
         t.family("pliant_reclaim_seconds_total", "counter", "Time the kernel took to reclaim that memory.");
         t.sample("pliant_reclaim_seconds_total", &[], self.reclaim_ms as f64 / 1e3);
         t.family("pliant_journal_steps_total", "counter", "Scheduling steps in the journal.");

@@ -7,8 +7,9 @@
 use crate::api;
 use crate::http::{self, Limits, Request, Response};
 use crate::local::{address, ManagerSetup, TICK};
-use crate::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+use crate::manager::{build_policy, default_policy, unfit_node, unix_us, ClusterConfig, Manager, NodeRecord};
 use crate::token::Token;
+use pliant_core::policy::Policy;
 use pliant_core::Micros;
 use serde_json::json;
 use std::net::TcpListener;
@@ -21,8 +22,8 @@ use std::time::Duration;
 pub struct ServeOptions {
     /// State, address and parameters.
     pub setup: ManagerSetup,
-    /// Policy preset.
-    pub policy: String,
+    /// Policy preset (default: [`default_policy`] of the nodes that register).
+    pub policy: Option<String>,
     /// Nodes a new cluster waits for.
     pub nodes: usize,
     /// Silence after which an agent is declared lost.
@@ -31,24 +32,34 @@ pub struct ServeOptions {
 
 /// Runs until `stop` is set.
 pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
-    let (listener, token) = opts.setup.open_api(log)?;
-    let recovered = opts.setup.state_dir.join("journal.sqlite").exists();
+    // A policy given is checked before anyone is waited for; each node then is, as it registers.
+    let policy = match &opts.policy {
+        Some(name) => Some((name.clone(), build_policy(name, &opts.setup.params)?)),
+        None => None,
+    };
+    let (listener, token, state_dir) = opts.setup.open_api(log)?;
+    let recovered = state_dir.join("journal.sqlite").exists();
     let nodes = if recovered {
         Vec::new()
     } else {
         log(&format!("manager on http://{}: waiting for {} agent(s) to register", address(&listener), opts.nodes));
-        match gather(&listener, &token, opts.nodes, stop) {
+        match gather(&listener, &token, opts.nodes, policy.as_ref(), stop, log) {
             Some(nodes) => nodes,
             None => return Ok(()),
         }
     };
-    let fresh = ClusterConfig {
-        policy: opts.policy.clone(),
-        params: opts.setup.params.clone(),
-        nodes,
-        epoch_unix_us: unix_us(),
-    };
-    let (mut manager, recovered) = Manager::open(&opts.setup.state_dir, fresh).map_err(|e| e.to_string())?;
+    let policy = policy.map_or_else(
+        || {
+            let name = default_policy(&nodes);
+            if !recovered {
+                log(&format!("policy {name} (the default for what every node can do)"));
+            }
+            name.to_string()
+        },
+        |(name, _)| name,
+    );
+    let fresh = ClusterConfig { policy, params: opts.setup.params.clone(), nodes, epoch_unix_us: unix_us() };
+    let (mut manager, recovered) = Manager::open(&state_dir, fresh).map_err(|e| e.to_string())?;
     if recovered {
         log(&format!("recovered {} jobs from the journal; agents take their tasks over", manager.jobs().len()));
     }
@@ -84,12 +95,21 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
 }
 
 /// Answers registrations (with the token) until `count` distinct nodes
-/// have registered; other requests get 503. `None` when stopped first.
-fn gather(listener: &TcpListener, token: &Token, count: usize, stop: &AtomicBool) -> Option<Vec<NodeRecord>> {
+/// have registered; other requests get 503, and a node that cannot carry
+/// out `policy` (when one was given) 409. `None` when stopped first.
+fn gather(
+    listener: &TcpListener,
+    token: &Token,
+    count: usize,
+    policy: Option<&(String, Policy)>,
+    stop: &AtomicBool,
+    log: &(dyn Fn(&str) + Sync),
+) -> Option<Vec<NodeRecord>> {
     let nodes: Mutex<Vec<NodeRecord>> = Mutex::new(Vec::new());
+    let guard = api::Guard::for_listener(listener);
     let gathered = || nodes.lock().unwrap_or_else(|e| e.into_inner()).len() >= count;
     let register = |request: &Request| {
-        if let Some(refusal) = api::refuse_unauthorised(token, request) {
+        if let Some(refusal) = api::refuse_unauthorised(token, guard, request) {
             return refusal;
         }
         let mut nodes = nodes.lock().unwrap_or_else(|e| e.into_inner());
@@ -99,6 +119,10 @@ fn gather(listener: &TcpListener, token: &Token, count: usize, stop: &AtomicBool
         }
         match serde_json::from_slice::<NodeRecord>(&request.body) {
             Ok(record) => {
+                if let Some(why) = policy.and_then(|(name, p)| unfit_node(name, p, &record)) {
+                    log(&format!("refused node `{}`: {why}", record.name));
+                    return Response::error(409, &why);
+                }
                 let node = nodes.iter().position(|n| n.name == record.name).unwrap_or(nodes.len());
                 if node < nodes.len() {
                     nodes[node] = record;

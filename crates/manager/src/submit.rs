@@ -45,6 +45,7 @@ impl SubmitRequest {
     /// Checks the request against the cluster's node capacities and fills in defaults.
     pub fn validate(self, nodes: &[Resources]) -> Result<JobSpec, String> {
         let program = self.command.first().ok_or("`command` is empty: give a program to run")?;
+        check_exec_args(&self.command)?;
         if !is_runnable(program) {
             return Err(format!("`{program}` is not an executable file or a program on the manager's PATH"));
         }
@@ -95,6 +96,40 @@ impl SubmitRequest {
             elastic: self.elastic,
         })
     }
+}
+
+/// Longest single argument `execve` takes on Linux (`MAX_ARG_STRLEN`, 32
+/// pages of 4 KB), its terminating NUL included.
+const MAX_ARG_BYTES: usize = 32 * 4096;
+/// Room left for the environment (the task's `PLIANT_*` variables and the
+/// agent's own) and the exit-code wrapper within the OS argument limit.
+const ENV_ALLOWANCE: usize = 64 << 10;
+
+/// Refuses a command `execve` would refuse at launch: an argument with a NUL
+/// byte (it cannot be passed), one over [`MAX_ARG_BYTES`], or arguments over
+/// the OS limit (`sysconf(_SC_ARG_MAX)`) less [`ENV_ALLOWANCE`].
+fn check_exec_args(command: &[String]) -> Result<(), String> {
+    if let Some(i) = command.iter().position(|a| a.contains('\0')) {
+        return Err(format!("`command` argument {i} holds a NUL byte, which no program can be given"));
+    }
+    if let Some(i) = command.iter().position(|a| a.len() + 1 > MAX_ARG_BYTES) {
+        let len = command[i].len();
+        return Err(format!(
+            "`command` argument {i} is {len} bytes, over the OS limit of {} per argument",
+            MAX_ARG_BYTES - 1
+        ));
+    }
+    // SAFETY: sysconf has no preconditions.
+    let arg_max = usize::try_from(unsafe { libc::sysconf(libc::_SC_ARG_MAX) }).unwrap_or(128 << 10);
+    let limit = arg_max.saturating_sub(ENV_ALLOWANCE);
+    // Each argument costs its bytes, its NUL and its pointer.
+    let total: usize = command.iter().map(|a| a.len() + 1 + std::mem::size_of::<usize>()).sum();
+    if total > limit {
+        return Err(format!(
+            "`command` is {total} bytes in all, over the {limit} bytes the OS lets a program be given"
+        ));
+    }
+    Ok(())
 }
 
 /// True when `program` names an executable file, directly (with a `/`) or on `PATH`.
@@ -149,6 +184,11 @@ mod tests {
         assert!(err(r#"{"command": ["sh"], "priority": 12}"#).contains("out of range"));
         assert!(err(r#"{"command": ["sh"], "tasks": 0}"#).contains("1–"));
         assert!(err(r#"{"command": ["sh"], "queue": "medium"}"#).contains("unknown variant"));
+        assert!(err(r#"{"command": ["sh", "-c", "a\u0000b"]}"#).contains("argument 2 holds a NUL byte"));
+        let long = format!(r#"{{"command": ["sh", "-c", "{}"]}}"#, "x".repeat(900 << 10));
+        assert!(err(&long).contains("argument 2 is 921600 bytes, over the OS limit of 131071"));
+        let many = format!(r#"{{"command": ["sh", {}]}}"#, vec![format!(r#""{}""#, "y".repeat(100_000)); 40].join(","));
+        assert!(err(&many).contains("bytes the OS lets a program be given"));
         assert!(err(r#"{"command": ["sh"], "colour": 1}"#).contains("unknown field"));
         let elastic =
             |e: &str| err(&format!(r#"{{"command": ["sh"], "mem_mb": 800, "estimate_s": 5, "elastic": {e}}}"#));

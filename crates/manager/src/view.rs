@@ -8,6 +8,56 @@ use pliant_core::{Micros, Resources};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// Where a task stands, as the API shows it: the core's lifecycle state,
+/// and `cancelled` for a task its job's cancellation ended (the core counts
+/// that as failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskStatus {
+    /// Waiting for resources.
+    Pending,
+    /// Running with its full allocation.
+    Running,
+    /// Running with part of its allocation taken away.
+    Shrunk,
+    /// Frozen at a minimal footprint.
+    Suspended,
+    /// Getting its resources back.
+    Restoring,
+    /// Done.
+    Finished,
+    /// Its job failed.
+    Failed,
+    /// Its job was cancelled before it ended.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// True while the task holds resources on a node.
+    pub fn holds_resources(self) -> bool {
+        matches!(self, TaskStatus::Running | TaskStatus::Shrunk | TaskStatus::Suspended | TaskStatus::Restoring)
+    }
+
+    /// True once the task has ended for good.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskStatus::Finished | TaskStatus::Failed | TaskStatus::Cancelled)
+    }
+}
+
+impl From<TaskState> for TaskStatus {
+    fn from(s: TaskState) -> TaskStatus {
+        match s {
+            TaskState::Pending => TaskStatus::Pending,
+            TaskState::Running => TaskStatus::Running,
+            TaskState::Shrunk => TaskStatus::Shrunk,
+            TaskState::Suspended => TaskStatus::Suspended,
+            TaskState::Restoring => TaskStatus::Restoring,
+            TaskState::Finished => TaskStatus::Finished,
+            TaskState::Failed => TaskStatus::Failed,
+        }
+    }
+}
+
 /// Where a job stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -29,9 +79,10 @@ pub enum JobState {
 pub struct TaskView {
     /// Index in its job.
     pub index: u32,
-    /// Lifecycle state (as the core sees it).
-    pub state: TaskState,
-    /// The node it is on, while it holds resources.
+    /// Lifecycle state.
+    pub state: TaskStatus,
+    /// The node it is on while it holds resources, or the one it last ran
+    /// on once it has ended (`None` while pending).
     pub node: Option<u32>,
     /// How many times it was started.
     pub launches: u32,
@@ -56,8 +107,11 @@ pub struct TaskView {
     pub limits: Resources,
     /// Memory (MB) its node has yet to report reclaimed.
     pub owed_mb: u64,
-    /// Memory (MB) reclaimed from it so far.
+    /// Memory (MB) its limits gave back so far (what the scheduler books as free).
     pub reclaimed_mb: u64,
+    /// Memory (MB) its cgroup's usage dropped by when its limits were
+    /// lowered: what its node really got back.
+    pub freed_mb: u64,
     /// Time the kernel took to reclaim it, summed (ms).
     pub reclaim_ms: u64,
     /// True while it is asked to checkpoint and its node has not reported the state saved.
@@ -94,7 +148,7 @@ impl JobView {
         let tasks = (0..spec.tasks)
             .map(|index| TaskView {
                 index,
-                state: TaskState::Pending,
+                state: TaskStatus::Pending,
                 node: None,
                 launches: 0,
                 first_start_us: None,
@@ -108,6 +162,7 @@ impl JobView {
                 limits: Resources::ZERO,
                 owed_mb: 0,
                 reclaimed_mb: 0,
+                freed_mb: 0,
                 reclaim_ms: 0,
                 checkpointing: false,
                 checkpoints: 0,
@@ -122,11 +177,12 @@ impl JobView {
         matches!(self.state, JobState::Finished | JobState::Failed | JobState::Cancelled)
     }
 
-    /// Ends the job: every task that has not ended fails.
+    /// Ends the job: every task that has not ended fails, or is cancelled
+    /// with it; one that ran keeps the node it ran on.
     pub fn end(&mut self, state: JobState, now: Micros) {
+        let ended = if state == JobState::Cancelled { TaskStatus::Cancelled } else { TaskStatus::Failed };
         for t in self.tasks.iter_mut().filter(|t| !t.state.is_terminal()) {
-            t.state = TaskState::Failed;
-            t.node = None;
+            t.state = ended;
             t.end_us = Some(now);
             t.owed_mb = 0;
             t.checkpointing = false;
@@ -140,7 +196,7 @@ impl JobView {
         if self.is_over() {
             return;
         }
-        if self.tasks.iter().all(|t| t.state == TaskState::Finished) {
+        if self.tasks.iter().all(|t| t.state == TaskStatus::Finished) {
             self.state = JobState::Finished;
             self.end_us = Some(now);
         } else if self.tasks.iter().any(|t| t.state.holds_resources()) {

@@ -42,13 +42,18 @@ struct Api<'a> {
 /// Runs `body` against a manager of one node `n0` ⟨2 CPU, 600 MB⟩ under
 /// `kill`, served on loopback, with a client that has the token and one that has not.
 fn with_api(name: &str, body: impl FnOnce(&Api)) {
+    with_api_on(name, "127.0.0.1:0", body)
+}
+
+/// [`with_api`] with the API listening on `bind` (reached on 127.0.0.1).
+fn with_api_on(name: &str, bind: &str, body: impl FnOnce(&Api)) {
     let dir = ScratchDir::new(name).unwrap();
     let cfg =
         ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("n0")], epoch_unix_us: unix_us() };
     let (m, _) = Manager::open(dir.path(), cfg).unwrap();
     let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
+    let listener = TcpListener::bind(bind).unwrap();
+    let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let (manager, stop) = (Mutex::new(m), AtomicBool::new(false));
     std::thread::scope(|s| {
         s.spawn(|| api::serve(&listener, &manager, &token, &stop));
@@ -115,6 +120,38 @@ fn every_change_needs_the_token_and_works_with_it() {
         // Reads need no token.
         assert_eq!(without.get("/jobs/0").unwrap()["state"], "cancelled");
         assert_eq!(without.get("/metrics.json").unwrap()["jobs"], json!({"cancelled": 1}));
+    });
+}
+
+/// Off loopback every read but the page needs the token too; no answer
+/// repeats a credential a client put in the URL; the state directory, the
+/// journal and the token file are their owner's only.
+#[test]
+fn off_loopback_reads_need_the_token_and_nothing_echoes_it() {
+    with_api_on("pliant-api-reads", "0.0.0.0:0", |api| {
+        let (with, without) = (&api.with, &api.without);
+        for path in ["/jobs", "/jobs/0", "/cluster", "/metrics.json"] {
+            assert_eq!(status(without.get(path)), 401, "GET {path} without the token");
+        }
+        assert_eq!(with.get("/jobs").unwrap(), json!([]));
+        assert_eq!(with.get("/cluster").unwrap()["nodes"][0]["name"], "n0");
+        let (code, page) = raw(&api.url, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(code == 200 && page.contains("API token"), "the page, which holds no data, is served: {code}");
+        let (code, _) = raw(&api.url, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(code, 401, "Prometheus text needs the token off loopback");
+        let bearer = format!("GET /metrics HTTP/1.1\r\nAuthorization: Bearer {}\r\n\r\n", api.token.as_str());
+        assert_eq!(raw(&api.url, &bearer).0, 200);
+        // A token put in the query is not taken, and not repeated back.
+        for method in ["GET", "POST"] {
+            let request = format!("{method} /jobs?token={} HTTP/1.1\r\nContent-Length: 0\r\n\r\n", api.token.as_str());
+            let (code, body) = raw(&api.url, &request);
+            assert_eq!(code, 401, "{body}");
+            assert!(!body.contains(api.token.as_str()), "{method}: the answer repeats the token: {body}");
+        }
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(api.state_dir), 0o700, "state directory");
+        assert_eq!(mode(&api.state_dir.join("journal.sqlite")), 0o600, "journal");
+        assert_eq!(mode(&api.state_dir.join("token")), 0o600, "token");
     });
 }
 

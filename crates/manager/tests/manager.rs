@@ -72,14 +72,21 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     assert_eq!(m.jobs()[short as usize].tasks[0].launches, 0);
     // The node reports every suspended task's memory back: 600 − 280·(2 − k) MB
     // frees up, so with both suspended 600 MB ≥ 400 MB and the short job starts.
-    let reports =
-        suspended.iter().map(|&t| (0, AgentReport::Reclaimed { task: t, mem_mb: 216, took_ms: 300 })).collect();
+    let reports = suspended
+        .iter()
+        .map(|&t| (0, AgentReport::Reclaimed { task: t, mem_mb: 216, freed_mb: 150, took_ms: 300 }))
+        .collect();
     m.advance(reports).unwrap();
     assert_eq!(suspended.len(), 2, "one suspended task would leave 600 − 280 = 320 MB < 400 MB");
     assert_eq!(m.jobs()[short as usize].tasks[0].launches, 1);
     let before = jobs_json(&m);
     assert_eq!(before[long as usize]["tasks"][0]["state"], "suspended");
     assert_eq!(before[long as usize]["tasks"][0]["reclaimed_mb"], 216);
+    // The limits gave back 216 MB each, the cgroups' usage went down by 150 MB
+    // each: the metric counts what was freed, 2 × 150 MB.
+    assert_eq!(before[long as usize]["tasks"][0]["freed_mb"], 150);
+    let metrics = pliant_manager::metrics::Snapshot::of(&m).prometheus();
+    assert!(metrics.contains(&format!("pliant_reclaimed_bytes_total {}\n", 300u64 << 20)), "{metrics}");
     drop(m);
 
     let (mut again, recovered) = Manager::open(dir.path(), config()).unwrap();
@@ -117,6 +124,92 @@ fn a_failing_task_fails_its_job_with_its_exit_code_and_stops_the_rest() {
     assert_eq!(m.take_ops(0), vec![AgentOp::Stop { task: task(job, 0) }], "the other task is stopped");
     // Both tasks are gone from the node: nothing is booked there any more.
     assert_eq!(m.allocations(), vec![Resources::ZERO]);
+}
+
+/// A finished or failed task still says which node it ran on; a cancelled
+/// job's tasks show `cancelled` (the one that had finished stays finished),
+/// and a late report about an ended task changes nothing.
+#[test]
+fn ended_tasks_keep_their_node_and_a_cancelled_job_s_tasks_show_cancelled() {
+    let dir = ScratchDir::new("pliant-manager-ended").unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config()).unwrap();
+    let job = submit(&mut m, json!({"tasks": 3, "cpu_milli": 500, "mem_mb": 100, "command": ["sh"]}));
+    m.take_ops(0);
+    let exited = |t: u32, code: i32| AgentReport::Exited {
+        task: task(job, t),
+        code: Some(code),
+        signal: None,
+        stderr_tail: String::new(),
+    };
+    m.advance(vec![(0, exited(0, 0))]).unwrap();
+    m.cancel(job).unwrap();
+    assert_eq!(m.take_ops(0), vec![AgentOp::Stop { task: task(job, 1) }, AgentOp::Stop { task: task(job, 2) }]);
+    let tasks = &jobs_json(&m)[job as usize]["tasks"];
+    let shown: Vec<(&str, u64)> =
+        (0..3).map(|t| (tasks[t]["state"].as_str().unwrap(), tasks[t]["node"].as_u64().unwrap())).collect();
+    assert_eq!(shown, [("finished", 0), ("cancelled", 0), ("cancelled", 0)]);
+    assert_eq!(jobs_json(&m)[job as usize]["state"], "cancelled");
+    // The stopped tasks' exits arrive late: stale, nothing changes.
+    let before = jobs_json(&m);
+    m.advance(vec![(0, exited(1, 0)), (0, exited(2, 137))]).unwrap();
+    assert_eq!(jobs_json(&m), before);
+
+    let failing = submit(&mut m, json!({"tasks": 1, "cpu_milli": 500, "mem_mb": 100, "command": ["sh"]}));
+    m.take_ops(0);
+    m.advance(vec![(
+        0,
+        AgentReport::Exited { task: task(failing, 0), code: Some(3), signal: None, stderr_tail: String::new() },
+    )])
+    .unwrap();
+    assert_eq!(m.take_ops(0), vec![], "the failed task has already ended: nothing to stop");
+    let t = &jobs_json(&m)[failing as usize]["tasks"][0];
+    assert_eq!((t["state"].as_str(), t["node"].as_u64(), t["exit_code"].as_i64()), (Some("failed"), Some(0), Some(3)));
+}
+
+/// A recovered cluster refuses, with 409 and why, a node whose agent cannot
+/// carry out the policy's mechanism (gp without swap), and goes on.
+#[test]
+fn a_node_that_cannot_carry_out_the_policy_is_refused_not_fatal() {
+    let dir = ScratchDir::new("pliant-manager-unfit").unwrap();
+    let mut cfg = config();
+    cfg.policy = "gp".into();
+    let (m, _) = Manager::open(dir.path(), cfg.clone()).unwrap();
+    let mut without_swap = cfg.nodes[0].clone();
+    without_swap.mechanisms = vec![NodeMechanism::Kill, NodeMechanism::Suspend];
+    without_swap.notes = vec!["no swap".into()];
+    let m = Mutex::new(m);
+    let (status, body) = handle(&m, "POST", "/agents/register", &serde_json::to_string(&without_swap).unwrap());
+    assert_eq!(status, 409, "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(error.contains("policy `gp` needs graceful preemption, which node `n0` cannot do (no swap)"), "{error}");
+    let (status, body) = handle(&m, "POST", "/agents/register", &serde_json::to_string(&cfg.nodes[0]).unwrap());
+    assert_eq!((status, &body["node"]), (200, &json!(0)));
+}
+
+/// The manager sends agents absolute paths even when its state directory
+/// was given as a relative one.
+#[test]
+fn a_relative_state_directory_gives_agents_absolute_paths() {
+    let dir = ScratchDir::new("pliant-manager-relative").unwrap();
+    let cwd = std::env::current_dir().unwrap();
+    let relative = pathdiff(dir.path(), &cwd);
+    assert!(relative.is_relative());
+    let (mut m, _) = Manager::open(&relative, config()).unwrap();
+    submit(&mut m, json!({"command": ["sh"]}));
+    match m.take_ops(0).as_slice() {
+        [AgentOp::Launch { log_dir, checkpoint_dir, .. }] => {
+            assert_eq!(log_dir, &dir.path().join("logs/job-0/task-0"));
+            assert_eq!(checkpoint_dir, &dir.path().join("checkpoints/job-0/task-0"));
+        }
+        other => panic!("expected one launch, got {other:?}"),
+    }
+}
+
+/// `to` as a path relative to `from` (both absolute).
+fn pathdiff(to: &std::path::Path, from: &std::path::Path) -> std::path::PathBuf {
+    let common = to.components().zip(from.components()).take_while(|(a, b)| a == b).count();
+    let ups = from.components().skip(common).map(|_| std::path::Component::ParentDir);
+    ups.chain(to.components().skip(common)).collect()
 }
 
 #[test]
@@ -381,7 +474,7 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
         m.take_ops(0),
         vec![AgentOp::Preempt { task: task(long, 0), mechanism: NodeMechanism::Graceful, limits }]
     );
-    let reclaimed = AgentReport::Reclaimed { task: task(long, 0), mem_mb: 2048, took_ms: 1 };
+    let reclaimed = AgentReport::Reclaimed { task: task(long, 0), mem_mb: 2048, freed_mb: 2048, took_ms: 1 };
     m.advance(vec![(0, AgentReport::Swapping { task: task(long, 0) }), (0, reclaimed)]).unwrap();
     assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(short, 0)));
     // That step, once the short task is placed, was the first refused offer.

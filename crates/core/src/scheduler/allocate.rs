@@ -61,8 +61,7 @@ impl Scheduler {
                 let max_free = self.view.free_index.max_free();
                 let id = key.2 as usize;
                 let full = max_free.cpu_milli == 0 || max_free.mem_mb == 0;
-                if blocked.iter().all(|&b| b)
-                    || (full && !self.slots.holds_usable_by(&self.view, self.view.jobs[id].req.priority))
+                if blocked.iter().all(|&b| b) || (full && !self.slots.holds_usable_by(self.view.jobs[id].req.priority))
                 {
                     return;
                 }

@@ -103,7 +103,7 @@ impl Scheduler {
                 waiting: Default::default(),
             })
             .collect();
-        let view = View {
+        let mut view = View {
             nodes,
             long_index: free_index.clone(),
             promised: vec![Resources::ZERO; n],
@@ -117,9 +117,15 @@ impl Scheduler {
             reclaiming_mb: 0,
             preempted: BTreeSet::new(),
             wakes: BTreeSet::new(),
+            touched: None,
+            refreshed: None,
         };
         let node_pass =
             matches!(policy.order, JobOrder::Fair | JobOrder::ShortestRemaining).then(|| NodePass::new(&policy, n));
+        if node_pass.is_some() {
+            view.touched = Some(Default::default());
+            view.refreshed = Some(Default::default());
+        }
         let mut s = Scheduler {
             planner: planner::build(&policy),
             mechanism: mechanism::build(&policy, n),
@@ -189,6 +195,7 @@ impl Scheduler {
         if let Some(pass) = &mut self.node_pass {
             pass.job_ended(&mut self.view, job);
         }
+        self.view.touch(job);
         let j = &self.view.jobs[job];
         let q = &mut self.view.queues[j.queue];
         q.active.remove(&j.key);

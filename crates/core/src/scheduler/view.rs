@@ -36,6 +36,38 @@ pub struct View {
     pub(super) preempted: BTreeSet<(ServiceKey, u32)>,
     /// Instants the core asked the body to wake it at.
     pub(super) wakes: BTreeSet<Micros>,
+    /// Jobs whose waiting, memory held, work left or next pending task may
+    /// have changed since a plugin last took them, if one keeps an order of
+    /// jobs up to date with them (the fair scheduler's node pass).
+    pub(super) touched: Option<Touched>,
+    /// Nodes whose free resources may have changed since a plugin last
+    /// took them, if one keeps track (as `touched`, for nodes).
+    pub(super) refreshed: Option<Touched>,
+}
+
+/// Jobs (or nodes) touched since they were last taken, each once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Touched {
+    jobs: Vec<u32>,
+    marked: Vec<bool>,
+}
+
+impl Touched {
+    fn mark(&mut self, i: usize) {
+        if self.marked.len() <= i {
+            self.marked.resize(i + 1, false);
+        }
+        if !std::mem::replace(&mut self.marked[i], true) {
+            self.jobs.push(i as u32);
+        }
+    }
+
+    fn take(&mut self, into: &mut Vec<u32>) {
+        for &i in &self.jobs {
+            self.marked[i as usize] = false;
+        }
+        into.append(&mut self.jobs);
+    }
 }
 
 impl View {
@@ -121,6 +153,9 @@ impl View {
     /// Brings a node's entries in both placement indexes up to date.
     pub(crate) fn refresh_node(&mut self, node: NodeId) {
         let i = node.0 as usize;
+        if let Some(r) = &mut self.refreshed {
+            r.mark(i);
+        }
         let free = self.nodes[i].free();
         self.free_index.update(i, free);
         self.long_index.update(i, free.saturating_sub(&self.promised[i]));
@@ -154,9 +189,37 @@ impl View {
         self.refresh_node(node);
     }
 
+    /// Notes that job `job` may have changed (see `touched`).
+    pub(crate) fn touch(&mut self, job: usize) {
+        if let Some(t) = &mut self.touched {
+            t.mark(job);
+        }
+    }
+
+    /// Moves the jobs touched since the last call into `into`.
+    pub(crate) fn take_touched(&mut self, into: &mut Vec<u32>) {
+        if let Some(t) = &mut self.touched {
+            t.take(into);
+        }
+    }
+
+    /// Moves the nodes refreshed since the last call into `into`.
+    pub(crate) fn take_refreshed(&mut self, into: &mut Vec<u32>) {
+        if let Some(t) = &mut self.refreshed {
+            t.take(into);
+        }
+    }
+
+    /// Whether job `job` is in its queue's waiting set.
+    pub(crate) fn is_waiting(&self, job: usize) -> bool {
+        let j = &self.jobs[job];
+        self.queues[j.queue].waiting[j.req.class as usize].contains(&j.key)
+    }
+
     /// Keeps a job in its queue's waiting set exactly while it is active and
     /// has runnable pending tasks.
     pub(crate) fn sync_waiting(&mut self, job: usize) {
+        self.touch(job);
         let j = &self.jobs[job];
         let waiting = &mut self.queues[j.queue].waiting[j.req.class as usize];
         if j.status == JobStatus::Active && !j.pending.is_empty() {
@@ -244,6 +307,7 @@ impl View {
     /// Takes a task that stops holding resources off its job's memory held;
     /// `finished` also takes its estimate off the job's work left.
     pub(crate) fn unsize(&mut self, task: TaskRef, finished: bool) {
+        self.touch(task.job.0 as usize);
         let job = &mut self.jobs[task.job.0 as usize];
         let t = &job.tasks[task.task as usize];
         job.held_mb = job.held_mb.saturating_sub(t.allocated.mem_mb);

@@ -48,6 +48,12 @@ pub(crate) struct SlotBook {
     to_check: BTreeSet<(u32, u32)>,
     /// Resources of all holds (not those lent to copies).
     idle: Resources,
+    /// No hold in `holds` lapses before this (a lower bound: a step before
+    /// it need not look through them).
+    next_expiry: Option<Micros>,
+    /// The jobs with holds, as (priority, job): the permit looks only
+    /// through the holders of lower priority.
+    holders: BTreeSet<(u8, u32)>,
 }
 
 impl SlotBook {
@@ -63,7 +69,27 @@ impl SlotBook {
         if let Some(t) = hold.expires {
             view.wake_at(t);
         }
+        self.keep_hold(view, job, hold);
+    }
+
+    /// Puts `hold` among `job`'s holds.
+    fn keep_hold(&mut self, view: &View, job: u32, hold: Hold) {
+        self.lapses_at(hold.expires);
+        self.holders.insert((view.job(job as usize).req.priority, job));
         self.holds.entry(job).or_default().push(hold);
+    }
+
+    /// `job` has no hold left.
+    fn unlist(&mut self, view: &View, job: u32) {
+        self.holds.remove(&job);
+        self.holders.remove(&(view.job(job as usize).req.priority, job));
+    }
+
+    /// Some hold may lapse at `expires`.
+    fn lapses_at(&mut self, expires: Option<Micros>) {
+        if let Some(t) = expires {
+            self.next_expiry = Some(self.next_expiry.map_or(t, |n| n.min(t)));
+        }
     }
 
     /// What reserved slots hold idle now (lent to no copy).
@@ -80,14 +106,20 @@ impl SlotBook {
     /// Removes and unbooks the first hold of `job` that `pick` accepts and
     /// whose node then has room for `req`; returns its node.
     fn take_hold(&mut self, view: &mut View, job: u32, req: Resources, pick: impl Fn(&Hold) -> bool) -> Option<NodeId> {
-        let holds = self.holds.get_mut(&job)?;
+        let holds = self.holds.get(&job)?;
         let i = holds.iter().position(|h| pick(h) && req.fits_in(&(view.node_free(h.node.0 as usize) + h.res)))?;
+        Some(self.remove_hold(view, job, i))
+    }
+
+    /// Removes and unbooks hold `i` of `job`; returns its node.
+    fn remove_hold(&mut self, view: &mut View, job: u32, i: usize) -> NodeId {
+        let holds = self.holds.get_mut(&job).expect("a job with holds");
         let hold = holds.swap_remove(i);
         if holds.is_empty() {
-            self.holds.remove(&job);
+            self.unlist(view, job);
         }
         self.drop_hold(view, hold);
-        Some(hold.node)
+        hold.node
     }
 
     /// One of `job`'s own reserved slots on a node `pick` accepts.
@@ -108,15 +140,25 @@ impl SlotBook {
     /// a task of `job` may take when no free slot is left.
     pub(crate) fn take_lower_hold(&mut self, view: &mut View, job: usize, req: Resources) -> Option<NodeId> {
         let priority = view.job(job).req.priority;
-        let lower: Vec<u32> =
-            self.holds.keys().copied().filter(|&o| view.job(o as usize).req.priority < priority).collect();
-        lower.into_iter().find_map(|owner| self.take_hold(view, owner, req, |_| true))
+        let lower = self.holders.range(..(priority, 0));
+        let fits = |h: &Hold| req.fits_in(&(view.node_free(h.node.0 as usize) + h.res));
+        let first_fit = |o: u32| self.holds[&o].iter().position(fits).map(|i| (o, i));
+        // Owners in job order, as the holds are kept: one priority's holders
+        // are; those of several are merged.
+        let (owner, i) = if lower.clone().next().map(|h| h.0) == lower.clone().next_back().map(|h| h.0) {
+            lower.map(|&(_, o)| o).find_map(first_fit)?
+        } else {
+            let mut owners: Vec<u32> = lower.map(|&(_, o)| o).collect();
+            owners.sort_unstable();
+            owners.into_iter().find_map(first_fit)?
+        };
+        Some(self.remove_hold(view, owner, i))
     }
 
     /// Whether a job of `priority` could use some reserved slot (its own, or
     /// one of a lower priority).
-    pub(crate) fn holds_usable_by(&self, view: &View, priority: u8) -> bool {
-        self.holds.keys().any(|&o| view.job(o as usize).req.priority <= priority)
+    pub(crate) fn holds_usable_by(&self, priority: u8) -> bool {
+        self.holders.first().is_some_and(|&(p, _)| p <= priority)
     }
 
     /// Algorithm 1 (or the timeout rule) for a task that finished on `node`
@@ -134,7 +176,7 @@ impl SlotBook {
         let Some(spec) = self.spec else { return };
         if let Some(hold) = self.copies.remove(&(task.job.0, task.task)) {
             self.idle += hold.res;
-            self.holds.entry(task.job.0).or_default().push(hold);
+            self.keep_hold(view, task.job.0, hold);
         }
         let (jid, job) = (task.job.0, view.job(task.job.0 as usize));
         if job.unfinished == 0 {
@@ -205,6 +247,7 @@ impl SlotBook {
             for h in holds.iter_mut().filter(|h| h.phase == phase) {
                 h.expires = expires;
             }
+            self.lapses_at(expires);
         }
         if let Some(t) = expires {
             view.wake_at(t);
@@ -219,16 +262,29 @@ impl SlotBook {
         }
         self.copy_stragglers(view, out);
         let mut expired = Vec::new();
-        self.holds.retain(|_, holds| {
-            holds.retain(|h| {
-                let lapsed = h.expires.is_some_and(|t| t <= now);
-                if lapsed {
-                    expired.push(*h);
+        if self.next_expiry.is_some_and(|t| t <= now) {
+            let mut next = None;
+            let mut emptied = Vec::new();
+            self.holds.retain(|&job, holds| {
+                holds.retain(|h| {
+                    let lapsed = h.expires.is_some_and(|t| t <= now);
+                    if lapsed {
+                        expired.push(*h);
+                    } else if let Some(t) = h.expires {
+                        next = Some(next.map_or(t, |n: Micros| n.min(t)));
+                    }
+                    !lapsed
+                });
+                if holds.is_empty() {
+                    emptied.push(job);
                 }
-                !lapsed
+                !holds.is_empty()
             });
-            !holds.is_empty()
-        });
+            for job in emptied {
+                self.unlist(view, job);
+            }
+            self.next_expiry = next;
+        }
         if !expired.is_empty() {
             view.set_dirty();
         }
@@ -278,7 +334,7 @@ impl SlotBook {
                     .expect("as many idle holds as running tasks");
                 let hold = holds.swap_remove(i);
                 if holds.is_empty() {
-                    self.holds.remove(&job);
+                    self.unlist(view, job);
                 }
                 self.idle -= hold.res;
                 self.copies.insert((job, task), hold);
@@ -313,8 +369,15 @@ impl SlotBook {
         };
         let (gone, kept): (Vec<Hold>, Vec<Hold>) = holds.iter().partition(|h| spent(h));
         if ended {
-            self.wanted.retain(|&(o, _), _| o != job as u32);
-            self.observed.retain(|&(o, _), _| o != job as u32);
+            let phases = (job as u32, 0)..=(job as u32, u32::MAX);
+            let wanted: Vec<(u32, u32)> = self.wanted.range(phases.clone()).map(|(&k, _)| k).collect();
+            for k in wanted {
+                self.wanted.remove(&k);
+            }
+            let observed: Vec<(u32, u32)> = self.observed.range(phases).map(|(&k, _)| k).collect();
+            for k in observed {
+                self.observed.remove(&k);
+            }
             let lent: Vec<(u32, u32)> =
                 self.copies.range((job as u32, 0)..=(job as u32, u32::MAX)).map(|(&k, _)| k).collect();
             for k in lent {
@@ -323,7 +386,7 @@ impl SlotBook {
             }
         }
         if kept.is_empty() {
-            self.holds.remove(&(job as u32));
+            self.unlist(view, job as u32);
         } else {
             self.holds.insert(job as u32, kept);
         }

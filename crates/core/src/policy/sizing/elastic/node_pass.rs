@@ -4,6 +4,11 @@
 //! fit of `fit.rs` checked against the timeline of `timeline.rs`); a node where it does not fit is reserved for
 //! that job, and other jobs may use it only if that does not delay the
 //! reserved job (§3.3).
+//!
+//! Kept linear in the cluster: the order of waiting jobs lives from pass to
+//! pass and only the jobs the books touched are re-keyed; with node
+//! reservations and requested sizes (`yarn`) only the nodes where a visit
+//! could change something are visited (see `NodePass::incremental`).
 
 use super::fit::{elastic_fit, least_size_mb};
 use super::snapshot::SnapshotCache;
@@ -12,7 +17,7 @@ use crate::model::{JobId, NodeId, TaskRef};
 use crate::policy::{JobOrder, Policy, Sizing};
 use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A job's place in the pass's order (smaller first): (fair or SRJF key, submit, id).
 type OrderKey = (u64, Micros, u32);
@@ -63,6 +68,27 @@ pub(crate) struct NodePass {
     snapshot: SnapshotCache,
     /// Per node, disk bandwidth booked by elastic tasks' spills, milli-MB/s.
     disk_used: Vec<u64>,
+    /// The waiting jobs in order, kept from pass to pass: a pass first
+    /// re-keys only the jobs the books touched since the last one.
+    waiting: Order,
+    /// Per job, its key in `order` while it is there.
+    keyed: Vec<Option<OrderKey>>,
+    /// The jobs being re-keyed (a buffer kept between passes).
+    touched: Vec<u32>,
+    /// The active jobs (kept with `waiting`): the timeline generator reads
+    /// these, not every job there ever was.
+    active: BTreeSet<u32>,
+    /// Only nodes whose visit could change something are visited: with node
+    /// reservations and requested sizes, a node left full, or reserved for
+    /// a job whose next task does not fit it, stays so until its free
+    /// resources or that job's next task change.
+    incremental: bool,
+    /// The nodes to visit (`incremental` only).
+    to_visit: BTreeSet<u32>,
+    /// (job, node) for each node reserved for a job.
+    reserved_for: BTreeSet<(u32, u32)>,
+    /// Nodes refreshed since the last pass (a buffer kept between passes).
+    refreshed: Vec<u32>,
     /// Other jobs may use a reserved node (§3.3's backfill, DSS's `-g`).
     backfill: bool,
     /// The ApplicationMaster container each job places first (ZERO: none).
@@ -78,11 +104,8 @@ impl NodePass {
     /// The pass of `policy` on `nodes` nodes.
     pub fn new(policy: &Policy, nodes: usize) -> Self {
         let (order, node_reservations, sizing) = (policy.order, policy.node_reservations, policy.sizing);
+        let backfill = policy.backfill.unwrap_or(true);
         NodePass {
-            backfill: policy.backfill.unwrap_or(true),
-            am: policy.am.unwrap_or(Resources::ZERO),
-            am_node: Vec::new(),
-            on_node: vec![Vec::new(); nodes],
             order,
             node_reservations,
             sizing,
@@ -92,6 +115,62 @@ impl NodePass {
             node_ends: Vec::new(),
             snapshot: SnapshotCache::default(),
             disk_used: vec![0; nodes],
+            waiting: Order::new(),
+            keyed: Vec::new(),
+            touched: Vec::new(),
+            active: BTreeSet::new(),
+            // A backfill may serve any waiting job on any reserved node.
+            incremental: node_reservations && !backfill && matches!(sizing, Sizing::Requested),
+            to_visit: (0..nodes as u32).collect(),
+            reserved_for: BTreeSet::new(),
+            refreshed: Vec::new(),
+            backfill,
+            am: policy.am.unwrap_or(Resources::ZERO),
+            am_node: Vec::new(),
+            on_node: vec![Vec::new(); nodes],
+        }
+    }
+
+    /// Reserves node `n` for `job` (or for none).
+    fn set_reserved(&mut self, n: usize, job: Option<u32>) {
+        let old = std::mem::replace(&mut self.reserved[n], job);
+        if self.incremental && old != job {
+            if let Some(o) = old {
+                self.reserved_for.remove(&(o, n as u32));
+            }
+            if let Some(j) = job {
+                self.reserved_for.insert((j, n as u32));
+            }
+        }
+    }
+
+    /// The nodes reserved for `job` are to be visited again (its next task changed).
+    fn revisit_reserved_for(&mut self, job: u32) {
+        if self.incremental {
+            for &(_, n) in self.reserved_for.range((job, 0)..=(job, u32::MAX)) {
+                self.to_visit.insert(n);
+            }
+        }
+    }
+
+    /// Puts job `job` in `order` under its current key while it waits, and
+    /// takes it out otherwise.
+    fn rekey(&mut self, view: &View, order: &mut Order, job: usize) {
+        if self.keyed.len() <= job {
+            self.keyed.resize(job + 1, None);
+        }
+        if let Some(key) = self.keyed[job].take() {
+            order.remove(&key);
+        }
+        if view.job(job).status == JobStatus::Active {
+            self.active.insert(job as u32);
+        } else {
+            self.active.remove(&(job as u32));
+        }
+        if view.is_waiting(job) {
+            let key = self.order_key(view, job);
+            order.insert(key, self.need(view, job));
+            self.keyed[job] = Some(key);
         }
     }
 
@@ -146,33 +225,66 @@ impl NodePass {
 
     /// Algorithm 1 over every node with room, in node order.
     pub fn allocate(&mut self, view: &mut View, now: Micros, launch: &mut Launch) {
-        let mut order = Order::new();
-        for q in view.queues() {
-            for class in &q.waiting {
-                for k in class {
-                    order.insert(self.order_key(view, k.2 as usize), self.need(view, k.2 as usize));
+        let mut order = std::mem::take(&mut self.waiting);
+        view.take_touched(&mut self.touched);
+        let touched = std::mem::take(&mut self.touched);
+        for &job in &touched {
+            self.rekey(view, &mut order, job as usize);
+            self.revisit_reserved_for(job);
+        }
+        self.touched = touched;
+        self.touched.clear();
+        view.take_refreshed(&mut self.refreshed);
+        if self.incremental {
+            self.to_visit.extend(self.refreshed.iter().copied());
+        }
+        self.refreshed.clear();
+        self.walk(view, now, &mut order, launch);
+        self.waiting = order;
+    }
+
+    /// Serves every node with room (or, `incremental`, every node to
+    /// visit), in node order, from `order`.
+    fn walk(&mut self, view: &mut View, now: Micros, order: &mut Order, launch: &mut Launch) {
+        if !self.incremental {
+            for n in 0..view.node_count() {
+                if !self.visit(view, now, n, order, launch) {
+                    return;
                 }
             }
+            return;
         }
-        for n in 0..view.node_count() {
-            loop {
-                let free = view.node_free(n);
-                if free.cpu_milli == 0 || free.mem_mb == 0 {
-                    break;
-                }
-                let reserved = self.reserved[n].filter(|&j| !view.job(j as usize).pending.is_empty());
-                self.reserved[n] = reserved;
-                let Some(job) = reserved.or_else(|| order.first_key_value().map(|(k, _)| k.2)) else { return };
-                if self.try_place(view, now, job as usize, n, &mut order, launch) {
-                    self.reserved[n] = None;
-                    continue;
-                }
-                if self.node_reservations {
-                    self.reserved[n] = Some(job);
-                }
-                if !(self.backfill && self.backfill(view, now, job as usize, n, &mut order, launch)) {
-                    break;
-                }
+        let mut from = 0;
+        while let Some(&n) = self.to_visit.range(from..).next() {
+            self.to_visit.remove(&n);
+            from = n + 1;
+            if !self.visit(view, now, n as usize, order, launch) {
+                // Not served to the end: still to visit.
+                self.to_visit.insert(n);
+                return;
+            }
+        }
+    }
+
+    /// Serves node `n`; false when no job is left to serve (the walk ends).
+    fn visit(&mut self, view: &mut View, now: Micros, n: usize, order: &mut Order, launch: &mut Launch) -> bool {
+        loop {
+            let free = view.node_free(n);
+            if free.cpu_milli == 0 || free.mem_mb == 0 {
+                return true;
+            }
+            let reserved = self.reserved[n].filter(|&j| !view.job(j as usize).pending.is_empty());
+            self.set_reserved(n, reserved);
+            let Some(job) = reserved.or_else(|| order.first_key_value().map(|(k, _)| k.2)) else { return false };
+            if self.try_place(view, now, job as usize, n, order, launch) {
+                self.set_reserved(n, None);
+                continue;
+            }
+            if self.node_reservations {
+                self.set_reserved(n, Some(job));
+            }
+            if !(self.backfill && self.backfill(view, now, job as usize, n, order, launch)) {
+                return true;
             }
         }
     }
@@ -188,7 +300,9 @@ impl NodePass {
         order: &mut Order,
         launch: &mut Launch,
     ) -> bool {
-        self.refresh_timeline(view, now, job, n);
+        if self.timeline_stale && matches!(self.sizing, Sizing::Elastic(_)) {
+            self.refresh_timeline(view, now, job, n);
+        }
         match self.size_on(view, now, job, n, None) {
             Some((size, disk)) => {
                 self.place(view, job, n, size, disk, order, launch);
@@ -250,7 +364,6 @@ impl NodePass {
         order: &mut Order,
         launch: &mut Launch,
     ) {
-        let before = self.order_key(view, job);
         let ti = view.job(job).pending.front().expect("placed tasks wait");
         if self.am_first(job) {
             // The body runs no process for it: the core holds its node's room.
@@ -267,10 +380,15 @@ impl NodePass {
             self.disk_used[n] += disk;
         }
         view.job_mut(job).held_mb += size.mem_mb;
-        order.remove(&before);
+        if let Some(before) = self.keyed[job].take() {
+            order.remove(&before);
+        }
+        self.revisit_reserved_for(job as u32);
         view.sync_waiting(job);
         if !view.job(job).pending.is_empty() {
-            order.insert(self.order_key(view, job), self.need(view, job));
+            let key = self.order_key(view, job);
+            order.insert(key, self.need(view, job));
+            self.keyed[job] = Some(key);
         }
     }
 
@@ -310,7 +428,10 @@ impl NodePass {
             if j == reserved {
                 continue;
             }
-            self.refresh_timeline(view, now, j, n);
+            // Checked here, not only inside: this loop may pass every waiting job.
+            if self.timeline_stale {
+                self.refresh_timeline(view, now, j, n);
+            }
             if !need.admits(node_free, now, room_at) {
                 continue;
             }
@@ -344,7 +465,8 @@ impl NodePass {
     /// §3.2: runs the timeline generator on the jobs' estimates.
     fn generate_timeline(&mut self, view: &View, now: Micros) {
         let elastic = self.sizing;
-        self.snapshot.take(view.jobs(), |j, t| {
+        let active = self.active.iter().map(|&j| j as usize);
+        self.snapshot.take(view.jobs(), active, |j, t| {
             let ideal = t.estimate.unwrap_or(0);
             let runtime = match (elastic, j.req.elastic) {
                 (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
@@ -360,7 +482,8 @@ impl NodePass {
             self.node_ends[r.node as usize].push((r.end, r.held));
         }
         let mut waiting = Vec::new();
-        for (ji, j) in view.jobs().iter().enumerate() {
+        for &ji in &self.active {
+            let (ji, j) = (ji as usize, view.job(ji as usize));
             if j.status == JobStatus::Active && !j.pending.is_empty() {
                 let tasks = self.snapshot.waiting_runs(ji, j);
                 waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks });
@@ -386,8 +509,9 @@ impl NodePass {
 
     /// A task stopped holding resources: its spills' disk bandwidth is free.
     pub fn unsize(&mut self, view: &mut View, task: TaskRef) {
-        if let Some(i) = self.on_node[view.task(task).node.0 as usize].iter().position(|&t| t == task) {
-            self.on_node[view.task(task).node.0 as usize].swap_remove(i);
+        let node = view.task(task).node.0 as usize;
+        if let Some(i) = self.on_node.get(node).and_then(|on| on.iter().position(|&t| t == task)) {
+            self.on_node[node].swap_remove(i);
         }
         let t = view.task_mut(task);
         if let Some(used) = self.disk_used.get_mut(t.node.0 as usize) {

@@ -75,15 +75,22 @@ impl SnapshotCache {
         *from as usize
     }
 
-    /// Takes a snapshot of the active jobs' running tasks; `end_of` gives a
+    /// Takes a snapshot of the running tasks of the active jobs among
+    /// `candidates` (ascending job ids; every active job is one); `end_of` gives a
     /// task's estimated end (asked only of tasks the last snapshot did not
     /// see running on the same terms). Read them with
     /// [`SnapshotCache::running_by_end`] or [`SnapshotCache::by_end`].
-    pub fn take(&mut self, jobs: &[JobState], end_of: impl Fn(&JobState, &TaskRuntime) -> Micros) {
+    pub fn take(
+        &mut self,
+        jobs: &[JobState],
+        candidates: impl IntoIterator<Item = usize>,
+        end_of: impl Fn(&JobState, &TaskRuntime) -> Micros,
+    ) {
         self.taken += 1;
         let (now, last) = (self.taken, self.taken - 1);
         let mut started = Vec::new();
-        for (ji, j) in jobs.iter().enumerate() {
+        for ji in candidates {
+            let j = &jobs[ji];
             if j.status != JobStatus::Active {
                 continue;
             }
@@ -226,13 +233,13 @@ mod tests {
         start(&mut j, 3, 5, 1);
         let end_of = |_: &JobState, t: &TaskRuntime| t.started + t.estimate.unwrap_or(0);
         let mut c = SnapshotCache::default();
-        c.take(std::slice::from_ref(&j), end_of);
+        c.take(std::slice::from_ref(&j), 0..1, end_of);
         assert_eq!(ends(&c), vec![(10, 0), (15, 1)]);
         assert_eq!(c.live_from[0], 1);
         // 1 ends; 2 starts on node 0 at 12 s (ends 22 s): 3 is kept, 2 merged in after it.
         finish(&mut j, 1);
         start(&mut j, 2, 12, 0);
-        c.take(std::slice::from_ref(&j), end_of);
+        c.take(std::slice::from_ref(&j), 0..1, end_of);
         assert_eq!(ends(&c), vec![(15, 1), (22, 0)]);
         // At 16 s, 3's end has passed: the walk sees it end now.
         let walk: Vec<(Micros, u32)> = c.by_end(16 * SECOND).iter().map(|r| (r.end / SECOND, r.node)).collect();
@@ -240,7 +247,7 @@ mod tests {
         // 2 is killed and restarts on node 1 at 13 s: the snapshot sees it anew.
         j.tasks[2].started = 13 * SECOND;
         j.tasks[2].node = NodeId(1);
-        c.take(std::slice::from_ref(&j), end_of);
+        c.take(std::slice::from_ref(&j), 0..1, end_of);
         assert_eq!(ends(&c), vec![(15, 1), (23, 1)]);
     }
 

@@ -1,0 +1,169 @@
+//! Operator traps of live mode (issue 21), through the `pliant` binary:
+//! `serve` run from one directory with a relative `--state-dir` sends agents
+//! absolute paths; it refuses a node that cannot carry out its policy (and
+//! goes on) instead of exiting, and without `--policy` picks one every node
+//! can carry out; an agent the manager keeps refusing backs off and stops
+//! with a clear error. Agents are played over HTTP here except in the last
+//! test, which needs root and cgroups (it prints `SKIPPED` without them, or
+//! fails under PLIANT_REQUIRE_LIVE=1).
+
+mod common;
+
+use common::live::{free_port, live_machine};
+use pliant_live::scratch::ScratchDir;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PLIANT: &str = env!("CARGO_BIN_EXE_pliant");
+
+/// `pliant serve ARGS` run in `dir`, its stderr in `dir/serve.log`; killed when dropped.
+struct Serve {
+    child: Child,
+    url: String,
+}
+
+impl Serve {
+    fn start(dir: &Path, args: &[&str]) -> Serve {
+        let port = free_port();
+        let log = std::fs::File::create(dir.join("serve.log")).unwrap();
+        let child = Command::new(PLIANT)
+            .arg("serve")
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
+            .current_dir(dir)
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let serve = Serve { child, url: format!("http://127.0.0.1:{port}") };
+        let start = Instant::now();
+        while std::net::TcpStream::connect(serve.url.trim_start_matches("http://")).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(20), "serve did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        serve
+    }
+
+    /// `POST path` with `token`: status and JSON body.
+    fn post(&self, path: &str, token: &str, body: &Value) -> (u16, Value) {
+        let request = ureq::post(&format!("{}{path}", self.url)).set("Authorization", &format!("Bearer {token}"));
+        match request.send_json(body.clone()) {
+            Ok(r) => (r.status(), r.into_json().unwrap()),
+            Err(ureq::Error::Status(code, r)) => (code, r.into_json().unwrap()),
+            Err(e) => panic!("POST {path}: {e}"),
+        }
+    }
+
+    fn get(&self, path: &str) -> Value {
+        ureq::get(&format!("{}{path}", self.url)).call().unwrap().into_json().unwrap()
+    }
+
+    fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A node as an agent registers it: ⟨2 CPU, 1 GB⟩ with `mechanisms`.
+fn node(name: &str, mechanisms: &[&str], notes: &[&str]) -> Value {
+    json!({"name": name, "capacity": {"cpu_milli": 2000, "mem_mb": 1024}, "mechanisms": mechanisms, "notes": notes})
+}
+
+const EVERY: [&str; 5] = ["kill", "suspend", "immediate", "graceful", "checkpoint"];
+
+fn token(state: &Path) -> String {
+    std::fs::read_to_string(state.join("token")).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_relative_state_dir_reaches_agents_as_an_absolute_path() {
+    let dir = ScratchDir::new("pliant-traps-relative").unwrap();
+    let serve = Serve::start(dir.path(), &["--state-dir", "st", "--policy", "kill"]);
+    let state = dir.path().join("st");
+    let token = token(&state);
+    assert_eq!(serve.post("/agents/register", &token, &node("n0", &EVERY, &[])), (200, json!({"node": 0})));
+    let (code, _) = serve.post("/jobs", &token, &json!({"command": ["true"], "mem_mb": 64}));
+    assert_eq!(code, 201);
+    let (code, beat) = serve.post("/agents/0/heartbeat", &token, &json!({"reports": []}));
+    assert_eq!(code, 200, "{beat}");
+    let launch = beat["ops"].as_array().unwrap().iter().find(|op| op["op"] == "launch").expect("a launch").clone();
+    let state = std::fs::canonicalize(&state).unwrap();
+    assert_eq!(launch["log_dir"], json!(state.join("logs/job-0/task-0")), "{launch}");
+    assert_eq!(launch["checkpoint_dir"], json!(state.join("checkpoints/job-0/task-0")), "{launch}");
+}
+
+#[test]
+fn serve_refuses_a_node_its_policy_cannot_use_and_goes_on() {
+    let dir = ScratchDir::new("pliant-traps-unfit").unwrap();
+    let mut serve = Serve::start(dir.path(), &["--state-dir", "st", "--policy", "gp", "--nodes", "2"]);
+    let token = token(&dir.path().join("st"));
+    let no_swap = node("small", &["kill", "suspend"], &["no swap: graceful and immediate preemption cannot work"]);
+    let (code, body) = serve.post("/agents/register", &token, &no_swap);
+    assert_eq!(code, 409, "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(error.contains("policy `gp` needs graceful preemption, which node `small` cannot do (no swap"), "{error}");
+    assert!(serve.running(), "serve exited on an unfit node");
+    for (i, name) in ["a", "b"].iter().enumerate() {
+        assert_eq!(serve.post("/agents/register", &token, &node(name, &EVERY, &[])), (200, json!({"node": i})));
+    }
+    let start = Instant::now();
+    let cluster = loop {
+        if let Ok(r) = ureq::get(&format!("{}/cluster", serve.url)).call() {
+            break r.into_json::<Value>().unwrap();
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "the cluster did not form");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(cluster["policy"], "gp");
+    assert!(serve.running());
+}
+
+#[test]
+fn serve_without_a_policy_picks_one_every_node_can_carry_out() {
+    let dir = ScratchDir::new("pliant-traps-default").unwrap();
+    let serve = Serve::start(dir.path(), &["--state-dir", "st", "--nodes", "2"]);
+    let token = token(&dir.path().join("st"));
+    serve.post("/agents/register", &token, &node("swapless", &["kill", "suspend", "checkpoint"], &["no swap"]));
+    serve.post("/agents/register", &token, &node("full", &EVERY, &[]));
+    let start = Instant::now();
+    while ureq::get(&format!("{}/cluster", serve.url)).call().is_err() {
+        assert!(start.elapsed() < Duration::from_secs(10), "the cluster did not form");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(serve.get("/cluster")["policy"], "kill", "gp would need swap on `swapless`");
+}
+
+/// A second agent on a one-node cluster: refused (404, no such node) with a
+/// growing pause, then it stops with exit code 2 and says why.
+#[test]
+fn an_agent_refused_for_good_backs_off_and_stops_with_a_clear_error() {
+    let Some(_machine) = live_machine("agent give-up") else { return };
+    let dir = ScratchDir::new("pliant-traps-giveup").unwrap();
+    let serve = Serve::start(dir.path(), &["--state-dir", "st", "--policy", "kill"]);
+    let token = token(&dir.path().join("st"));
+    assert_eq!(serve.post("/agents/register", &token, &node("only", &EVERY, &[])).0, 200);
+    let started = Instant::now();
+    let out = Command::new(PLIANT)
+        .args(["agent", "--manager", &serve.url, "--state-dir", "st", "--name", "extra", "--give-up-after", "3"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no node named `extra`") && err.contains("this agent stops"), "{err}");
+    // Pauses of 0.4, 0.8, 1.6, 3.2 s after the first attempt at 0.2 s: at most 5 tries in 3 s.
+    let tries = err.matches("registration refused").count();
+    assert!((2..=5).contains(&tries), "{tries} tries in {took:?}:\n{err}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let leftover = pliant_live::cgroup::Layout::detect().unwrap().open("pliant-agent-extra");
+    assert!(leftover.is_none(), "the agent left its cgroup");
+}
