@@ -504,6 +504,20 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
     assert_eq!(jobs_json(&again), jobs, "replay rebuilt other records");
 }
 
+/// A `gp` manager whose ⟨2 CPU, 1000 MB⟩ node is filled by two long jobs of
+/// one ⟨1 CPU, 440 MB⟩ task each (jobs 0 and 1), launched.
+fn two_long_tasks_under_gp(dir: &ScratchDir) -> Manager {
+    let mut cfg = config();
+    cfg.policy = "gp".into();
+    cfg.nodes[0].capacity = Resources::new(2000, 1000);
+    let mut m = Manager::open(dir.path(), cfg).unwrap().0;
+    for _ in 0..2 {
+        submit(&mut m, json!({"queue": "long", "cpu_milli": 1000, "mem_mb": 440, "command": ["sh"]}));
+    }
+    assert_eq!(m.take_ops(0).len(), 2);
+    m
+}
+
 /// Two long tasks of ⟨1 CPU, 440 MB⟩ fill a ⟨2 CPU, 1000 MB⟩ node under `gp`;
 /// a short task of ⟨1 CPU, 100 MB⟩ needs only a core (120 MB are free). One
 /// r_GP step (⟨2 CPU, 4 GB⟩) takes the younger long task to its footprint
@@ -513,14 +527,7 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
 #[test]
 fn a_cpu_only_need_shrinks_one_container_and_starts_at_once() {
     let dir = ScratchDir::new("pliant-manager-one-victim").unwrap();
-    let mut cfg = config();
-    cfg.policy = "gp".into();
-    cfg.nodes[0].capacity = Resources::new(2000, 1000);
-    let mut m = Manager::open(dir.path(), cfg).unwrap().0;
-    let longs: Vec<u32> = (0..2)
-        .map(|_| submit(&mut m, json!({"queue": "long", "cpu_milli": 1000, "mem_mb": 440, "command": ["sh"]})))
-        .collect();
-    assert_eq!(m.take_ops(0).len(), 2);
+    let mut m = two_long_tasks_under_gp(&dir);
     let short = submit(&mut m, json!({"queue": "short", "cpu_milli": 1000, "mem_mb": 100, "command": ["sh"]}));
     m.advance(vec![]).unwrap();
     let ops = m.take_ops(0);
@@ -528,7 +535,7 @@ fn a_cpu_only_need_shrinks_one_container_and_starts_at_once() {
     assert!(
         matches!(ops.as_slice(),
             [AgentOp::Preempt { task: v, mechanism: NodeMechanism::Graceful, limits }, AgentOp::Launch { task: s, .. }]
-            if *v == task(longs[1], 0) && *limits == footprint && *s == task(short, 0)),
+            if *v == task(1, 0) && *limits == footprint && *s == task(short, 0)),
         "{ops:?}"
     );
 }
@@ -540,14 +547,7 @@ fn a_cpu_only_need_shrinks_one_container_and_starts_at_once() {
 #[test]
 fn a_memory_need_starts_once_its_part_of_the_reclaim_is_reported() {
     let dir = ScratchDir::new("pliant-manager-partial-reclaim").unwrap();
-    let mut cfg = config();
-    cfg.policy = "gp".into();
-    cfg.nodes[0].capacity = Resources::new(2000, 1000);
-    let mut m = Manager::open(dir.path(), cfg).unwrap().0;
-    for _ in 0..2 {
-        submit(&mut m, json!({"queue": "long", "cpu_milli": 1000, "mem_mb": 440, "command": ["sh"]}));
-    }
-    m.take_ops(0);
+    let mut m = two_long_tasks_under_gp(&dir);
     let short = submit(&mut m, json!({"queue": "short", "cpu_milli": 1000, "mem_mb": 300, "command": ["sh"]}));
     m.advance(vec![]).unwrap();
     let victims: Vec<TaskRef> = m
