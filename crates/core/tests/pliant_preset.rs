@@ -75,7 +75,11 @@ fn a_memory_deficit_reclaims_only_that_much() {
     let c = &s.take_choices()[0];
     assert_eq!(c.chosen.cost(), 46_800_000);
     assert_eq!(c.options[2].unwrap().cost(), 404 * SECOND);
-    assert_eq!(c.options[0].unwrap().takes.mem_mb, 0, "suspend in place frees no memory: not chosen while memory is missing");
+    assert_eq!(
+        c.options[0].unwrap().takes.mem_mb,
+        0,
+        "suspend in place frees no memory: not chosen while memory is missing"
+    );
     let mut out = Vec::new();
     s.observe(107 * SECOND, Observation::MemoryReclaimed { task: VICTIM, mem_mb: 2048 }).unwrap();
     s.schedule(107 * SECOND, &mut out);
