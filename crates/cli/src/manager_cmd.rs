@@ -336,6 +336,8 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
             } else if a.id.is_some() {
                 print!("{}", jobs_table(std::slice::from_ref(&answer)));
                 print!("{}", tasks_table(&answer));
+                let choices = client(&a.manager)?.get("/preemptions").map_err(|e| e.to_string())?;
+                print!("{}", choices_table(a.id, choices.as_array().map_or(&[][..], |v| v.as_slice())));
             } else {
                 print!("{}", jobs_table(answer.as_array().map_or(&[][..], |v| v.as_slice())));
             }
@@ -428,6 +430,40 @@ fn tasks_table(job: &Value) -> String {
         if let Some(tail) = t["stderr_tail"].as_str().filter(|s| !s.is_empty()) {
             out += &format!("      stderr: {}\n", tail.trim_end().replace('\n', "\n              "));
         }
+    }
+    out
+}
+
+/// Why the job's tasks were preempted: each choice the planner made (only
+/// `pliant` chooses per victim) with its cost and its alternatives'.
+fn choices_table(job: Option<u32>, choices: &[Value]) -> String {
+    let mine: Vec<&Value> = choices.iter().filter(|c| c["job"].as_u64() == job.map(u64::from)).collect();
+    if mine.is_empty() {
+        return String::new();
+    }
+    let cost = |e: &Value| {
+        format!("{} {:.2}", e["mechanism"].as_str().unwrap_or("?"), e["cost_core_s"].as_f64().unwrap_or(0.0))
+    };
+    let mut out = "\nPREEMPTIONS (cost in core-seconds: lost + resume + wait; docs/cost-model.md)\n".to_string();
+    for c in mine {
+        let chosen = &c["chosen"];
+        let others: Vec<String> = c["options"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|o| o["mechanism"] != chosen["mechanism"])
+            .map(cost)
+            .collect();
+        out += &format!(
+            "  {:>7} s  task {}: {} (takes {} CPU, {} MB; free after {:.2} s) — {}\n",
+            secs(&c["at_us"]),
+            c["task"],
+            cost(chosen),
+            chosen["takes"]["cpu_milli"].as_u64().unwrap_or(0) as f64 / 1000.0,
+            chosen["takes"]["mem_mb"],
+            chosen["free_after_s"].as_f64().unwrap_or(0.0),
+            if others.is_empty() { "no other mechanism could help".to_string() } else { others.join(", ") }
+        );
     }
     out
 }

@@ -76,6 +76,7 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
         }),
         ("GET", ["jobs", id, "logs"]) => parse_id(id, "job").and_then(|id| logs(&m, id)),
         ("GET", ["cluster"]) => Ok(cluster(&m)),
+        ("GET", ["preemptions"]) => Ok(ok(200, &m.preemptions())),
         ("POST", ["agents", "register"]) => serde_json::from_str::<NodeRecord>(body)
             .map_err(|e| Refusal::Invalid(format!("malformed registration: {e}")))
             .and_then(|record| m.register(&record))
@@ -87,7 +88,7 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
             Ok(ok(200, &json!({ "ops": ops })))
         }),
         ("GET", ["metrics.json"]) => Ok((200, Snapshot::of(&m).json())),
-        (_, ["jobs" | "cluster" | "metrics" | "metrics.json" | "agents", ..]) => {
+        (_, ["jobs" | "cluster" | "metrics" | "metrics.json" | "agents" | "preemptions", ..]) => {
             Err(Refusal::Invalid(format!("{method} is not allowed on {path} (see docs/http-api.md)")))
         }
         _ => Err(Refusal::NotFound(format!("no such endpoint: {method} {path}"))),

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod choices;
 pub mod client;
 pub mod elastic;
 pub mod events;

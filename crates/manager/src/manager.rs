@@ -10,13 +10,14 @@
 //! Time in the core is integer µs since the cluster's epoch (journaled at
 //! creation); this module is the only place that reads a clock.
 
+use crate::choices::ChoiceView;
 use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::submit::SubmitRequest;
 use crate::view::{JobState, JobView, TaskStatus, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
-use pliant_core::policy::{preset, Params, Policy};
-use pliant_core::{Action, CoreError, Driver, Micros, Observation, Pass, Resources, Scheduler};
+use pliant_core::policy::{preset, MechanismSpec, Params, Policy};
+use pliant_core::{Action, CoreError, Driver, MechanismKind, Micros, Observation, Pass, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
 use pliant_live::dispatch::{node_mechanism, node_op, NodeOp};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
@@ -72,7 +73,12 @@ pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, S
 /// Why `node` cannot serve under `policy` (named `name`): it lacks the
 /// mechanism the policy preempts by. `None` when it can.
 pub fn unfit_node(name: &str, policy: &Policy, node: &NodeRecord) -> Option<String> {
-    let needed = node_mechanism(policy.preemption?.mechanism.kind());
+    let spec = policy.preemption?;
+    if spec.mechanism == MechanismSpec::Cheapest {
+        // It chooses per victim among what each node can do (kill at least).
+        return None;
+    }
+    let needed = node_mechanism(spec.mechanism.kind());
     (!node.mechanisms.contains(&needed)).then(|| {
         format!(
             "policy `{name}` needs {} preemption, which node `{}` cannot do ({}); give it swap, or run the \
@@ -177,6 +183,9 @@ pub struct Manager {
     last_seen: Vec<Micros>,
     /// Per node, true once its agent was declared lost (until it registers again).
     lost: Vec<bool>,
+    /// Every preemption the planner chose with its alternatives (`pliant`),
+    /// in order; rebuilt by the replay, as the core makes them again.
+    preemptions: Vec<ChoiceView>,
 }
 
 impl Manager {
@@ -194,7 +203,10 @@ impl Manager {
         if !recovered {
             journal.put("config", &config)?;
         }
-        let core = Scheduler::new(&config.capacities(), policy)?;
+        let mut core = Scheduler::new(&config.capacities(), policy)?;
+        for (i, node) in config.nodes.iter().enumerate() {
+            core.restrict_mechanisms(i, &core_mechanisms(&node.mechanisms));
+        }
         let config_nodes = config.nodes.len();
         let mut m = Manager {
             driver: Driver::new(core),
@@ -209,6 +221,7 @@ impl Manager {
             replaying: true,
             last_seen: Vec::new(),
             lost: vec![false; config_nodes],
+            preemptions: Vec::new(),
         };
         for (i, step) in m.journal.steps()?.into_iter().enumerate() {
             let replayed = m.step(step.now, step.events, step.monitor)?;
@@ -427,6 +440,7 @@ impl Manager {
         // Agents report what the actions cause later: the passes go on until
         // one decides nothing.
         while self.driver.pass(now, &mut actions) == Pass::Acted {}
+        self.preemptions.extend(self.driver.take_choices().iter().map(ChoiceView::from));
         let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();
         if !self.replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
             self.journal.append(&Step { now, events: taken, monitor, actions: texts.clone() })?;
@@ -697,6 +711,12 @@ impl Manager {
         self.driver.core().node_allocations().map(|(_, a)| a).collect()
     }
 
+    /// Every preemption the planner chose, with the estimates of its
+    /// alternatives (only the `pliant` preset chooses per victim).
+    pub fn preemptions(&self) -> &[ChoiceView] {
+        &self.preemptions
+    }
+
     /// Per node, true while its agent is declared lost.
     pub fn lost_nodes(&self) -> &[bool] {
         &self.lost
@@ -706,6 +726,15 @@ impl Manager {
     pub fn journal_steps(&self) -> Result<u64, ManagerError> {
         Ok(self.journal.len()?)
     }
+}
+
+/// The core's names for the mechanisms a node reports.
+fn core_mechanisms(node: &[NodeMechanism]) -> Vec<MechanismKind> {
+    use MechanismKind::{Checkpoint, Graceful, Immediate, Kill, Suspend};
+    [Kill, Immediate, Graceful, Suspend, Checkpoint]
+        .into_iter()
+        .filter(|&k| node.contains(&node_mechanism(k)))
+        .collect()
 }
 
 /// A task's own directory under `root`.

@@ -568,3 +568,67 @@ fn a_memory_need_starts_once_its_part_of_the_reclaim_is_reported() {
     let t = &m.jobs()[1].tasks[0];
     assert_eq!((t.reclaimed_mb, t.owed_mb), (376, 0));
 }
+
+/// `pliant` on a ⟨2 CPU, 1000 MB⟩ node, with the node able to do `can`:
+/// two long tasks of ⟨1 CPU, 440 MB⟩ run for 100 s, then a short task of
+/// ⟨1 CPU, 300 MB⟩ arrives (a core and 180 MB more than is free). Returns
+/// the preemption ops and the choices recorded.
+fn pliant_takes(can: &[NodeMechanism]) -> (Vec<AgentOp>, Value) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let dir = ScratchDir::new("pliant-manager-pliant").unwrap();
+    let mut cfg = config();
+    cfg.policy = "pliant".into();
+    cfg.nodes[0].capacity = Resources::new(2000, 1000);
+    cfg.nodes[0].mechanisms = can.to_vec();
+    let epoch = cfg.epoch_unix_us;
+    let mut m = Manager::open(dir.path(), cfg).unwrap().0;
+    let now = Arc::new(AtomicU64::new(epoch + 1));
+    let clock = now.clone();
+    m.set_clock(Box::new(move || clock.load(Ordering::SeqCst)));
+    for _ in 0..2 {
+        submit(&mut m, json!({"queue": "long", "cpu_milli": 1000, "mem_mb": 440, "command": ["sh"]}));
+    }
+    assert_eq!(m.take_ops(0).len(), 2);
+    now.store(epoch + 100_000_000, Ordering::SeqCst);
+    submit(&mut m, json!({"queue": "short", "cpu_milli": 1000, "mem_mb": 300, "command": ["sh"]}));
+    m.advance(vec![]).unwrap();
+    (m.take_ops(0), serde_json::to_value(m.preemptions()).unwrap())
+}
+
+/// With swap the node can shrink: the younger long task gives the short one
+/// its core and the 180 MB it lacks — a shrink by the need to ⟨0, 260 MB⟩ —
+/// for 0.176 GB × (5.1 s/GB restore + 3 s/GB of the waiting core) = 1.42
+/// core-s, not a kill losing its 100 s (100 core-s). Without swap the same
+/// need is met by killing it, the only mechanism there that frees memory
+/// (freezing frees the core for nothing, but no memory). Each choice is
+/// recorded with its alternatives' costs.
+#[test]
+fn pliant_chooses_among_what_the_node_can_do_and_says_why() {
+    let (ops, choices) = pliant_takes(&NodeMechanism::ALL);
+    let victim = task(1, 0);
+    assert_eq!(
+        ops,
+        vec![AgentOp::Preempt { task: victim, mechanism: NodeMechanism::Graceful, limits: Resources::new(0, 260) }]
+    );
+    let c = &choices[0];
+    assert_eq!((c["job"].as_u64(), c["chosen"]["mechanism"].as_str()), (Some(1), Some("graceful")));
+    let cost = |m: &str| {
+        c["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["mechanism"] == m)
+            .map(|o| o["cost_core_s"].as_f64().unwrap())
+    };
+    assert!((cost("graceful").unwrap() - 1.423).abs() < 0.01, "{c}");
+    assert!((cost("kill").unwrap() - 100.0).abs() < 0.01, "{c}");
+    // Freezing would free the core for nothing, but no memory: it does not count while memory is missing.
+    assert_eq!(cost("suspend"), Some(0.0), "{c}");
+    let (ops, choices) = pliant_takes(&[NodeMechanism::Kill, NodeMechanism::Suspend]);
+    assert!(
+        matches!(ops.as_slice(), [AgentOp::Preempt { task, mechanism: NodeMechanism::Kill, .. }, AgentOp::Launch { .. }] if *task == victim),
+        "{ops:?}"
+    );
+    assert_eq!(choices[0]["chosen"]["mechanism"], "kill");
+}

@@ -7,7 +7,7 @@ mod pending;
 mod state;
 pub(crate) mod view;
 
-use crate::action::Action;
+use crate::action::{Action, MechanismKind};
 use crate::model::{JobId, NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
 use crate::observation::Observation;
@@ -90,8 +90,10 @@ impl Scheduler {
         };
         let free_index = NodeIndex::new(nodes);
         let n = nodes.len();
-        let nodes: Vec<NodeState> =
-            nodes.iter().map(|&capacity| NodeState { capacity, allocated: Resources::ZERO, down: false }).collect();
+        let nodes: Vec<NodeState> = nodes
+            .iter()
+            .map(|&capacity| NodeState { capacity, allocated: Resources::ZERO, down: false, lacks: Vec::new() })
+            .collect();
         let total = nodes.iter().fold(Resources::ZERO, |acc, n| acc + n.capacity);
         let queues = policy
             .queues
@@ -405,6 +407,18 @@ impl Scheduler {
         }
         self.retire(id.0 as usize);
         self.slots.release_spent_holds(&mut self.view, id.0 as usize);
+    }
+
+    /// Node `node` can carry out only the mechanisms in `can` (a live node
+    /// without swap cannot shrink or swap out): a planner that chooses the
+    /// mechanism per victim (`pliant`) uses only those there. By default a
+    /// node can do every mechanism; a node pooled into one (`meganode`) is left so.
+    pub fn restrict_mechanisms(&mut self, node: usize, can: &[MechanismKind]) {
+        use MechanismKind::{Checkpoint, Graceful, Immediate, Kill, Suspend};
+        if let Some(n) = self.view.nodes.get_mut(node) {
+            n.lacks =
+                [Kill, Immediate, Graceful, Suspend, Checkpoint].into_iter().filter(|m| !can.contains(m)).collect();
+        }
     }
 
     /// Resources allocated on each node, in node order (for invariant checks and status).

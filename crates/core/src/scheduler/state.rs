@@ -2,6 +2,7 @@
 //! sees them.
 
 use super::pending::PendingTasks;
+use crate::action::MechanismKind;
 use crate::model::{JobRequest, NodeId, TaskState};
 use crate::{Micros, Resources};
 use std::collections::BTreeSet;
@@ -16,6 +17,10 @@ pub(crate) struct NodeState {
     pub allocated: Resources,
     /// The body reported the node lost: nothing is placed or resumed there.
     pub down: bool,
+    /// Mechanisms the node cannot carry out (e.g. graceful preemption without
+    /// swap), as its body reported; a planner that chooses per victim
+    /// skips them there.
+    pub lacks: Vec<MechanismKind>,
 }
 
 impl NodeState {

@@ -120,6 +120,12 @@ impl View {
         self.nodes[i].free()
     }
 
+    /// True when node `i` can carry out `mechanism` (see
+    /// `Scheduler::restrict_mechanisms`).
+    pub(crate) fn node_can(&self, i: usize, mechanism: crate::action::MechanismKind) -> bool {
+        !self.nodes[i].lacks.contains(&mechanism)
+    }
+
     /// Node `i`'s capacity.
     pub(crate) fn node_capacity(&self, i: usize) -> Resources {
         self.nodes[i].capacity

@@ -100,7 +100,8 @@ impl Cost {
                     let best = (0..n)
                         .filter_map(|i| {
                             let deficit = req.saturating_sub(&avail[i]);
-                            self.cover(&victims[i], deficit, req).map(|plan| (plan.0, i, plan.1))
+                            let can = |m| view.node_can(i, m);
+                            self.cover(&victims[i], deficit, req, can).map(|plan| (plan.0, i, plan.1))
                         })
                         .min_by_key(|(cost, i, _)| (*cost, *i));
                     // No node can make room for it: nor for the rest of its run.
@@ -126,14 +127,16 @@ impl Cost {
     /// at each step the (victim, mechanism) with the least cost per part of
     /// the deficit left it covers, then the one taking least beyond it, then
     /// the first in victim order. While memory is missing only options that
-    /// free memory count (a shrink by the need takes the CPU with it).
-    /// `None` if the node's victims cannot free it.
+    /// free memory count (a shrink by the need takes the CPU with it); only
+    /// the mechanisms the node `can` carry out. `None` if the node's victims
+    /// cannot free it.
     #[allow(clippy::type_complexity)]
     fn cover(
         &self,
         victims: &[(TaskRef, Victim)],
         deficit: Resources,
         req: Resources,
+        can: impl Fn(MechanismKind) -> bool,
     ) -> Option<(u64, Vec<(usize, Estimate, [Option<Estimate>; 3])>)> {
         let mut left = deficit;
         let mut plan: Vec<(usize, Estimate, [Option<Estimate>; 3])> = Vec::new();
@@ -145,7 +148,8 @@ impl Cost {
                 if plan.iter().any(|(taken, ..)| *taken == k) {
                     continue;
                 }
-                for m in MECHANISMS {
+                // Only what the victim's node can carry out.
+                for m in MECHANISMS.into_iter().filter(|&m| can(m)) {
                     let Some(e) = estimate(m, v, &need, &self.rates) else { continue };
                     if left.mem_mb > 0 && e.takes.mem_mb == 0 {
                         continue;
