@@ -17,6 +17,7 @@
 mod common;
 
 use common::live::{free_port, live_machine, skip};
+use common::local::{dirty, unix_ns, Local};
 use pliant_live::cgroup::Layout;
 use pliant_live::dirtier::read_progress;
 use pliant_live::scratch::ScratchDir;
@@ -34,106 +35,6 @@ const PLIANT: &str = env!("CARGO_BIN_EXE_pliant");
 const LONG_PASSES: u64 = 4000;
 /// Passes the short task makes over its 300 MB.
 const SHORT_PASSES: u64 = 1500;
-
-fn unix_ns() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-}
-
-/// A running `pliant local`; stopped with SIGTERM (its agent then removes
-/// every cgroup it made) when dropped.
-struct Local {
-    child: Child,
-    client: Client,
-    state: PathBuf,
-    port: u16,
-    policy: String,
-    log: PathBuf,
-}
-
-impl Local {
-    fn start(state: &Path, policy: &str, port: u16, log: &Path) -> Local {
-        let out = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-        let child = Command::new(PLIANT)
-            .args(["local", "--policy", policy, "--cpu", "2", "--mem", "600M", "--set", "monitor_interval_s=1"])
-            .arg("--state-dir")
-            .arg(state)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .stdout(Stdio::null())
-            .stderr(out)
-            .spawn()
-            .expect("start pliant local");
-        let client = Client::new(&format!("http://127.0.0.1:{port}"));
-        let mut local = Local { child, client, state: state.into(), port, policy: policy.into(), log: log.into() };
-        local.wait_until("the API answers", Duration::from_secs(20), |c| c.get("/cluster").is_ok());
-        // The manager wrote its token before it listened.
-        local.client.set_token(Token::for_client(None, state).unwrap());
-        local
-    }
-
-    /// Kills the manager without warning (its tasks live on) and starts it
-    /// again from its journal, on a fresh port: the old one was at times
-    /// still held when the new manager bound it ("Address already in use"),
-    /// and what is tested here is the journal, not the port.
-    fn crash_and_restart(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-        let again = Local::start(&self.state.clone(), &self.policy.clone(), free_port(), &self.log.clone());
-        let old = std::mem::replace(self, again);
-        std::mem::forget(old);
-    }
-
-    fn wait_until(&self, what: &str, limit: Duration, done: impl Fn(&Client) -> bool) {
-        let start = Instant::now();
-        while !done(&self.client) {
-            assert!(start.elapsed() < limit, "timed out waiting for {what}; log:\n{}", self.log_text());
-            sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Waits for every job to finish, fail or be cancelled.
-    fn wait_for_every_job(&self, limit: Duration) {
-        self.wait_until("every job to end", limit, |c| {
-            let jobs = c.get("/jobs").unwrap();
-            jobs.as_array()
-                .unwrap()
-                .iter()
-                .all(|j| ["finished", "failed", "cancelled"].contains(&j["state"].as_str().unwrap()))
-        });
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn job(&self, id: u64) -> Value {
-        self.client.get(&format!("/jobs/{id}")).unwrap()
-    }
-
-    fn submit(&self, body: Value) -> u64 {
-        self.client.post("/jobs", &body).unwrap()["id"].as_u64().unwrap()
-    }
-
-    fn stdout(&self, job: u64, task: u64) -> PathBuf {
-        self.state.join(format!("logs/job-{job}/task-{task}/stdout"))
-    }
-}
-
-impl Drop for Local {
-    fn drop(&mut self) {
-        // SAFETY: kill(2) on our own child.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
-        // A manager that stopped cleanly removed its cgroup; one killed by a
-        // failing test left it, with what runs in it: dropping the handle removes both.
-        if let Ok(layout) = Layout::detect() {
-            drop(layout.open(&pliant_manager::local::cgroup_name(&self.state)));
-        }
-    }
-}
-
-fn dirty(mb: u64, passes: u64) -> Vec<String> {
-    [PLIANT, "dirty", "--mb", &mb.to_string(), "--passes", &passes.to_string()].map(String::from).to_vec()
-}
 
 /// What one run showed.
 struct Run {

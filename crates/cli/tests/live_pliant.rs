@@ -1,0 +1,202 @@
+//! The `pliant` preset live (issue 20, "done when"): `pliant local` on real
+//! processes, cgroups and a swap file, three long victims and three short
+//! jobs, the cost model's choices asserted (docs/cost-model.md).
+//!
+//! The node offers ⟨3 CPU, 1550 MB⟩; the resource monitor runs every 0.25 s.
+//! Long jobs (queue `long`, `pliant dirty` tasks of 1 CPU):
+//! - B, little memory: ⟨1 CPU, 150 MB⟩ dirtying 80 MB, estimated 300 s;
+//! - C, much dirty memory: ⟨1 CPU, 760 MB⟩ dirtying 700 MB, estimated 200 s;
+//! - A, just started (once B and C have run a while): ⟨1 CPU, 600 MB⟩
+//!   dirtying 50 MB, estimated 100 s. The node is then full: 3 CPU, 1510 MB.
+//!
+//! Short jobs, each submitted once the one before has started, each writing
+//! its own start stamp and sleeping 3 s:
+//! - S1 needs CPU only (⟨1 CPU, 30 MB⟩, 40 MB are free). Freezing any
+//!   running victim costs nothing (no work lost, nothing swapped); among
+//!   equal costs the victims go in Algorithm 2's order, the longest
+//!   remaining job first: B is **suspended**.
+//! - S2 needs ⟨1 CPU, 580 MB⟩, 570 MB more than is free. Freezing frees no
+//!   memory. Killing A costs the work it did, ran_A core-seconds (well under
+//!   a second: it has just started) and frees its 600 MB at once; shrinking A
+//!   by 536 MB (all above its 64 MB footprint) costs 0.523 GB × (5.1 s/GB to
+//!   read back + 3 s/GB of the waiting core) = 4.24 core-s for 97 % of the
+//!   need, shrinking C by 570 MB 4.51; killing C loses its run (seconds).
+//!   A is **killed** (the model's choice while ran_A < 4.37 s).
+//! - S3 needs ⟨1 CPU, 290 MB⟩, 260 MB more than is free; C is the only
+//!   running victim: shrinking it by the need costs 0.254 GB × 8.1 s/GB =
+//!   2.06 core-s, killing it its whole run: C is **shrunk by 260 MB**.
+//!
+//! Asserted: those choices, each one the cheapest (per part of the need) of
+//! the alternatives the live record shows; each short job starts (its own
+//! stamp) within the measured reclaim time of its need + 1 s (0 for S1 and
+//! S2: freezing and killing free at once; for S3 the time from C's
+//! preemption until its node reported 260 MB back); and no task starts
+//! twice (the tasks' own start lines) but the killed A, every long task
+//! ending with its memory intact. Needs root, the cpu, memory and freezer
+//! controllers, and swapon; without them the test prints `SKIPPED` — or
+//! fails under PLIANT_REQUIRE_LIVE=1.
+
+mod common;
+
+use common::live::{free_port, live_machine, skip};
+use common::local::{dirty, unix_ns, Local};
+use pliant_live::dirtier::read_progress;
+use pliant_live::scratch::ScratchDir;
+use pliant_live::swap::TempSwap;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::Duration;
+
+/// A short job's command: writes its start (ns since 1970) to `stamp`, then sleeps 3 s.
+fn stamped(stamp: &Path) -> Vec<String> {
+    let script = format!("date +%s%N > {}; sleep 3", stamp.display());
+    vec!["/bin/sh".into(), "-c".into(), script]
+}
+
+/// The manager's log lines `T s: …` that contain `what`, with their T.
+fn log_times<'a>(log: &'a str, what: &str) -> Vec<(f64, &'a str)> {
+    log.lines()
+        .filter(|l| l.contains(what))
+        .filter_map(|l| {
+            let t = l.split_once("local: ")?.1.split_once(" s: ")?;
+            Some((t.0.parse().ok()?, l))
+        })
+        .collect()
+}
+
+/// Seconds from the preemption of `victim` (as `job J task 0`) until its node
+/// had reported `mem_mb` back, from the manager's log.
+fn reclaim_time(log: &str, victim: &str, mem_mb: u64) -> f64 {
+    let (preempted, _) = log_times(log, &format!("preempt {victim}:"))[0];
+    let mut back = 0;
+    for (t, line) in log_times(log, &format!("{victim} gave back ")) {
+        back += line.split("gave back ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse::<u64>().unwrap();
+        if back >= mem_mb {
+            return t - preempted;
+        }
+    }
+    panic!("{victim} never gave back {mem_mb} MB; log:\n{log}");
+}
+
+/// The choice of the cost model among `options` for `need`: the least cost
+/// per part of the need covered (the mean over the resources needed), only
+/// options that free memory while memory is needed.
+fn cheapest<'a>(options: &'a [Value], need: &Value) -> &'a Value {
+    let (cpu, mem) = (need["cpu_milli"].as_f64().unwrap(), need["mem_mb"].as_f64().unwrap());
+    let per_part = |o: &Value| {
+        let (c, m) = (o["takes"]["cpu_milli"].as_f64().unwrap(), o["takes"]["mem_mb"].as_f64().unwrap());
+        let parts: Vec<f64> = [(c, cpu), (m, mem)]
+            .iter()
+            .filter(|(_, want)| *want > 0.0)
+            .map(|(got, want)| got.min(*want) / want)
+            .collect();
+        o["cost_core_s"].as_f64().unwrap() / (parts.iter().sum::<f64>() / parts.len() as f64)
+    };
+    options
+        .iter()
+        .filter(|o| mem == 0.0 || o["takes"]["mem_mb"].as_u64() > Some(0))
+        .min_by(|a, b| per_part(a).total_cmp(&per_part(b)))
+        .unwrap()
+}
+
+#[test]
+fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
+    let Some(_machine) = live_machine("live pliant") else { return };
+    let dir = ScratchDir::new("pliant-live-pliant").unwrap();
+    let _swap = match TempSwap::enable(dir.path(), 512 << 20) {
+        Ok(s) => s,
+        Err(e) => return skip(&format!("live pliant: cannot turn on a swap file: {e}")),
+    };
+    let args = ["--cpu", "3", "--mem", "1550M", "--set", "monitor_interval_s=0.25"].map(String::from);
+    let log = dir.path().join("local.log");
+    let local = Local::start_with(&dir.path().join("state"), "pliant", &args, free_port(), &log);
+    let long = |name: &str, mem_mb: u64, dirty_mb: u64, passes: u64, estimate_s: u64| {
+        local.submit(json!({"name": name, "queue": "long", "cpu_milli": 1000, "mem_mb": mem_mb,
+            "estimate_s": estimate_s, "command": dirty(dirty_mb, passes)}))
+    };
+    let b = long("little", 150, 80, 6000, 300);
+    let c = long("dirty", 760, 700, 250, 200);
+    local.wait_until("B and C to run with their memory dirtied", Duration::from_secs(60), |_| {
+        read_progress(&local.stdout(b, 0)).passes >= 200 && read_progress(&local.stdout(c, 0)).passes >= 10
+    });
+    let a = long("young", 600, 50, 4000, 100);
+    local.wait_until("A to start", Duration::from_secs(10), |_| local.job(a)["first_start_us"].is_u64());
+    let short = |name: &str, mem_mb: u64| {
+        let stamp = dir.path().join(format!("{name}-started"));
+        let submitted = unix_ns();
+        let id = local.submit(json!({"name": name, "queue": "short", "cpu_milli": 1000, "mem_mb": mem_mb,
+            "command": stamped(&stamp)}));
+        local.wait_until(&format!("{name} to start"), Duration::from_secs(30), |_| {
+            std::fs::read_to_string(&stamp).is_ok_and(|s| s.ends_with('\n'))
+        });
+        let started: u64 = std::fs::read_to_string(&stamp).unwrap().trim().parse().unwrap();
+        (id, (started - submitted) as f64 / 1e9)
+    };
+    let (s1, wait1) = short("s1", 30);
+    let (s2, wait2) = short("s2", 580);
+    let (s3, wait3) = short("s3", 290);
+    local.wait_for_every_job(Duration::from_secs(120));
+    let text = local.log_text();
+    let choices: Vec<Value> = local.client.get("/preemptions").unwrap().as_array().unwrap().clone();
+    let status = common::pliant(&[
+        "status",
+        "--manager",
+        &format!("http://127.0.0.1:{}", local.port),
+        "--state-dir",
+        local.state.to_str().unwrap(),
+        &c.to_string(),
+    ]);
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    drop(local);
+
+    // Each short job started within the reclaim of its need + 1 s.
+    let reclaim3 = reclaim_time(&text, &format!("job {c} task 0"), 260);
+    eprintln!(
+        "live pliant: S1 (CPU) waited {wait1:.2} s, S2 (kill A) {wait2:.2} s, S3 (260 MB of C, reclaimed in \
+         {reclaim3:.2} s) {wait3:.2} s; {} preemptions",
+        choices.len()
+    );
+    for (name, wait, reclaim) in [("S1", wait1, 0.0), ("S2", wait2, 0.0), ("S3", wait3, reclaim3)] {
+        assert!(
+            wait <= reclaim + 1.0,
+            "{name} waited {wait:.2} s, its need's reclaim took {reclaim:.2} s; log:\n{text}"
+        );
+    }
+
+    // The choices, in order, and each the cost model's own.
+    let made: Vec<(u64, &str, u64)> = choices
+        .iter()
+        .map(|c| {
+            let chosen = &c["chosen"];
+            (
+                c["job"].as_u64().unwrap(),
+                chosen["mechanism"].as_str().unwrap(),
+                chosen["takes"]["mem_mb"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(made[..3], [(b, "suspend", 0), (a, "kill", 600), (c, "graceful", 260)], "{choices:#?}\nlog:\n{text}");
+    // While S3 waits for C's memory, the core it freed at once is offered to
+    // the frozen B, which resumes into it and is frozen again at the next
+    // monitor run (the core's resumption does not hold room for a waiting
+    // task; reported, not fixed here): only re-freezings of B may follow.
+    assert!(made[3..].iter().all(|m| *m == (b, "suspend", 0)), "{made:?}\nlog:\n{text}");
+    for choice in &choices {
+        let model = cheapest(choice["options"].as_array().unwrap(), &choice["need"]);
+        assert_eq!(model["mechanism"], choice["chosen"]["mechanism"], "not the cheapest: {choice:#}");
+    }
+    assert!(status.contains("PREEMPTIONS") && status.contains("graceful"), "pliant status {c}:\n{status}");
+
+    // No task started twice but the killed A; every long task did all its
+    // passes with its memory intact (exit 0); the short jobs finished.
+    let starts = |job: u64| read_progress(&dir.path().join(format!("state/logs/job-{job}/task-0/stdout"))).starts;
+    assert_eq!((starts(b), starts(c), starts(a)), (1, 1, 2), "start lines of B, C, A; log:\n{text}");
+    let jobs: Vec<Value> = [a, b, c, s1, s2, s3]
+        .iter()
+        .map(|&j| {
+            let path = dir.path().join(format!("state/logs/job-{j}/task-0/exit"));
+            json!({"job": j, "exit": std::fs::read_to_string(path).unwrap_or_default().trim()})
+        })
+        .collect();
+    assert!(jobs.iter().all(|j| j["exit"] == "0"), "{jobs:?}");
+}
