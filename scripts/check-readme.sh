@@ -32,7 +32,7 @@ script="$work/readme.sh"
 {
     echo 'set -euo pipefail'
     # As root without sudo (a container), `sudo X` is X.
-    echo 'if ! command -v sudo >/dev/null && [ "$(id -u)" = 0 ]; then sudo() { "$@"; }; fi'
+    echo 'if ! command -v sudo >/dev/null && [ "$(id -u)" = 0 ]; then sudo() { exec "$@"; }; fi'  # exec: `kill %1` then stops the manager itself
     echo "cd '$repo'"
     blocks "Install"
     if [ $no_tests = 1 ]; then
@@ -58,7 +58,7 @@ echo "== README: operators' tour (in $work/op)"
 mkdir -p "$work/op"
 {
     echo 'set -euo pipefail'
-    echo 'if ! command -v sudo >/dev/null && [ "$(id -u)" = 0 ]; then sudo() { "$@"; }; fi'
+    echo 'if ! command -v sudo >/dev/null && [ "$(id -u)" = 0 ]; then sudo() { exec "$@"; }; fi'  # exec: `kill %1` then stops the manager itself
     echo "cd '$work/op'"
     # The manager must be up before `cat pliant-state/token`.
     blocks "A 5-minute tour for operators" | awk '{ print } /pliant.* local .*&$/ { print "for _ in $(seq 50); do [ -s pliant-state/token ] && break; sleep 0.2; done" }'

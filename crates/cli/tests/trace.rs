@@ -186,11 +186,11 @@ fn the_google_sample_on_four_nodes_preempts_under_kill() {
 /// The "done when" on the whole shared part, only when `../shared` is
 /// beside the repository (not in a fresh clone): scale 0.05 — round(0.05 ×
 /// 12,583) = round(629.15) = 629 nodes. Skipped loudly otherwise (a failure
-/// under PLIANT_REQUIRE_LIVE=1, as in CI, which has `../shared`).
+/// under PLIANT_REQUIRE_SHARED=1, which `.ci/run` sets when `../shared` is there).
 #[test]
 fn shared_part_scaled_runs_every_baseline_with_all_outputs() {
     if !PathBuf::from(GOOGLE_PART).join("task_events_part-00000-of-00500.csv.gz").exists() {
-        common::live::skip(&format!(
+        common::live::skip_without_data(&format!(
             "shared_part_scaled_runs_every_baseline_with_all_outputs: {GOOGLE_PART} is not there (the in-repository sample is tested instead)"
         ));
         return;

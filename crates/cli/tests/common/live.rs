@@ -8,8 +8,18 @@ use std::io::Write;
 /// Prints a loud `SKIPPED` line and adds it to `target/tmp/skipped-tests.txt`
 /// (`.ci/run` counts them at the end), or fails under PLIANT_REQUIRE_LIVE=1.
 pub fn skip(reason: &str) {
-    if std::env::var("PLIANT_REQUIRE_LIVE").as_deref() == Ok("1") {
-        panic!("test cannot run and PLIANT_REQUIRE_LIVE=1: {reason}");
+    skip_unless_required("PLIANT_REQUIRE_LIVE", reason);
+}
+
+/// As [`skip`], for a test of data outside the repository (`../shared`): fails
+/// under PLIANT_REQUIRE_SHARED=1, which `.ci/run` sets when the data is there.
+pub fn skip_without_data(reason: &str) {
+    skip_unless_required("PLIANT_REQUIRE_SHARED", reason);
+}
+
+fn skip_unless_required(variable: &str, reason: &str) {
+    if std::env::var(variable).as_deref() == Ok("1") {
+        panic!("test cannot run and {variable}=1: {reason}");
     }
     let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
     let log = concat!(env!("CARGO_TARGET_TMPDIR"), "/skipped-tests.txt");
