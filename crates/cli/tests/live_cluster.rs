@@ -356,7 +356,7 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     let listen = url.trim_start_matches("http://").to_string();
     let state_arg = state.to_str().unwrap();
     let serve_args =
-        ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "1"];
+        ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "2"];
     let name = format!("test-{}", std::process::id());
     // The agent reads the token the manager generates in its state directory.
     let node_dir = dir.path().join("node");
@@ -388,7 +388,7 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     };
     wait("the cluster to form", &|| client.get("/cluster").is_ok());
     client.set_token(Token::for_client(None, &state).unwrap());
-    let script = format!("echo start >> {0}; sleep 5; echo end >> {0}; echo done", starts.display());
+    let script = format!("echo start >> {0}; sleep 8; echo end >> {0}; echo done", starts.display());
     let job = client.post("/jobs", &json!({"command": ["/bin/sh", "-c", script]})).unwrap()["id"].as_u64().unwrap();
     let lines =
         |kind: &str| std::fs::read_to_string(&starts).unwrap_or_default().lines().filter(|l| *l == kind).count();
@@ -403,7 +403,7 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     std::mem::forget((leftover, task_cgroup));
     assert!(!old_pids.is_empty());
     wait("the agent to be declared lost", &|| std::fs::read_to_string(&log).unwrap().contains("declared lost"));
-    // By then (1 s + a 3 s margin) the watchdog has killed the orphaned run
+    // By then (2 s + a 3 s margin) the watchdog has killed the orphaned run
     // (dead, or zombies nobody reaps here), 1.5 s after the timeout: before its end.
     for pid in old_pids {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -411,7 +411,7 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
         assert!(matches!(state, None | Some("Z")), "the orphaned run {pid} still runs when requeued: {stat}");
     }
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains("watchdog: no contact with the manager for over 2.5 s: killed"), "{text}");
+    assert!(text.contains("watchdog: no contact with the manager for over 3.5 s: killed"), "{text}");
     assert_eq!(lines("end"), 0, "the orphaned run went on to its end");
     let _agent = Daemon::start(&agent_args, &log);
     wait("the task to start again on the new agent", &|| start_lines() == 2);

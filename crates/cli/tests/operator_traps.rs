@@ -72,10 +72,10 @@ impl Drop for Serve {
 }
 
 /// A node as an agent registers it: ⟨2 CPU, 1 GB⟩ with `mechanisms`, and
-/// its credential (`credential-of-NAME`).
+/// its credential (`credential-of-node-NAME`).
 fn node(name: &str, mechanisms: &[&str], notes: &[&str]) -> Value {
     json!({"name": name, "capacity": {"cpu_milli": 2000, "mem_mb": 1024}, "mechanisms": mechanisms, "notes": notes,
-        "credential": format!("credential-of-{name}")})
+        "credential": format!("credential-of-node-{name}")})
 }
 
 const EVERY: [&str; 5] = ["kill", "suspend", "immediate", "graceful", "checkpoint"];
@@ -94,7 +94,7 @@ fn a_relative_state_dir_reaches_agents_as_an_absolute_path() {
     assert_eq!(registered, (200, json!({"node": 0, "agent_timeout_ms": 10_000})));
     let (code, _) = serve.post("/jobs", &token, &json!({"command": ["true"], "mem_mb": 64}));
     assert_eq!(code, 201);
-    let (code, beat) = serve.post("/agents/0/heartbeat", "credential-of-n0", &json!({"reports": []}));
+    let (code, beat) = serve.post("/agents/0/heartbeat", "credential-of-node-n0", &json!({"reports": []}));
     assert_eq!(code, 200, "{beat}");
     let launch = beat["ops"].as_array().unwrap().iter().find(|op| op["op"] == "launch").expect("a launch").clone();
     let state = std::fs::canonicalize(&state).unwrap();

@@ -89,10 +89,17 @@ fn parse_id(text: &str, what: &str) -> Result<u32, Refusal> {
     text.parse().map_err(|_| Refusal::Invalid(format!("`{text}` is not a {what} id (a whole number)")))
 }
 
+/// The path of `url` (without its query and a trailing `/`) and its
+/// non-empty segments: how [`handle`] routes, and so how what a request acts
+/// as is decided.
+fn route(url: &str) -> (&str, Vec<&str>) {
+    let path = url.split('?').next().unwrap_or(url).trim_end_matches('/');
+    (path, path.split('/').filter(|p| !p.is_empty()).collect())
+}
+
 /// Answers one request.
 pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> Answer {
-    let path = url.split('?').next().unwrap_or(url).trim_end_matches('/');
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let (path, parts) = route(url);
     let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
     let result = match (method, parts.as_slice()) {
         ("GET", ["jobs"]) => Ok(ok(200, &m.jobs())),
@@ -196,18 +203,20 @@ impl Guard {
 }
 
 /// The node a request acts as (`/agents/N/heartbeat`: reports and order
-/// pick-up), if it is one.
-fn acts_as_node(path: &str) -> Option<&str> {
-    path.strip_prefix("/agents/")?.strip_suffix("/heartbeat")
+/// pick-up), if it is one, routed as [`handle`] routes it.
+fn acts_as_node(url: &str) -> Option<String> {
+    match route(url).1.as_slice() {
+        ["agents", node, "heartbeat"] => Some(node.to_string()),
+        _ => None,
+    }
 }
 
 /// Answers one HTTP request: the credential check (node N's own for what
 /// acts as node N, the token for the rest), the page, the Prometheus text,
 /// then [`handle`] for the JSON endpoints.
 pub fn respond(manager: &Mutex<Manager>, token: &Token, guard: Guard, request: &Request) -> Response {
-    let path = request.url.split('?').next().unwrap_or(&request.url);
-    if let Some(node) = acts_as_node(path) {
-        if let Some(refusal) = refuse_as_node(manager, node, request) {
+    if let Some(node) = acts_as_node(&request.url) {
+        if let Some(refusal) = refuse_as_node(manager, &node, request) {
             return refusal;
         }
     } else if let Some(refusal) = refuse_unauthorised(token, guard, request) {
@@ -267,8 +276,8 @@ fn refuse_as_node(manager: &Mutex<Manager>, node: &str, request: &Request) -> Op
         r.headers.push(("WWW-Authenticate", "Bearer".into()));
         return Some(r);
     };
-    let id = node.parse().ok()?;
-    if manager.lock().unwrap_or_else(|e| e.into_inner()).is_node_credential(id, bearer) {
+    let known = |id| manager.lock().unwrap_or_else(|e| e.into_inner()).is_node_credential(id, bearer);
+    if node.parse().is_ok_and(known) {
         return None;
     }
     Some(Response::error(

@@ -81,7 +81,10 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         None => None,
     };
     let mut joiner = Client::new(&opts.manager);
-    let as_node = Client::new(&opts.manager).with_token(Some(credential.clone()));
+    let mut as_node = Client::new(&opts.manager).with_token(Some(credential.clone()));
+    if let Some(t) = timeout {
+        as_node = as_node.with_timeout(answer_timeout(t));
+    }
     let registration = Registration { node: record.clone(), credential: credential.as_str().to_string() };
     let registration = serde_json::to_value(&registration).expect("registrations serialise");
     let mut node = None;
@@ -115,6 +118,8 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
                         timeout = Some(told);
                     }
                     pacer.limit(told / 4);
+                    // A manager that does not answer must not keep this agent from fencing in time.
+                    as_node = as_node.with_timeout(answer_timeout(told));
                     node = Some(answer.node);
                     log(&format!("registered as node {} ({})", answer.node, record.capacity));
                 }
@@ -163,6 +168,11 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         }
     }
     Ok(())
+}
+
+/// How long a heartbeat waits for its answer under the agent timeout `timeout`.
+fn answer_timeout(timeout: Duration) -> Duration {
+    (timeout / 4).max(HEARTBEAT)
 }
 
 /// Records a contact; a contact file that cannot be written is said (the

@@ -153,7 +153,12 @@ fn forged_node_requests_get_403_and_change_nothing() {
         let finished = json!({"reports": [{"report": "exited", "task": {"job": 0, "task": 0}, "code": 0,
             "signal": null, "stderr_tail": ""}]});
         for (client, code) in [(with, 403), (&node_client(CREDENTIAL[1]), 403), (&api.without, 401)] {
-            assert_eq!(status(client.post("/agents/0/heartbeat", &finished)), code);
+            // The same endpoint however its path is spelt.
+            for path in
+                ["/agents/0/heartbeat", "/agents/0/heartbeat/", "/agents//0/heartbeat", "/agents/0/heartbeat?x=1"]
+            {
+                assert_eq!(status(client.post(path, &finished)), code, "{path}");
+            }
         }
         assert_eq!(status(with.post("/agents/register", &registration("n0", CREDENTIAL[2]))), 403);
         assert_eq!(with.get("/jobs").unwrap(), before, "a forged request changed the jobs");
