@@ -18,5 +18,6 @@ pub mod measure;
 pub mod mechanism;
 pub mod process;
 pub mod protocol;
+pub mod reclaim;
 pub mod scratch;
 pub mod swap;
