@@ -48,8 +48,7 @@ pub const NODE_MEM_MB: u64 = 1000;
 /// Why a Slurm cluster cannot be started here, if it cannot.
 fn missing_tools() -> Option<String> {
     for tool in ["slurmctld", "slurmd", "munged", "sbatch", "squeue", "scontrol", "ip", "nsenter", "unshare"] {
-        let found = std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+        let found = std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
             || Path::new("/usr/sbin").join(tool).is_file();
         if !found {
             return Some(format!("`{tool}` is not installed (apt-get install slurm-wlm munge iproute2 util-linux)"));
