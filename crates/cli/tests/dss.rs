@@ -187,7 +187,20 @@ fn the_penalty_keys_change_the_elastic_run() {
     let p = path.to_str().unwrap();
     let mean_jct = |text: String, flags: &[&str]| {
         std::fs::write(&path, text).unwrap();
-        let args = ["simulate", "--workload", p, "--nodes", "1", "--node", "16,10", "--policies", "elastic"];
+        // Without ApplicationMasters, so that the tasks alone decide what fits.
+        let args = [
+            "simulate",
+            "--workload",
+            p,
+            "--nodes",
+            "1",
+            "--node",
+            "16,10",
+            "--policies",
+            "elastic",
+            "--set",
+            "am_mb=0",
+        ];
         let out = pliant_in(&dir, &[&args[..], flags, &["--format", "json"]].concat());
         let doc: Value = serde_json::from_slice(&out).unwrap();
         doc["results"][0]["classes"]["long"]["jct"]["mean"].as_f64().unwrap()
@@ -204,5 +217,33 @@ fn the_penalty_keys_change_the_elastic_run() {
     // --penalty applies to classes without keys; a class's own keys win over it.
     assert_eq!(mean_jct(trace(""), &["--penalty", "step:1.1"]), low);
     assert_eq!(mean_jct(trace(", \"c.penalty\" : \"STEP\", \"c.ib\" : 1.1"), &["--penalty", "step:3"]), low);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Every job of a DSS trace runs an ApplicationMaster (1,000 MB, 1 core),
+/// placed before its tasks and held until its last task ends: on one node of
+/// 10,240 MB, job 0 (AM + 9,000 MB for 100 s) leaves 240 MB, so job 1 (at
+/// 1 s, one 200 MB task of 10 s) waits for job 0's AM to go at 100 s and ends
+/// at 110 s; without AMs (`--set am_mb=0`) it runs at once.
+#[test]
+fn dss_jobs_run_an_application_master_first() {
+    let dir = temp_dir("dss-am");
+    let task = |mem: u32, dur: u32| {
+        format!("{{\"c.dur\" : {dur}, \"c.prio\" : 20, \"c.mem\" : {mem}, \"c.type\" : \"reduce\", \"c.nr\" : 1}}")
+    };
+    let path = dir.join("t.json");
+    std::fs::write(&path, [dss_job(0, "0", &task(9000, 100_000)), dss_job(1, "1000", &task(200, 10_000))].concat())
+        .unwrap();
+    let jcts = |flags: &[&str]| {
+        let args = ["simulate", "--workload", "t.json", "--nodes", "1", "--node", "16,10", "--policies", "yarn"];
+        let out = pliant_in(&dir, &[&args[..], flags, &["--out", "out"]].concat());
+        assert!(!out.is_empty());
+        let csv = std::fs::read_to_string(dir.join("out/jobs.csv")).unwrap();
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let col = header.iter().position(|h| *h == "jct_s").expect("a jct_s column");
+        csv.lines().skip(1).map(|l| l.split(',').nth(col).unwrap().parse::<f64>().unwrap()).collect::<Vec<f64>>()
+    };
+    assert_eq!(jcts(&[]), [100.0, 109.0]);
+    assert_eq!(jcts(&["--set", "am_mb=0"]), [100.0, 10.0]);
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -47,7 +47,7 @@ fn simulated(policy: &str, params: &Params) -> Spans {
         job("h", 9, vec![phase(vec![], &h[..3]), phase(vec![0], &h[3..])]),
         job("l", 0, vec![phase(vec![], DURATIONS[1])]),
     ];
-    let workload = Workload { cluster: Cluster { nodes: vec![NODE] }, jobs };
+    let workload = Workload { cluster: Cluster { am: None, nodes: vec![NODE] }, jobs };
     let r = simulate(&workload, preset(policy, params).unwrap(), &SimOptions::default()).unwrap();
     r.jobs.iter().map(|j| (j.first_start, j.end)).collect()
 }

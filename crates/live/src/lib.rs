@@ -18,6 +18,7 @@ pub mod measure;
 pub mod mechanism;
 pub mod process;
 pub mod protocol;
+pub mod reclaim;
 pub mod scratch;
 pub mod slurm_job;
 pub mod swap;

@@ -71,6 +71,11 @@ pub fn simulate_counting(
         policy.preemption.map(|p| p.mechanism),
         Some(pliant_core::policy::MechanismSpec::Checkpoint(c)) if c.adaptive
     );
+    // What the policy leaves to the workload: its cluster's ApplicationMaster,
+    // and DSS's backfill (none, PEEK's `-r` alone) where it runs DSS's.
+    let am = policy.am.or(workload.cluster.am);
+    let backfill = policy.backfill.or(Some(am.is_none_or(|a| a.is_zero())));
+    let policy = Policy { am, backfill, ..policy };
     let core = Scheduler::new(&workload.cluster.nodes, policy)?;
     let total = workload.cluster.total();
     let mut run = Run {

@@ -18,7 +18,7 @@ fn job(name: &str, priority: u8, submit_s: u64) -> Job {
 }
 
 fn workload(nodes: usize, jobs: Vec<Job>) -> Workload {
-    Workload { cluster: Cluster { nodes: vec![Resources::new(4000, 8192); nodes] }, jobs }
+    Workload { cluster: Cluster { am: None, nodes: vec![Resources::new(4000, 8192); nodes] }, jobs }
 }
 
 fn run(w: &Workload, policy: &str) -> RunRecord {
@@ -150,7 +150,7 @@ fn adaptive_restores_remotely_when_the_local_queue_is_busy() {
         j
     };
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::new(8000, 16384); 2] },
+        cluster: Cluster { am: None, nodes: vec![Resources::new(8000, 16384); 2] },
         jobs: vec![
             timed("x1", 5, 0, 1, 34_920_000),
             timed("x2", 5, 0, 1, 34_920_000),
@@ -183,7 +183,7 @@ fn adaptive_restores_remotely_when_the_local_queue_is_busy() {
 #[test]
 fn a_dump_in_progress_is_not_preempted_for_again() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::new(8000, 16384)] },
+        cluster: Cluster { am: None, nodes: vec![Resources::new(8000, 16384)] },
         jobs: vec![job("f0", 0, 0), job("f1", 0, 0), job("prod", 10, 30)],
     };
     let r = run(&w, "checkpoint-hdd");

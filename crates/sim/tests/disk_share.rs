@@ -35,7 +35,7 @@ const REDUCER: ElasticityProfile = ElasticityProfile::Spill { input_mb: 7000.0, 
 
 /// Runs `jobs` under `yarn` on one node of 16 cores / 10 GB with a disk of `disk_mb_s`.
 fn run(jobs: Vec<Job>, disk_mb_s: f64) -> RunRecord {
-    let w = Workload { cluster: Cluster { nodes: vec![Resources::new(16_000, 10_000)] }, jobs };
+    let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::new(16_000, 10_000)] }, jobs };
     let mut opts = SimOptions::default();
     opts.exec.node_disk_mb_s = disk_mb_s;
     simulate(&w, preset("yarn", &Params::default()).unwrap(), &opts).unwrap()
@@ -91,7 +91,7 @@ fn a_step_profile_does_not_touch_the_disk() {
 #[test]
 fn nodes_do_not_share_disks() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::new(16_000, 8_000); 2] },
+        cluster: Cluster { am: None, nodes: vec![Resources::new(16_000, 8_000); 2] },
         jobs: vec![job("pair", 0, 2, REDUCER)],
     };
     let mut opts = SimOptions::default();

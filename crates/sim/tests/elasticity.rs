@@ -48,7 +48,7 @@ fn jct(r: &RunRecord, job: usize) -> f64 {
 ///   start at once (900 MB ≤ 2 GB), JCT 40 s although each task runs twice as long.
 fn fig3() -> Workload {
     Workload {
-        cluster: Cluster { nodes: vec![Resources::new(16_000, 10_000)] },
+        cluster: Cluster { am: None, nodes: vec![Resources::new(16_000, 10_000)] },
         jobs: vec![
             job("background", 0, vec![task(8, 100)], None),
             job("three", 1, vec![task(3, 20); 3], penalty(2.0, 2.0, 1.0)),
@@ -97,7 +97,7 @@ fn the_simulator_runs_the_truth_not_the_estimate() {
 #[test]
 fn meganode_pools_nodes_and_serves_the_shortest_job_first() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::new(8_000, 5_000); 2] },
+        cluster: Cluster { am: None, nodes: vec![Resources::new(8_000, 5_000); 2] },
         jobs: vec![
             job("blocker", 0, vec![task(10, 10)], None),
             job("long", 1, vec![task(6, 100)], None),

@@ -42,7 +42,7 @@ fn secs(t: Option<u64>) -> f64 {
 #[test]
 fn kill_versus_fifo_by_hand() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::cores_gb(8, 8)] },
+        cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 8)] },
         jobs: vec![
             job("long", JobClass::Long, 0, false, vec![task(8, 8, 100)]),
             job("short", JobClass::Short, 10, false, vec![task(4, 4, 20)]),
@@ -70,7 +70,7 @@ fn kill_versus_fifo_by_hand() {
 #[test]
 fn a_killed_executor_stalls_its_coupled_siblings() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::cores_gb(16, 16)] },
+        cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(16, 16)] },
         jobs: vec![
             job("spark", JobClass::Long, 0, true, vec![task(8, 8, 100), task(8, 8, 100)]),
             job("query", JobClass::Short, 10, false, vec![task(8, 8, 20)]),
@@ -90,7 +90,7 @@ fn a_killed_executor_stalls_its_coupled_siblings() {
 fn barrier_waits_for_the_whole_upstream_phase() {
     let mut j = job("dag", JobClass::Long, 0, false, vec![task(1, 1, 10), task(1, 1, 20)]);
     j.phases.push(Phase { deps: vec![0], coupled: false, local: false, tasks: vec![task(1, 1, 5)], stages: vec![] });
-    let w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(8, 8)] }, jobs: vec![j] };
+    let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 8)] }, jobs: vec![j] };
     let r = run(&w, "fifo");
     assert_eq!(secs(r.jobs[0].jct()), 25.0);
     assert_eq!(secs(r.jobs[0].queue_delay()), 0.0);
@@ -109,7 +109,7 @@ fn a_task_killed_max_attempts_times_fails_a_spark_job_only() {
         for i in 0..40 {
             jobs.push(job(&format!("q{i}"), JobClass::Short, 5 + 25 * i, false, vec![task(4, 4, 20)]));
         }
-        let w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(8, 8)] }, jobs };
+        let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 8)] }, jobs };
         let r = run(&w, "kill");
         assert!(r.jobs[1..].iter().all(|j| !j.failed && j.end.is_some()));
         if coupled {
@@ -154,7 +154,7 @@ fn pool_run(policy: &str, short: bool, spark_model: &str) -> RunRecord {
     if short {
         jobs.push(job("query", JobClass::Short, 5, false, vec![task(2, 1, 15)]));
     }
-    let w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(4, 4)] }, jobs };
+    let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(4, 4)] }, jobs };
     let params = Params { monitor_interval_s: 1.0, delayed_resumption: 0, ..Params::default() };
     let mut opts = SimOptions::default();
     for (k, v) in [("reclaim_s_per_gb", "0"), ("restore_s_per_gb", "0"), ("spark_model", spark_model)] {
@@ -174,7 +174,7 @@ fn a_pool_stage_runs_in_waves() {
 
     let mut j = spark(2, 2, 8, 10);
     j.phases[0].stages.push(StageTasks { count: 6, duration: 5 * SECOND });
-    let w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(4, 4)] }, jobs: vec![j] };
+    let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(4, 4)] }, jobs: vec![j] };
     assert_eq!(secs(run(&w, "fifo").jobs[0].jct()), 30.0);
 }
 
@@ -247,7 +247,7 @@ proptest! {
             let class = if *short { JobClass::Short } else { JobClass::Long };
             job(&i.to_string(), class, *at, false, tasks.iter().map(|&(c, m, d)| task(c, m, d)).collect())
         }).collect();
-        let mut w = Workload { cluster: Cluster { nodes: vec![Resources::cores_gb(8, 8); 2] }, jobs };
+        let mut w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 8); 2] }, jobs };
         w.validate().unwrap();
         let params = Params { max_attempts: u32::MAX, ..Params::default() };
         let name = ["fifo", "priority", "reserve", "kill"][policy];
@@ -272,7 +272,7 @@ proptest! {
 #[test]
 fn immediate_preemption_by_hand() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::cores_gb(8, 8)] },
+        cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 8)] },
         jobs: vec![
             job("long", JobClass::Long, 0, false, vec![task(8, 8, 100)]),
             job("short", JobClass::Short, 10, false, vec![task(4, 4, 20)]),
@@ -300,7 +300,7 @@ fn immediate_preemption_by_hand() {
 #[test]
 fn graceful_preemption_by_hand() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::cores_gb(8, 32)] },
+        cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 32)] },
         jobs: vec![
             job("long", JobClass::Long, 0, false, vec![task(8, 32, 100)]),
             job("short", JobClass::Short, 10, false, vec![task(2, 2, 20)]),
@@ -323,7 +323,7 @@ fn graceful_preemption_by_hand() {
 #[test]
 fn suspend_in_place_by_hand() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::cores_gb(8, 16)] },
+        cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 16)] },
         jobs: vec![
             job("long", JobClass::Long, 0, false, vec![task(8, 8, 100)]),
             job("short", JobClass::Short, 10, false, vec![task(4, 4, 20)]),
@@ -342,7 +342,7 @@ fn suspend_in_place_by_hand() {
 #[test]
 fn delayed_resumption_counts_heartbeat_offers() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::cores_gb(8, 8)] },
+        cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 8)] },
         jobs: vec![
             job("long", JobClass::Long, 0, false, vec![task(8, 8, 100)]),
             job("short", JobClass::Short, 10, false, vec![task(4, 4, 20)]),
@@ -397,7 +397,7 @@ fn the_progress_counter_counts_every_ended_job() {
 #[test]
 fn gradual_resumption_by_hand() {
     let w = Workload {
-        cluster: Cluster { nodes: vec![Resources::cores_gb(8, 32)] },
+        cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 32)] },
         jobs: vec![
             job("long", JobClass::Long, 0, false, vec![task(8, 16, 100)]),
             job("short", JobClass::Short, 10, false, vec![task(4, 1, 30)]),

@@ -43,7 +43,7 @@ fn workload() -> Workload {
         }],
         elastic: None,
     };
-    Workload { cluster: Cluster { nodes: vec![SLOT; 3] }, jobs: vec![h, l] }
+    Workload { cluster: Cluster { am: None, nodes: vec![SLOT; 3] }, jobs: vec![h, l] }
 }
 
 fn run(policy: &str) -> RunRecord {

@@ -157,7 +157,7 @@ mod tests {
     /// plus the penalty keys.
     #[test]
     fn a_job_is_ten_lines_as_dss_writes_them() {
-        let w = Workload { cluster: Cluster { nodes: vec![] }, jobs: vec![job("job_0", 3400, 220, 58)] };
+        let w = Workload { cluster: Cluster { am: None, nodes: vec![] }, jobs: vec![job("job_0", 3400, 220, 58)] };
         let mut out = Vec::new();
         write_dss(&w, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn what_dss_cannot_say_is_an_error_naming_the_job() {
         let mut bad = job("q7", 1000, 10, 1);
-        let w = |j: Job| Workload { cluster: Cluster { nodes: vec![] }, jobs: vec![j] };
+        let w = |j: Job| Workload { cluster: Cluster { am: None, nodes: vec![] }, jobs: vec![j] };
         let err = |j: Job| write_dss(&w(j), &mut Vec::new()).unwrap_err().to_string();
         assert!(err(bad.clone()).contains("job `q7` cannot be written for DSS: DSS job ids"));
         bad.name = "job_7".into();

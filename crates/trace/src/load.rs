@@ -17,7 +17,7 @@ use crate::{alibaba, sls};
 use pliant_core::model::JobClass;
 use pliant_core::Resources;
 use pliant_workload::format::WorkloadWriter;
-use pliant_workload::{read_workload, Cluster, Job, Workload};
+use pliant_workload::{read_workload, Cluster, Job, Workload, DSS_AM};
 use std::fmt;
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -267,8 +267,12 @@ fn plan(inputs: &Inputs, opts: &LoadOptions, native: Option<&Cluster>) -> Result
         }
     };
     let (node, cluster) = match native {
-        Some(c) => (c.nodes[0], Cluster { nodes: spread(&c.nodes, nodes) }),
-        None => (opts.read.node, Cluster { nodes: vec![opts.read.node; nodes as usize] }),
+        Some(c) => (c.nodes[0], Cluster { am: c.am, nodes: spread(&c.nodes, nodes) }),
+        // YARN runs an ApplicationMaster per job: an SLS trace's jobs get DSS's.
+        None => {
+            let am = (inputs.format == Format::Sls).then_some(DSS_AM);
+            (opts.read.node, Cluster { am, nodes: vec![opts.read.node; nodes as usize] })
+        }
     };
     let shrink = Shrink { window: opts.read.window, fraction: opts.sample * scale_fraction, seed: opts.seed };
     Ok(Plan { nodes, node, shrink, cluster })
@@ -399,7 +403,7 @@ pub fn load_workload(paths: &[PathBuf], opts: &LoadOptions) -> Result<(Workload,
             rep.read.jobs_in_trace, rep.outside_window, rep.not_sampled
         )));
     }
-    let mut w = Workload { cluster: cluster.unwrap_or(Cluster { nodes: Vec::new() }), jobs };
+    let mut w = Workload { cluster: cluster.unwrap_or(Cluster { am: None, nodes: Vec::new() }), jobs };
     w.validate().map_err(|e| TraceError::Workload(e.to_string()))?;
     Ok((w, rep))
 }

@@ -159,7 +159,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
     let jobs_out =
         specs.iter().zip(&jobs).zip(&runs).map(|((spec, job), runs)| replay_job(spec, job.submit, runs)).collect();
     Observed {
-        workload: Workload { cluster: Cluster { nodes: nodes.to_vec() }, jobs: jobs_out },
+        workload: Workload { cluster: Cluster { am: None, nodes: nodes.to_vec() }, jobs: jobs_out },
         jobs,
         decisions,
         lost_core_seconds: lost_core_us / 1e6,

@@ -8,7 +8,9 @@
 //! {"job":{"name":"q1","submit_s":12.5,"class":"short","priority":9,
 //!   "phases":[{"tasks":[{"count":3,"cpu":4,"mem_mb":4096,"duration_s":20}]}]}}
 //! ```
-//! (each record on one line). Phase fields: `after` (indices of upstream
+//! (each record on one line). The cluster record may name the YARN
+//! ApplicationMaster container every job runs, `"am":{"cpu":1,"mem_mb":1000}`
+//! (default none). Phase fields: `after` (indices of upstream
 //! phases, default none), `coupled` (default false), `local` (default false: the
 //! phase reads its upstream phases' output where they ran, see `PhaseRequest::local`). Task fields: `count`
 //! (default 1), `cpu`, `mem_mb`, `duration_s` (true run time at full
@@ -71,6 +73,16 @@ struct NodeGroup {
 #[serde(deny_unknown_fields)]
 struct ClusterRecord {
     nodes: Vec<NodeGroup>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    am: Option<AmRecord>,
+}
+
+/// The ApplicationMaster container every job runs (YARN's).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AmRecord {
+    cpu: f64,
+    mem_mb: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -226,7 +238,12 @@ fn cluster_from(rec: ClusterRecord) -> Result<Cluster, String> {
         let r = Resources::new(cores_to_milli(g.cpu)?, g.mem_mb);
         nodes.extend(std::iter::repeat_n(r, n));
     }
-    Ok(Cluster { nodes })
+    let am = match rec.am {
+        Some(a) if a.mem_mb == 0 => return Err("am: mem_mb must be at least 1 (leave `am` out for none)".into()),
+        Some(a) => Some(Resources::new(cores_to_milli(a.cpu).map_err(|e| format!("am: {e}"))?, a.mem_mb)),
+        None => None,
+    };
+    Ok(Cluster { nodes, am })
 }
 
 /// serde_json's message with its position as a column of the line (its own
@@ -391,7 +408,8 @@ impl<W: Write> WorkloadWriter<W> {
             .into_iter()
             .map(|(r, count)| NodeGroup { count, cpu: r.cpu_milli as f64 / 1000.0, mem_mb: r.mem_mb })
             .collect();
-        serde_json::to_writer(&mut out, &Record::Cluster(ClusterRecord { nodes }))?;
+        let am = cluster.am.map(|a| AmRecord { cpu: a.cpu_milli as f64 / 1000.0, mem_mb: a.mem_mb });
+        serde_json::to_writer(&mut out, &Record::Cluster(ClusterRecord { nodes, am }))?;
         writeln!(out)?;
         Ok(WorkloadWriter { out })
     }

@@ -9,4 +9,4 @@ pub mod scenarios;
 pub mod straggler_study;
 
 pub use format::{read_workload, write_workload, FormatError};
-pub use model::{Cluster, Job, JobElasticity, Phase, StageTasks, Task, ValidationError, Workload};
+pub use model::{Cluster, Job, JobElasticity, Phase, StageTasks, Task, ValidationError, Workload, DSS_AM};

@@ -6,9 +6,17 @@ use pliant_core::{Micros, Resources};
 /// The machines of a cluster.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cluster {
+    /// The ApplicationMaster container each job runs, if the cluster runs
+    /// YARN's (one per job: placed before its tasks, held until its last task
+    /// ends). DSS's YARN model, and so the YARN-ME traces, use 1,000 MB and
+    /// 1 core ([`DSS_AM`]). The YARN presets place it; `--set am_mb` overrides it.
+    pub am: Option<Resources>,
     /// Capacity of each node, in node order.
     pub nodes: Vec<Resources>,
 }
+
+/// The ApplicationMaster container of DSS's runs: 1,000 MB and 1 core.
+pub const DSS_AM: Resources = Resources::new(1000, 1000);
 
 /// One task: its request, its owner's estimate and its true run time.
 #[derive(Debug, Clone, Copy, PartialEq)]

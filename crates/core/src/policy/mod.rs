@@ -173,8 +173,18 @@ pub struct Policy {
     /// How much memory a placed task gets.
     pub sizing: Sizing,
     /// A node-by-node (`Fair`) pass reserves a node for the job whose task
-    /// did not fit there (YARN-ME §3.3).
+    /// did not fit there (YARN-ME §3.3; DSS's `-r`).
     pub node_reservations: bool,
+    /// A node-by-node pass lets other jobs use a reserved node with tasks
+    /// estimated to end before the reserved job's task would fit there
+    /// (YARN-ME §3.3; DSS's `-g`). `None`: as the workload's model has it —
+    /// off where its cluster runs DSS's ApplicationMasters (DSS's PEEK runs
+    /// with `-r` alone), on elsewhere.
+    pub backfill: Option<bool>,
+    /// The ApplicationMaster container a node-by-node pass places for each
+    /// job before its tasks and holds until its last task ends (YARN, DSS);
+    /// `None`: the workload's cluster says (`Cluster::am`), `Some(ZERO)`: none.
+    pub am: Option<Resources>,
 }
 
 impl Policy {

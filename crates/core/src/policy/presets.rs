@@ -108,13 +108,18 @@ pub const PRESETS: &[PresetInfo] = &[
     PresetInfo {
         name: "yarn",
         about: "YARN's fair scheduler as YARN-ME runs it: node by node, least memory held first, node reservations; every task gets its request",
-        build: |p| Policy { node_reservations: true, ..base(p, single_queue(), JobOrder::Fair, Placement::FirstFit, None) },
+        build: |p| Policy {
+            node_reservations: p.yarn.node_reservations.unwrap_or(true),
+            backfill: Some(p.yarn.backfill.unwrap_or(false)),
+            ..base(p, single_queue(), JobOrder::Fair, Placement::FirstFit, None)
+        },
     },
     PresetInfo {
         name: "elastic",
         about: "YARN-ME (Alg. 1): as yarn, but a task that does not fit may run with less memory if the timeline generator says its job does not end later",
         build: |p| Policy {
-            node_reservations: true,
+            node_reservations: p.yarn.node_reservations.unwrap_or(true),
+            backfill: p.yarn.backfill,
             sizing: Sizing::Elastic(p.elastic()),
             ..base(p, single_queue(), JobOrder::Fair, Placement::FirstFit, None)
         },
@@ -176,6 +181,8 @@ fn base(
         reservation: None,
         sizing: Sizing::Requested,
         node_reservations: false,
+        backfill: Some(false),
+        am: params.yarn.am(),
     }
 }
 

@@ -120,8 +120,8 @@ impl Scheduler {
             touched: None,
             refreshed: None,
         };
-        let node_pass = matches!(policy.order, JobOrder::Fair | JobOrder::ShortestRemaining)
-            .then(|| NodePass::new(policy.order, policy.node_reservations, policy.sizing, n));
+        let node_pass =
+            matches!(policy.order, JobOrder::Fair | JobOrder::ShortestRemaining).then(|| NodePass::new(&policy, n));
         if node_pass.is_some() {
             view.touched = Some(Default::default());
             view.refreshed = Some(Default::default());
@@ -192,6 +192,9 @@ impl Scheduler {
 
     /// Drops an ended job from its queue.
     fn retire(&mut self, job: usize) {
+        if let Some(pass) = &mut self.node_pass {
+            pass.job_ended(&mut self.view, job);
+        }
         self.view.touch(job);
         let j = &self.view.jobs[job];
         let q = &mut self.view.queues[j.queue];

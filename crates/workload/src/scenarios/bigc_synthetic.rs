@@ -96,7 +96,7 @@ pub fn generate(shape: &ShortLoad, long: LongJobs, seed: u64, scale: f64) -> Wor
         jobs.push(long.job(&mut rng, t, false, 1.0, n));
     }
     jobs.sort_by_key(|j| j.submit);
-    Workload { cluster: Cluster { nodes: vec![NODE; nodes] }, jobs }
+    Workload { cluster: Cluster { am: None, nodes: vec![NODE; nodes] }, jobs }
 }
 
 #[cfg(test)]

@@ -132,7 +132,7 @@ pub fn generate(seed: u64, scale: f64) -> Workload {
     }
     jobs.sort_by_key(|j| j.submit);
     let node = SLOT.times(SLOTS_PER_NODE);
-    Workload { cluster: Cluster { nodes: vec![node; nodes] }, jobs }
+    Workload { cluster: Cluster { am: None, nodes: vec![node; nodes] }, jobs }
 }
 
 #[cfg(test)]

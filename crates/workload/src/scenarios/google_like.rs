@@ -93,7 +93,7 @@ pub fn generate(seed: u64, scale: f64) -> Workload {
         jobs.push(long.job(&mut rng, t, false, stretch, n));
     }
     jobs.sort_by_key(|j| j.submit);
-    Workload { cluster: Cluster { nodes: vec![NODE; nodes] }, jobs }
+    Workload { cluster: Cluster { am: None, nodes: vec![NODE; nodes] }, jobs }
 }
 
 #[cfg(test)]

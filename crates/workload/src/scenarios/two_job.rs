@@ -26,5 +26,5 @@ fn job(name: &str, priority: u8, submit_s: u64) -> Job {
 
 /// The two jobs: low (priority 0) at 0 s, high (priority 9) at 30 s.
 pub fn generate() -> Workload {
-    Workload { cluster: Cluster { nodes: vec![NODE] }, jobs: vec![job("low", 0, 0), job("high", 9, 30)] }
+    Workload { cluster: Cluster { am: None, nodes: vec![NODE] }, jobs: vec![job("low", 0, 0), job("high", 9, 30)] }
 }

@@ -10,7 +10,7 @@
 //! penalty (or the plain step); mis-estimation (§6.2, Fig. 7) makes the
 //! truth differ.
 
-use crate::{Cluster, Job, JobElasticity, Phase, Task, Workload};
+use crate::{Cluster, Job, JobElasticity, Phase, Task, Workload, DSS_AM};
 use pliant_core::model::{Elasticity, ElasticityProfile, JobClass};
 use pliant_core::{Resources, SECOND};
 use rand::{Rng, SeedableRng};
@@ -201,7 +201,8 @@ pub fn generate(spec: &TraceSpec, seed: u64) -> Workload {
         });
     }
     jobs.sort_by_key(|j| j.submit);
-    Workload { cluster: Cluster { nodes: vec![NODE; spec.nodes] }, jobs }
+    // DSS, which produced §6's figures, gives every job an ApplicationMaster.
+    Workload { cluster: Cluster { am: Some(DSS_AM), nodes: vec![NODE; spec.nodes] }, jobs }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use super::fit::{elastic_fit, least_size_mb};
 use super::snapshot::SnapshotCache;
 use super::timeline::{Timeline, WaitingJob};
 use crate::model::{JobId, NodeId, TaskRef};
-use crate::policy::{JobOrder, Sizing};
+use crate::policy::{JobOrder, Policy, Sizing};
 use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
 use std::collections::{BTreeMap, BTreeSet};
@@ -89,11 +89,22 @@ pub(crate) struct NodePass {
     reserved_for: BTreeSet<(u32, u32)>,
     /// Nodes refreshed since the last pass (a buffer kept between passes).
     refreshed: Vec<u32>,
+    /// Other jobs may use a reserved node (§3.3's backfill, DSS's `-g`).
+    backfill: bool,
+    /// The ApplicationMaster container each job places first (ZERO: none).
+    am: Resources,
+    /// Per job, the node its ApplicationMaster holds, once placed.
+    am_node: Vec<Option<NodeId>>,
+    /// Per node, the tasks this pass placed there that still hold resources
+    /// (a requested-size backfill reads when they end; elastic sizing reads the timeline's).
+    on_node: Vec<Vec<TaskRef>>,
 }
 
 impl NodePass {
-    /// The pass for `order` on `nodes` nodes.
-    pub fn new(order: JobOrder, node_reservations: bool, sizing: Sizing, nodes: usize) -> Self {
+    /// The pass of `policy` on `nodes` nodes.
+    pub fn new(policy: &Policy, nodes: usize) -> Self {
+        let (order, node_reservations, sizing) = (policy.order, policy.node_reservations, policy.sizing);
+        let backfill = policy.backfill.unwrap_or(true);
         NodePass {
             order,
             node_reservations,
@@ -108,10 +119,15 @@ impl NodePass {
             keyed: Vec::new(),
             touched: Vec::new(),
             active: BTreeSet::new(),
-            incremental: node_reservations && matches!(sizing, Sizing::Requested),
+            // A backfill may serve any waiting job on any reserved node.
+            incremental: node_reservations && !backfill && matches!(sizing, Sizing::Requested),
             to_visit: (0..nodes as u32).collect(),
             reserved_for: BTreeSet::new(),
             refreshed: Vec::new(),
+            backfill,
+            am: policy.am.unwrap_or(Resources::ZERO),
+            am_node: Vec::new(),
+            on_node: vec![Vec::new(); nodes],
         }
     }
 
@@ -172,7 +188,25 @@ impl NodePass {
         (key, j.req.submit, job as u32)
     }
 
+    /// Whether `job`'s next container is its ApplicationMaster.
+    fn am_first(&self, job: usize) -> bool {
+        !self.am.is_zero() && self.am_node.get(job).is_none_or(Option::is_none)
+    }
+
+    /// A job ended: its ApplicationMaster gives its node back.
+    pub fn job_ended(&mut self, view: &mut View, job: usize) {
+        if let Some(node) = self.am_node.get_mut(job).and_then(Option::take) {
+            let queue = view.job(job).queue;
+            view.release(node, queue, self.am);
+            let j = view.job_mut(job);
+            j.held_mb = j.held_mb.saturating_sub(self.am.mem_mb);
+        }
+    }
+
     fn need(&self, view: &View, job: usize) -> Need {
+        if self.am_first(job) {
+            return Need { cpu_milli: self.am.cpu_milli, mem_mb: self.am.mem_mb, runtime: 0 };
+        }
         let j = view.job(job);
         let Some(ti) = j.pending.front() else {
             return Need { cpu_milli: u64::MAX, mem_mb: u64::MAX, runtime: Micros::MAX };
@@ -249,8 +283,7 @@ impl NodePass {
             if self.node_reservations {
                 self.set_reserved(n, Some(job));
             }
-            if !(matches!(self.sizing, Sizing::Elastic(_)) && self.backfill(view, now, job as usize, n, order, launch))
-            {
+            if !(self.backfill && self.backfill(view, now, job as usize, n, order, launch)) {
                 return true;
             }
         }
@@ -292,8 +325,12 @@ impl NodePass {
     ) -> Option<(Resources, u64)> {
         let j = view.job(job);
         let ti = j.pending.front()?;
-        let t = &j.tasks[ti as usize];
         let free = view.node_free(n);
+        if self.am_first(job) {
+            // DSS: no ApplicationMaster goes into a reserved node's gap.
+            return (by.is_none() && self.am.fits_in(&free)).then_some((self.am, 0));
+        }
+        let t = &j.tasks[ti as usize];
         let req = t.request;
         let ends_by = |runtime: Micros| by.is_none_or(|b| now + runtime <= b);
         if req.fits_in(&free) {
@@ -328,11 +365,21 @@ impl NodePass {
         launch: &mut Launch,
     ) {
         let ti = view.job(job).pending.front().expect("placed tasks wait");
-        launch(view, job, ti, NodeId(n as u32), size);
-        let j = view.job_mut(job);
-        j.held_mb += size.mem_mb;
-        j.tasks[ti as usize].disk_milli = disk;
-        self.disk_used[n] += disk;
+        if self.am_first(job) {
+            // The body runs no process for it: the core holds its node's room.
+            let queue = view.job(job).queue;
+            view.reserve(NodeId(n as u32), queue, size);
+            if self.am_node.len() <= job {
+                self.am_node.resize(job + 1, None);
+            }
+            self.am_node[job] = Some(NodeId(n as u32));
+        } else {
+            launch(view, job, ti, NodeId(n as u32), size);
+            self.on_node[n].push(TaskRef { job: JobId(job as u32), task: ti });
+            view.job_mut(job).tasks[ti as usize].disk_milli = disk;
+            self.disk_used[n] += disk;
+        }
+        view.job_mut(job).held_mb += size.mem_mb;
         if let Some(before) = self.keyed[job].take() {
             order.remove(&before);
         }
@@ -358,10 +405,13 @@ impl NodePass {
         launch: &mut Launch,
     ) -> bool {
         let Some(ti) = view.job(reserved).pending.front() else { return false };
-        let need = view.job(reserved).tasks[ti as usize].request;
+        let need = if self.am_first(reserved) { self.am } else { view.job(reserved).tasks[ti as usize].request };
         let node_free = view.node_free(n);
         let mut free = node_free;
         let mut room_at = Micros::MAX;
+        if self.sizing == Sizing::Requested {
+            self.node_ends_of(view, n);
+        }
         for &(end, held) in self.node_ends.get(n).map(Vec::as_slice).unwrap_or(&[]) {
             if end <= now {
                 continue;
@@ -444,8 +494,25 @@ impl NodePass {
         self.timeline = Timeline::generate(now, &free, &running, &waiting, view.jobs().len());
     }
 
+    /// Node `n`'s entry of `node_ends` from the tasks placed there, each
+    /// ending at its start plus its estimate (requested sizes), by end.
+    fn node_ends_of(&mut self, view: &View, n: usize) {
+        self.node_ends.resize_with(view.node_count(), Vec::new);
+        let ends = &mut self.node_ends[n];
+        ends.clear();
+        for &t in &self.on_node[n] {
+            let t = view.task(t);
+            ends.push((t.started + t.estimate.unwrap_or(0), t.allocated));
+        }
+        ends.sort_by_key(|e| e.0);
+    }
+
     /// A task stopped holding resources: its spills' disk bandwidth is free.
     pub fn unsize(&mut self, view: &mut View, task: TaskRef) {
+        let node = view.task(task).node.0 as usize;
+        if let Some(i) = self.on_node.get(node).and_then(|on| on.iter().position(|&t| t == task)) {
+            self.on_node[node].swap_remove(i);
+        }
         let t = view.task_mut(task);
         if let Some(used) = self.disk_used.get_mut(t.node.0 as usize) {
             *used -= std::mem::take(&mut t.disk_milli);
