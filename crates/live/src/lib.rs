@@ -14,6 +14,7 @@ pub mod capabilities;
 pub mod cgroup;
 pub mod dirtier;
 pub mod dispatch;
+pub mod fence;
 pub mod measure;
 pub mod mechanism;
 pub mod process;

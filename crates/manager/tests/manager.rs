@@ -9,6 +9,7 @@ use pliant_live::scratch::ScratchDir;
 use pliant_manager::api::handle;
 use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
 use pliant_manager::submit::SubmitRequest;
+use pliant_manager::token::Token;
 use serde_json::{json, Value};
 use std::sync::Mutex;
 
@@ -34,6 +35,18 @@ fn submit(m: &mut Manager, body: Value) -> u32 {
 
 fn task(job: u32, task: u32) -> TaskRef {
     TaskRef { job: JobId(job), task }
+}
+
+/// A node agent's credential.
+fn credential() -> Token {
+    Token::parse("the-node-credential", "test").unwrap()
+}
+
+/// `record`'s registration body with [`credential`].
+fn registration(record: &NodeRecord) -> String {
+    let mut body = json!(record);
+    body["credential"] = json!(credential().as_str());
+    body.to_string()
 }
 
 fn jobs_json(m: &Manager) -> Value {
@@ -179,12 +192,12 @@ fn a_node_that_cannot_carry_out_the_policy_is_refused_not_fatal() {
     without_swap.mechanisms = vec![NodeMechanism::Kill, NodeMechanism::Suspend];
     without_swap.notes = vec!["no swap".into()];
     let m = Mutex::new(m);
-    let (status, body) = handle(&m, "POST", "/agents/register", &serde_json::to_string(&without_swap).unwrap());
+    let (status, body) = handle(&m, "POST", "/agents/register", &registration(&without_swap));
     assert_eq!(status, 409, "{body}");
     let error = body["error"].as_str().unwrap();
     assert!(error.contains("policy `gp` needs graceful preemption, which node `n0` cannot do (no swap)"), "{error}");
-    let (status, body) = handle(&m, "POST", "/agents/register", &serde_json::to_string(&cfg.nodes[0]).unwrap());
-    assert_eq!((status, &body["node"]), (200, &json!(0)));
+    let (status, body) = handle(&m, "POST", "/agents/register", &registration(&cfg.nodes[0]));
+    assert_eq!((status, body), (200, json!({"node": 0, "agent_timeout_ms": 10_000})));
 }
 
 /// The manager sends agents absolute paths even when its state directory
@@ -271,7 +284,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2);
     // A lost node's heartbeat is refused until it registers again.
     assert!(m.heartbeat(0, vec![]).is_err());
-    assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }).unwrap(), 0);
+    assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }, &credential()).unwrap(), 0);
     assert_eq!(m.lost_nodes(), &[false, false]);
     // It holds nothing now: it sweeps whatever the killed agent left; the task stays on node 1.
     assert_eq!(m.heartbeat(0, vec![]).unwrap(), vec![AgentOp::Sweep]);
@@ -297,7 +310,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
     // ⟨1 CPU⟩ + ⟨1 CPU⟩ fill the ⟨2 CPU⟩ node; the second launch waits in the outbox.
     let second = submit(&mut m, body);
     let record = m.config().nodes[0].clone();
-    assert_eq!(m.register(&record).unwrap(), 0);
+    assert_eq!(m.register(&record, &credential()).unwrap(), 0);
     let ops = m.take_ops(0);
     match ops.as_slice() {
         [AgentOp::Adopt { task: a, expect: Expected::Running, .. }, AgentOp::Sweep, AgentOp::Launch { task: l, .. }] => {
@@ -310,7 +323,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
         assert_eq!((t.launches, t.node), (1, Some(0)), "job {job}");
     }
     m.cancel(second).unwrap();
-    assert_eq!(m.register(&record).unwrap(), 0);
+    assert_eq!(m.register(&record, &credential()).unwrap(), 0);
     let ops = m.take_ops(0);
     assert!(
         matches!(ops.as_slice(), [AgentOp::Adopt { task: a, .. }, AgentOp::Sweep] if *a == task(first, 0)),
