@@ -3,6 +3,7 @@
 
 pub mod live;
 pub mod local;
+pub mod slurm;
 
 use serde_json::Value;
 use std::path::PathBuf;
