@@ -133,22 +133,26 @@ async fn accept_loop(
     running: &(dyn Fn() -> bool + Sync),
     jobs: mpsc::Sender<Job>,
 ) {
-    let listener = match listener.try_clone().and_then(|l| {
-        l.set_nonblocking(true)?;
-        tokio::net::TcpListener::from_std(l)
-    }) {
-        Ok(l) => l,
-        Err(e) => return eprintln!("pliant manager: API: cannot listen: {e}"),
-    };
+    if let Err(e) = listener.set_nonblocking(true) {
+        return eprintln!("pliant manager: API: cannot listen: {e}");
+    }
     let served = Arc::new(Semaphore::new(limits.connections));
     let refused = Arc::new(Semaphore::new(limits.connections));
     let acceptor = tls.map(|t| t.acceptor());
+    // `running()` is asked before each accept, never after: a connection
+    // that arrives once it is false stays queued for the listener's next
+    // server (`pliant serve` gathers its agents with one, then serves the API).
     while running() {
-        let stream = match tokio::time::timeout(Duration::from_millis(50), listener.accept()).await {
-            Err(_) => continue,
-            Ok(Ok((stream, _))) => stream,
-            Ok(Err(e)) => {
-                eprintln!("pliant manager: API: cannot accept a connection: {e}");
+        let accepted = listener.accept().and_then(|(stream, _)| {
+            stream.set_nonblocking(true)?;
+            tokio::net::TcpStream::from_std(stream)
+        });
+        let stream = match accepted {
+            Ok(stream) => stream,
+            Err(e) => {
+                if e.kind() != std::io::ErrorKind::WouldBlock {
+                    eprintln!("pliant manager: API: cannot accept a connection: {e}");
+                }
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
