@@ -65,8 +65,9 @@ impl ManagerSetup {
     pub fn open_api(&self, log: &dyn Fn(&str)) -> Result<OpenApi, String> {
         check_listen(&self.listen, self.token_file.is_some())?;
         let state_dir = crate::state_dir::prepare(&self.state_dir, log)?;
-        let token = Token::for_manager(&state_dir, self.token_file.as_deref(), log)?;
+        // The certificate first: a client that finds the token finds it too.
         let tls = ServerTls::for_manager(&state_dir, log)?;
+        let token = Token::for_manager(&state_dir, self.token_file.as_deref(), log)?;
         let listener = bind_patiently(&self.listen, BIND_PATIENCE, log)
             .map_err(|e| format!("cannot listen on {}: {e}", self.listen))?;
         log(&format!("TLS certificate {} (clients pin it with --ca)", tls.fingerprint()));
