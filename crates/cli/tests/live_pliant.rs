@@ -141,7 +141,7 @@ fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
     let status = common::pliant(&[
         "status",
         "--manager",
-        &format!("http://127.0.0.1:{}", local.port),
+        &format!("https://127.0.0.1:{}", local.port),
         "--state-dir",
         local.state.to_str().unwrap(),
         &c.to_string(),

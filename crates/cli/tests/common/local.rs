@@ -4,6 +4,7 @@
 use super::live::free_port;
 use pliant_live::cgroup::Layout;
 use pliant_manager::client::Client;
+use pliant_manager::tls::Pin;
 use pliant_manager::token::Token;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -54,7 +55,16 @@ impl Local {
             .stderr(out)
             .spawn()
             .expect("start pliant local");
-        let client = Client::new(&format!("http://127.0.0.1:{port}"));
+        // The manager makes its certificate before it listens.
+        let started = Instant::now();
+        let pin = loop {
+            if let Some(pin) = Pin::for_client(None, state).unwrap() {
+                break pin;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "no certificate in {}", state.display());
+            sleep(Duration::from_millis(50));
+        };
+        let client = Client::new(&format!("https://127.0.0.1:{port}"), Some(pin));
         let (policy, args, log) = (policy.into(), args.to_vec(), log.into());
         let mut local = Local { child, client, state: state.into(), port, policy, args, log };
         local.wait_until("the API answers", Duration::from_secs(20), |c| c.get("/cluster").is_ok());
