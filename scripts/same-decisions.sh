@@ -3,7 +3,7 @@
 # byte for byte. A refactor or a speed-up of the core or the simulator must leave them equal.
 #
 #   scripts/same-decisions.sh record DIR [PLIANT_BIN]   # default bin: target/release/pliant
-#   scripts/same-decisions.sh compare DIR_BEFORE DIR_AFTER
+#   scripts/same-decisions.sh compare DIR_BEFORE DIR_AFTER     # runs only in DIR_AFTER (new presets) are listed, not failed
 #   scripts/same-decisions.sh check REV                 # records REV (a git revision, built in a
 #                                                      # temporary worktree) and the working tree, compares
 #
@@ -58,12 +58,19 @@ PY
 }
 
 compare() {
-    if diff -r -q "$1" "$2"; then
-        echo "same decisions: $(ls "$1" | grep -c '\.exit$') runs byte-identical ($1 vs $2)"
-    else
+    # Runs only in the second record (a preset added since the first) are listed as new, not as
+    # a difference; every run of the first must be in the second, byte for byte.
+    local all new differ
+    all=$(diff -r -q "$1" "$2" || true)
+    new=$(echo "$all" | sed -n "s|^Only in ${2%/}: \(.*\)\.exit$|\1|p")
+    differ=$(echo "$all" | grep -v "^Only in ${2%/}: " | grep . || true)
+    if [ -n "$differ" ]; then
+        echo "$differ" >&2
         echo "DIFFERENT decisions (diff -r $1 $2 shows where)" >&2
         exit 1
     fi
+    echo "same decisions: $(ls "$1" | grep -c '\.exit$') runs byte-identical ($1 vs $2)"
+    [ -z "$new" ] || echo "new runs (only in $2): $(echo "$new" | wc -l): $(echo "$new" | tr '\n' ' ')"
 }
 
 check() {

@@ -34,6 +34,27 @@ pub enum ManagerCommand {
     Cancel(JobArgs),
     /// Print a job's output (stdout, then stderr, of each task).
     Logs(JobArgs),
+    /// The watchdog `pliant agent` starts: it stops the agent's tasks once
+    /// the agent has not reached the manager for too long (fencing).
+    #[command(hide = true)]
+    AgentWatchdog(WatchdogArgs),
+}
+
+/// Options of the agent's watchdog (set by `pliant agent`).
+#[derive(Debug, clap::Args)]
+pub struct WatchdogArgs {
+    /// The agent's top cgroup.
+    #[arg(long)]
+    cgroup: String,
+    /// The agent's contact file.
+    #[arg(long)]
+    contact: PathBuf,
+    /// Silence (ms) after which the tasks are stopped.
+    #[arg(long)]
+    after_ms: u64,
+    /// The agent's process id.
+    #[arg(long)]
+    parent: u32,
 }
 
 /// Where a manager keeps its state and listens, and its policy parameters.
@@ -127,6 +148,11 @@ pub struct AgentArgs {
     /// with an error; it retries with a growing pause until then.
     #[arg(long, default_value = "60", value_parser = parse_seconds)]
     give_up_after: std::time::Duration,
+    /// This node's own directory (mode 0700): its node credential, made on
+    /// first start (keep it: only this agent can then act as the node), and
+    /// its last contact with the manager. Default: /var/lib/pliant/node-NAME.
+    #[arg(long)]
+    node_dir: Option<PathBuf>,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -294,12 +320,23 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 manager: a.manager.url,
                 token_file: a.manager.token_file,
                 state_dir: a.manager.state_dir,
-                name,
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
                 give_up_after: a.give_up_after,
+                node_dir: a.node_dir.unwrap_or_else(|| PathBuf::from(format!("/var/lib/pliant/node-{name}"))),
+                program: std::env::current_exe().map_err(|e| format!("cannot find the pliant executable: {e}"))?,
+                name,
             };
             run_agent(&opts, stop_on_signals(), &|line| eprintln!("pliant agent: {line}"))
+        }
+        ManagerCommand::AgentWatchdog(a) => {
+            let layout = pliant_live::cgroup::Layout::detect().map_err(|e| e.to_string())?;
+            let contact = pliant_live::fence::Contact::new(a.contact);
+            let after = std::time::Duration::from_millis(a.after_ms);
+            pliant_live::fence::watch(&layout, &a.cgroup, &contact, after, a.parent, &|line| {
+                eprintln!("pliant agent watchdog: {line}")
+            });
+            Ok(())
         }
         ManagerCommand::Submit(a) if a.workload.is_some() => {
             let path = a.workload.as_ref().expect("matched");

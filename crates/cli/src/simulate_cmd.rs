@@ -8,7 +8,9 @@ use clap::{Args, ValueEnum};
 use pliant_core::policy::{preset, PRESETS};
 use pliant_core::policy::{Params, Policy};
 use pliant_metrics::RunRecord;
-use pliant_report::{comparison_json, comparison_table, counted, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv};
+use pliant_report::{
+    comparison_json, comparison_table, counted, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv, write_preemptions_csv,
+};
 use pliant_sim::{simulate_counting, SimOptions};
 use pliant_workload::Workload;
 use std::fs::File;
@@ -56,7 +58,7 @@ pub struct SimulateArgs {
     workload: WorkloadArgs,
     #[command(flatten)]
     run: PolicyArgs,
-    /// Also write results.json, jobs.csv, jct_cdf.svg, cpu_timeline.svg and the
+    /// Also write results.json, jobs.csv, preemptions.csv, jct_cdf.svg, cpu_timeline.svg and the
     /// resolved experiment.toml (`pliant run` reruns it) here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -155,6 +157,8 @@ fn write_outputs(dir: &Path, title: &str, json: &str, runs: &[RunRecord]) -> Res
     std::fs::write(dir.join("results.json"), json).map_err(|e| ctx("cannot write results.json", &e))?;
     let csv = File::create(dir.join("jobs.csv")).map_err(|e| ctx("cannot write jobs.csv", &e))?;
     write_jobs_csv(runs, csv).map_err(|e| ctx("cannot write jobs.csv", &e))?;
+    let csv = File::create(dir.join("preemptions.csv")).map_err(|e| ctx("cannot write preemptions.csv", &e))?;
+    write_preemptions_csv(runs, csv).map_err(|e| ctx("cannot write preemptions.csv", &e))?;
     plot_jct_cdf(runs, title, &dir.join("jct_cdf.svg")).map_err(|e| ctx("cannot plot jct_cdf.svg", &e))?;
     plot_cpu_timeline(runs, title, &dir.join("cpu_timeline.svg"))
         .map_err(|e| ctx("cannot plot cpu_timeline.svg", &e))?;

@@ -1,16 +1,17 @@
-//! Fault injection (issue 14): `pliant serve` and `pliant agent` as separate
-//! processes run a busy `kill` cluster — long jobs fill the node, short jobs
-//! preempt them — while the test SIGKILLs the manager 20 times and the agent
-//! 20 times at seeded random points, restarting each at once. Afterwards:
+//! Fault injection (issues 14 and 21): `pliant serve` and two `pliant agent`s
+//! as separate processes run a busy `kill` cluster — long jobs fill the
+//! nodes, short jobs preempt them — while the test SIGKILLs the manager 20
+//! times and the agents 20 times (either one, seeded) at seeded random
+//! points, restarting each at once. Afterwards:
 //! - every job finished, and a job seen ended never ends again differently
 //!   (checked after every restart);
 //! - no task ran twice when it should not: each task started at most once
 //!   more than a preemption killed it, completed once (or once more per kill:
 //!   a kill decided just as the run ended), and no two runs of a task were
 //!   ever alive together (each run holds a lock file);
-//! - once every job has ended, the agent holds no task cgroup and no task
-//!   process runs; once the agent and the manager are stopped, no cgroup,
-//!   swap file or task process is left.
+//! - once every job has ended, no agent holds a task cgroup and no task
+//!   process runs; once the agents and the manager are stopped, no cgroup,
+//!   swap file, task process or agent watchdog is left.
 //!
 //! Everything goes through the `pliant` binary, run from a scratch directory
 //! that holds the default state directory (`pliant-state`), as an operator
@@ -79,12 +80,15 @@ impl Drop for Daemon {
     }
 }
 
-/// The scratch directory, the manager's URL and the agent's name.
+/// Agents in the cluster.
+const AGENTS: usize = 2;
+
+/// The scratch directory, the manager's URL and the agents' names.
 struct Cluster {
     dir: PathBuf,
     log: PathBuf,
     url: String,
-    agent_name: String,
+    agent_names: Vec<String>,
 }
 
 impl Cluster {
@@ -99,13 +103,26 @@ impl Cluster {
     /// queue its share), the monitor every second, the default state directory.
     fn serve(&self) -> Daemon {
         let listen = self.url.trim_start_matches("http://");
-        let args = ["serve", "--listen", listen, "--policy", "kill", "--agent-timeout", "10"];
+        let args = ["serve", "--listen", listen, "--policy", "kill", "--agent-timeout", "10", "--nodes", "2"];
         self.daemon(&[&args[..], &["--set", "monitor_interval_s=1"]].concat())
     }
 
-    /// The agent: a node of ⟨2 CPU, 1 GB⟩.
-    fn agent(&self) -> Daemon {
-        self.daemon(&["agent", "--manager", &self.url, "--name", &self.agent_name, "--cpu", "2", "--mem", "1G"])
+    /// Agent `i`: a node of ⟨2 CPU, 1 GB⟩, its node directory in the scratch directory.
+    fn agent(&self, i: usize) -> Daemon {
+        let (name, node_dir) = (&self.agent_names[i], format!("node-{i}"));
+        self.daemon(&[
+            "agent",
+            "--manager",
+            &self.url,
+            "--name",
+            name,
+            "--cpu",
+            "2",
+            "--mem",
+            "1G",
+            "--node-dir",
+            &node_dir,
+        ])
     }
 
     /// `pliant ARGS` against the manager, from the scratch directory.
@@ -229,11 +246,11 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
         dir: dir.into(),
         log: dir.join("daemons.log"),
         url: format!("http://127.0.0.1:{}", free_port()),
-        agent_name: format!("faults-{}", std::process::id()),
+        agent_names: (0..AGENTS).map(|i| format!("faults-{}-{i}", std::process::id())).collect(),
     };
     let started = Instant::now();
     let mut serve = cluster.serve();
-    let mut agent = cluster.agent();
+    let mut agents: Vec<Daemon> = (0..AGENTS).map(|i| cluster.agent(i)).collect();
     let limit = Duration::from_secs(20);
     cluster.wait_until("the cluster to form", limit, || cluster.jobs());
     let mut targets = [[Target::Manager; KILLS], [Target::Agent; KILLS]].concat();
@@ -252,8 +269,9 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
                 serve = cluster.serve();
             }
             Target::Agent => {
-                agent.kill();
-                agent = cluster.agent();
+                let i = rng.gen_range(0..AGENTS);
+                agents[i].kill();
+                agents[i] = cluster.agent(i);
             }
         }
         let now = cluster.wait_until("the manager to answer", limit, || cluster.jobs());
@@ -265,21 +283,31 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     });
     ended.check(&last, "at the end");
     let took = started.elapsed();
-    // Every job has ended: the agent holds no task cgroup and no task runs,
-    // whatever its killed predecessors left.
+    // Every job has ended: no agent holds a task cgroup and no task runs,
+    // whatever their killed predecessors left.
     let layout = Layout::detect().unwrap();
-    let top = format!("pliant-agent-{}", cluster.agent_name);
-    let agent_cgroup = layout.open(&top).expect("the running agent's cgroup");
-    // An ended task's cgroup goes once its report is through: give the agent a few heartbeats.
-    let settled = Instant::now();
-    let mut task_cgroups = agent_cgroup.children().unwrap();
-    while !task_cgroups.is_empty() && settled.elapsed() < Duration::from_secs(3) {
-        sleep(Duration::from_millis(100));
-        task_cgroups = agent_cgroup.children().unwrap();
+    let tops: Vec<String> = cluster.agent_names.iter().map(|n| format!("pliant-agent-{n}")).collect();
+    let mut task_cgroups = Vec::new();
+    for top in &tops {
+        let agent_cgroup = layout.open(top).expect("a running agent's cgroup");
+        // An ended task's cgroup goes once its report is through: give the agent a few heartbeats.
+        let settled = Instant::now();
+        let mut children = agent_cgroup.children().unwrap();
+        while !children.is_empty() && settled.elapsed() < Duration::from_secs(3) {
+            sleep(Duration::from_millis(100));
+            children = agent_cgroup.children().unwrap();
+        }
+        std::mem::forget(agent_cgroup); // the running agent's to remove
+        task_cgroups.extend(children.into_iter().map(|c| format!("{top}/{c}")));
     }
-    std::mem::forget(agent_cgroup); // the running agent's to remove
-    let running = processes_mentioning(&dir.display().to_string());
-    agent.stop();
+    // The running agents' watchdogs are not tasks.
+    let running: Vec<String> = processes_mentioning(&dir.display().to_string())
+        .into_iter()
+        .filter(|p| !p.contains("agent-watchdog"))
+        .collect();
+    for agent in &mut agents {
+        agent.stop();
+    }
     serve.stop();
     let log = std::fs::read_to_string(&cluster.log).unwrap_or_default();
 
@@ -316,25 +344,26 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     let unknown: Vec<_> = runs.keys().filter(|(_, id)| !known(id)).collect();
     assert!(unknown.is_empty(), "runs of tasks the manager does not know: {unknown:?}");
 
-    // Nothing left behind once the agent stopped: its cgroups, task processes, swap files.
-    let cgroup = layout.open(&top);
-    let cgroup_left = cgroup.is_some();
-    drop(cgroup); // removes it (and what runs in it) if the agent did not
+    // Nothing left behind once the agents stopped: their cgroups, task
+    // processes, watchdogs, swap files.
+    let cgroups: Vec<_> = tops.iter().filter_map(|top| layout.open(top)).collect();
+    let cgroup_left = !cgroups.is_empty();
+    drop(cgroups); // removes them (and what runs in them) if the agents did not
     let processes = processes_mentioning(&dir.display().to_string());
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap();
     let swap_files: Vec<&str> = swaps.lines().filter(|l| l.contains(&*dir.to_string_lossy())).collect();
     let leftovers = task_cgroups.len() + running.len() + usize::from(cgroup_left) + processes.len() + swap_files.len();
     eprintln!(
         "fault injection (seed {seed}): survived {KILLS} manager and {KILLS} agent SIGKILLs in {:.1} s; \
-         {JOBS} jobs, {tasks} tasks finished, {starts} runs, {kills} kill preemptions ({raced} of a run as it \
+         {AGENTS} agents, {JOBS} jobs, {tasks} tasks finished, {starts} runs, {kills} kill preemptions ({raced} of a run as it \
          ended), {duplicates} duplicate runs, {leftovers} leftovers",
         took.as_secs_f64()
     );
     assert!(wrong.is_empty(), "tasks ran more often than they should:\n{}\nlog:\n{log}", wrong.join("\n"));
     assert!(task_cgroups.is_empty(), "task cgroups left after every job ended: {task_cgroups:?}");
     assert!(running.is_empty(), "task processes left after every job ended: {running:?}");
-    assert!(!cgroup_left, "the agent's cgroup was left behind");
-    assert!(processes.is_empty(), "task processes left behind: {processes:?}");
+    assert!(!cgroup_left, "an agent's cgroup was left behind");
+    assert!(processes.is_empty(), "task processes or watchdogs left behind: {processes:?}");
     assert!(swap_files.is_empty(), "swap files left behind: {swap_files:?}");
     let restarts = log.matches("recovered").count();
     assert_eq!(restarts, KILLS, "each manager restart recovers the journal; log:\n{log}");

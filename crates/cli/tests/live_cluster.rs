@@ -343,10 +343,10 @@ impl Drop for Daemon {
 }
 
 /// `pliant serve` and `pliant agent` as separate processes: an agent killed
-/// mid-task is declared lost after the timeout and its task runs again when
-/// an agent is back (which first cleans up the killed one's cgroup); a
-/// manager killed mid-task recovers from its journal and the agent keeps the
-/// task running.
+/// mid-task is declared lost after the timeout and a margin, by when its
+/// watchdog has killed the orphaned run (fencing: it never ends, and no two
+/// runs overlap); the task runs again when an agent is back; a manager
+/// killed mid-task recovers from its journal and the agent keeps the task running.
 #[test]
 fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     let Some(_machine) = live_machine("serve and agent") else { return };
@@ -356,11 +356,25 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     let listen = url.trim_start_matches("http://").to_string();
     let state_arg = state.to_str().unwrap();
     let serve_args =
-        ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "1"];
+        ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "2"];
     let name = format!("test-{}", std::process::id());
     // The agent reads the token the manager generates in its state directory.
-    let agent_args =
-        ["agent", "--manager", &url, "--state-dir", state_arg, "--name", &name, "--cpu", "2", "--mem", "1G"];
+    let node_dir = dir.path().join("node");
+    let agent_args = [
+        "agent",
+        "--manager",
+        &url,
+        "--state-dir",
+        state_arg,
+        "--name",
+        &name,
+        "--cpu",
+        "2",
+        "--mem",
+        "1G",
+        "--node-dir",
+        node_dir.to_str().unwrap(),
+    ];
     let mut serve = Daemon::start(&serve_args, &log);
     let agent = Daemon::start(&agent_args, &log);
     let mut client = Client::new(&url);
@@ -374,9 +388,11 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     };
     wait("the cluster to form", &|| client.get("/cluster").is_ok());
     client.set_token(Token::for_client(None, &state).unwrap());
-    let script = format!("echo start >> {}; sleep 2; echo done", starts.display());
+    let script = format!("echo start >> {0}; sleep 8; echo end >> {0}; echo done", starts.display());
     let job = client.post("/jobs", &json!({"command": ["/bin/sh", "-c", script]})).unwrap()["id"].as_u64().unwrap();
-    let start_lines = || std::fs::read_to_string(&starts).unwrap_or_default().lines().count();
+    let lines =
+        |kind: &str| std::fs::read_to_string(&starts).unwrap_or_default().lines().filter(|l| *l == kind).count();
+    let start_lines = || lines("start");
     wait("the task to start", &|| start_lines() == 1);
     agent.kill();
     // The killed agent's task lives on in its cgroup.
@@ -387,20 +403,25 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     std::mem::forget((leftover, task_cgroup));
     assert!(!old_pids.is_empty());
     wait("the agent to be declared lost", &|| std::fs::read_to_string(&log).unwrap().contains("declared lost"));
-    let _agent = Daemon::start(&agent_args, &log);
-    wait("the task to start again on the new agent", &|| start_lines() == 2);
-    // The new agent killed the leftovers (dead, or zombies nobody reaps here).
+    // By then (2 s + a 3 s margin) the watchdog has killed the orphaned run
+    // (dead, or zombies nobody reaps here), 1.5 s after the timeout: before its end.
     for pid in old_pids {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         let state = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().next());
-        assert!(matches!(state, None | Some("Z")), "leftover process {pid} still runs: {stat}");
+        assert!(matches!(state, None | Some("Z")), "the orphaned run {pid} still runs when requeued: {stat}");
     }
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("watchdog: no contact with the manager for over 3.5 s: killed"), "{text}");
+    assert_eq!(lines("end"), 0, "the orphaned run went on to its end");
+    let _agent = Daemon::start(&agent_args, &log);
+    wait("the task to start again on the new agent", &|| start_lines() == 2);
     serve.0.kill().unwrap();
     serve.0.wait().unwrap();
     serve = Daemon::start(&serve_args, &log);
     wait("the job to finish", &|| client.get(&format!("/jobs/{job}")).is_ok_and(|j| j["state"] == "finished"));
     let t = client.get(&format!("/jobs/{job}/tasks/0")).unwrap();
     assert_eq!(start_lines(), 2, "the recovered manager must not start the task a third time");
+    assert_eq!(lines("end"), 1, "only the second run ended");
     assert_eq!(t["launches"], 2, "{t}");
     assert_eq!(t["exit_code"], 0, "{t}");
     drop(serve);

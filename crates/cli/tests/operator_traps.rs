@@ -71,9 +71,11 @@ impl Drop for Serve {
     }
 }
 
-/// A node as an agent registers it: ⟨2 CPU, 1 GB⟩ with `mechanisms`.
+/// A node as an agent registers it: ⟨2 CPU, 1 GB⟩ with `mechanisms`, and
+/// its credential (`credential-of-node-NAME`).
 fn node(name: &str, mechanisms: &[&str], notes: &[&str]) -> Value {
-    json!({"name": name, "capacity": {"cpu_milli": 2000, "mem_mb": 1024}, "mechanisms": mechanisms, "notes": notes})
+    json!({"name": name, "capacity": {"cpu_milli": 2000, "mem_mb": 1024}, "mechanisms": mechanisms, "notes": notes,
+        "credential": format!("credential-of-node-{name}")})
 }
 
 const EVERY: [&str; 5] = ["kill", "suspend", "immediate", "graceful", "checkpoint"];
@@ -88,10 +90,11 @@ fn a_relative_state_dir_reaches_agents_as_an_absolute_path() {
     let serve = Serve::start(dir.path(), &["--state-dir", "st", "--policy", "kill"]);
     let state = dir.path().join("st");
     let token = token(&state);
-    assert_eq!(serve.post("/agents/register", &token, &node("n0", &EVERY, &[])), (200, json!({"node": 0})));
+    let registered = serve.post("/agents/register", &token, &node("n0", &EVERY, &[]));
+    assert_eq!(registered, (200, json!({"node": 0, "agent_timeout_ms": 10_000})));
     let (code, _) = serve.post("/jobs", &token, &json!({"command": ["true"], "mem_mb": 64}));
     assert_eq!(code, 201);
-    let (code, beat) = serve.post("/agents/0/heartbeat", &token, &json!({"reports": []}));
+    let (code, beat) = serve.post("/agents/0/heartbeat", "credential-of-node-n0", &json!({"reports": []}));
     assert_eq!(code, 200, "{beat}");
     let launch = beat["ops"].as_array().unwrap().iter().find(|op| op["op"] == "launch").expect("a launch").clone();
     let state = std::fs::canonicalize(&state).unwrap();
@@ -111,7 +114,8 @@ fn serve_refuses_a_node_its_policy_cannot_use_and_goes_on() {
     assert!(error.contains("policy `gp` needs graceful preemption, which node `small` cannot do (no swap"), "{error}");
     assert!(serve.running(), "serve exited on an unfit node");
     for (i, name) in ["a", "b"].iter().enumerate() {
-        assert_eq!(serve.post("/agents/register", &token, &node(name, &EVERY, &[])), (200, json!({"node": i})));
+        let registered = serve.post("/agents/register", &token, &node(name, &EVERY, &[]));
+        assert_eq!(registered, (200, json!({"node": i, "agent_timeout_ms": 10_000})));
     }
     let start = Instant::now();
     let cluster = loop {
@@ -152,6 +156,7 @@ fn an_agent_refused_for_good_backs_off_and_stops_with_a_clear_error() {
     let started = Instant::now();
     let out = Command::new(PLIANT)
         .args(["agent", "--manager", &serve.url, "--state-dir", "st", "--name", "extra", "--give-up-after", "3"])
+        .args(["--node-dir", "node-extra"])
         .current_dir(dir.path())
         .stdout(Stdio::null())
         .output()

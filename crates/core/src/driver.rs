@@ -53,6 +53,11 @@ impl Driver {
         &self.core
     }
 
+    /// The preemptions the core chose per victim since last asked ([`Scheduler::take_choices`]).
+    pub fn take_choices(&mut self) -> Vec<crate::policy::cost::Choice> {
+        self.core.take_choices()
+    }
+
     /// Takes in one observation at `now`.
     pub fn observe(&mut self, now: Micros, obs: Observation) -> Result<(), CoreError> {
         self.core.observe(now, obs)

@@ -4,7 +4,7 @@
 
 use crate::capabilities::{Capabilities, NodeMechanism};
 use crate::cgroup::{Cgroup, CgroupError, Layout};
-use crate::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError};
+use crate::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError, LIMIT_ATTEMPTS};
 use crate::process::{describe, CommandSpec};
 use crate::protocol::{files, AgentOp, AgentReport, Expected};
 use pliant_core::model::TaskRef;
@@ -16,8 +16,6 @@ use std::time::{Duration, Instant};
 
 /// How long one memory-limit write may keep failing with EBUSY before it is retried anew.
 const PATIENCE: Duration = Duration::from_secs(10);
-/// Attempts at a memory limit that keeps stalling before the agent gives up on it.
-const LIMIT_ATTEMPTS: u32 = 6;
 /// Bytes of stderr a failure report carries.
 const STDERR_TAIL: u64 = 2048;
 /// How long a task asked to checkpoint has, unless the agent is told
@@ -292,18 +290,11 @@ impl Agent {
             // Reported from `poll` once the task has exited.
             return held.request_checkpoint(self.checkpoint_grace);
         }
-        let before = held.live.limits().mem_bytes;
-        let in_use = held.live.memory()?.usage;
-        let start = Instant::now();
-        let mut froze = false;
         match mechanism {
-            NodeMechanism::Immediate => {
-                with_retries(|| held.live.immediate(limits.mem_mb << 20, PATIENCE).map(|_| ()))?;
-            }
+            NodeMechanism::Immediate => held.live.begin_immediate(limits.mem_mb << 20, PATIENCE)?,
             NodeMechanism::Graceful => {
-                let target = allocation(limits);
-                with_retries(|| held.live.shrink_to(target, PATIENCE).map(|s| froze |= s.froze))?;
-                held.watch_swapping = !froze;
+                held.watch_swapping = false;
+                held.live.begin_shrink(allocation(limits), PATIENCE)?;
             }
             NodeMechanism::Suspend => {
                 // Suspend in place (asked for, or what immediate and graceful
@@ -312,14 +303,9 @@ impl Agent {
             }
             NodeMechanism::Checkpoint | NodeMechanism::Kill => unreachable!("handled above"),
         }
-        let mem_mb = before.saturating_sub(held.live.limits().mem_bytes) >> 20;
-        if mem_mb > 0 {
-            let freed_mb = freed_since(&held.live, in_use)?;
-            out.push(AgentReport::Reclaimed { task, mem_mb, freed_mb, took_ms: start.elapsed().as_millis() as u64 });
-        }
-        if froze {
-            out.push(AgentReport::Swapping { task });
-        }
+        // What was never used is free at once; the rest is reported as the
+        // usage drops (`poll`), so a task waiting for part of it starts then.
+        report_reclaim(task, held, out)?;
         Ok(())
     }
 
@@ -434,6 +420,9 @@ impl Agent {
                 Ok(None) => {}
                 Err(e) => eprintln!("pliant agent: {task}: {e}"),
             }
+            if let Err(e) = report_reclaim(task, held, out) {
+                eprintln!("pliant agent: {task}: {e}");
+            }
             if held.watch_swapping {
                 match held.live.freeze_if_swapping() {
                     Ok(true) => {
@@ -458,6 +447,25 @@ impl Agent {
 fn private_dirs(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+/// Reports what the task's reclaim under way freed since the last look, if
+/// anything, and its freezing if it stalled (graceful preemption). A shrunk
+/// task whose reclaim ended without freezing is watched for swapping.
+fn report_reclaim(task: TaskRef, held: &mut HeldTask, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
+    let Some(progress) = held.live.reclaim_progress()? else { return Ok(()) };
+    let freed = progress.freed;
+    if freed.mem_mb > 0 {
+        let took_ms = freed.took.as_millis() as u64;
+        out.push(AgentReport::Reclaimed { task, mem_mb: freed.mem_mb, freed_mb: freed.used_mb, took_ms });
+    }
+    if progress.froze {
+        out.push(AgentReport::Swapping { task });
+    }
+    if progress.done && !held.live.is_frozen()? {
+        held.watch_swapping = true;
+    }
+    Ok(())
 }
 
 /// MB the task's memory usage went down by since it was `before` bytes.

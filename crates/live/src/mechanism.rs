@@ -5,6 +5,7 @@
 
 use crate::cgroup::{Cgroup, CgroupError, MemoryStats};
 use crate::process::{describe, recorded_exit, CommandSpec, TaskProcess};
+use crate::reclaim::{Freed, Reclaiming};
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -14,6 +15,9 @@ use std::time::{Duration, Instant};
 pub const FOOTPRINT_CPU_MILLI: u64 = 10;
 /// …and 64 MB of memory.
 pub const FOOTPRINT_MEM_BYTES: u64 = 64 << 20;
+/// Attempts at a memory limit that keeps stalling (each for the given
+/// patience) before it is given up on.
+pub const LIMIT_ATTEMPTS: u32 = 6;
 
 /// A task's CPU and memory allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +62,27 @@ pub struct Step {
     pub froze: bool,
 }
 
+/// What a reclaim under way did since the last look ([`LiveTask::reclaim_progress`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReclaimProgress {
+    /// Memory freed since the last look.
+    pub freed: Freed,
+    /// The reclaim stalled and the task was frozen now to finish it (graceful preemption).
+    pub froze: bool,
+    /// The new limit is in force: the reclaim is over.
+    pub done: bool,
+}
+
+/// A memory reclaim under way on a task.
+#[derive(Debug)]
+struct Underway {
+    write: Reclaiming,
+    /// Graceful: a stall freezes the task (once) before the write is tried again.
+    graceful: bool,
+    froze: bool,
+    patience: Duration,
+}
+
 /// How a cooperative checkpoint ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckpointOutcome {
@@ -93,6 +118,7 @@ pub struct LiveTask {
     exit_file: Option<PathBuf>,
     stopped_by_signal: bool,
     baseline: Option<MemoryStats>,
+    reclaim: Option<Underway>,
 }
 
 impl LiveTask {
@@ -122,6 +148,7 @@ impl LiveTask {
             exit_file: spec.exit_file.clone(),
             stopped_by_signal: false,
             baseline: None,
+            reclaim: None,
         })
     }
 
@@ -160,6 +187,7 @@ impl LiveTask {
             exit_file: Some(exit_file),
             stopped_by_signal: false,
             baseline: None,
+            reclaim: None,
         }))
     }
 
@@ -206,6 +234,10 @@ impl LiveTask {
     /// measure), then reaps the main process.
     pub fn kill(&mut self) -> Result<ExitStatus, MechanismError> {
         self.cgroup.kill_all()?;
+        // With nothing left to reclaim, a limit write under way ends.
+        if let Some(mut r) = self.reclaim.take() {
+            r.write.wait();
+        }
         Ok(self.process.kill_group()?)
     }
 
@@ -259,6 +291,10 @@ impl LiveTask {
     /// allocation (gradual resumption gives a gracefully preempted task its
     /// memory and part of its CPU back).
     pub fn resume_to(&mut self, limits: Allocation) -> Result<(), MechanismError> {
+        // A limit write under way would undo the raised limit when it ends.
+        if let Some(mut r) = self.reclaim.take() {
+            r.write.wait();
+        }
         let controllers = self.cgroup.controllers();
         if controllers.memory {
             self.cgroup.set_memory_limit(Some(limits.mem_bytes), Duration::ZERO)?;
@@ -270,6 +306,82 @@ impl LiveTask {
         self.limits = limits;
         self.baseline = None;
         Ok(())
+    }
+
+    /// Immediate preemption without waiting for the reclaim: CPU to 1 %,
+    /// frozen; the memory limit goes down to `footprint` on a thread of its
+    /// own, retried while it stalls for `patience`
+    /// ([`LiveTask::reclaim_progress`] tells what it freed so far).
+    pub fn begin_immediate(&mut self, footprint: u64, patience: Duration) -> Result<(), MechanismError> {
+        if self.cgroup.controllers().cpu {
+            self.cgroup.set_cpu_quota(Some(FOOTPRINT_CPU_MILLI))?;
+            self.limits.cpu_milli = FOOTPRINT_CPU_MILLI;
+        }
+        self.suspend()?;
+        self.begin_reclaim(footprint, false, patience)
+    }
+
+    /// Graceful preemption to `target` without waiting for the reclaim: the
+    /// CPU quota now, the memory limit on a thread of its own; if reclaim
+    /// stalls for `patience` the task is frozen and reclaim goes on from the
+    /// frozen task ([`LiveTask::reclaim_progress`]).
+    pub fn begin_shrink(&mut self, target: Allocation, patience: Duration) -> Result<(), MechanismError> {
+        self.cgroup.set_cpu_quota(Some(target.cpu_milli))?;
+        self.limits.cpu_milli = target.cpu_milli;
+        self.begin_reclaim(target.mem_bytes, true, patience)
+    }
+
+    /// Starts lowering the memory limit to `to`. A reclaim still under way
+    /// (a second step before the first ended) is waited for, and the new one
+    /// counts on from it.
+    fn begin_reclaim(&mut self, to: u64, graceful: bool, patience: Duration) -> Result<(), MechanismError> {
+        let usage = self.cgroup.memory()?.usage;
+        let limit = self.cgroup.memory_limit();
+        let write = match self.reclaim.take() {
+            Some(mut earlier) => {
+                if let Some(Ok(())) = earlier.write.wait() {
+                    self.limits.mem_bytes = earlier.write.target();
+                }
+                earlier.write.retarget(limit, to, patience);
+                earlier.write
+            }
+            None => Reclaiming::start(limit, self.limits.mem_bytes, to, usage, patience),
+        };
+        self.baseline = None;
+        self.reclaim = Some(Underway { write, graceful, froze: false, patience });
+        Ok(())
+    }
+
+    /// What the reclaim under way freed since the last look (`None`: none
+    /// under way). Once the new limit is in force it is over; a write that
+    /// stalled is tried again — under graceful preemption first from the
+    /// task frozen — up to [`LIMIT_ATTEMPTS`] times, then the error is
+    /// returned with the old limit in force.
+    pub fn reclaim_progress(&mut self) -> Result<Option<ReclaimProgress>, MechanismError> {
+        let Some(mut r) = self.reclaim.take() else { return Ok(None) };
+        let usage = self.cgroup.memory()?.usage;
+        let mut froze = false;
+        match r.write.ended() {
+            None => {}
+            Some(Ok(())) => {
+                self.limits.mem_bytes = r.write.target();
+                self.baseline = Some(self.cgroup.memory()?);
+                let freed = r.write.freed(usage, true);
+                return Ok(Some(ReclaimProgress { freed, froze: false, done: true }));
+            }
+            Some(Err(CgroupError::LimitBusy { .. })) if r.graceful && !r.froze => {
+                self.suspend()?;
+                (r.froze, froze) = (true, true);
+                r.write.retry(self.cgroup.memory_limit(), r.patience);
+            }
+            Some(Err(CgroupError::LimitBusy { .. })) if r.write.attempts < LIMIT_ATTEMPTS => {
+                r.write.retry(self.cgroup.memory_limit(), r.patience);
+            }
+            Some(Err(e)) => return Err(e.into()),
+        }
+        let freed = r.write.freed(usage, false);
+        self.reclaim = Some(r);
+        Ok(Some(ReclaimProgress { freed, froze, done: false }))
     }
 
     /// One round of graceful preemption (BIG-C §3.3): lower the CPU quota by
@@ -354,10 +466,13 @@ impl LiveTask {
 
     /// Removes the task's cgroup, killing whatever still runs in it.
     pub fn remove(self) -> Result<(), MechanismError> {
-        let LiveTask { process, cgroup, .. } = self;
+        let LiveTask { process, cgroup, reclaim, .. } = self;
         // Kill through the cgroup first: a frozen process cannot die (and be
         // reaped below) until it is thawed, which `kill_all` takes care of.
         cgroup.kill_all()?;
+        if let Some(mut r) = reclaim {
+            r.write.wait();
+        }
         drop(process);
         Ok(cgroup.remove()?)
     }

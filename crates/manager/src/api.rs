@@ -31,6 +31,38 @@ pub struct Heartbeat {
     pub reports: Vec<AgentReport>,
 }
 
+/// The body of an agent's registration: its node, and the credential it
+/// acts as that node with from then on (its own secret, kept in its node
+/// directory; the manager keeps the first one a node registers with).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Registration {
+    /// The node.
+    #[serde(flatten)]
+    pub node: NodeRecord,
+    /// The node's credential.
+    pub credential: String,
+}
+
+/// The answer to a registration.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Registered {
+    /// The node's id.
+    pub node: u32,
+    /// The silence (ms) after which the agent must stop its tasks: the
+    /// manager requeues them only after this plus a margin.
+    pub agent_timeout_ms: u64,
+}
+
+impl Registration {
+    /// The node and its credential, checked.
+    pub fn parse(body: &str) -> Result<(NodeRecord, Token), Refusal> {
+        let r: Registration =
+            serde_json::from_str(body).map_err(|e| Refusal::Invalid(format!("malformed registration: {e}")))?;
+        let credential = Token::parse(&r.credential, "the node credential").map_err(Refusal::Invalid)?;
+        Ok((r.node, credential))
+    }
+}
+
 /// An answer: HTTP status and JSON body.
 pub type Answer = (u16, Value);
 
@@ -39,7 +71,14 @@ fn refused(r: Refusal) -> Answer {
         Refusal::Invalid(m) => (400, json!({ "error": m })),
         Refusal::NotFound(m) => (404, json!({ "error": m })),
         Refusal::Conflict(m) => (409, json!({ "error": m })),
+        Refusal::Forbidden(m) => (403, json!({ "error": m })),
     }
+}
+
+/// The HTTP response of a refusal.
+pub fn refusal_response(r: Refusal) -> Response {
+    let (status, value) = refused(r);
+    Response::json(status, &value)
 }
 
 fn ok<T: Serialize>(status: u16, value: &T) -> Answer {
@@ -50,10 +89,17 @@ fn parse_id(text: &str, what: &str) -> Result<u32, Refusal> {
     text.parse().map_err(|_| Refusal::Invalid(format!("`{text}` is not a {what} id (a whole number)")))
 }
 
+/// The path of `url` (without its query and a trailing `/`) and its
+/// non-empty segments: how [`handle`] routes, and so how what a request acts
+/// as is decided.
+fn route(url: &str) -> (&str, Vec<&str>) {
+    let path = url.split('?').next().unwrap_or(url).trim_end_matches('/');
+    (path, path.split('/').filter(|p| !p.is_empty()).collect())
+}
+
 /// Answers one request.
 pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> Answer {
-    let path = url.split('?').next().unwrap_or(url).trim_end_matches('/');
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let (path, parts) = route(url);
     let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
     let result = match (method, parts.as_slice()) {
         ("GET", ["jobs"]) => Ok(ok(200, &m.jobs())),
@@ -76,10 +122,10 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
         }),
         ("GET", ["jobs", id, "logs"]) => parse_id(id, "job").and_then(|id| logs(&m, id)),
         ("GET", ["cluster"]) => Ok(cluster(&m)),
-        ("POST", ["agents", "register"]) => serde_json::from_str::<NodeRecord>(body)
-            .map_err(|e| Refusal::Invalid(format!("malformed registration: {e}")))
-            .and_then(|record| m.register(&record))
-            .map(|node| ok(200, &json!({ "node": node }))),
+        ("POST", ["agents", "register"]) => Registration::parse(body).and_then(|(record, credential)| {
+            let node = m.register(&record, &credential)?;
+            Ok(ok(200, &Registered { node, agent_timeout_ms: m.agent_timeout().as_millis() as u64 }))
+        }),
         ("POST", ["agents", node, "heartbeat"]) => parse_id(node, "node").and_then(|node| {
             let beat: Heartbeat =
                 serde_json::from_str(body).map_err(|e| Refusal::Invalid(format!("malformed heartbeat: {e}")))?;
@@ -156,10 +202,24 @@ impl Guard {
     }
 }
 
-/// Answers one HTTP request: the token check, the page, the Prometheus
-/// text, then [`handle`] for the JSON endpoints.
+/// The node a request acts as (`/agents/N/heartbeat`: reports and order
+/// pick-up), if it is one, routed as [`handle`] routes it.
+fn acts_as_node(url: &str) -> Option<String> {
+    match route(url).1.as_slice() {
+        ["agents", node, "heartbeat"] => Some(node.to_string()),
+        _ => None,
+    }
+}
+
+/// Answers one HTTP request: the credential check (node N's own for what
+/// acts as node N, the token for the rest), the page, the Prometheus text,
+/// then [`handle`] for the JSON endpoints.
 pub fn respond(manager: &Mutex<Manager>, token: &Token, guard: Guard, request: &Request) -> Response {
-    if let Some(refusal) = refuse_unauthorised(token, guard, request) {
+    if let Some(node) = acts_as_node(&request.url) {
+        if let Some(refusal) = refuse_as_node(manager, &node, request) {
+            return refusal;
+        }
+    } else if let Some(refusal) = refuse_unauthorised(token, guard, request) {
         return refusal;
     }
     let path = request.url.split('?').next().unwrap_or(&request.url);
@@ -205,6 +265,25 @@ pub fn refuse_unauthorised(token: &Token, guard: Guard, request: &Request) -> Op
     );
     r.headers.push(("WWW-Authenticate", "Bearer".into()));
     Some(r)
+}
+
+/// The refusal of a request acting as node `node` without that node's own
+/// credential: 401 without one, 403 with another (the API token, the join
+/// token, another node's). `None` when it may go on.
+fn refuse_as_node(manager: &Mutex<Manager>, node: &str, request: &Request) -> Option<Response> {
+    let Some(bearer) = request.bearer.as_deref() else {
+        let mut r = Response::error(401, &format!("no credential: only node {node}'s agent may act as node {node}"));
+        r.headers.push(("WWW-Authenticate", "Bearer".into()));
+        return Some(r);
+    };
+    let known = |id| manager.lock().unwrap_or_else(|e| e.into_inner()).is_node_credential(id, bearer);
+    if node.parse().is_ok_and(known) {
+        return None;
+    }
+    Some(Response::error(
+        403,
+        &format!("only node {node}'s agent, with the node credential it registered with, may act as node {node}"),
+    ))
 }
 
 /// Serves the API on `listener` until `stop` is set.

@@ -50,6 +50,12 @@ impl Client {
         self
     }
 
+    /// The same client, giving up on an answer after `timeout` (30 s unless told).
+    pub fn with_timeout(mut self, timeout: Duration) -> Client {
+        self.agent = ureq::AgentBuilder::new().timeout(timeout).build();
+        self
+    }
+
     /// Sends `token` from now on.
     pub fn set_token(&mut self, token: Option<Token>) {
         self.token = token;

@@ -19,6 +19,7 @@ pub mod journal;
 pub mod local;
 pub mod manager;
 pub mod metrics;
+pub mod node_dir;
 pub mod page;
 pub mod remote_agent;
 pub mod serve;

@@ -13,6 +13,7 @@
 use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::submit::SubmitRequest;
+use crate::token::Token;
 use crate::view::{JobState, JobView, TaskStatus, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::policy::{preset, Params, Policy};
@@ -21,6 +22,7 @@ use pliant_live::capabilities::NodeMechanism;
 use pliant_live::dispatch::{node_mechanism, node_op, NodeOp};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -50,13 +52,23 @@ pub struct ClusterConfig {
     pub epoch_unix_us: u64,
 }
 
-/// The policy preset `name` with the `--set` parameters `params`.
+/// The policy preset `name` with the `--set` parameters `params`, as a live
+/// cluster (and its twin replay) runs it: a preempted container's footprint
+/// keeps 1 % of a core through its cgroup's CPU quota, whose floor that is,
+/// and the core books none of it — as it books none for immediate
+/// preemption's footprint — so a core freed by shrinking a container to its
+/// footprint is a whole core, and a 1-CPU need takes one victim, not a
+/// second one for the 10 millicores the footprint would keep booked.
 pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, String> {
     let mut p = Params::default();
     for (k, v) in params {
         p.set(k, v).map_err(|e| e.to_string())?;
     }
-    preset(name, &p).ok_or_else(|| format!("unknown policy `{name}` (see `pliant policies`)"))
+    let mut policy = preset(name, &p).ok_or_else(|| format!("unknown policy `{name}` (see `pliant policies`)"))?;
+    if let Some(spec) = policy.preemption.as_mut() {
+        spec.footprint.cpu_milli = 0;
+    }
+    Ok(policy)
 }
 
 /// Why `node` cannot serve under `policy` (named `name`): it lacks the
@@ -146,6 +158,8 @@ pub enum Refusal {
     NotFound(String),
     /// Not possible in the job's state (HTTP 409).
     Conflict(String),
+    /// The credential given may not do this (HTTP 403).
+    Forbidden(String),
 }
 
 /// The resource manager.
@@ -167,7 +181,17 @@ pub struct Manager {
     last_seen: Vec<Micros>,
     /// Per node, true once its agent was declared lost (until it registers again).
     lost: Vec<bool>,
+    /// Per node name, the credential its agent first registered with (kept
+    /// in the journal's `node_credentials`): only that agent may act as the node.
+    credentials: BTreeMap<String, Token>,
+    /// The silence after which agents stop their tasks (told them at registration).
+    agent_timeout: Duration,
 }
+
+/// Journal key of the node credentials.
+const CREDENTIALS: &str = "node_credentials";
+/// Agent timeout a manager tells agents unless told otherwise.
+pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Manager {
     /// Opens the manager whose journal lives in `state_dir`. A new journal
@@ -184,6 +208,11 @@ impl Manager {
         if !recovered {
             journal.put("config", &config)?;
         }
+        let stored: BTreeMap<String, String> = journal.get(CREDENTIALS)?.unwrap_or_default();
+        let mut credentials = BTreeMap::new();
+        for (name, text) in stored {
+            credentials.insert(name, Token::parse(&text, "journal").map_err(ManagerError::Config)?);
+        }
         let core = Scheduler::new(&config.capacities(), policy)?;
         let config_nodes = config.nodes.len();
         let mut m = Manager {
@@ -199,6 +228,8 @@ impl Manager {
             replaying: true,
             last_seen: Vec::new(),
             lost: vec![false; config_nodes],
+            credentials,
+            agent_timeout: DEFAULT_AGENT_TIMEOUT,
         };
         for (i, step) in m.journal.steps()?.into_iter().enumerate() {
             let replayed = m.step(step.now, step.events, step.monitor)?;
@@ -307,13 +338,49 @@ impl Manager {
         ops
     }
 
+    /// The silence after which an agent stops its tasks, told to agents as
+    /// they register (see `pliant_live::fence`).
+    pub fn agent_timeout(&self) -> Duration {
+        self.agent_timeout
+    }
+
+    /// Tells agents `timeout` from their next registration on.
+    pub fn set_agent_timeout(&mut self, timeout: Duration) {
+        self.agent_timeout = timeout;
+    }
+
+    /// Admits `credential` as the node `name`'s: the one its agent first
+    /// registered with, or, at its first registration, taken as its own and
+    /// journaled. Another credential for a known node is refused (403).
+    pub fn admit(&mut self, name: &str, credential: &Token) -> Result<(), Refusal> {
+        match self.credentials.get(name) {
+            Some(known) if known.matches(credential.as_str()) => Ok(()),
+            Some(_) => Err(Refusal::Forbidden(format!(
+                "node `{name}` registered before with another node credential: only its own agent (with its \
+                 --node-dir) may register as it"
+            ))),
+            None => {
+                self.credentials.insert(name.to_string(), credential.clone());
+                let stored: BTreeMap<&str, &str> =
+                    self.credentials.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+                self.journal.put(CREDENTIALS, &stored).map_err(|e| Refusal::Conflict(e.to_string()))
+            }
+        }
+    }
+
+    /// True when `given` is the credential of node `node`'s agent.
+    pub fn is_node_credential(&self, node: u32, given: &str) -> bool {
+        let name = self.config.nodes.get(node as usize).map(|n| n.name.as_str());
+        name.and_then(|n| self.credentials.get(n)).is_some_and(|t| t.matches(given))
+    }
+
     /// An agent (re)starts: it takes over the tasks the records have on its
     /// node (a restarted agent finds them still running in their cgroups) and
     /// removes the rest; operations it was sent but may not have carried out
     /// are replaced by that takeover, except launches not sent yet. A node
     /// declared lost comes back (its tasks were requeued then). Returns the
-    /// node's id.
-    pub fn register(&mut self, record: &NodeRecord) -> Result<u32, Refusal> {
+    /// node's id. The agent must hold the node's `credential` (see [`Manager::admit`]).
+    pub fn register(&mut self, record: &NodeRecord, credential: &Token) -> Result<u32, Refusal> {
         let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| {
             Refusal::NotFound(format!(
                 "no node named `{}` in this cluster (its nodes are fixed when its journal is created)",
@@ -324,6 +391,7 @@ impl Manager {
         if let Some(why) = unfit_node(&self.config.policy, &policy, record) {
             return Err(Refusal::Conflict(why));
         }
+        self.admit(&record.name, credential)?;
         // A launch not sent yet still stands if the records hold its task here
         // (a later stop or requeue, e.g. of a cancelled job, voids it).
         let here = |task: &TaskRef| {
@@ -364,7 +432,9 @@ impl Manager {
     }
 
     /// Declares lost every agent silent for longer than `timeout` and requeues
-    /// its tasks. Returns the names of the nodes declared lost now.
+    /// its tasks (`pliant serve` gives the agent timeout plus a margin, by
+    /// when the agent has stopped them: `pliant_live::fence`). Returns the
+    /// names of the nodes declared lost now.
     pub fn check_agents(&mut self, timeout: Micros) -> Result<Vec<String>, ManagerError> {
         let now = self.now();
         let mut lost = Vec::new();

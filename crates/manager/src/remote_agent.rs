@@ -3,19 +3,26 @@
 //! mechanisms (the manager then has it take over the tasks it should hold and
 //! remove the rest), then heartbeats: each heartbeat carries its reports and brings
 //! back the operations to carry out. If the manager declared it lost, it
-//! stops its tasks and registers again.
+//! stops its tasks and registers again. It acts as its node with its own
+//! node credential ([`NodeDir`]); if it cannot reach the manager for the
+//! manager's agent timeout it stops its tasks (fencing), and a watchdog
+//! process does so if the agent itself has died.
 
-use crate::api::Heartbeat;
+use crate::api::{Heartbeat, Registered, Registration};
 use crate::client::{Client, ClientError};
 use crate::local::{this_node, Offer};
+use crate::node_dir::NodeDir;
 use crate::token::Token;
 use pliant_live::agent::Agent;
 use pliant_live::cgroup::Layout;
+use pliant_live::fence::{watchdog_after, Contact};
 use pliant_live::protocol::{AgentOp, AgentReport};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// How often the agent heartbeats.
 pub const HEARTBEAT: Duration = Duration::from_millis(200);
@@ -43,16 +50,24 @@ pub struct AgentOptions {
     /// How long the manager may refuse this agent for good (a wrong token,
     /// an unknown node, a node its policy cannot use) before the agent stops.
     pub give_up_after: Duration,
+    /// This node's own state: its credential, its last contact (see [`NodeDir`]).
+    pub node_dir: PathBuf,
+    /// The `pliant` executable, run as `pliant agent-watchdog`.
+    pub program: PathBuf,
 }
 
 /// Runs until `stop` is set; then every task is killed and every cgroup
 /// removed. Returns an error when the manager has refused this agent for
 /// good (see [`Pacer`]) for `give_up_after`.
 pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
+    let node_dir = NodeDir::open(&opts.node_dir)?;
+    let credential = node_dir.credential()?;
+    let contact = node_dir.contact();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
-    let (mut agent, leftover) =
-        Agent::start(&layout, &format!("pliant-agent-{}", opts.name), true, opts.checkpoint_grace)
-            .map_err(|e| e.to_string())?;
+    let top = format!("pliant-agent-{}", opts.name);
+    // A killed predecessor's watchdog goes first: this agent starts its own.
+    stop_watchdog(&node_dir.watchdog_pid(), &contact);
+    let (mut agent, leftover) = Agent::start(&layout, &top, true, opts.checkpoint_grace).map_err(|e| e.to_string())?;
     if leftover {
         log("found a previous agent's cgroup: the manager says which of its tasks to take over");
     }
@@ -60,22 +75,53 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     for note in &record.notes {
         log(note);
     }
-    let mut client = Client::new(&opts.manager);
+    let mut timeout = node_dir.agent_timeout();
+    let mut watchdog = match timeout {
+        Some(t) => Some(Watchdog::start(&opts.program, &top, &contact, t, &node_dir.watchdog_pid())?),
+        None => None,
+    };
+    let mut joiner = Client::new(&opts.manager);
+    let mut as_node = Client::new(&opts.manager).with_token(Some(credential.clone()));
+    if let Some(t) = timeout {
+        as_node = as_node.with_timeout(answer_timeout(t));
+    }
+    let registration = Registration { node: record.clone(), credential: credential.as_str().to_string() };
+    let registration = serde_json::to_value(&registration).expect("registrations serialise");
     let mut node = None;
     let mut reports: Vec<AgentReport> = Vec::new();
     let mut pacer = Pacer::new(opts.give_up_after);
     while !stop.load(Ordering::SeqCst) {
         pacer.wait(stop);
+        // Before the tasks are looked at: one the watchdog killed is then
+        // reported lost, not failed.
+        if let Some(t) = timeout {
+            fence(&mut agent, &contact, t, &mut reports, log);
+        }
         let Some(id) = node else {
             match Token::for_client(opts.token_file.as_deref(), &opts.state_dir) {
-                Ok(token) => client.set_token(token),
+                Ok(token) => joiner.set_token(token),
                 Err(e) => log(&format!("no token yet: {e}")),
             }
-            match client.post("/agents/register", &serde_json::to_value(&record).expect("records serialise")) {
+            let sent = SystemTime::now();
+            match joiner.post("/agents/register", &registration) {
                 Ok(answer) => {
+                    let answer: Registered = serde_json::from_value(answer)
+                        .map_err(|e| format!("the manager answered the registration with something else: {e}"))?;
                     pacer.got_through();
-                    node = answer["node"].as_u64();
-                    log(&format!("registered as node {} ({})", answer["node"], record.capacity));
+                    stamp(&contact, sent, log);
+                    let told = Duration::from_millis(answer.agent_timeout_ms);
+                    if timeout != Some(told) {
+                        node_dir.set_agent_timeout(told)?;
+                        drop(watchdog.take());
+                        watchdog =
+                            Some(Watchdog::start(&opts.program, &top, &contact, told, &node_dir.watchdog_pid())?);
+                        timeout = Some(told);
+                    }
+                    pacer.limit(told / 4);
+                    // A manager that does not answer must not keep this agent from fencing in time.
+                    as_node = as_node.with_timeout(answer_timeout(told));
+                    node = Some(answer.node);
+                    log(&format!("registered as node {} ({})", answer.node, record.capacity));
                 }
                 Err(ClientError::Refused { status, message }) if permanent(status, true) => {
                     pacer.refused(&format!("registration refused: {message} (HTTP {status})"), log)?;
@@ -89,9 +135,11 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         };
         agent.poll(&mut reports);
         let beat = serde_json::to_value(Heartbeat { reports: reports.clone() }).expect("reports serialise");
-        match client.post(&format!("/agents/{id}/heartbeat"), &beat) {
+        let sent = SystemTime::now();
+        match as_node.post(&format!("/agents/{id}/heartbeat"), &beat) {
             Ok(answer) => {
                 pacer.got_through();
+                stamp(&contact, sent, log);
                 reports.clear();
                 agent.forget_ended();
                 for op in ops_of(&answer)? {
@@ -108,13 +156,9 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
                 agent.forget_ended();
                 node = None;
             }
-            // Reports are kept; the token is read again (the manager may have a new one).
+            // Reports are kept.
             Err(ClientError::Refused { status, message }) if permanent(status, false) => {
                 pacer.refused(&format!("heartbeat refused: {message} (HTTP {status})"), log)?;
-                match Token::for_client(opts.token_file.as_deref(), &opts.state_dir) {
-                    Ok(token) => client.set_token(token),
-                    Err(e) => log(&e),
-                }
             }
             // Reports are kept and sent with the next heartbeat that gets through.
             Err(e) => {
@@ -124,6 +168,103 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         }
     }
     Ok(())
+}
+
+/// How long a heartbeat waits for its answer under the agent timeout `timeout`.
+fn answer_timeout(timeout: Duration) -> Duration {
+    (timeout / 4).max(HEARTBEAT)
+}
+
+/// Records a contact; a contact file that cannot be written is said (the
+/// watchdog will then stop the tasks at the timeout).
+fn stamp(contact: &Contact, sent: SystemTime, log: &dyn Fn(&str)) {
+    if let Err(e) = contact.stamp(sent) {
+        log(&format!("cannot record the contact with the manager in {}: {e}", contact.path().display()));
+    }
+}
+
+/// Fencing (Kubernetes never starts a second copy of a pod until its node is
+/// fenced): once the manager has not been reached for `timeout`, every task
+/// is stopped and reported lost, so that it never runs beside the copy the
+/// manager starts elsewhere after `timeout` and a margin.
+fn fence(agent: &mut Agent, contact: &Contact, timeout: Duration, reports: &mut Vec<AgentReport>, log: &dyn Fn(&str)) {
+    let silence = contact.age().unwrap_or(Duration::MAX);
+    let tasks: Vec<_> = agent.tasks().collect();
+    if silence <= timeout || tasks.is_empty() {
+        return;
+    }
+    let reason = format!("its agent lost the manager for over {:.1} s and stopped it (fencing)", timeout.as_secs_f64());
+    for &task in &tasks {
+        agent.apply(AgentOp::Stop { task }, &mut Vec::new());
+        reports.retain(|r| r.task() != task);
+        reports.push(AgentReport::Lost { task, reason: reason.clone() });
+    }
+    let names: Vec<String> = tasks.iter().map(|t| t.to_string()).collect();
+    log(&format!(
+        "no contact with the manager for over {:.1} s: stopped {} so that they cannot run twice (fencing)",
+        timeout.as_secs_f64(),
+        names.join(", ")
+    ));
+}
+
+/// The watchdog process (`pliant agent-watchdog`, see
+/// `pliant_live::fence::watch`): it stops the tasks if this agent dies and
+/// no successor renews the contact. Stopped when dropped.
+struct Watchdog {
+    child: Child,
+    pid_file: PathBuf,
+}
+
+impl Watchdog {
+    fn start(
+        program: &Path,
+        top: &str,
+        contact: &Contact,
+        timeout: Duration,
+        pid_file: &Path,
+    ) -> Result<Watchdog, String> {
+        let after = watchdog_after(timeout).as_millis().to_string();
+        let child = Command::new(program)
+            .args(["agent-watchdog", "--cgroup", top, "--after-ms", &after, "--parent"])
+            .arg(std::process::id().to_string())
+            .arg("--contact")
+            .arg(contact.path())
+            .stdin(Stdio::null())
+            // Its own process group: a Ctrl-C meant for the agent does not stop it.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start the watchdog {}: {e}", program.display()))?;
+        std::fs::write(pid_file, format!("{}\n", child.id())).map_err(|e| format!("{}: {e}", pid_file.display()))?;
+        Ok(Watchdog { child, pid_file: pid_file.to_path_buf() })
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.pid_file);
+    }
+}
+
+/// Stops the watchdog a killed agent left (its pid in `pid_file`, checked
+/// to be a watchdog of the same contact file) and waits until it is gone.
+fn stop_watchdog(pid_file: &Path, contact: &Contact) {
+    let Some(pid) = std::fs::read_to_string(pid_file).ok().and_then(|t| t.trim().parse::<i32>().ok()) else {
+        return;
+    };
+    let cmdline =
+        || std::fs::read(format!("/proc/{pid}/cmdline")).ok().map(|c| String::from_utf8_lossy(&c).into_owned());
+    let ours = |c: &str| c.contains("agent-watchdog") && c.contains(&*contact.path().to_string_lossy());
+    if cmdline().is_some_and(|c| ours(&c)) {
+        // SAFETY: kill(2) on a process checked above to be our watchdog.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let start = Instant::now();
+        while cmdline().is_some_and(|c| ours(&c)) && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let _ = std::fs::remove_file(pid_file);
 }
 
 /// True when a refusal with `status` will not go away by itself (a wrong
@@ -140,13 +281,14 @@ fn permanent(status: u16, registering: bool) -> bool {
 /// than the agent's patience.
 struct Pacer {
     pause: Duration,
+    longest: Duration,
     patience: Duration,
     refused_since: Option<Instant>,
 }
 
 impl Pacer {
     fn new(patience: Duration) -> Pacer {
-        Pacer { pause: HEARTBEAT, patience, refused_since: None }
+        Pacer { pause: HEARTBEAT, longest: MAX_BACKOFF, patience, refused_since: None }
     }
 
     /// Sleeps for the current pause, waking early when `stop` is set.
@@ -162,8 +304,14 @@ impl Pacer {
         self.refused_since = None;
     }
 
+    /// Pauses at most `longest` from now on (a quarter of the agent timeout,
+    /// so that the fencing deadline is not slept through).
+    fn limit(&mut self, longest: Duration) {
+        self.longest = longest.clamp(HEARTBEAT, MAX_BACKOFF);
+    }
+
     fn failed(&mut self) {
-        self.pause = (self.pause * 2).min(MAX_BACKOFF);
+        self.pause = (self.pause * 2).min(self.longest);
     }
 
     /// A permanent refusal: logged, then an error once refusals have lasted the patience.

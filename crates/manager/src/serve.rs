@@ -11,7 +11,7 @@ use crate::manager::{build_policy, default_policy, unfit_node, unix_us, ClusterC
 use crate::token::Token;
 use pliant_core::policy::Policy;
 use pliant_core::Micros;
-use serde_json::json;
+use pliant_live::fence::requeue_after;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -43,11 +43,12 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         Vec::new()
     } else {
         log(&format!("manager on http://{}: waiting for {} agent(s) to register", address(&listener), opts.nodes));
-        match gather(&listener, &token, opts.nodes, policy.as_ref(), stop, log) {
+        match gather(&listener, &token, opts.nodes, policy.as_ref(), opts.agent_timeout, stop, log) {
             Some(nodes) => nodes,
             None => return Ok(()),
         }
     };
+    let (nodes, credentials): (Vec<NodeRecord>, Vec<Token>) = nodes.into_iter().unzip();
     let policy = policy.map_or_else(
         || {
             let name = default_policy(&nodes);
@@ -59,7 +60,12 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         |(name, _)| name,
     );
     let fresh = ClusterConfig { policy, params: opts.setup.params.clone(), nodes, epoch_unix_us: unix_us() };
+    let names: Vec<String> = fresh.nodes.iter().map(|n| n.name.clone()).collect();
     let (mut manager, recovered) = Manager::open(&state_dir, fresh).map_err(|e| e.to_string())?;
+    for (name, credential) in names.iter().zip(&credentials) {
+        manager.admit(name, credential).map_err(|e| format!("{e:?}"))?;
+    }
+    manager.set_agent_timeout(opts.agent_timeout);
     if recovered {
         log(&format!("recovered {} jobs from the journal; agents take their tasks over", manager.jobs().len()));
     }
@@ -72,7 +78,8 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         manager.config().policy,
         names.join(", ")
     ));
-    let timeout = opts.agent_timeout.as_micros() as Micros;
+    // Agents stop their tasks after the timeout; the manager requeues them after a margin more.
+    let timeout = requeue_after(opts.agent_timeout).as_micros() as Micros;
     let manager = Mutex::new(manager);
     std::thread::scope(|s| {
         s.spawn(|| api::serve(&listener, &manager, &token, stop));
@@ -96,16 +103,18 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
 
 /// Answers registrations (with the token) until `count` distinct nodes
 /// have registered; other requests get 503, and a node that cannot carry
-/// out `policy` (when one was given) 409. `None` when stopped first.
+/// out `policy` (when one was given) 409. Returns the nodes with their
+/// credentials; `None` when stopped first.
 fn gather(
     listener: &TcpListener,
     token: &Token,
     count: usize,
     policy: Option<&(String, Policy)>,
+    agent_timeout: Duration,
     stop: &AtomicBool,
     log: &(dyn Fn(&str) + Sync),
-) -> Option<Vec<NodeRecord>> {
-    let nodes: Mutex<Vec<NodeRecord>> = Mutex::new(Vec::new());
+) -> Option<Vec<(NodeRecord, Token)>> {
+    let nodes: Mutex<Vec<(NodeRecord, Token)>> = Mutex::new(Vec::new());
     let guard = api::Guard::for_listener(listener);
     let gathered = || nodes.lock().unwrap_or_else(|e| e.into_inner()).len() >= count;
     let register = |request: &Request| {
@@ -117,24 +126,33 @@ fn gather(
             let waiting = format!("waiting for {} of {count} agents to register", count - nodes.len());
             return Response::error(503, &waiting);
         }
-        match serde_json::from_slice::<NodeRecord>(&request.body) {
-            Ok(record) => {
-                if let Some(why) = policy.and_then(|(name, p)| unfit_node(name, p, &record)) {
-                    log(&format!("refused node `{}`: {why}", record.name));
-                    return Response::error(409, &why);
-                }
-                let node = nodes.iter().position(|n| n.name == record.name).unwrap_or(nodes.len());
-                if node < nodes.len() {
-                    nodes[node] = record;
-                } else if node < count {
-                    nodes.push(record);
-                } else {
-                    return Response::error(503, "the cluster is being formed without this node");
-                }
-                Response::json(200, &json!({ "node": node }))
-            }
-            Err(e) => Response::error(400, &format!("malformed registration: {e}")),
+        let Ok(body) = std::str::from_utf8(&request.body) else {
+            return Response::error(400, "the body is not UTF-8");
+        };
+        let (record, credential) = match api::Registration::parse(body) {
+            Ok(r) => r,
+            Err(refusal) => return api::refusal_response(refusal),
+        };
+        if let Some(why) = policy.and_then(|(name, p)| unfit_node(name, p, &record)) {
+            log(&format!("refused node `{}`: {why}", record.name));
+            return Response::error(409, &why);
         }
+        let node = nodes.iter().position(|(n, _)| n.name == record.name).unwrap_or(nodes.len());
+        if node < nodes.len() {
+            if !nodes[node].1.matches(credential.as_str()) {
+                return Response::error(
+                    403,
+                    &format!("node `{}` registered before with another credential", record.name),
+                );
+            }
+            nodes[node].0 = record;
+        } else if node < count {
+            nodes.push((record, credential));
+        } else {
+            return Response::error(503, "the cluster is being formed without this node");
+        }
+        let answer = api::Registered { node: node as u32, agent_timeout_ms: agent_timeout.as_millis() as u64 };
+        Response::json(200, &serde_json::to_value(answer).expect("answers serialise"))
     };
     http::serve(listener, Limits::default(), &|| !stop.load(Ordering::SeqCst) && !gathered(), &register);
     (!stop.load(Ordering::SeqCst)).then(|| nodes.into_inner().unwrap_or_else(|e| e.into_inner()))

@@ -76,20 +76,25 @@ impl Token {
             return read(&file);
         }
         std::fs::create_dir_all(state_dir).map_err(|e| format!("{}: {e}", state_dir.display()))?;
-        let mut bytes = [0u8; 32];
-        std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| f.read_exact(&mut bytes))
-            .map_err(|e| format!("cannot read /dev/urandom for a token: {e}"))?;
-        let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let token = Token::random()?;
         std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&file)
-            .and_then(|mut f| f.write_all(format!("{token}\n").as_bytes()))
+            .and_then(|mut f| f.write_all(format!("{}\n", token.0).as_bytes()))
             .map_err(|e| format!("cannot write the token to {}: {e}", file.display()))?;
         log(&format!("API token generated in {} (clients read it there or from {ENV})", file.display()));
-        Ok(Token(token))
+        Ok(token)
+    }
+
+    /// A fresh random token: 32 bytes from `/dev/urandom`, in hex.
+    pub fn random() -> Result<Token, String> {
+        let mut bytes = [0u8; 32];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .map_err(|e| format!("cannot read /dev/urandom for a secret: {e}"))?;
+        Ok(Token(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 
     /// A client's token: `token_file` when given, else `PLIANT_TOKEN`, else

@@ -39,17 +39,27 @@ struct Api<'a> {
     state_dir: &'a std::path::Path,
 }
 
+/// A node's registration body with its `credential`.
+fn registration(name: &str, credential: &str) -> Value {
+    let mut body = json!(node(name));
+    body["credential"] = json!(credential);
+    body
+}
+
+/// Node credentials of the tests (at least 16 characters).
+const CREDENTIAL: [&str; 3] = ["credential-of-node-0", "credential-of-node-1", "another-credential-0"];
+
 /// Runs `body` against a manager of one node `n0` ⟨2 CPU, 600 MB⟩ under
 /// `kill`, served on loopback, with a client that has the token and one that has not.
 fn with_api(name: &str, body: impl FnOnce(&Api)) {
-    with_api_on(name, "127.0.0.1:0", body)
+    with_api_on(name, "127.0.0.1:0", &["n0"], body)
 }
 
-/// [`with_api`] with the API listening on `bind` (reached on 127.0.0.1).
-fn with_api_on(name: &str, bind: &str, body: impl FnOnce(&Api)) {
+/// [`with_api`] with the API listening on `bind` (reached on 127.0.0.1), with nodes `nodes`.
+fn with_api_on(name: &str, bind: &str, nodes: &[&str], body: impl FnOnce(&Api)) {
     let dir = ScratchDir::new(name).unwrap();
-    let cfg =
-        ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("n0")], epoch_unix_us: unix_us() };
+    let nodes = nodes.iter().map(|n| node(n)).collect();
+    let cfg = ClusterConfig { policy: "kill".into(), params: vec![], nodes, epoch_unix_us: unix_us() };
     let (m, _) = Manager::open(dir.path(), cfg).unwrap();
     let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
     let listener = TcpListener::bind(bind).unwrap();
@@ -92,12 +102,8 @@ fn every_change_needs_the_token_and_works_with_it() {
         let wrong = Client::new(&api.url).with_token(Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
         let job = json!({"command": ["sh", "-c", "sleep 60"], "mem_mb": 100});
         let beat = json!({"reports": []});
-        let mutating: [(&str, &Value); 4] = [
-            ("/jobs", &job),
-            ("/jobs/0/cancel", &json!({})),
-            ("/agents/register", &json!(node("n0"))),
-            ("/agents/0/heartbeat", &beat),
-        ];
+        let mutating: [(&str, &Value); 3] =
+            [("/jobs", &job), ("/jobs/0/cancel", &json!({})), ("/agents/register", &registration("n0", CREDENTIAL[0]))];
         // Before any job exists: every change is refused, and nothing changed.
         for (path, body) in mutating {
             for client in [without, &wrong] {
@@ -112,14 +118,53 @@ fn every_change_needs_the_token_and_works_with_it() {
         // With the token, each works (the job is submitted, then cancelled).
         assert_eq!(with.post("/jobs", &job).unwrap()["id"], 0);
         assert_eq!(with.post("/jobs/0/cancel", &json!({})).unwrap()["state"], "cancelled");
-        assert_eq!(with.post("/agents/register", &json!(node("n0"))).unwrap()["node"], 0);
+        let registered = with.post("/agents/register", &registration("n0", CREDENTIAL[0])).unwrap();
+        assert_eq!(registered, json!({"node": 0, "agent_timeout_ms": 10_000}));
         // The agent registers after the cancellation: it is told to sweep its
         // node, and the cancelled job's launch, never fetched, is not sent.
-        let ops = with.post("/agents/0/heartbeat", &beat).unwrap()["ops"].clone();
+        let as_node = Client::new(&api.url).with_token(Some(Token::parse(CREDENTIAL[0], "test").unwrap()));
+        let ops = as_node.post("/agents/0/heartbeat", &beat).unwrap()["ops"].clone();
         assert_eq!((ops[0]["op"].as_str(), ops.get(1)), (Some("sweep"), None), "{ops}");
         // Reads need no token.
         assert_eq!(without.get("/jobs/0").unwrap()["state"], "cancelled");
         assert_eq!(without.get("/metrics.json").unwrap()["jobs"], json!({"cancelled": 1}));
+    });
+}
+
+/// Only node N's agent, with the credential it first registered with, acts
+/// as node N: a heartbeat (reports and order pick-up) for node 0 with the
+/// API token (which is also the join token) or node 1's credential gets
+/// 403, without one 401, and changes nothing — its forged `finished` report
+/// is not taken and node 0's launch stays queued for node 0's agent; the
+/// join token cannot register node 0 again with another credential.
+#[test]
+fn forged_node_requests_get_403_and_change_nothing() {
+    with_api_on("pliant-api-forged", "127.0.0.1:0", &["n0", "n1"], |api| {
+        let with = &api.with;
+        let node_client = |c: &str| Client::new(&api.url).with_token(Some(Token::parse(c, "test").unwrap()));
+        for (i, name) in ["n0", "n1"].iter().enumerate() {
+            assert_eq!(with.post("/agents/register", &registration(name, CREDENTIAL[i])).unwrap()["node"], i);
+        }
+        // A whole-node task: first fit puts it on node 0.
+        let job = json!({"command": ["sh", "-c", "sleep 60"], "cpu_milli": 2000, "mem_mb": 100});
+        assert_eq!(with.post("/jobs", &job).unwrap()["id"], 0);
+        let before = with.get("/jobs").unwrap();
+        assert_eq!(before[0]["tasks"][0]["node"], 0);
+        let finished = json!({"reports": [{"report": "exited", "task": {"job": 0, "task": 0}, "code": 0,
+            "signal": null, "stderr_tail": ""}]});
+        for (client, code) in [(with, 403), (&node_client(CREDENTIAL[1]), 403), (&api.without, 401)] {
+            // The same endpoint however its path is spelt.
+            for path in
+                ["/agents/0/heartbeat", "/agents/0/heartbeat/", "/agents//0/heartbeat", "/agents/0/heartbeat?x=1"]
+            {
+                assert_eq!(status(client.post(path, &finished)), code, "{path}");
+            }
+        }
+        assert_eq!(status(with.post("/agents/register", &registration("n0", CREDENTIAL[2]))), 403);
+        assert_eq!(with.get("/jobs").unwrap(), before, "a forged request changed the jobs");
+        let ops = node_client(CREDENTIAL[0]).post("/agents/0/heartbeat", &json!({"reports": []})).unwrap();
+        let ops = ops["ops"].as_array().unwrap();
+        assert!(ops.iter().any(|op| op["op"] == "launch"), "node 0's launch was taken: {ops:?}");
     });
 }
 
@@ -128,7 +173,7 @@ fn every_change_needs_the_token_and_works_with_it() {
 /// journal and the token file are their owner's only.
 #[test]
 fn off_loopback_reads_need_the_token_and_nothing_echoes_it() {
-    with_api_on("pliant-api-reads", "0.0.0.0:0", |api| {
+    with_api_on("pliant-api-reads", "0.0.0.0:0", &["n0"], |api| {
         let (with, without) = (&api.with, &api.without);
         for path in ["/jobs", "/jobs/0", "/cluster", "/metrics.json"] {
             assert_eq!(status(without.get(path)), 401, "GET {path} without the token");

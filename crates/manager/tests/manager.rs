@@ -9,6 +9,7 @@ use pliant_live::scratch::ScratchDir;
 use pliant_manager::api::handle;
 use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
 use pliant_manager::submit::SubmitRequest;
+use pliant_manager::token::Token;
 use serde_json::{json, Value};
 use std::sync::Mutex;
 
@@ -36,6 +37,18 @@ fn task(job: u32, task: u32) -> TaskRef {
     TaskRef { job: JobId(job), task }
 }
 
+/// A node agent's credential.
+fn credential() -> Token {
+    Token::parse("the-node-credential", "test").unwrap()
+}
+
+/// `record`'s registration body with [`credential`].
+fn registration(record: &NodeRecord) -> String {
+    let mut body = json!(record);
+    body["credential"] = json!(credential().as_str());
+    body.to_string()
+}
+
 fn jobs_json(m: &Manager) -> Value {
     serde_json::to_value(m.jobs()).unwrap()
 }
@@ -52,13 +65,14 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     assert!(matches!(ops.as_slice(), [AgentOp::Launch { .. }, AgentOp::Launch { .. }]), "{ops:?}");
     let short = submit(&mut m, json!({"queue": "short", "cpu_milli": 1000, "mem_mb": 400, "command": ["sh"]}));
     m.advance(vec![]).unwrap();
-    // The monitor suspends long tasks to ⟨0.01 CPU, 64 MB⟩ (immediate).
+    // The monitor suspends long tasks to their 64 MB footprint (immediate; the
+    // footprint's 1 % CPU is the cgroup quota's floor, booked as 0).
     let ops = m.take_ops(0);
     let suspended: Vec<TaskRef> = ops
         .iter()
         .map(|op| match op {
             AgentOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits } => {
-                assert_eq!(*limits, Resources::new(10, 64));
+                assert_eq!(*limits, Resources::new(0, 64));
                 *task
             }
             other => panic!("expected immediate preemptions, got {other:?}"),
@@ -99,7 +113,7 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
         log_dir: again.log_dir(task(long, 0)),
         checkpoint_dir: dir.path().join("checkpoints/job-0/task-0"),
         resources: Resources::new(1000, 280),
-        expect: Expected::Frozen(Resources::new(10, 64)),
+        expect: Expected::Frozen(Resources::new(0, 64)),
         owed_mb: 0,
     };
     assert!(ops.contains(&frozen), "{ops:?}");
@@ -178,12 +192,12 @@ fn a_node_that_cannot_carry_out_the_policy_is_refused_not_fatal() {
     without_swap.mechanisms = vec![NodeMechanism::Kill, NodeMechanism::Suspend];
     without_swap.notes = vec!["no swap".into()];
     let m = Mutex::new(m);
-    let (status, body) = handle(&m, "POST", "/agents/register", &serde_json::to_string(&without_swap).unwrap());
+    let (status, body) = handle(&m, "POST", "/agents/register", &registration(&without_swap));
     assert_eq!(status, 409, "{body}");
     let error = body["error"].as_str().unwrap();
     assert!(error.contains("policy `gp` needs graceful preemption, which node `n0` cannot do (no swap)"), "{error}");
-    let (status, body) = handle(&m, "POST", "/agents/register", &serde_json::to_string(&cfg.nodes[0]).unwrap());
-    assert_eq!((status, &body["node"]), (200, &json!(0)));
+    let (status, body) = handle(&m, "POST", "/agents/register", &registration(&cfg.nodes[0]));
+    assert_eq!((status, body), (200, json!({"node": 0, "agent_timeout_ms": 10_000})));
 }
 
 /// The manager sends agents absolute paths even when its state directory
@@ -270,7 +284,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2);
     // A lost node's heartbeat is refused until it registers again.
     assert!(m.heartbeat(0, vec![]).is_err());
-    assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }).unwrap(), 0);
+    assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }, &credential()).unwrap(), 0);
     assert_eq!(m.lost_nodes(), &[false, false]);
     // It holds nothing now: it sweeps whatever the killed agent left; the task stays on node 1.
     assert_eq!(m.heartbeat(0, vec![]).unwrap(), vec![AgentOp::Sweep]);
@@ -296,7 +310,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
     // ⟨1 CPU⟩ + ⟨1 CPU⟩ fill the ⟨2 CPU⟩ node; the second launch waits in the outbox.
     let second = submit(&mut m, body);
     let record = m.config().nodes[0].clone();
-    assert_eq!(m.register(&record).unwrap(), 0);
+    assert_eq!(m.register(&record, &credential()).unwrap(), 0);
     let ops = m.take_ops(0);
     match ops.as_slice() {
         [AgentOp::Adopt { task: a, expect: Expected::Running, .. }, AgentOp::Sweep, AgentOp::Launch { task: l, .. }] => {
@@ -309,7 +323,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
         assert_eq!((t.launches, t.node), (1, Some(0)), "job {job}");
     }
     m.cancel(second).unwrap();
-    assert_eq!(m.register(&record).unwrap(), 0);
+    assert_eq!(m.register(&record, &credential()).unwrap(), 0);
     let ops = m.take_ops(0);
     assert!(
         matches!(ops.as_slice(), [AgentOp::Adopt { task: a, .. }, AgentOp::Sweep] if *a == task(first, 0)),
@@ -501,4 +515,69 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
     let (again, recovered) = Manager::open(dir.path(), cfg).unwrap();
     assert!(recovered);
     assert_eq!(jobs_json(&again), jobs, "replay rebuilt other records");
+}
+
+/// A `gp` manager whose ⟨2 CPU, 1000 MB⟩ node is filled by two long jobs of
+/// one ⟨1 CPU, 440 MB⟩ task each (jobs 0 and 1), launched.
+fn two_long_tasks_under_gp(dir: &ScratchDir) -> Manager {
+    let mut cfg = config();
+    cfg.policy = "gp".into();
+    cfg.nodes[0].capacity = Resources::new(2000, 1000);
+    let mut m = Manager::open(dir.path(), cfg).unwrap().0;
+    for _ in 0..2 {
+        submit(&mut m, json!({"queue": "long", "cpu_milli": 1000, "mem_mb": 440, "command": ["sh"]}));
+    }
+    assert_eq!(m.take_ops(0).len(), 2);
+    m
+}
+
+/// Two long tasks of ⟨1 CPU, 440 MB⟩ fill a ⟨2 CPU, 1000 MB⟩ node under `gp`;
+/// a short task of ⟨1 CPU, 100 MB⟩ needs only a core (120 MB are free). One
+/// r_GP step (⟨2 CPU, 4 GB⟩) takes the younger long task to its footprint
+/// ⟨0, 64 MB⟩ — live, the footprint's 1 % CPU is the quota's floor, not
+/// booked — which frees a whole core: the short task is launched in the same
+/// step, and the other long task is not touched.
+#[test]
+fn a_cpu_only_need_shrinks_one_container_and_starts_at_once() {
+    let dir = ScratchDir::new("pliant-manager-one-victim").unwrap();
+    let mut m = two_long_tasks_under_gp(&dir);
+    let short = submit(&mut m, json!({"queue": "short", "cpu_milli": 1000, "mem_mb": 100, "command": ["sh"]}));
+    m.advance(vec![]).unwrap();
+    let ops = m.take_ops(0);
+    let footprint = Resources::new(0, 64);
+    assert!(
+        matches!(ops.as_slice(),
+            [AgentOp::Preempt { task: v, mechanism: NodeMechanism::Graceful, limits }, AgentOp::Launch { task: s, .. }]
+            if *v == task(1, 0) && *limits == footprint && *s == task(short, 0)),
+        "{ops:?}"
+    );
+}
+
+/// The same node and long tasks; the short task needs ⟨1 CPU, 300 MB⟩, 180 MB
+/// more than is free. The memory comes back as the victim's node reports it,
+/// in parts: 100 MB are not enough, 80 MB more are, and the short task
+/// starts then — before the victim's whole 376 MB are back.
+#[test]
+fn a_memory_need_starts_once_its_part_of_the_reclaim_is_reported() {
+    let dir = ScratchDir::new("pliant-manager-partial-reclaim").unwrap();
+    let mut m = two_long_tasks_under_gp(&dir);
+    let short = submit(&mut m, json!({"queue": "short", "cpu_milli": 1000, "mem_mb": 300, "command": ["sh"]}));
+    m.advance(vec![]).unwrap();
+    let victims: Vec<TaskRef> = m
+        .take_ops(0)
+        .into_iter()
+        .map(|op| match op {
+            AgentOp::Preempt { task, .. } => task,
+            other => panic!("expected preemptions only, got {other}"),
+        })
+        .collect();
+    assert_eq!(victims, vec![task(1, 0)], "one victim");
+    let part = |mem_mb| (0, AgentReport::Reclaimed { task: victims[0], mem_mb, freed_mb: mem_mb, took_ms: 100 });
+    m.advance(vec![part(100)]).unwrap();
+    assert_eq!(m.take_ops(0), vec![], "100 MB back: 20 MB short");
+    m.advance(vec![part(80)]).unwrap();
+    assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(short, 0)));
+    m.advance(vec![part(196)]).unwrap();
+    let t = &m.jobs()[1].tasks[0];
+    assert_eq!((t.reclaimed_mb, t.owed_mb), (376, 0));
 }

@@ -2,6 +2,7 @@
 
 use pliant_core::action::Action;
 use pliant_core::model::JobClass;
+use pliant_core::policy::cost::Choice;
 use pliant_core::Micros;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -133,4 +134,8 @@ pub struct RunRecord {
     /// `SimOptions::record_decisions`; the twin compares them with a live run's).
     #[serde(skip)]
     pub decisions: Vec<(Micros, Action)>,
+    /// Every preemption the core chose per victim, with the estimated costs
+    /// of the alternatives (`pliant`; `preemptions.csv`).
+    #[serde(skip)]
+    pub choices: Vec<Choice>,
 }

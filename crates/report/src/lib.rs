@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 mod csv_jobs;
+mod csv_preemptions;
 mod grid;
 mod json;
 mod level_table;
@@ -11,6 +12,7 @@ mod sweep;
 mod table;
 
 pub use csv_jobs::write_jobs_csv;
+pub use csv_preemptions::write_preemptions_csv;
 pub use json::{comparison_json, result_metrics, Comparison, SCHEMA_VERSION};
 pub use level_table::level_table;
 pub use plots::{plot_cpu_timeline, plot_jct_cdf, plot_ratio_cdf};

@@ -48,6 +48,8 @@ struct Run<'w> {
     reserved_area: f64,
     /// Every action with its time, when the options ask for them.
     decisions: Option<Vec<(Micros, Action)>>,
+    /// The preemptions the core chose per victim, with their estimates.
+    choices: Vec<pliant_core::policy::cost::Choice>,
 }
 
 /// Simulated time without progress or decisions after which a run is stuck.
@@ -137,6 +139,7 @@ pub fn simulate_counting(
         progress: ended_jobs,
         reserved_area: 0.0,
         decisions: opts.record_decisions.then(Vec::new),
+        choices: Vec::new(),
     };
     if let Some(at) = run.driver.next_monitor() {
         run.events.push(at, Event::Monitor);
@@ -169,6 +172,7 @@ pub fn simulate_counting(
         cost: SimCost { events: run.processed, wall_seconds: started.elapsed().as_secs_f64() },
         jobs: run.records,
         decisions: run.decisions.unwrap_or_default(),
+        choices: run.choices,
     })
 }
 
@@ -285,6 +289,7 @@ impl Run<'_> {
                 self.processed += 1;
                 let mut actions = std::mem::take(&mut self.actions);
                 self.driver.monitor(now, &mut actions);
+                self.choices.extend(self.driver.take_choices());
                 for a in actions.drain(..) {
                     self.apply(now, a);
                 }

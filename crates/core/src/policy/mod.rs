@@ -2,6 +2,7 @@
 //! and how jobs are ordered, where tasks go, and how resources are taken back.
 //! Presets are just named compositions.
 
+pub mod cost;
 pub(crate) mod mechanism;
 mod params;
 pub mod planner;
@@ -80,6 +81,10 @@ pub enum PlannerSpec {
     /// A pending task preempts running tasks of a lower priority level
     /// (checkpoint paper §3.1, §3.3.2).
     PriorityLevels,
+    /// As `Capacity`, the take sized by the need per resource and each victim
+    /// given the mechanism that frees it cheapest (`planner/cost.rs`; with
+    /// `MechanismSpec::Cheapest`).
+    Cost,
 }
 
 /// How checkpoint-based preemption is carried out (checkpoint paper §3–§4).
@@ -110,6 +115,8 @@ pub enum MechanismSpec {
     Suspend,
     /// Dump it to storage (`checkpoint.rs`).
     Checkpoint(CheckpointSpec),
+    /// Per victim, the one the planner chose: kill, freeze or shrink (`cheapest.rs`).
+    Cheapest,
 }
 
 impl MechanismSpec {
@@ -121,6 +128,8 @@ impl MechanismSpec {
             MechanismSpec::Graceful => MechanismKind::Graceful,
             MechanismSpec::Suspend => MechanismKind::Suspend,
             MechanismSpec::Checkpoint(_) => MechanismKind::Checkpoint,
+            // What its nodes must be able to do: shrink, which implies freeze and kill.
+            MechanismSpec::Cheapest => MechanismKind::Graceful,
         }
     }
 }

@@ -59,6 +59,14 @@ pub const PRESETS: &[PresetInfo] = &[
         build: |p| capacity(p, true, MechanismSpec::Suspend),
     },
     PresetInfo {
+        name: "pliant",
+        about: "pliant's own: as ip, but the take is sized by the need per resource and each victim gives it back the cheapest way (kill, suspend in place, or a shrink by the need) by the cost model of docs/cost-model.md",
+        build: |p| {
+            let spec = preemption(p, PlannerSpec::Cost, true, MechanismSpec::Cheapest);
+            base(p, two_queues(p.short_share), JobOrder::Fifo, Placement::FirstFit, Some(spec))
+        },
+    },
+    PresetInfo {
         name: "priority-kill",
         about: "strict priority; a task preempts lower priority levels (free 0-1 < middle 2-8 < production 9-11) by killing, youngest first (checkpoint paper's kill)",
         build: |p| by_level(p, MechanismSpec::Kill),

@@ -306,6 +306,12 @@ impl Scheduler {
         }
     }
 
+    /// The preemptions the planner chose per victim since last asked, with
+    /// the estimated costs of the alternatives (`pliant`; empty otherwise).
+    pub fn take_choices(&mut self) -> Vec<crate::policy::cost::Choice> {
+        self.planner.as_mut().map(|p| p.take_choices()).unwrap_or_default()
+    }
+
     /// Fails a job and tells the body to stop it.
     fn fail_job(&mut self, id: JobId, out: &mut Vec<Action>) {
         self.abort_job(id);

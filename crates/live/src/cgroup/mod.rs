@@ -184,7 +184,7 @@ impl Layout {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Inner {
     V1(v1::CgroupV1),
     V2(v2::CgroupV2),
@@ -303,6 +303,13 @@ impl Cgroup {
         dispatch!(self, g => g.memory())
     }
 
+    /// A handle on this cgroup's memory limit that does not own the cgroup,
+    /// for a thread that lowers the limit while the owner goes on (the
+    /// write blocks for as long as the kernel reclaims).
+    pub fn memory_limit(&self) -> MemoryLimit {
+        MemoryLimit { inner: self.inner.clone().expect("live handle") }
+    }
+
     /// Freezes every process in the cgroup and waits until they are frozen.
     pub fn freeze(&self) -> Result<(), CgroupError> {
         dispatch!(self, g => g.set_frozen(true, true))
@@ -355,6 +362,23 @@ impl Cgroup {
         }
         self.inner = None;
         Ok(())
+    }
+}
+
+/// A cgroup's memory limit alone (see [`Cgroup::memory_limit`]); dropping
+/// it leaves the cgroup as it is.
+#[derive(Debug)]
+pub struct MemoryLimit {
+    inner: Inner,
+}
+
+impl MemoryLimit {
+    /// [`Cgroup::set_memory_limit`].
+    pub fn set(&self, bytes: Option<u64>, patience: Duration) -> Result<(), CgroupError> {
+        match &self.inner {
+            Inner::V1(g) => g.set_memory_limit(bytes, patience),
+            Inner::V2(g) => g.set_memory_limit(bytes, patience),
+        }
     }
 }
 

@@ -59,7 +59,7 @@ impl Mounts {
 }
 
 /// A v1 cgroup: the same relative path in each hierarchy.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct CgroupV1 {
     dirs: Vec<(Controller, PathBuf)>,
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A v2 cgroup.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct CgroupV2 {
     path: PathBuf,
 }

@@ -1,11 +1,13 @@
 //! How a victim gives its resources back — the *mechanism* step. One file per
 //! mechanism: `kill.rs`, `container.rs` (BIG-C's immediate and graceful
 //! preemption, with delayed and gradual resumption), `suspend.rs` (freeze
-//! in place, memory kept), `checkpoint.rs` (the
+//! in place, memory kept), `cheapest.rs` (each victim by the mechanism the
+//! cost planner chose for it), `checkpoint.rs` (the
 //! checkpoint paper's dump and restore, Algorithms 1 and 2). A planner
 //! (`policy/planner/`) decides whom to take from; the scheduler hands each
 //! [`Take`] to the policy's [`Mechanism`] with a [`View`] of its books.
 
+mod cheapest;
 mod checkpoint;
 mod container;
 mod kill;
@@ -27,6 +29,9 @@ pub(crate) struct Take {
     pub task: TaskRef,
     /// Its new limits, for a graceful step; `None`: all it holds.
     pub shrink_to: Option<Resources>,
+    /// The mechanism to use, when the planner chooses per victim (`pliant`);
+    /// `None`: the policy's.
+    pub by: Option<MechanismKind>,
 }
 
 /// What preempting one victim came to.
@@ -126,6 +131,11 @@ pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
         MechanismSpec::Immediate => Box::new(container(false)),
         MechanismSpec::Graceful => Box::new(container(true)),
         MechanismSpec::Suspend => Box::new(suspend::Suspend { delayed_resumption: spec.delayed_resumption }),
+        MechanismSpec::Cheapest => Box::new(cheapest::Cheapest {
+            kill: kill::Kill { max_attempts },
+            container: container(true),
+            suspend: suspend::Suspend { delayed_resumption: spec.delayed_resumption },
+        }),
         MechanismSpec::Checkpoint(c) => Box::new(checkpoint::Checkpoint::new(c, max_attempts, nodes)),
     }
 }

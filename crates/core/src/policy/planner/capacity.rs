@@ -62,11 +62,11 @@ impl Planner for Capacity {
                     let eligible = |s| matches!(s, TaskState::Running | TaskState::Shrunk);
                     let jobs = victim_jobs(view, over, now, mechanism, eligible);
                     let steps = choose_graceful(jobs, p, self.gp_step, self.footprint, view.total());
-                    takes.extend(steps.into_iter().map(|(task, to)| Take { task, shrink_to: Some(to) }));
+                    takes.extend(steps.into_iter().map(|(task, to)| Take { task, shrink_to: Some(to), by: None }));
                 } else {
                     let jobs = victim_jobs(view, over, now, mechanism, |s| s == TaskState::Running);
                     let victims = choose_victims(jobs, p, view.total());
-                    takes.extend(victims.into_iter().map(|c| Take { task: c.task, shrink_to: None }));
+                    takes.extend(victims.into_iter().map(|c| Take { task: c.task, shrink_to: None, by: None }));
                 }
             }
         }

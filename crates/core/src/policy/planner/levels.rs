@@ -165,7 +165,7 @@ impl Planner for Levels {
                     let v = victims.take(i).expect("the sum below the level covers the request");
                     debug_assert!(v.level() < level, "victims are ordered by level");
                     have += v.resources;
-                    takes.push(Take { task: v.order.3, shrink_to: None });
+                    takes.push(Take { task: v.order.3, shrink_to: None, by: None });
                 }
                 avail[i] = have - req;
                 free_fit.gained(i);

@@ -2,18 +2,21 @@
 //! file per algorithm: `capacity.rs` (BIG-C's resource monitor: queues over
 //! their guarantee give back to starved ones, sized by `compute_dr.rs`,
 //! Algorithm 1, victims by `victims.rs`, Algorithm 2) and `levels.rs` (the
-//! checkpoint paper's priority levels, §3.1). A planner reads a [`View`] and
+//! checkpoint paper's priority levels, §3.1) and `cost.rs` (pliant's own: the
+//! take sized by the need, each victim by its cheapest mechanism). A planner reads a [`View`] and
 //! the policy's mechanism (for its cost estimates) and returns its takes in
 //! order; the scheduler hands them to the mechanism.
 
 mod capacity;
 mod compute_dr;
+mod cost;
 mod levels;
 mod victims;
 
 pub use compute_dr::{compute_dr, preempted_resources};
 pub use victims::{choose_graceful, choose_victims, Container, VictimJob};
 
+use crate::policy::cost::{Choice, Rates};
 use crate::policy::mechanism::{Mechanism, Take};
 use crate::policy::{PlannerSpec, Policy};
 use crate::scheduler::view::View;
@@ -26,6 +29,12 @@ pub(crate) trait Planner: std::fmt::Debug + Send + Sync {
 
     /// What to take back now, in the order it is to be taken.
     fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take>;
+
+    /// The choices it made since last asked, with their estimates (planners
+    /// that choose per victim).
+    fn take_choices(&mut self) -> Vec<Choice> {
+        Vec::new()
+    }
 }
 
 impl Clone for Box<dyn Planner> {
@@ -45,5 +54,11 @@ pub(crate) fn build(policy: &Policy) -> Option<Box<dyn Planner>> {
             footprint: spec.footprint,
         }),
         PlannerSpec::PriorityLevels => Box::new(levels::Levels),
+        PlannerSpec::Cost => Box::new(cost::Cost {
+            preempts: policy.queues.iter().map(|q| q.preempts).collect(),
+            rates: Rates { footprint_mb: spec.footprint.mem_mb, ..Rates::default() },
+            max_attempts: policy.max_attempts,
+            choices: Vec::new(),
+        }),
     })
 }

@@ -1,0 +1,210 @@
+//! pliant's own planner: the resource monitor of `capacity.rs` (BIG-C §4.2:
+//! starved queues take back from queues over their guarantee, the amount
+//! sized by COMPUTEDR, Algorithm 1), but the take is sized by the need per
+//! resource rather than by whole victims, and each victim gives it back by
+//! the cheapest mechanism (`policy/cost.rs`): a CPU-only need is met by
+//! freezing or shrinking CPU, a memory need reclaims only that much, and a
+//! kill is chosen only where it is cheapest (a task that has barely run).
+//! Victims are looked at in Algorithm 2's order (longest remaining job
+//! first, youngest container first), which breaks ties. Each choice is kept
+//! with the estimates of the alternatives, for `preemptions.csv`.
+
+use super::{preempted_resources, Planner};
+use crate::action::MechanismKind;
+use crate::model::{JobId, TaskRef, TaskState};
+use crate::policy::cost::{coverage, estimate, Choice, Estimate, Need, Rates, Victim, MECHANISMS};
+use crate::policy::mechanism::{Mechanism, Take};
+use crate::scheduler::view::View;
+use crate::{Micros, Resources};
+use std::cmp::Reverse;
+
+/// The cost planner.
+#[derive(Debug, Clone)]
+pub(crate) struct Cost {
+    /// Per queue, whether it takes back when under its guarantee.
+    pub preempts: Vec<bool>,
+    /// The rates its estimates use.
+    pub rates: Rates,
+    /// Launches of a coupled task after which a kill fails its job.
+    pub max_attempts: u32,
+    /// Choices made since the body last took them.
+    pub choices: Vec<Choice>,
+}
+
+impl Planner for Cost {
+    fn clone_box(&self) -> Box<dyn Planner> {
+        Box::new(self.clone())
+    }
+
+    fn plan(&mut self, view: &View, _mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
+        let mut takes = Vec::new();
+        let queues = view.queues();
+        for starved in 0..queues.len() {
+            let q = &queues[starved];
+            if !self.preempts[starved] || !q.used.strictly_less(&q.guaranteed) {
+                continue;
+            }
+            // As `capacity.rs`, the starved queue's runnable demand up to its
+            // guarantee; what is free or being reclaimed counts node by node
+            // in `take` (free room spread over nodes may fit no waiting task).
+            let room = q.guaranteed.saturating_sub(&q.used);
+            let mut need = view.pending_demand(starved).min(&room);
+            for (over, o) in queues.iter().enumerate() {
+                if over == starved || need.is_zero() {
+                    continue;
+                }
+                let a = o.used.saturating_sub(&o.guaranteed);
+                if a.is_zero() {
+                    continue;
+                }
+                let p = preempted_resources(need, a, true);
+                need = need.saturating_sub(&p);
+                self.take(view, starved, over, p, now, &mut takes);
+            }
+        }
+        takes
+    }
+
+    fn take_choices(&mut self) -> Vec<Choice> {
+        std::mem::take(&mut self.choices)
+    }
+}
+
+impl Cost {
+    /// Takes up to `p` from queue `over` for queue `starved`'s waiting tasks,
+    /// node by node as they would be placed: each waiting task in service
+    /// order that fits nowhere goes to the node where freeing its deficit
+    /// (its request less the node's free and incoming room) costs least
+    /// ([`Cost::cover`]); the victims there give back the cheapest way.
+    fn take(&mut self, view: &View, starved: usize, over: usize, p: Resources, now: Micros, out: &mut Vec<Take>) {
+        let n = view.node_count();
+        let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i)).collect();
+        for task in view.preempted() {
+            let t = view.task(task);
+            avail[t.node.0 as usize].mem_mb += t.reclaiming_mb;
+        }
+        let mut victims = self.victims(view, over, now);
+        let mut keys: Vec<_> = view.queues()[starved].waiting.iter().flatten().copied().collect();
+        keys.sort_unstable();
+        let mut budget = p;
+        for key in keys {
+            for (req, tasks) in view.job(key.2 as usize).pending.runs() {
+                for _ in 0..tasks {
+                    if budget.is_zero() {
+                        return;
+                    }
+                    if let Some(i) = (0..n).find(|&i| req.fits_in(&avail[i])) {
+                        avail[i] -= req;
+                        continue;
+                    }
+                    let best = (0..n)
+                        .filter_map(|i| {
+                            let deficit = req.saturating_sub(&avail[i]);
+                            self.cover(&victims[i], deficit, req).map(|plan| (plan.0, i, plan.1))
+                        })
+                        .min_by_key(|(cost, i, _)| (*cost, *i));
+                    // No node can make room for it: nor for the rest of its run.
+                    let Some((_, i, plan)) = best else { break };
+                    let deficit = req.saturating_sub(&avail[i]);
+                    for (k, chosen, options) in plan.into_iter().rev() {
+                        let (task, v) = victims[i].remove(k);
+                        avail[i] += chosen.takes;
+                        budget = budget.saturating_sub(&chosen.takes);
+                        self.choices.push(Choice { at: now, task, held: v.held, need: deficit, chosen, options });
+                        let shrink_to = (chosen.mechanism == MechanismKind::Graceful).then(|| v.held - chosen.takes);
+                        out.push(Take { task, shrink_to, by: Some(chosen.mechanism) });
+                    }
+                    avail[i] = avail[i].saturating_sub(&req);
+                }
+            }
+        }
+    }
+
+    /// The cheapest way found to free `deficit` from one node's `victims`
+    /// for a task of `req`: its cost and, per victim taken (by index, in
+    /// increasing order), the estimate chosen and every mechanism's. Greedy:
+    /// at each step the (victim, mechanism) with the least cost per part of
+    /// the deficit left it covers, then the one taking least beyond it, then
+    /// the first in victim order. While memory is missing only options that
+    /// free memory count (a shrink by the need takes the CPU with it).
+    /// `None` if the node's victims cannot free it.
+    #[allow(clippy::type_complexity)]
+    fn cover(
+        &self,
+        victims: &[(TaskRef, Victim)],
+        deficit: Resources,
+        req: Resources,
+    ) -> Option<(u64, Vec<(usize, Estimate, [Option<Estimate>; 3])>)> {
+        let mut left = deficit;
+        let mut plan: Vec<(usize, Estimate, [Option<Estimate>; 3])> = Vec::new();
+        let mut cost = 0u64;
+        while !left.is_zero() {
+            let need = Need { left, waiting_cpu: req.cpu_milli };
+            let mut best: Option<(f64, u64, usize, Estimate)> = None;
+            for (k, (_, v)) in victims.iter().enumerate() {
+                if plan.iter().any(|(taken, ..)| *taken == k) {
+                    continue;
+                }
+                for m in MECHANISMS {
+                    let Some(e) = estimate(m, v, &need, &self.rates) else { continue };
+                    if left.mem_mb > 0 && e.takes.mem_mb == 0 {
+                        continue;
+                    }
+                    let per_part = e.cost() as f64 / coverage(&e, left);
+                    let beyond = e.takes.saturating_sub(&left);
+                    let beyond = beyond.cpu_milli + beyond.mem_mb;
+                    if best.as_ref().is_none_or(|b| (per_part, beyond) < (b.0, b.1)) {
+                        best = Some((per_part, beyond, k, e));
+                    }
+                }
+                if best.as_ref().is_some_and(|b| b.0 == 0.0 && b.1 == 0) {
+                    break;
+                }
+            }
+            let (_, _, k, chosen) = best?;
+            let options = MECHANISMS.map(|m| estimate(m, &victims[k].1, &need, &self.rates));
+            cost += chosen.cost();
+            left = left.saturating_sub(&chosen.takes);
+            plan.push((k, chosen, options));
+        }
+        plan.sort_by_key(|(k, ..)| *k);
+        Some((cost, plan))
+    }
+
+    /// Queue `queue`'s tasks that may give something back, per node, in
+    /// Algorithm 2's order (longest remaining job first, youngest first):
+    /// running ones, and shrunk ones done reclaiming.
+    fn victims(&self, view: &View, queue: usize, now: Micros) -> Vec<Vec<(TaskRef, Victim)>> {
+        let mut found = Vec::new();
+        for key in view.queues()[queue].active.iter() {
+            let job = view.job(key.2 as usize);
+            if job.running == 0 {
+                continue;
+            }
+            let remaining = job.estimated_remaining(now);
+            for (i, t) in job.tasks.iter().enumerate() {
+                let running = t.state == TaskState::Running;
+                let shrunk = t.state == TaskState::Shrunk && t.reclaiming_mb == 0;
+                if !(running || shrunk) {
+                    continue;
+                }
+                let coupled = job.req.phases[t.phase as usize].coupled;
+                let victim = Victim {
+                    held: t.allocated,
+                    ran: t.ran(now),
+                    killable: !(coupled && t.attempts >= self.max_attempts),
+                    running,
+                };
+                let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
+                let order = (Reverse(remaining), Reverse(job.req.id), Reverse(t.started), Reverse(task));
+                found.push((t.node.0 as usize, order, victim));
+            }
+        }
+        found.sort_unstable_by_key(|(_, order, _)| *order);
+        let mut by_node: Vec<Vec<(TaskRef, Victim)>> = vec![Vec::new(); view.node_count()];
+        for (node, order, v) in found {
+            by_node[node].push((order.3 .0, v));
+        }
+        by_node
+    }
+}

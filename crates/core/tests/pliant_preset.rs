@@ -1,0 +1,97 @@
+//! The `pliant` preset by hand: on one node ⟨8 CPU, 16 GB⟩ a long job runs two
+//! tasks of ⟨4 CPU, 7 GB⟩ (2 GB free); a short task arrives. The take is
+//! sized by its deficit on the node and each victim gives it back the
+//! cheapest way (docs/cost-model.md).
+
+use pliant_core::action::MechanismKind;
+use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+use pliant_core::policy::{preset, Params};
+use pliant_core::{Action, Micros, Observation, Resources, Scheduler, SECOND};
+
+fn job(id: u32, class: JobClass, tasks: &[(u64, u64)]) -> JobRequest {
+    JobRequest {
+        id: JobId(id),
+        submit: 0,
+        class,
+        priority: 0,
+        phases: vec![PhaseRequest {
+            deps: vec![],
+            coupled: false,
+            local: false,
+            tasks: tasks
+                .iter()
+                .map(|&(c, m)| TaskRequest { resources: Resources::cores_gb(c, m), estimate: Some(1000 * SECOND) })
+                .collect(),
+        }],
+        elastic: None,
+    }
+}
+
+/// The long job running since 0, a short task of `short` arriving at `at`,
+/// the monitor one second later: its actions and the scheduler.
+fn short_arrives(at: Micros, short: (u64, u64)) -> (Vec<Action>, Scheduler) {
+    let policy = preset("pliant", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(8, 16)], policy).unwrap();
+    let mut out = Vec::new();
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(4, 7), (4, 7)]))).unwrap();
+    s.schedule(0, &mut out);
+    out.clear();
+    s.observe(at, Observation::JobSubmitted(job(1, JobClass::Short, &[short]))).unwrap();
+    s.monitor(at + SECOND, &mut out);
+    s.schedule(at + SECOND, &mut out);
+    (out, s)
+}
+
+const VICTIM: TaskRef = TaskRef { job: JobId(0), task: 1 };
+const SHORT: TaskRef = TaskRef { job: JobId(1), task: 0 };
+
+// A CPU-only deficit ⟨1, 0⟩ (2 GB are free): suspend in place would take all
+// 4 cores, a shrink exactly 1 and no memory; both cost nothing, the shrink
+// takes less beyond the need. The youngest task (task 1; ties by task) gives it.
+#[test]
+fn a_cpu_only_deficit_shrinks_one_core_without_touching_memory() {
+    let (out, mut s) = short_arrives(100 * SECOND, (1, 1));
+    assert_eq!(out[0], Action::Shrink { task: VICTIM, to: Resources::new(3000, 7 * 1024) });
+    assert!(matches!(out[1], Action::Launch { task: SHORT, .. }), "{out:?}");
+    assert_eq!(out.len(), 2);
+    let choices = s.take_choices();
+    assert_eq!(choices.len(), 1);
+    let c = &choices[0];
+    assert_eq!((c.chosen.mechanism, c.chosen.takes, c.chosen.cost()), (MechanismKind::Graceful, c.need, 0));
+    assert_eq!(c.need, Resources::new(1000, 0));
+    let suspend = c.options[0].expect("suspend frees CPU");
+    assert_eq!((suspend.takes, suspend.cost()), (Resources::cores_gb(4, 0), 0));
+    assert!(s.take_choices().is_empty(), "taken once");
+}
+
+// A deficit ⟨1 CPU, 2 GB⟩ from a task that ran 101 s: a kill loses 4 × 101 =
+// 404 core-s; a shrink by the need costs 1 core × 6 s waiting for 2 GB at
+// 3 s/GB plus 4 cores × 10.2 s reading it back = 46.8 core-s. Shrink: the short
+// task starts once the 2 GB are reported reclaimed.
+#[test]
+fn a_memory_deficit_reclaims_only_that_much() {
+    let (out, mut s) = short_arrives(100 * SECOND, (1, 4));
+    assert_eq!(out, vec![Action::Shrink { task: VICTIM, to: Resources::new(3000, 5 * 1024) }]);
+    let c = &s.take_choices()[0];
+    assert_eq!(c.chosen.cost(), 46_800_000);
+    assert_eq!(c.options[2].unwrap().cost(), 404 * SECOND);
+    assert_eq!(
+        c.options[0].unwrap().takes.mem_mb,
+        0,
+        "suspend in place frees no memory: not chosen while memory is missing"
+    );
+    let mut out = Vec::new();
+    s.observe(107 * SECOND, Observation::MemoryReclaimed { task: VICTIM, mem_mb: 2048 }).unwrap();
+    s.schedule(107 * SECOND, &mut out);
+    assert!(matches!(out[..], [Action::Launch { task: SHORT, .. }]), "{out:?}");
+}
+
+// The same deficit from tasks that ran 6 s: a kill loses 24 core-s, less than
+// the shrink's 46.8: the youngest is killed and the short task starts at once.
+#[test]
+fn a_task_that_has_barely_run_is_killed() {
+    let (out, mut s) = short_arrives(5 * SECOND, (1, 4));
+    assert_eq!(out[0], Action::Kill { task: VICTIM });
+    assert!(matches!(out[1], Action::Launch { task: SHORT, .. }), "{out:?}");
+    assert_eq!(s.take_choices()[0].chosen.mechanism, MechanismKind::Kill);
+}

@@ -1,0 +1,99 @@
+//! An agent's own state on its machine (`pliant agent --node-dir`), mode
+//! 0700: its node credential (`credential`, 0600: made on first start, sent
+//! with its registrations; the manager keeps the first one a node registers
+//! with, so only this agent can act as the node), the manager's agent
+//! timeout (`agent-timeout-ms`), its last contact with the manager
+//! (`contact`, see `pliant_live::fence`) and its watchdog's process id.
+
+use crate::token::Token;
+use pliant_live::fence::Contact;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// An agent's node directory.
+#[derive(Debug, Clone)]
+pub struct NodeDir {
+    dir: PathBuf,
+}
+
+impl NodeDir {
+    /// Opens `dir` (made absolute, created readable by its owner only).
+    pub fn open(dir: &Path) -> Result<NodeDir, String> {
+        let dir = std::path::absolute(dir).map_err(|e| format!("--node-dir {}: {e}", dir.display()))?;
+        let fail = |e: std::io::Error| format!("node directory {}: {e}", dir.display());
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(fail)?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)?;
+        Ok(NodeDir { dir })
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The node credential: read, or made (random, mode 0600) on first start.
+    pub fn credential(&self) -> Result<Token, String> {
+        let file = self.dir.join("credential");
+        let fail = |e: std::io::Error| format!("node credential {}: {e}", file.display());
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            return Token::parse(&text, &file.display().to_string());
+        }
+        let token = Token::random()?;
+        // Written whole under another name, then renamed: an agent killed
+        // meanwhile leaves no half credential.
+        let partial = self.dir.join("credential.partial");
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&partial)
+            .map_err(fail)?;
+        f.write_all(format!("{}\n", token.as_str()).as_bytes()).and_then(|_| f.sync_all()).map_err(fail)?;
+        std::fs::rename(&partial, &file).map_err(fail)?;
+        Ok(token)
+    }
+
+    /// The agent timeout the manager gave at the last registration, if any.
+    pub fn agent_timeout(&self) -> Option<Duration> {
+        let text = std::fs::read_to_string(self.dir.join("agent-timeout-ms")).ok()?;
+        text.trim().parse().ok().map(Duration::from_millis)
+    }
+
+    /// Keeps the agent timeout the manager gave.
+    pub fn set_agent_timeout(&self, timeout: Duration) -> Result<(), String> {
+        let file = self.dir.join("agent-timeout-ms");
+        std::fs::write(&file, format!("{}\n", timeout.as_millis())).map_err(|e| format!("{}: {e}", file.display()))
+    }
+
+    /// The contact file.
+    pub fn contact(&self) -> Contact {
+        Contact::new(self.dir.join("contact"))
+    }
+
+    /// Where the watchdog's process id is kept.
+    pub fn watchdog_pid(&self) -> PathBuf {
+        self.dir.join("watchdog.pid")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_credential_is_made_once_and_private() {
+        let scratch = pliant_live::scratch::ScratchDir::new("pliant-node-dir").unwrap();
+        let node = NodeDir::open(&scratch.path().join("node")).unwrap();
+        let first = node.credential().unwrap();
+        assert_eq!(node.credential().unwrap(), first);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&node.path().join("credential")), 0o600);
+        assert_eq!(mode(node.path()), 0o700);
+        assert_eq!(node.agent_timeout(), None);
+        node.set_agent_timeout(Duration::from_millis(2500)).unwrap();
+        assert_eq!(node.agent_timeout(), Some(Duration::from_millis(2500)));
+    }
+}
