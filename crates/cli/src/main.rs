@@ -11,6 +11,7 @@ mod numeric_cmd;
 mod progress;
 mod settings;
 mod simulate_cmd;
+mod slurm_cmd;
 mod sweep_cmd;
 mod trace_cmd;
 mod workload_args;
@@ -61,6 +62,8 @@ enum Command {
     /// Live-mode cluster (local, serve, agent, submit, status, cancel, logs).
     #[command(flatten)]
     Cluster(manager_cmd::ManagerCommand),
+    /// Place and preempt the jobs of a Slurm partition (Slurm runs them; see docs/slurm.md).
+    Slurm(slurm_cmd::SlurmArgs),
 }
 
 /// Arguments of `pliant run`.
@@ -96,6 +99,7 @@ fn run(command: Command) -> Result<(), String> {
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Live(cmd) => live_cmd::run(cmd),
         Command::Cluster(cmd) => manager_cmd::run(cmd),
+        Command::Slurm(args) => slurm_cmd::run(args),
     }
 }
 

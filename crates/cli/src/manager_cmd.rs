@@ -470,7 +470,7 @@ fn tasks_table(job: &Value) -> String {
 }
 
 /// `KEY=VALUE`.
-fn parse_key_value(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_key_value(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .ok_or_else(|| format!("`{s}` is not KEY=VALUE"))

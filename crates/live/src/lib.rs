@@ -5,7 +5,8 @@
 //! Architecture invariant: the policy lives in `pliant-core`; this crate only
 //! carries out its actions ([`dispatch`] is the single mapping) and reports
 //! what it observes. It touches only cgroups it created (named `pliant…`),
-//! processes it started and swap files it made.
+//! processes it started and swap files it made; on Slurm (`slurm_job`) it
+//! only lowers and lifts the memory limits of the job cgroups Slurm made.
 #![warn(missing_docs)]
 
 pub mod agent;
@@ -20,4 +21,5 @@ pub mod process;
 pub mod protocol;
 pub mod reclaim;
 pub mod scratch;
+pub mod slurm_job;
 pub mod swap;

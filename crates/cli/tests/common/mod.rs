@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod live;
+pub mod slurm;
 
 use serde_json::Value;
 use std::path::PathBuf;

@@ -184,6 +184,62 @@ impl Layout {
     }
 }
 
+/// A cgroup another program made and owns (Slurm's job cgroups): pliant
+/// sets its memory limit, reads its counters and freezes or thaws it, but
+/// never kills what runs in it nor removes it (there is no `Drop`).
+#[derive(Debug)]
+pub struct Foreign {
+    inner: Inner,
+}
+
+impl Layout {
+    /// The existing cgroup at `relative` (e.g. `slurm_n1/uid_0/job_7`), not
+    /// taken over: `None` when it is not there.
+    pub fn foreign(&self, relative: &str) -> Option<Foreign> {
+        let inner = match self {
+            Layout::V1(m) => Inner::V1(v1::CgroupV1::open_top(m, relative)?),
+            Layout::V2(root) => Inner::V2(v2::CgroupV2::open(&root.join(relative))?),
+        };
+        Some(Foreign { inner })
+    }
+}
+
+macro_rules! foreign {
+    ($self:ident, $g:ident => $e:expr) => {
+        match &$self.inner {
+            Inner::V1($g) => $e,
+            Inner::V2($g) => $e,
+        }
+    };
+}
+
+impl Foreign {
+    /// The cgroup's directory (on v1, the one in the memory hierarchy).
+    pub fn path(&self) -> &Path {
+        foreign!(self, g => g.path())
+    }
+
+    /// As [`Cgroup::set_memory_limit`].
+    pub fn set_memory_limit(&self, bytes: Option<u64>, patience: Duration) -> Result<(), CgroupError> {
+        foreign!(self, g => g.set_memory_limit(bytes, patience))
+    }
+
+    /// The memory counters.
+    pub fn memory(&self) -> Result<MemoryStats, CgroupError> {
+        foreign!(self, g => g.memory())
+    }
+
+    /// Asks the kernel to freeze the cgroup, without waiting.
+    pub fn begin_freeze(&self) -> Result<(), CgroupError> {
+        foreign!(self, g => g.set_frozen(true, false))
+    }
+
+    /// Thaws the cgroup and waits until it runs again.
+    pub fn thaw(&self) -> Result<(), CgroupError> {
+        foreign!(self, g => g.set_frozen(false, true))
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Inner {
     V1(v1::CgroupV1),

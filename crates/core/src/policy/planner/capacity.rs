@@ -32,45 +32,69 @@ impl Planner for Capacity {
         // Graceful preemption takes r⃗_GP steps, the others whole containers.
         let graceful = mechanism.kind() == MechanismKind::Graceful;
         let mut takes = Vec::new();
-        let queues = view.queues();
-        for starved in 0..queues.len() {
-            let q = &queues[starved];
-            if !self.preempts[starved] || !q.used.strictly_less(&q.guaranteed) {
-                continue;
+        // Only what the mechanism frees can be taken (suspend in place: CPU).
+        let frees = |p| mechanism.frees(p);
+        for_each_take(view, &self.preempts, self.compute_dr, true, frees, |_, over, p| {
+            if graceful {
+                let eligible = |s| matches!(s, TaskState::Running | TaskState::Shrunk);
+                let jobs = victim_jobs(view, over, now, mechanism, eligible);
+                let steps = choose_graceful(jobs, p, self.gp_step, self.footprint, view.total());
+                takes.extend(steps.into_iter().map(|(task, to)| Take { task, shrink_to: Some(to), by: None }));
+            } else {
+                let jobs = victim_jobs(view, over, now, mechanism, |s| s == TaskState::Running);
+                let victims = choose_victims(jobs, p, view.total());
+                takes.extend(victims.into_iter().map(|c| Take { task: c.task, shrink_to: None, by: None }));
             }
-            // The starved queue's request r⃗_s: its runnable pending demand, up
-            // to its guarantee, less what is already free in the cluster.
-            let room = q.guaranteed.saturating_sub(&q.used);
-            let demand = view.pending_demand(starved).min(&room);
+        });
+        takes
+    }
+}
+
+/// Algorithm 1 over the queues: each queue that takes back and is under its
+/// guarantee asks its runnable pending demand up to its guarantee (less what
+/// is free or being reclaimed, with `less_free`); queues over their guarantee
+/// give it in turn, each its p⃗ — sized by COMPUTEDR with `compute_dr`
+/// (lines 3–10), what the mechanism `frees` of it — and `take(starved, over,
+/// p⃗)` takes it.
+pub(super) fn for_each_take(
+    view: &View,
+    preempts: &[bool],
+    compute_dr: bool,
+    less_free: bool,
+    frees: impl Fn(Resources) -> Resources,
+    mut take: impl FnMut(usize, usize, Resources),
+) {
+    let queues = view.queues();
+    for starved in 0..queues.len() {
+        let q = &queues[starved];
+        if !preempts[starved] || !q.used.strictly_less(&q.guaranteed) {
+            continue;
+        }
+        // The starved queue's request r⃗_s: its runnable pending demand, up
+        // to its guarantee, less what is already free in the cluster.
+        let room = q.guaranteed.saturating_sub(&q.used);
+        let demand = view.pending_demand(starved).min(&room);
+        let mut need = if less_free {
             // Memory that preempted tasks are still giving back is on its way.
             // (Tasks of a node just lost still count as allocated until reported lost.)
             let coming = view.total().saturating_sub(&view.allocated()) + Resources::new(0, view.reclaiming_mb());
-            let mut need = demand.saturating_sub(&coming);
-            for (over, o) in queues.iter().enumerate() {
-                if over == starved || need.is_zero() {
-                    continue;
-                }
-                // Algorithm 1, lines 3–4: the excess over the fair allocation.
-                let a = o.used.saturating_sub(&o.guaranteed);
-                if a.is_zero() {
-                    continue;
-                }
-                // Only what the mechanism frees can be taken (suspend in place: CPU).
-                let p = mechanism.frees(preempted_resources(need, a, self.compute_dr));
-                need = need.saturating_sub(&p);
-                if graceful {
-                    let eligible = |s| matches!(s, TaskState::Running | TaskState::Shrunk);
-                    let jobs = victim_jobs(view, over, now, mechanism, eligible);
-                    let steps = choose_graceful(jobs, p, self.gp_step, self.footprint, view.total());
-                    takes.extend(steps.into_iter().map(|(task, to)| Take { task, shrink_to: Some(to), by: None }));
-                } else {
-                    let jobs = victim_jobs(view, over, now, mechanism, |s| s == TaskState::Running);
-                    let victims = choose_victims(jobs, p, view.total());
-                    takes.extend(victims.into_iter().map(|c| Take { task: c.task, shrink_to: None, by: None }));
-                }
+            demand.saturating_sub(&coming)
+        } else {
+            demand
+        };
+        for (over, o) in queues.iter().enumerate() {
+            if over == starved || need.is_zero() {
+                continue;
             }
+            // Algorithm 1, lines 3–4: the excess over the fair allocation.
+            let a = o.used.saturating_sub(&o.guaranteed);
+            if a.is_zero() {
+                continue;
+            }
+            let p = frees(preempted_resources(need, a, compute_dr));
+            need = need.saturating_sub(&p);
+            take(starved, over, p);
         }
-        takes
     }
 }
 

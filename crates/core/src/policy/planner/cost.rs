@@ -9,7 +9,8 @@
 //! first, youngest container first), which breaks ties. Each choice is kept
 //! with the estimates of the alternatives, for `preemptions.csv`.
 
-use super::{preempted_resources, Planner};
+use super::capacity::for_each_take;
+use super::Planner;
 use crate::action::MechanismKind;
 use crate::model::{JobId, TaskRef, TaskState};
 use crate::policy::cost::{coverage, estimate, Choice, Estimate, Need, Rates, Victim, MECHANISMS};
@@ -38,30 +39,18 @@ impl Planner for Cost {
 
     fn plan(&mut self, view: &View, _mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
         let mut takes = Vec::new();
-        let queues = view.queues();
-        for starved in 0..queues.len() {
-            let q = &queues[starved];
-            if !self.preempts[starved] || !q.used.strictly_less(&q.guaranteed) {
-                continue;
-            }
-            // As `capacity.rs`, the starved queue's runnable demand up to its
-            // guarantee; what is free or being reclaimed counts node by node
-            // in `take` (free room spread over nodes may fit no waiting task).
-            let room = q.guaranteed.saturating_sub(&q.used);
-            let mut need = view.pending_demand(starved).min(&room);
-            for (over, o) in queues.iter().enumerate() {
-                if over == starved || need.is_zero() {
-                    continue;
-                }
-                let a = o.used.saturating_sub(&o.guaranteed);
-                if a.is_zero() {
-                    continue;
-                }
-                let p = preempted_resources(need, a, true);
-                need = need.saturating_sub(&p);
-                self.take(view, starved, over, p, now, &mut takes);
-            }
-        }
+        // What is free or being reclaimed counts node by node in `take` (free
+        // room spread over nodes may fit no waiting task), not in the bound.
+        let preempts = std::mem::take(&mut self.preempts);
+        for_each_take(
+            view,
+            &preempts,
+            true,
+            false,
+            |p| p,
+            |starved, over, p| self.take(view, starved, over, p, now, &mut takes),
+        );
+        self.preempts = preempts;
         takes
     }
 

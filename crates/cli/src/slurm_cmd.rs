@@ -1,0 +1,60 @@
+//! `pliant slurm`: pliant's core in charge of a Slurm partition
+//! (`pliant_slurm`; docs/slurm.md). Slurm's tools find the cluster as usual
+//! (`SLURM_CONF`).
+
+use crate::manager_cmd::parse_key_value;
+use pliant_manager::signals::stop_on_signals;
+use pliant_slurm::controller::Controller;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Arguments of `pliant slurm`.
+#[derive(Debug, clap::Args)]
+pub struct SlurmArgs {
+    /// The Slurm partition whose jobs pliant places (they must be submitted
+    /// held: `sbatch --hold`, or SBATCH_HOLD=1).
+    #[arg(long, default_value = "pliant")]
+    partition: String,
+    /// The policy preset (see `pliant policies`); fixed when the journal is created.
+    #[arg(long, default_value = "ip")]
+    policy: String,
+    /// Set a policy parameter, KEY=VALUE (repeatable).
+    #[arg(long = "set", value_parser = parse_key_value)]
+    sets: Vec<(String, String)>,
+    /// Directory of the journal (journal.jsonl); a restart with the same
+    /// directory takes over where the last run stopped.
+    #[arg(long, default_value = "pliant-slurm-state")]
+    state_dir: PathBuf,
+    /// How often Slurm is read, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    poll_ms: u64,
+}
+
+/// Runs the controller until SIGINT or SIGTERM.
+pub fn run(args: SlurmArgs) -> Result<(), String> {
+    let (mut controller, recovered) =
+        Controller::open(&args.state_dir, &args.partition, &args.policy, &args.sets).map_err(|e| e.to_string())?;
+    let c = controller.config();
+    let nodes: Vec<String> = c.nodes.iter().map(|n| format!("{} ({})", n.name, n.capacity)).collect();
+    eprintln!(
+        "pliant slurm: {} partition `{}` under policy `{}`: {}",
+        if recovered { "took over" } else { "manages" },
+        c.partition,
+        c.policy,
+        nodes.join(", ")
+    );
+    let stop = stop_on_signals();
+    let period = Duration::from_millis(args.poll_ms.max(1));
+    while !stop.load(Ordering::SeqCst) {
+        if let Err(e) = controller.poll() {
+            match e {
+                pliant_slurm::controller::ControllerError::Tool(e) => eprintln!("pliant slurm: warning: {e}"),
+                e => return Err(e.to_string()),
+            }
+        }
+        std::thread::sleep(controller.pause(period));
+    }
+    eprintln!("pliant slurm: stopped; held jobs stay held, running ones run on");
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! The cgroups Slurm's `task/cgroup` plugin makes for a job, and the memory
+//! operations pliant carries out on them where Slurm has none: BIG-C's
+//! reclaim of a suspended job's memory to its footprint (§3.2), a graceful
+//! shrink's lower limit (§3.3), and the limit lifted again before the job
+//! resumes (Slurm does not restore it: `../shared/slurm/README.md`).
+//!
+//! Layout (Slurm 22.05, cgroup v1): `<controller>/slurm_<node>/uid_<uid>/job_<id>`,
+//! the `slurm_<node>` level named after the node so that several `slurmd`
+//! on one machine keep apart. pliant never creates, kills in or removes
+//! these cgroups: Slurm does.
+
+use crate::cgroup::{CgroupError, Foreign, Layout, MemoryStats};
+use std::time::{Duration, Instant};
+
+const MB: u64 = 1 << 20;
+
+/// One Slurm job's cgroup on its node.
+#[derive(Debug)]
+pub struct SlurmJobCgroup {
+    cgroup: Foreign,
+}
+
+/// What lowering a job's memory limit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitLowered {
+    /// Memory charged to the job before, MB.
+    pub before_mb: u64,
+    /// Memory charged to it once the limit held, MB.
+    pub after_mb: u64,
+    /// How long the kernel took to reclaim down to the limit.
+    pub took: Duration,
+}
+
+impl SlurmJobCgroup {
+    /// The job cgroup's path below each controller's mount point.
+    pub fn relative_path(node: &str, uid: u32, job: u64) -> String {
+        format!("slurm_{node}/uid_{uid}/job_{job}")
+    }
+
+    /// Slurm job `job` of user `uid` on `node`, if its cgroup is there.
+    pub fn open(layout: &Layout, node: &str, uid: u32, job: u64) -> Option<SlurmJobCgroup> {
+        layout.foreign(&Self::relative_path(node, uid, job)).map(|cgroup| SlurmJobCgroup { cgroup })
+    }
+
+    /// Lowers the job's memory limit to `mb`: the kernel swaps out what is
+    /// above it (waiting up to `patience` while reclaim stalls).
+    pub fn limit_to(&self, mb: u64, patience: Duration) -> Result<LimitLowered, CgroupError> {
+        let before = self.cgroup.memory()?.usage;
+        let start = Instant::now();
+        self.cgroup.set_memory_limit(Some(mb * MB), patience)?;
+        let took = start.elapsed();
+        let after = self.cgroup.memory()?.usage;
+        Ok(LimitLowered { before_mb: before / MB, after_mb: after / MB, took })
+    }
+
+    /// Lifts the limit pliant set. Under `CR_Core` Slurm's own limit on the
+    /// job is the node's whole memory, which the node's limit caps anyway.
+    pub fn lift(&self) -> Result<(), CgroupError> {
+        self.cgroup.set_memory_limit(None, Duration::ZERO)
+    }
+
+    /// Freezes the job now, without waiting for it to settle (Slurm's own
+    /// freeze after `scontrol suspend` comes about 2 s later).
+    pub fn begin_freeze(&self) -> Result<(), CgroupError> {
+        self.cgroup.begin_freeze()
+    }
+
+    /// Thaws what [`SlurmJobCgroup::begin_freeze`] froze (Slurm's resume
+    /// thaws only the steps it froze itself).
+    pub fn thaw(&self) -> Result<(), CgroupError> {
+        self.cgroup.thaw()
+    }
+
+    /// The job's memory counters.
+    pub fn memory(&self) -> Result<MemoryStats, CgroupError> {
+        self.cgroup.memory()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_cgroups_are_named_after_node_user_and_job() {
+        assert_eq!(SlurmJobCgroup::relative_path("n1", 0, 7), "slurm_n1/uid_0/job_7");
+    }
+}

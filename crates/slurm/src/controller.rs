@@ -1,0 +1,861 @@
+//! The controller: pliant's core driving a Slurm partition.
+//!
+//! Each poll reads `squeue --json`, turns what changed into events (a new
+//! held job, a job that completed, memory a victim gave back), runs one
+//! scheduling step of the core under the step driver (as the manager and the
+//! simulator do), journals it, and then carries its actions out through
+//! Slurm and the job cgroups Slurm made:
+//!
+//! | core action | on Slurm |
+//! |---|---|
+//! | Launch, Restore | `scontrol update JobId=… NodeList=… StartTime=now`, `scontrol release` |
+//! | Suspend (BIG-C IP) | `scontrol suspend`, freeze the job cgroup, lower its memory limit to the footprint |
+//! | Shrink (BIG-C GP) | lower the job cgroup's memory limit (its CPU step is not enforced: Slurm's cpuset stays); suspend it through Slurm when it swaps |
+//! | Freeze (Slurm's own SUSPEND) | `scontrol suspend` |
+//! | Resume | lift the memory limit, then `scontrol resume` |
+//! | Kill | `scontrol requeuehold` |
+//! | Checkpoint | `scancel --signal=USR1 --full`; once the job has exited, `scontrol requeuehold` |
+//! | FailJob | `scancel` |
+//!
+//! Time in the core is integer µs since the cluster's epoch (journaled);
+//! this module is the only place of the crate that reads a clock.
+
+use crate::journal::{Journal, JournalError, Step};
+use crate::options::parse_comment;
+use crate::records::SlurmJob;
+use crate::tools::{SlurmTools, ToolError};
+use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+use pliant_core::{Action, CoreError, Driver, Micros, Observation, Pass, Resources, Scheduler};
+use pliant_live::capabilities::NodeMechanism;
+use pliant_live::cgroup::{CgroupError, Layout, MemoryStats};
+use pliant_live::dispatch::{node_op, NodeOp};
+use pliant_live::slurm_job::{LimitLowered, SlurmJobCgroup};
+use pliant_manager::manager::{build_policy, unix_us};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How long a memory-limit write may wait for reclaim.
+const RECLAIM_PATIENCE: Duration = Duration::from_secs(60);
+/// How long a graceful shrink of a running job may stall before the job
+/// counts as swapping.
+const SHRINK_PATIENCE: Duration = Duration::from_secs(1);
+
+/// A node of the managed partition, in core order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeSpec {
+    /// Slurm's `NodeName`.
+    pub name: String,
+    /// CPUs × 1000 and `RealMemory`.
+    pub capacity: Resources,
+}
+
+/// What the controller manages; fixed when its journal is created.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ControllerConfig {
+    /// The Slurm partition whose jobs pliant places.
+    pub partition: String,
+    /// The policy preset.
+    pub policy: String,
+    /// `--set` parameters, in order.
+    pub params: Vec<(String, String)>,
+    /// The partition's nodes.
+    pub nodes: Vec<NodeSpec>,
+    /// Wall-clock µs since 1970 at which core time is 0.
+    pub epoch_unix_us: u64,
+}
+
+/// A job's request as pliant reads it from Slurm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSpec {
+    /// Its queue.
+    pub class: JobClass,
+    /// 0–11.
+    pub priority: u8,
+    /// CPUs × 1000.
+    pub cpu_milli: u64,
+    /// `--mem`, MB.
+    pub mem_mb: u64,
+    /// Run-time estimate, µs.
+    pub estimate_us: Option<Micros>,
+}
+
+/// An input of a scheduling step; these are journaled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A held job appeared in the partition.
+    Submitted {
+        /// Slurm's id.
+        slurm_id: u64,
+        /// Its owner (the job cgroup's `uid_` level).
+        uid: u32,
+        /// What it asks for.
+        spec: JobSpec,
+    },
+    /// Slurm reports it `COMPLETED`.
+    Finished {
+        /// Slurm's id.
+        slurm_id: u64,
+    },
+    /// It ended otherwise (failed, cancelled, timed out, gone).
+    Ended {
+        /// Slurm's id.
+        slurm_id: u64,
+        /// Slurm's state.
+        state: String,
+    },
+    /// Its memory limit holds at the lower value: `mem_mb` is free.
+    Reclaimed {
+        /// Slurm's id.
+        slurm_id: u64,
+        /// MB given back.
+        mem_mb: u64,
+    },
+    /// A shrunk job started swapping and was suspended.
+    Swapping {
+        /// Slurm's id.
+        slurm_id: u64,
+    },
+    /// A resumed or restored job runs again with its memory.
+    Resumed {
+        /// Slurm's id.
+        slurm_id: u64,
+    },
+    /// A job asked to checkpoint has exited and is requeued, held.
+    Checkpointed {
+        /// Slurm's id.
+        slurm_id: u64,
+    },
+}
+
+/// Where a job is, as pliant sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Phase {
+    /// Held in Slurm, waiting for pliant to place it.
+    Waiting,
+    /// Placed and released.
+    Running,
+    /// Preempted: suspended (its memory reclaimed, or kept under `suspend`).
+    Suspended,
+    /// Preempted gracefully: running under a lower memory limit.
+    Shrunk,
+    /// Being given its resources back.
+    Restoring,
+    /// Asked to checkpoint; not exited yet.
+    Checkpointing,
+    /// Over.
+    Over,
+}
+
+/// One Slurm job pliant manages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Tracked {
+    /// Slurm's id.
+    pub slurm_id: u64,
+    /// The owner's uid.
+    pub uid: u32,
+    /// Its request.
+    pub spec: JobSpec,
+    /// Its phase.
+    pub phase: Phase,
+    /// The node it is placed on (core index).
+    pub node: Option<u32>,
+    /// Memory pliant has taken from it and not yet seen reclaimed, MB.
+    pub owed_mb: u64,
+    /// Its current limits as the core set them.
+    pub limits: Resources,
+    /// True while Slurm has it suspended.
+    pub slurm_suspended: bool,
+    /// How often pliant placed it.
+    pub placements: u32,
+}
+
+/// What a step leaves to do on Slurm and the nodes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Effect {
+    Place { slurm_id: u64, node: u32, restore: bool },
+    Suspend { slurm_id: u64, footprint_mb: u64, report: bool },
+    Freeze { slurm_id: u64 },
+    Shrink { slurm_id: u64, mem_mb: u64, report: bool },
+    Resume { slurm_id: u64 },
+    Requeue { slurm_id: u64 },
+    Checkpoint { slurm_id: u64 },
+    Cancel { slurm_id: u64 },
+}
+
+impl Effect {
+    fn slurm_id(&self) -> u64 {
+        match *self {
+            Effect::Place { slurm_id, .. }
+            | Effect::Suspend { slurm_id, .. }
+            | Effect::Freeze { slurm_id }
+            | Effect::Shrink { slurm_id, .. }
+            | Effect::Resume { slurm_id }
+            | Effect::Requeue { slurm_id }
+            | Effect::Checkpoint { slurm_id }
+            | Effect::Cancel { slurm_id } => slurm_id,
+        }
+    }
+
+    /// The Slurm state the job must be in for this effect to be carried out now.
+    fn needs(&self) -> &'static [&'static str] {
+        match self {
+            Effect::Place { .. } => &["PENDING"],
+            Effect::Suspend { .. } | Effect::Freeze { .. } | Effect::Shrink { .. } | Effect::Checkpoint { .. } => {
+                &["RUNNING", "SUSPENDED"]
+            }
+            Effect::Resume { .. } => &["RUNNING", "SUSPENDED"],
+            Effect::Requeue { .. } => &["RUNNING", "SUSPENDED", "COMPLETED", "FAILED", "CANCELLED"],
+            Effect::Cancel { .. } => &["PENDING", "RUNNING", "SUSPENDED"],
+        }
+    }
+}
+
+/// Why the controller cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    /// The journal failed.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The core refused an observation (a bug: events are checked first).
+    #[error("core: {0}")]
+    Core(#[from] CoreError),
+    /// A Slurm tool failed where the controller cannot do without it.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+    /// The configuration is unusable.
+    #[error("{0}")]
+    Config(String),
+    /// Replaying the journal gave other actions than it records.
+    #[error("journal replay diverged at step {step}: journaled {journaled:?}, replayed {replayed:?}")]
+    Diverged {
+        /// The step (1-based).
+        step: usize,
+        /// What the journal says.
+        journaled: Vec<String>,
+        /// What the replay decided.
+        replayed: Vec<String>,
+    },
+}
+
+/// pliant's core in charge of one Slurm partition.
+pub struct Controller {
+    driver: Driver,
+    config: ControllerConfig,
+    tools: SlurmTools,
+    layout: Option<Layout>,
+    jobs: Vec<Tracked>,
+    by_slurm: HashMap<u64, usize>,
+    journal: Journal,
+    /// Events that carrying out actions caused, for the next step.
+    inbox: Vec<Event>,
+    /// Effects waiting for their job to reach the Slurm state they need.
+    deferred: Vec<Effect>,
+    /// Memory counters of shrunk jobs at the last poll (to see them swap).
+    watched: HashMap<u64, MemoryStats>,
+    /// Jobs of the partition pliant will not manage (said once).
+    refused: BTreeSet<u64>,
+    last_now: Micros,
+    replaying: bool,
+}
+
+impl Controller {
+    /// Opens the controller whose journal is in `state_dir`. A new journal
+    /// takes the partition, policy and parameters given and reads the
+    /// partition's nodes from `sinfo`; an existing one keeps its own and is
+    /// replayed, then squared with what Slurm shows. Returns the controller
+    /// and whether it recovered a journal.
+    pub fn open(
+        state_dir: &Path,
+        partition: &str,
+        policy: &str,
+        params: &[(String, String)],
+    ) -> Result<(Controller, bool), ControllerError> {
+        std::fs::create_dir_all(state_dir)
+            .map_err(|e| ControllerError::Config(format!("{}: {e}", state_dir.display())))?;
+        let (mut journal, (existing, steps)) =
+            Journal::open::<ControllerConfig, Event>(&state_dir.join("journal.jsonl"))?;
+        let tools = SlurmTools;
+        let recovered = existing.is_some();
+        let config = match existing {
+            Some(c) => c,
+            None => {
+                let config = ControllerConfig {
+                    partition: partition.to_string(),
+                    policy: policy.to_string(),
+                    params: params.to_vec(),
+                    nodes: partition_nodes(&tools, partition)?,
+                    epoch_unix_us: unix_us(),
+                };
+                build_policy(&config.policy, &config.params).map_err(ControllerError::Config)?;
+                journal.start(&config)?;
+                config
+            }
+        };
+        let policy = build_policy(&config.policy, &config.params).map_err(ControllerError::Config)?;
+        let capacities: Vec<Resources> = config.nodes.iter().map(|n| n.capacity).collect();
+        let core = Scheduler::new(&capacities, policy)?;
+        let mut c = Controller {
+            driver: Driver::new(core),
+            config,
+            tools,
+            layout: Layout::detect().ok(),
+            jobs: Vec::new(),
+            by_slurm: HashMap::new(),
+            journal,
+            inbox: Vec::new(),
+            deferred: Vec::new(),
+            watched: HashMap::new(),
+            refused: BTreeSet::new(),
+            last_now: 0,
+            replaying: true,
+        };
+        for (i, step) in steps.into_iter().enumerate() {
+            let (replayed, _) = c.step(step.now, step.events, step.monitor)?;
+            if replayed != step.actions {
+                return Err(ControllerError::Diverged { step: i + 1, journaled: step.actions, replayed });
+            }
+        }
+        c.replaying = false;
+        if recovered {
+            c.recover()?;
+        }
+        Ok((c, recovered))
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ControllerConfig {
+        &self.config
+    }
+
+    /// The jobs pliant manages, in core order.
+    pub fn jobs(&self) -> &[Tracked] {
+        &self.jobs
+    }
+
+    /// Core time now.
+    pub fn now(&self) -> Micros {
+        unix_us().saturating_sub(self.config.epoch_unix_us).max(self.last_now)
+    }
+
+    /// How long the loop may sleep before the next poll: until the core's
+    /// next deadline, at most `max`.
+    pub fn pause(&self, max: Duration) -> Duration {
+        let until = self.driver.next_deadline().map_or(max, |t| Duration::from_micros(t.saturating_sub(self.now())));
+        until.clamp(Duration::from_millis(1), max)
+    }
+
+    /// One round: read Slurm, take in what changed, schedule, act.
+    pub fn poll(&mut self) -> Result<(), ControllerError> {
+        let snapshot = self.tools.jobs()?;
+        let mut events = std::mem::take(&mut self.inbox);
+        self.observe(&snapshot, &mut events);
+        self.watch_swapping(&mut events);
+        let now = self.now();
+        let monitor = self.driver.monitor_due(now);
+        let (_, effects) = self.step(now, events, monitor)?;
+        self.deferred.extend(effects);
+        self.carry_out_ready(&snapshot);
+        Ok(())
+    }
+
+    /// Turns Slurm's view of the partition into events.
+    fn observe(&mut self, snapshot: &[SlurmJob], events: &mut Vec<Event>) {
+        let seen: BTreeSet<u64> = snapshot.iter().map(|j| j.id).collect();
+        let partition = self.config.partition.clone();
+        for sj in snapshot.iter().filter(|j| j.partition == partition) {
+            let Some(&i) = self.by_slurm.get(&sj.id) else {
+                self.consider(sj, events);
+                continue;
+            };
+            let t = &self.jobs[i];
+            match (t.phase, sj.state.as_str()) {
+                (Phase::Over, _) => {}
+                (Phase::Checkpointing, "COMPLETED") if self.act(&self.tools.requeue_held(sj.id)) => {
+                    events.push(Event::Checkpointed { slurm_id: sj.id });
+                }
+                (Phase::Running | Phase::Shrunk | Phase::Restoring, "COMPLETED") => {
+                    events.push(Event::Finished { slurm_id: sj.id })
+                }
+                // A requeued job passes through its old states on its way back to pending.
+                (Phase::Waiting, "COMPLETED" | "COMPLETING" | "RUNNING" | "SUSPENDED") => {}
+                (_, state) if crate::records::is_over(state) => {
+                    events.push(Event::Ended { slurm_id: sj.id, state: state.to_string() })
+                }
+                _ => {}
+            }
+        }
+        for t in self.jobs.iter().filter(|t| t.phase != Phase::Over && !seen.contains(&t.slurm_id)) {
+            events.push(Event::Ended { slurm_id: t.slurm_id, state: "GONE".into() });
+        }
+    }
+
+    /// A job of the partition pliant has not seen: it takes it over if it pends.
+    fn consider(&mut self, sj: &SlurmJob, events: &mut Vec<Event>) {
+        if sj.is_over() || self.refused.contains(&sj.id) {
+            return;
+        }
+        let refuse = |why: String| format!("pliant slurm: job {} is not managed: {why}", sj.id);
+        let why = if sj.state != "PENDING" {
+            Some(refuse(format!("it was {} before pliant saw it", sj.state)))
+        } else if sj.node_count > 1 {
+            Some(refuse("pliant places single-node jobs only".into()))
+        } else if sj.mem_mb == 0 {
+            Some(refuse("it has no --mem (pliant books every job's memory)".into()))
+        } else {
+            None
+        };
+        if !sj.is_held() && sj.state == "PENDING" {
+            // Submitted without --hold: held before Slurm starts it on its own.
+            self.act(&self.tools.hold(sj.id));
+        }
+        let options = parse_comment(&sj.comment);
+        let why = why.or_else(|| options.as_ref().err().map(|e| refuse(e.clone())));
+        if let Some(why) = why {
+            eprintln!("{why}; it stays held");
+            self.refused.insert(sj.id);
+            return;
+        }
+        let o = options.expect("checked above");
+        let spec = JobSpec {
+            class: o.class,
+            priority: o.priority,
+            cpu_milli: sj.cpus.max(1) * 1000,
+            mem_mb: sj.mem_mb,
+            estimate_us: o.estimate_us,
+        };
+        events.push(Event::Submitted { slurm_id: sj.id, uid: sj.user_id, spec });
+    }
+
+    /// BIG-C GP §4.2: a shrunk job that swaps is suspended (through Slurm).
+    fn watch_swapping(&mut self, events: &mut Vec<Event>) {
+        let shrunk: Vec<(u64, u32, u32)> = self
+            .jobs
+            .iter()
+            .filter(|t| t.phase == Phase::Shrunk && t.owed_mb == 0)
+            .filter_map(|t| Some((t.slurm_id, t.uid, t.node?)))
+            .collect();
+        self.watched.retain(|id, _| shrunk.iter().any(|(s, _, _)| s == id));
+        for (slurm_id, uid, node) in shrunk {
+            let Some(cgroup) = self.job_cgroup(node, uid, slurm_id) else { continue };
+            let Ok(now) = cgroup.memory() else { continue };
+            match self.watched.insert(slurm_id, now) {
+                Some(before) if now.swapping_since(&before) && self.act(&self.tools.suspend(slurm_id)) => {
+                    let _ = cgroup.begin_freeze();
+                    eprintln!("pliant slurm: job {slurm_id} swaps while shrunk: suspended");
+                    events.push(Event::Swapping { slurm_id });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// One scheduling step at `now`; returns its actions as text and the
+    /// effects left to carry out.
+    fn step(
+        &mut self,
+        now: Micros,
+        events: Vec<Event>,
+        monitor: bool,
+    ) -> Result<(Vec<String>, Vec<Effect>), ControllerError> {
+        self.driver.fire(now);
+        self.last_now = now;
+        let mut effects = Vec::new();
+        let mut taken = Vec::new();
+        for event in events {
+            if self.take_in(now, &event)? {
+                taken.push(event);
+            }
+        }
+        let mut actions = Vec::new();
+        if monitor {
+            self.driver.monitor(now, &mut actions);
+        }
+        while self.driver.pass(now, &mut actions) == Pass::Acted {}
+        let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();
+        if !self.replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
+            self.journal.append(&Step { now, events: taken, monitor, actions: texts.clone() })?;
+        }
+        for action in &actions {
+            self.decide(action, &mut effects);
+        }
+        Ok((texts, effects))
+    }
+
+    /// Applies one event to the core and the records; false when it is stale.
+    fn take_in(&mut self, now: Micros, event: &Event) -> Result<bool, ControllerError> {
+        if let Event::Submitted { slurm_id, uid, spec } = event {
+            if self.by_slurm.contains_key(slurm_id) {
+                return Ok(false);
+            }
+            let id = JobId(self.jobs.len() as u32);
+            self.driver.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
+            self.by_slurm.insert(*slurm_id, self.jobs.len());
+            self.jobs.push(Tracked {
+                slurm_id: *slurm_id,
+                uid: *uid,
+                spec: *spec,
+                phase: Phase::Waiting,
+                node: None,
+                owed_mb: 0,
+                limits: Resources::ZERO,
+                slurm_suspended: false,
+                placements: 0,
+            });
+            return Ok(true);
+        }
+        let slurm_id = match event {
+            Event::Submitted { .. } => unreachable!("handled above"),
+            Event::Finished { slurm_id }
+            | Event::Ended { slurm_id, .. }
+            | Event::Reclaimed { slurm_id, .. }
+            | Event::Swapping { slurm_id }
+            | Event::Resumed { slurm_id }
+            | Event::Checkpointed { slurm_id } => *slurm_id,
+        };
+        let Some(&i) = self.by_slurm.get(&slurm_id) else { return Ok(false) };
+        let task = TaskRef { job: JobId(i as u32), task: 0 };
+        let phase = self.jobs[i].phase;
+        match event {
+            Event::Submitted { .. } => unreachable!("handled above"),
+            Event::Finished { .. } => {
+                if phase == Phase::Restoring {
+                    self.driver.observe(now, Observation::Resumed(task))?;
+                } else if !matches!(phase, Phase::Running | Phase::Shrunk) {
+                    return Ok(false);
+                }
+                self.driver.observe(now, Observation::TaskFinished(task))?;
+                self.jobs[i].phase = Phase::Over;
+            }
+            Event::Ended { state, .. } => {
+                if phase == Phase::Over {
+                    return Ok(false);
+                }
+                if !self.replaying {
+                    eprintln!("pliant slurm: job {slurm_id} ended {state}");
+                }
+                self.driver.observe(now, Observation::JobAborted(task.job))?;
+                self.jobs[i].phase = Phase::Over;
+            }
+            Event::Reclaimed { mem_mb, .. } => {
+                let t = &mut self.jobs[i];
+                let mem_mb = (*mem_mb).min(t.owed_mb);
+                if !matches!(phase, Phase::Suspended | Phase::Shrunk) || mem_mb == 0 {
+                    return Ok(false);
+                }
+                t.owed_mb -= mem_mb;
+                self.driver.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
+            }
+            Event::Swapping { .. } => {
+                if phase != Phase::Shrunk {
+                    return Ok(false);
+                }
+                self.driver.observe(now, Observation::Swapping(task))?;
+                let t = &mut self.jobs[i];
+                t.phase = Phase::Suspended;
+                t.slurm_suspended = true;
+            }
+            Event::Resumed { .. } => {
+                if phase != Phase::Restoring {
+                    return Ok(false);
+                }
+                self.driver.observe(now, Observation::Resumed(task))?;
+                let t = &mut self.jobs[i];
+                t.phase = if t.limits == full(&t.spec) { Phase::Running } else { Phase::Shrunk };
+            }
+            Event::Checkpointed { .. } => {
+                if phase != Phase::Checkpointing {
+                    return Ok(false);
+                }
+                self.driver.observe(now, Observation::Checkpointed(task))?;
+                let t = &mut self.jobs[i];
+                t.phase = Phase::Waiting;
+                t.node = None;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Updates the records for one core action and queues what it takes on Slurm.
+    fn decide(&mut self, action: &Action, effects: &mut Vec<Effect>) {
+        match node_op(action) {
+            NodeOp::Launch { task, node, resources } | NodeOp::Restore { task, node, resources, .. } => {
+                let restore = matches!(action, Action::Restore { .. });
+                let t = &mut self.jobs[task.job.0 as usize];
+                t.phase = if restore { Phase::Restoring } else { Phase::Running };
+                t.node = Some(node.0);
+                t.limits = resources;
+                t.owed_mb = 0;
+                t.placements += 1;
+                effects.push(Effect::Place { slurm_id: t.slurm_id, node: node.0, restore });
+            }
+            NodeOp::Preempt { task, mechanism, limits } => {
+                let t = &mut self.jobs[task.job.0 as usize];
+                let slurm_id = t.slurm_id;
+                match mechanism {
+                    NodeMechanism::Kill => {
+                        t.phase = Phase::Waiting;
+                        t.node = None;
+                        t.slurm_suspended = false;
+                        effects.push(Effect::Requeue { slurm_id });
+                    }
+                    NodeMechanism::Suspend => {
+                        t.limits.cpu_milli = 0;
+                        t.phase = Phase::Suspended;
+                        t.slurm_suspended = true;
+                        effects.push(Effect::Freeze { slurm_id });
+                    }
+                    NodeMechanism::Checkpoint => {
+                        t.phase = Phase::Checkpointing;
+                        effects.push(Effect::Checkpoint { slurm_id });
+                    }
+                    NodeMechanism::Immediate | NodeMechanism::Graceful => {
+                        // Mirrors the core's booking: what the limit drops by is owed back.
+                        t.owed_mb += t.limits.mem_mb.saturating_sub(limits.mem_mb);
+                        t.limits = t.limits.min(&limits);
+                        let report = t.owed_mb > 0;
+                        if mechanism == NodeMechanism::Immediate {
+                            t.phase = Phase::Suspended;
+                            t.slurm_suspended = true;
+                            effects.push(Effect::Suspend { slurm_id, footprint_mb: limits.mem_mb, report });
+                        } else {
+                            t.phase = Phase::Shrunk;
+                            effects.push(Effect::Shrink { slurm_id, mem_mb: t.limits.mem_mb, report });
+                        }
+                    }
+                }
+            }
+            NodeOp::Resume { task, resources } => {
+                let t = &mut self.jobs[task.job.0 as usize];
+                t.phase = Phase::Restoring;
+                t.limits = resources;
+                t.owed_mb = 0;
+                effects.push(Effect::Resume { slurm_id: t.slurm_id });
+            }
+            NodeOp::StopJob { job } => {
+                let t = &mut self.jobs[job.0 as usize];
+                t.phase = Phase::Over;
+                effects.push(Effect::Cancel { slurm_id: t.slurm_id });
+            }
+            NodeOp::KeepSlot { .. } => {}
+        }
+    }
+
+    /// After a journal replay: whatever the records say was decided but
+    /// Slurm does not show carried out is done again (Slurm is the truth of
+    /// what runs; the records of what pliant decided).
+    fn recover(&mut self) -> Result<(), ControllerError> {
+        let snapshot = self.tools.jobs()?;
+        let state: HashMap<u64, &SlurmJob> = snapshot.iter().map(|j| (j.id, j)).collect();
+        for t in &self.jobs {
+            let Some(sj) = state.get(&t.slurm_id) else { continue };
+            let id = t.slurm_id;
+            let redo = match (t.phase, sj.state.as_str(), t.node) {
+                (Phase::Running | Phase::Restoring, "PENDING", Some(node)) => {
+                    Some(Effect::Place { slurm_id: id, node, restore: t.phase == Phase::Restoring })
+                }
+                (Phase::Suspended, _, _) if t.slurm_suspended && t.limits.mem_mb < t.spec.mem_mb => {
+                    Some(Effect::Suspend { slurm_id: id, footprint_mb: t.limits.mem_mb, report: t.owed_mb > 0 })
+                }
+                (Phase::Suspended, "RUNNING", _) => Some(Effect::Freeze { slurm_id: id }),
+                (Phase::Shrunk, _, _) => {
+                    Some(Effect::Shrink { slurm_id: id, mem_mb: t.limits.mem_mb, report: t.owed_mb > 0 })
+                }
+                (Phase::Restoring, _, _) => Some(Effect::Resume { slurm_id: id }),
+                (Phase::Running, "SUSPENDED", _) => Some(Effect::Resume { slurm_id: id }),
+                (Phase::Waiting, "PENDING", _) if !sj.is_held() => {
+                    self.act(&self.tools.hold(id));
+                    None
+                }
+                _ => None,
+            };
+            if let Some(effect) = redo {
+                eprintln!(
+                    "pliant slurm: recovery: job {id} is {} in Slurm, {:?} in the journal: {effect:?}",
+                    sj.state, t.phase
+                );
+                self.deferred.push(effect);
+            }
+        }
+        self.carry_out_ready(&snapshot);
+        Ok(())
+    }
+
+    /// Carries out the effects whose jobs are in a state that allows them
+    /// (a requeued job must be pending again before it is placed); the rest
+    /// wait for a later poll.
+    fn carry_out_ready(&mut self, snapshot: &[SlurmJob]) {
+        let state: HashMap<u64, &str> = snapshot.iter().map(|j| (j.id, j.state.as_str())).collect();
+        let mut later = Vec::new();
+        for effect in std::mem::take(&mut self.deferred) {
+            // A job Slurm no longer shows has ended: its effects are moot.
+            let Some(&slurm_state) = state.get(&effect.slurm_id()) else { continue };
+            if !effect.needs().contains(&slurm_state) || !self.carry_out(&effect, slurm_state) {
+                later.push(effect);
+            }
+        }
+        self.deferred = later;
+    }
+
+    /// Carries out one effect on a job Slurm shows in `slurm_state`; false
+    /// when it must be tried again later.
+    fn carry_out(&mut self, effect: &Effect, slurm_state: &str) -> bool {
+        let Some(&i) = self.by_slurm.get(&effect.slurm_id()) else { return true };
+        let t = self.jobs[i].clone();
+        let node_name = |n: u32| self.config.nodes[n as usize].name.clone();
+        match *effect {
+            Effect::Place { slurm_id, node, restore } => {
+                if !self.act(&self.tools.place(slurm_id, &node_name(node))) {
+                    return false;
+                }
+                eprintln!("pliant slurm: job {slurm_id} placed on {}", node_name(node));
+                if restore {
+                    self.inbox.push(Event::Resumed { slurm_id });
+                }
+            }
+            Effect::Suspend { slurm_id, footprint_mb, report } => {
+                if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
+                    return false;
+                }
+                let Some(cgroup) = t.node.and_then(|n| self.job_cgroup(n, t.uid, slurm_id)) else { return false };
+                let _ = cgroup.begin_freeze();
+                return self.lower(slurm_id, &cgroup, footprint_mb, report, Instant::now());
+            }
+            Effect::Freeze { slurm_id } => {
+                if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
+                    return false;
+                }
+            }
+            Effect::Shrink { slurm_id, mem_mb, report } => {
+                let Some(cgroup) = t.node.and_then(|n| self.job_cgroup(n, t.uid, slurm_id)) else { return false };
+                let start = Instant::now();
+                match cgroup.limit_to(mem_mb, SHRINK_PATIENCE) {
+                    Ok(done) => self.reclaimed(slurm_id, mem_mb, done, start, report),
+                    // Reclaim stalls while the job runs: it swaps, and BIG-C GP
+                    // freezes a container that swaps (§4.2); frozen, it gives
+                    // its memory back.
+                    Err(CgroupError::LimitBusy { .. }) => {
+                        if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
+                            return false;
+                        }
+                        let _ = cgroup.begin_freeze();
+                        eprintln!("pliant slurm: job {slurm_id} swaps while it shrinks: suspended");
+                        self.jobs[i].slurm_suspended = true;
+                        self.inbox.push(Event::Swapping { slurm_id });
+                        return self.lower(slurm_id, &cgroup, mem_mb, report, start);
+                    }
+                    Err(e) => {
+                        eprintln!("pliant slurm: warning: job {slurm_id}: limiting its memory to {mem_mb} MB: {e}");
+                        return false;
+                    }
+                }
+            }
+            Effect::Resume { slurm_id } => {
+                // Memory first, so that the job does not thrash against the
+                // footprint when it runs again.
+                if let Some(cgroup) = t.node.and_then(|n| self.job_cgroup(n, t.uid, slurm_id)) {
+                    if let Err(e) = cgroup.lift().and_then(|()| cgroup.thaw()) {
+                        eprintln!("pliant slurm: warning: job {slurm_id}: giving its memory back: {e}");
+                        return false;
+                    }
+                }
+                if slurm_state == "SUSPENDED" && !self.act(&self.tools.resume(slurm_id)) {
+                    return false;
+                }
+                self.jobs[i].slurm_suspended = false;
+                eprintln!("pliant slurm: job {slurm_id} resumed");
+                self.inbox.push(Event::Resumed { slurm_id });
+            }
+            Effect::Requeue { slurm_id } => {
+                if !self.act(&self.tools.requeue_held(slurm_id)) {
+                    return false;
+                }
+                eprintln!("pliant slurm: job {slurm_id} killed: requeued, held");
+            }
+            Effect::Checkpoint { slurm_id } => {
+                if !self.act(&self.tools.signal(slurm_id, "USR1")) {
+                    return false;
+                }
+                eprintln!("pliant slurm: job {slurm_id} asked to checkpoint (SIGUSR1)");
+            }
+            Effect::Cancel { slurm_id } => {
+                self.act(&self.tools.cancel(slurm_id));
+            }
+        }
+        true
+    }
+
+    /// Lowers a job's memory limit to `mb` (an operation that began at
+    /// `start`); reports what the core is owed when `report`.
+    fn lower(&mut self, slurm_id: u64, cgroup: &SlurmJobCgroup, mb: u64, report: bool, start: Instant) -> bool {
+        match cgroup.limit_to(mb, RECLAIM_PATIENCE) {
+            Ok(done) => {
+                self.reclaimed(slurm_id, mb, done, start, report);
+                true
+            }
+            Err(e) => {
+                eprintln!("pliant slurm: warning: job {slurm_id}: limiting its memory to {mb} MB: {e}");
+                false
+            }
+        }
+    }
+
+    /// Logs a limit that holds and queues the report of what it freed.
+    fn reclaimed(&mut self, slurm_id: u64, mb: u64, done: LimitLowered, start: Instant, report: bool) {
+        eprintln!(
+            "pliant slurm: job {slurm_id} limited to {mb} MB: {} MB -> {} MB in {} ms",
+            done.before_mb,
+            done.after_mb,
+            start.elapsed().as_millis()
+        );
+        let i = self.by_slurm[&slurm_id];
+        if report {
+            self.inbox.push(Event::Reclaimed { slurm_id, mem_mb: self.jobs[i].owed_mb });
+        }
+    }
+
+    fn job_cgroup(&self, node: u32, uid: u32, slurm_id: u64) -> Option<SlurmJobCgroup> {
+        SlurmJobCgroup::open(self.layout.as_ref()?, &self.config.nodes[node as usize].name, uid, slurm_id)
+    }
+
+    /// Logs a failed Slurm command; true when it succeeded.
+    fn act(&self, result: &Result<(), ToolError>) -> bool {
+        match result {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("pliant slurm: warning: {e}");
+                false
+            }
+        }
+    }
+}
+
+/// A job's full allocation.
+fn full(spec: &JobSpec) -> Resources {
+    Resources::new(spec.cpu_milli, spec.mem_mb)
+}
+
+/// The core's view of a Slurm job: one task.
+fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
+    let task = TaskRequest { resources: full(spec), estimate: spec.estimate_us };
+    let phase = PhaseRequest { deps: vec![], coupled: false, local: false, tasks: vec![task] };
+    JobRequest { id, submit: now, class: spec.class, priority: spec.priority, phases: vec![phase], elastic: None }
+}
+
+/// The nodes of `partition`, sorted by name, with their capacities.
+fn partition_nodes(tools: &SlurmTools, partition: &str) -> Result<Vec<NodeSpec>, ControllerError> {
+    let mut nodes: Vec<NodeSpec> = tools
+        .nodes()?
+        .into_iter()
+        .filter(|n| n.partitions.iter().any(|p| p == partition))
+        .map(|n| NodeSpec { name: n.name, capacity: Resources::new(n.cpus * 1000, n.real_memory_mb) })
+        .collect();
+    nodes.sort_by(|a, b| a.name.cmp(&b.name));
+    nodes.dedup();
+    if nodes.is_empty() {
+        return Err(ControllerError::Config(format!("sinfo shows no nodes in partition `{partition}`")));
+    }
+    Ok(nodes)
+}

@@ -1,0 +1,136 @@
+//! The controller's journal: one JSON document per line — the cluster
+//! first, then every scheduling step (its instant, the events it took in,
+//! whether the monitor ran, the actions it decided). Each line is on disk
+//! (`fsync`) before the step's actions reach Slurm, so a controller killed
+//! at any point replays to the state it had decided. A last line torn by
+//! the kill is dropped.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// A journal that could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// Reading or writing the file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The journal file.
+        path: PathBuf,
+        /// What failed.
+        source: io::Error,
+    },
+    /// A line is not a journal entry.
+    #[error("{}:{line}: {reason}", path.display())]
+    Corrupt {
+        /// The journal file.
+        path: PathBuf,
+        /// Its 1-based line number.
+        line: usize,
+        /// Why it does not parse.
+        reason: String,
+    },
+}
+
+/// One scheduling step, as journaled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step<E> {
+    /// Core time, µs.
+    pub now: u64,
+    /// The events taken in, in order.
+    pub events: Vec<E>,
+    /// Whether the resource monitor ran.
+    pub monitor: bool,
+    /// The actions decided, as text (to check a replay against).
+    pub actions: Vec<String>,
+}
+
+/// What a journal holds: its cluster entry and its steps.
+pub type Contents<C, E> = (Option<C>, Vec<Step<E>>);
+
+/// The journal file, open for appending.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+}
+
+impl Journal {
+    /// Opens (or creates) the journal at `path`; returns it with the cluster
+    /// entry and the steps it holds.
+    pub fn open<C: DeserializeOwned, E: DeserializeOwned>(
+        path: &Path,
+    ) -> Result<(Journal, Contents<C, E>), JournalError> {
+        let io_err = |source| JournalError::Io { path: path.into(), source };
+        let mut file = OpenOptions::new().create(true).read(true).append(true).open(path).map_err(io_err)?;
+        let mut text = String::new();
+        file.read_to_string(&mut text).map_err(io_err)?;
+        // A last line without its newline was torn by a kill in the middle
+        // of its write: its step was never acted on. It is cut off, so that
+        // the next line does not glue onto it.
+        let whole = text.rfind('\n').map_or(0, |i| i + 1);
+        if whole < text.len() {
+            file.set_len(whole as u64).map_err(io_err)?;
+        }
+        let (mut config, mut steps) = (None, Vec::new());
+        for (i, line) in text[..whole].lines().enumerate() {
+            let corrupt = |reason: String| JournalError::Corrupt { path: path.into(), line: i + 1, reason };
+            if i == 0 {
+                config = Some(serde_json::from_str::<C>(line).map_err(|e| corrupt(e.to_string()))?);
+            } else {
+                steps.push(serde_json::from_str::<Step<E>>(line).map_err(|e| corrupt(e.to_string()))?);
+            }
+        }
+        Ok((Journal { path: path.into(), file }, (config, steps)))
+    }
+
+    /// Writes the cluster entry of a new journal.
+    pub fn start<C: Serialize>(&mut self, config: &C) -> Result<(), JournalError> {
+        self.write_line(&serde_json::to_string(config).expect("a config serialises"))
+    }
+
+    /// Appends one step.
+    pub fn append<E: Serialize>(&mut self, step: &Step<E>) -> Result<(), JournalError> {
+        self.write_line(&serde_json::to_string(step).expect("a step serialises"))
+    }
+
+    fn write_line(&mut self, line: &str) -> Result<(), JournalError> {
+        let io_err = |source| JournalError::Io { path: self.path.clone(), source };
+        let mut text = String::with_capacity(line.len() + 2);
+        text.push_str(line);
+        text.push('\n');
+        self.file.write_all(text.as_bytes()).map_err(io_err)?;
+        self.file.sync_data().map_err(io_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_come_back_and_a_torn_last_line_is_dropped() {
+        let dir = std::env::temp_dir().join(format!("pliant-slurm-journal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("journal.jsonl");
+        let _ = std::fs::remove_file(&path);
+        {
+            let (mut j, (config, steps)) = Journal::open::<String, u32>(&path).unwrap();
+            assert_eq!((config, steps.len()), (None, 0));
+            j.start(&"cluster".to_string()).unwrap();
+            j.append(&Step { now: 5, events: vec![1u32, 2], monitor: true, actions: vec!["Launch".into()] }).unwrap();
+        }
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"now\":9,\"ev").unwrap();
+        let first = Step { now: 5, events: vec![1u32, 2], monitor: true, actions: vec!["Launch".into()] };
+        let (mut j, (config, steps)) = Journal::open::<String, u32>(&path).unwrap();
+        assert_eq!(config.as_deref(), Some("cluster"));
+        assert_eq!(steps, vec![first.clone()]);
+        let second = Step { now: 7, events: vec![3u32], monitor: false, actions: vec![] };
+        j.append(&second).unwrap();
+        let (_, (_, steps)) = Journal::open::<String, u32>(&path).unwrap();
+        assert_eq!(steps, vec![first, second]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,90 @@
+//! Slurm's command-line tools, as the controller runs them. They find the
+//! cluster the usual way (`SLURM_CONF`, or the system's `slurm.conf`).
+
+use crate::records::{parse_jobs, parse_nodes, SlurmJob, SlurmNode};
+use std::process::Command;
+
+/// A Slurm tool that failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{command}: {reason}")]
+pub struct ToolError {
+    /// What was run.
+    pub command: String,
+    /// What it said.
+    pub reason: String,
+}
+
+/// The tools, run as child processes.
+#[derive(Debug, Clone, Default)]
+pub struct SlurmTools;
+
+impl SlurmTools {
+    fn run(&self, tool: &str, args: &[&str]) -> Result<String, ToolError> {
+        let command = format!("{tool} {}", args.join(" "));
+        let out = Command::new(tool)
+            .args(args)
+            .output()
+            .map_err(|e| ToolError { command: command.clone(), reason: e.to_string() })?;
+        if !out.status.success() {
+            let reason = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            return Err(ToolError { command, reason: format!("{} ({})", reason, out.status) });
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn scontrol(&self, args: &[&str]) -> Result<(), ToolError> {
+        self.run("scontrol", args).map(|_| ())
+    }
+
+    /// Every job slurmctld holds in memory (`squeue --json`).
+    pub fn jobs(&self) -> Result<Vec<SlurmJob>, ToolError> {
+        let text = self.run("squeue", &["--json"])?;
+        parse_jobs(&text).map_err(|reason| ToolError { command: "squeue --json".into(), reason })
+    }
+
+    /// Every node (`sinfo --json`).
+    pub fn nodes(&self) -> Result<Vec<SlurmNode>, ToolError> {
+        let text = self.run("sinfo", &["--json"])?;
+        parse_nodes(&text).map_err(|reason| ToolError { command: "sinfo --json".into(), reason })
+    }
+
+    /// Holds a pending job.
+    pub fn hold(&self, job: u64) -> Result<(), ToolError> {
+        self.scontrol(&["hold", &job.to_string()])
+    }
+
+    /// Places a held job on `node`, eligible at once (a requeued job's
+    /// eligible time is otherwise ~2 minutes away), then releases it.
+    pub fn place(&self, job: u64, node: &str) -> Result<(), ToolError> {
+        let id = format!("JobId={job}");
+        self.scontrol(&["update", &id, &format!("NodeList={node}"), "StartTime=now"])?;
+        self.scontrol(&["release", &job.to_string()])
+    }
+
+    /// `scontrol suspend`: Slurm stops the job (SIGTSTP, then its freezer)
+    /// and frees its cores.
+    pub fn suspend(&self, job: u64) -> Result<(), ToolError> {
+        self.scontrol(&["suspend", &job.to_string()])
+    }
+
+    /// `scontrol resume`.
+    pub fn resume(&self, job: u64) -> Result<(), ToolError> {
+        self.scontrol(&["resume", &job.to_string()])
+    }
+
+    /// Requeues a running or finished batch job, held: it goes back to pending
+    /// and waits for pliant to place it again.
+    pub fn requeue_held(&self, job: u64) -> Result<(), ToolError> {
+        self.scontrol(&["requeuehold", &job.to_string()])
+    }
+
+    /// Sends `signal` to every process of the job (the batch shell and its children).
+    pub fn signal(&self, job: u64, signal: &str) -> Result<(), ToolError> {
+        self.run("scancel", &[&format!("--signal={signal}"), "--full", &job.to_string()]).map(|_| ())
+    }
+
+    /// Cancels the job.
+    pub fn cancel(&self, job: u64) -> Result<(), ToolError> {
+        self.run("scancel", &[&job.to_string()]).map(|_| ())
+    }
+}
