@@ -11,6 +11,7 @@ use pliant_manager::local::{run_local, LocalOptions, ManagerSetup, Offer};
 use pliant_manager::remote_agent::{run_agent, AgentOptions};
 use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
+use pliant_manager::tls::Pin;
 use pliant_manager::token::Token;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -167,9 +168,15 @@ pub struct ManagerUrl {
     #[arg(long)]
     pub token_file: Option<PathBuf>,
     /// The manager's state directory, whose token file is read when neither
-    /// --token-file nor PLIANT_TOKEN gives the token.
+    /// --token-file nor PLIANT_TOKEN gives the token, and whose tls/cert.pem
+    /// is pinned when neither --ca nor PLIANT_CA is given.
     #[arg(long, default_value = "pliant-state")]
     pub state_dir: PathBuf,
+    /// The manager's certificate: the fingerprint it prints (`sha256:HEX`)
+    /// or a copy of its STATE_DIR/tls/cert.pem. Nothing is sent to a
+    /// manager whose certificate is not this one.
+    #[arg(long, value_name = "FILE|sha256:HEX")]
+    pub ca: Option<String>,
 }
 
 /// Options of `pliant submit`.
@@ -320,6 +327,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 manager: a.manager.url,
                 token_file: a.manager.token_file,
                 state_dir: a.manager.state_dir,
+                ca: a.manager.ca,
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
                 give_up_after: a.give_up_after,
@@ -401,7 +409,8 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
 }
 
 fn client(url: &ManagerUrl) -> Result<Client, String> {
-    Ok(Client::new(&url.url).with_token(Token::for_client(url.token_file.as_deref(), &url.state_dir)?))
+    let pin = Pin::for_client(url.ca.as_deref(), &url.state_dir)?;
+    Ok(Client::new(&url.url, pin).with_token(Token::for_client(url.token_file.as_deref(), &url.state_dir)?))
 }
 
 fn secs(us: &Value) -> String {

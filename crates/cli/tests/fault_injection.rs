@@ -102,7 +102,7 @@ impl Cluster {
     /// The manager: `kill` (work-conserving queues; kills to give the short
     /// queue its share), the monitor every second, the default state directory.
     fn serve(&self) -> Daemon {
-        let listen = self.url.trim_start_matches("http://");
+        let listen = self.url.trim_start_matches("https://");
         let args = ["serve", "--listen", listen, "--policy", "kill", "--agent-timeout", "10", "--nodes", "2"];
         self.daemon(&[&args[..], &["--set", "monitor_interval_s=1"]].concat())
     }
@@ -245,7 +245,7 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     let cluster = Cluster {
         dir: dir.into(),
         log: dir.join("daemons.log"),
-        url: format!("http://127.0.0.1:{}", free_port()),
+        url: format!("https://127.0.0.1:{}", free_port()),
         agent_names: (0..AGENTS).map(|i| format!("faults-{}-{i}", std::process::id())).collect(),
     };
     let started = Instant::now();

@@ -22,6 +22,7 @@ use pliant_live::dirtier::read_progress;
 use pliant_live::scratch::ScratchDir;
 use pliant_live::swap::TempSwap;
 use pliant_manager::client::Client;
+use pliant_manager::tls::Pin;
 use pliant_manager::token::Token;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -62,7 +63,16 @@ impl Local {
             .stderr(out)
             .spawn()
             .expect("start pliant local");
-        let client = Client::new(&format!("http://127.0.0.1:{port}"));
+        // The manager makes its certificate before it listens.
+        let started = Instant::now();
+        let pin = loop {
+            if let Some(pin) = Pin::for_client(None, state).unwrap() {
+                break pin;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "no certificate in {}", state.display());
+            sleep(Duration::from_millis(50));
+        };
+        let client = Client::new(&format!("https://127.0.0.1:{port}"), Some(pin));
         let mut local = Local { child, client, state: state.into(), port, policy: policy.into(), log: log.into() };
         local.wait_until("the API answers", Duration::from_secs(20), |c| c.get("/cluster").is_ok());
         // The manager wrote its token before it listened.
@@ -229,7 +239,7 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
 /// The CLI against the running manager: output, and exit code 2 with a
 /// message for bad input.
 fn check_cli(local: &Local, long: u64) {
-    let url = format!("http://127.0.0.1:{}", local.port);
+    let url = format!("https://127.0.0.1:{}", local.port);
     let pliant = |args: &[&str]| {
         let state = ["--manager", &url, "--state-dir", local.state.to_str().unwrap()];
         Command::new(PLIANT).arg(args[0]).args(state).args(&args[1..]).output().unwrap()
@@ -352,8 +362,8 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     let Some(_machine) = live_machine("serve and agent") else { return };
     let dir = ScratchDir::new("pliant-serve").unwrap();
     let (state, log, starts) = (dir.path().join("state"), dir.path().join("log"), dir.path().join("starts"));
-    let url = format!("http://127.0.0.1:{}", free_port());
-    let listen = url.trim_start_matches("http://").to_string();
+    let url = format!("https://127.0.0.1:{}", free_port());
+    let listen = url.trim_start_matches("https://").to_string();
     let state_arg = state.to_str().unwrap();
     let serve_args =
         ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "2"];
@@ -377,7 +387,7 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     ];
     let mut serve = Daemon::start(&serve_args, &log);
     let agent = Daemon::start(&agent_args, &log);
-    let mut client = Client::new(&url);
+    let mut client = Client::new(&url, None);
     let wait = |what: &str, done: &dyn Fn() -> bool| {
         let start = Instant::now();
         while !done() {
@@ -386,6 +396,8 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
             sleep(Duration::from_millis(50));
         }
     };
+    wait("the manager's certificate", &|| Pin::for_client(None, &state).unwrap().is_some());
+    client.set_pin(Pin::for_client(None, &state).unwrap());
     wait("the cluster to form", &|| client.get("/cluster").is_ok());
     client.set_token(Token::for_client(None, &state).unwrap());
     let script = format!("echo start >> {0}; sleep 8; echo end >> {0}; echo done", starts.display());
@@ -507,8 +519,12 @@ fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() 
     let prod_start = prod_v["first_start_us"].as_u64().unwrap();
     assert!(prod_start < free_v["end_us"].as_u64().unwrap() - 2_000_000, "{prod_v} {free_v}");
     // `pliant status` shows the count, and the node it ran on: TASK STATE NODE LAUNCHES CKPTS EXIT …
-    let url = format!("http://127.0.0.1:{}", local.port);
-    let status = Command::new(PLIANT).args(["status", "--manager", &url, &free.to_string()]).output().unwrap();
+    let url = format!("https://127.0.0.1:{}", local.port);
+    let state = local.state.to_str().unwrap();
+    let status = Command::new(PLIANT)
+        .args(["status", "--manager", &url, "--state-dir", state, &free.to_string()])
+        .output()
+        .unwrap();
     let status = String::from_utf8(status.stdout).unwrap();
     let row: Vec<&str> =
         status.lines().skip_while(|l| !l.contains("CKPTS")).nth(1).unwrap().split_whitespace().collect();
@@ -536,6 +552,8 @@ fn chromium() -> Option<PathBuf> {
 fn rendered_page(chromium: &Path, url: &str, profile: &Path) -> String {
     let mut child = Command::new(chromium)
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--virtual-time-budget=5000"])
+        // The manager's certificate is self-signed: the page is what is tested here.
+        .arg("--ignore-certificate-errors")
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(["--dump-dom", url])
         .stdout(Stdio::piped())
@@ -596,7 +614,7 @@ fn the_web_page_shows_the_cluster_in_a_browser() {
             && long["state"] == "running"
             && long["tasks"][0]["launches"] == 2
     });
-    let dom = rendered_page(&chromium, &format!("http://127.0.0.1:{}/", local.port), &dir.path().join("chromium"));
+    let dom = rendered_page(&chromium, &format!("https://127.0.0.1:{}/", local.port), &dir.path().join("chromium"));
     let node = row(&dom, "node-0");
     assert!(node.contains("local") && node.contains("2 / 2 cores") && node.contains("100 / 600 MB"), "{node}");
     let long_row = row(&dom, &format!("job-{long}"));

@@ -38,10 +38,10 @@ struct Cluster {
 impl Cluster {
     fn start(dir: &Path, policy: &str) -> Cluster {
         let (state, log) = (dir.join("state"), dir.join("local.log"));
-        let url = format!("http://127.0.0.1:{}", free_port());
+        let url = format!("https://127.0.0.1:{}", free_port());
         let child = Command::new(PLIANT)
             .args(["local", "--policy", policy, "--cpu", "2", "--mem", "1000M", "--listen"])
-            .arg(url.trim_start_matches("http://"))
+            .arg(url.trim_start_matches("https://"))
             .arg("--state-dir")
             .arg(&state)
             .stdout(Stdio::null())

@@ -11,6 +11,7 @@ mod common;
 
 use common::live::{free_port, live_machine};
 use pliant_live::scratch::ScratchDir;
+use pliant_manager::tls::Pin;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -22,6 +23,8 @@ const PLIANT: &str = env!("CARGO_BIN_EXE_pliant");
 struct Serve {
     child: Child,
     url: String,
+    /// An HTTPS client pinned to the manager's certificate.
+    http: ureq::Agent,
 }
 
 impl Serve {
@@ -36,18 +39,21 @@ impl Serve {
             .stderr(log)
             .spawn()
             .unwrap();
-        let serve = Serve { child, url: format!("http://127.0.0.1:{port}") };
         let start = Instant::now();
-        while std::net::TcpStream::connect(serve.url.trim_start_matches("http://")).is_err() {
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(start.elapsed() < Duration::from_secs(20), "serve did not listen");
             std::thread::sleep(Duration::from_millis(50));
         }
-        serve
+        // It made its certificate, in its state directory, before it listened.
+        let state = args.iter().position(|a| *a == "--state-dir").map_or("pliant-state", |i| args[i + 1]);
+        let pin = Pin::for_client(None, &dir.join(state)).unwrap().expect("the manager's certificate");
+        let http = ureq::AgentBuilder::new().tls_config(Pin::client_config(Some(&pin))).build();
+        Serve { child, url: format!("https://127.0.0.1:{port}"), http }
     }
 
     /// `POST path` with `token`: status and JSON body.
     fn post(&self, path: &str, token: &str, body: &Value) -> (u16, Value) {
-        let request = ureq::post(&format!("{}{path}", self.url)).set("Authorization", &format!("Bearer {token}"));
+        let request = self.http.post(&format!("{}{path}", self.url)).set("Authorization", &format!("Bearer {token}"));
         match request.send_json(body.clone()) {
             Ok(r) => (r.status(), r.into_json().unwrap()),
             Err(ureq::Error::Status(code, r)) => (code, r.into_json().unwrap()),
@@ -56,7 +62,7 @@ impl Serve {
     }
 
     fn get(&self, path: &str) -> Value {
-        ureq::get(&format!("{}{path}", self.url)).call().unwrap().into_json().unwrap()
+        self.http.get(&format!("{}{path}", self.url)).call().unwrap().into_json().unwrap()
     }
 
     fn running(&mut self) -> bool {
@@ -119,7 +125,7 @@ fn serve_refuses_a_node_its_policy_cannot_use_and_goes_on() {
     }
     let start = Instant::now();
     let cluster = loop {
-        if let Ok(r) = ureq::get(&format!("{}/cluster", serve.url)).call() {
+        if let Ok(r) = serve.http.get(&format!("{}/cluster", serve.url)).call() {
             break r.into_json::<Value>().unwrap();
         }
         assert!(start.elapsed() < Duration::from_secs(10), "the cluster did not form");
@@ -137,7 +143,7 @@ fn serve_without_a_policy_picks_one_every_node_can_carry_out() {
     serve.post("/agents/register", &token, &node("swapless", &["kill", "suspend", "checkpoint"], &["no swap"]));
     serve.post("/agents/register", &token, &node("full", &EVERY, &[]));
     let start = Instant::now();
-    while ureq::get(&format!("{}/cluster", serve.url)).call().is_err() {
+    while serve.http.get(&format!("{}/cluster", serve.url)).call().is_err() {
         assert!(start.elapsed() < Duration::from_secs(10), "the cluster did not form");
         std::thread::sleep(Duration::from_millis(50));
     }

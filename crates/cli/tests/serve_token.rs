@@ -4,6 +4,7 @@
 //! `serve` touches no cgroup until an agent registers, so these run anywhere.
 
 use pliant_live::scratch::ScratchDir;
+use pliant_manager::tls::Pin;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -42,9 +43,12 @@ fn serve_with_a_token_file_listens_on_every_address_and_guards_changes() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // `curl` stand-in: a registration's status with and without the token.
+    // `curl` stand-in: a registration's status with and without the token,
+    // over TLS to the certificate the manager makes in its state directory.
+    let http = |pin: Option<Pin>| ureq::AgentBuilder::new().tls_config(Pin::client_config(pin.as_ref())).build();
     let register = |bearer: Option<&str>| {
-        let mut request = ureq::post(&format!("http://127.0.0.1:{port}/agents/register"));
+        let pin = Pin::for_client(None, &dir.path().join("state")).ok()??;
+        let mut request = http(Some(pin)).post(&format!("https://127.0.0.1:{port}/agents/register"));
         if let Some(b) = bearer {
             request = request.set("Authorization", &format!("Bearer {b}"));
         }

@@ -39,10 +39,10 @@ struct Local {
 
 impl Local {
     fn start(state: &Path, policy: &str, log: &Path) -> Local {
-        let url = format!("http://127.0.0.1:{}", free_port());
+        let url = format!("https://127.0.0.1:{}", free_port());
         let child = Command::new(PLIANT)
             .args(["local", "--policy", policy, "--cpu", "2", "--mem", "600M", "--set", "monitor_interval_s=1"])
-            .args(["--listen", url.trim_start_matches("http://"), "--state-dir", state.to_str().unwrap()])
+            .args(["--listen", url.trim_start_matches("https://"), "--state-dir", state.to_str().unwrap()])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(log).unwrap())
             .spawn()

@@ -1,14 +1,15 @@
 //! The HTTP API. [`handle`] maps one JSON request to a status and a JSON
 //! body and knows nothing of sockets or tokens; [`respond`] adds the token
 //! check (every method but GET needs it, and GET too off loopback), the web page at `/` and the
-//! Prometheus text at `/metrics`; [`serve`] runs it on [`crate::http`].
+//! Prometheus text at `/metrics`; [`serve`] runs it on [`crate::server`] over TLS.
 //! Refused requests get a 4xx status with `{"error": "..."}` and change nothing.
 
-use crate::http::{self, Limits, Request, Response};
 use crate::manager::{Manager, NodeRecord, Refusal};
 use crate::metrics::Snapshot;
 use crate::page;
+use crate::server::{self, Limits, Request, Response};
 use crate::submit::SubmitRequest;
+use crate::tls::ServerTls;
 use crate::token::Token;
 use pliant_core::model::{JobId, TaskRef};
 use pliant_live::agent::tail;
@@ -286,8 +287,9 @@ fn refuse_as_node(manager: &Mutex<Manager>, node: &str, request: &Request) -> Op
     ))
 }
 
-/// Serves the API on `listener` until `stop` is set.
-pub fn serve(listener: &TcpListener, manager: &Mutex<Manager>, token: &Token, stop: &AtomicBool) {
+/// Serves the API on `listener`, over TLS with `tls`, until `stop` is set.
+pub fn serve(listener: &TcpListener, manager: &Mutex<Manager>, token: &Token, tls: &ServerTls, stop: &AtomicBool) {
     let guard = Guard::for_listener(listener);
-    http::serve(listener, Limits::default(), &|| !stop.load(Ordering::SeqCst), &|r| respond(manager, token, guard, r));
+    let running = || !stop.load(Ordering::SeqCst);
+    server::serve(listener, Limits::default(), Some(tls), &running, &|r| respond(manager, token, guard, r));
 }

@@ -1,11 +1,14 @@
-//! A small blocking client for the manager's API (used by the CLI and the tests).
+//! A small blocking client for the manager's API (used by the CLI, agents
+//! and the tests): `ureq` over TLS (`rustls`), speaking only to the manager
+//! whose certificate it pins (see [`crate::tls`]).
 
+use crate::tls::Pin;
 use crate::token::Token;
 use serde_json::Value;
 use std::time::Duration;
 
 /// The manager's default address.
-pub const DEFAULT_URL: &str = "http://127.0.0.1:7466";
+pub const DEFAULT_URL: &str = "https://127.0.0.1:7466";
 
 /// A request that did not get a 2xx answer.
 #[derive(Debug, thiserror::Error)]
@@ -34,14 +37,26 @@ pub struct Client {
     base: String,
     agent: ureq::Agent,
     token: Option<Token>,
+    pin: Option<Pin>,
+    timeout: Duration,
 }
 
 impl Client {
-    /// A client for the manager at `base` (e.g. `http://127.0.0.1:7466`),
-    /// without a token: only reads work until [`Client::set_token`].
-    pub fn new(base: &str) -> Client {
-        let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(30)).build();
-        Client { base: base.trim_end_matches('/').to_string(), agent, token: None }
+    /// A client for the manager at `base` (e.g. `https://127.0.0.1:7466`)
+    /// whose certificate `pin` names, without a token: only reads work
+    /// until [`Client::set_token`]. Without a pin it sends nothing.
+    pub fn new(base: &str, pin: Option<Pin>) -> Client {
+        let timeout = Duration::from_secs(30);
+        let agent = build(pin.as_ref(), timeout);
+        Client { base: base.trim_end_matches('/').to_string(), agent, token: None, pin, timeout }
+    }
+
+    /// Pins `pin` from now on (the agent reads it again until it has one).
+    pub fn set_pin(&mut self, pin: Option<Pin>) {
+        if pin != self.pin {
+            self.agent = build(pin.as_ref(), self.timeout);
+            self.pin = pin;
+        }
     }
 
     /// The same client, sending `token` with every request.
@@ -52,7 +67,8 @@ impl Client {
 
     /// The same client, giving up on an answer after `timeout` (30 s unless told).
     pub fn with_timeout(mut self, timeout: Duration) -> Client {
-        self.agent = ureq::AgentBuilder::new().timeout(timeout).build();
+        self.agent = build(self.pin.as_ref(), timeout);
+        self.timeout = timeout;
         self
     }
 
@@ -61,26 +77,45 @@ impl Client {
         self.token = token;
     }
 
-    fn request(&self, method: &str, path: &str) -> (String, ureq::Request) {
+    /// The request, unless nothing may be sent: the manager is reached
+    /// only over TLS, and only with a pinned certificate.
+    fn request(&self, method: &str, path: &str) -> Result<(String, ureq::Request), ClientError> {
         let url = format!("{}{path}", self.base);
+        let refuse = |reason: &str| Err(ClientError::Unreachable { url: url.clone(), reason: reason.into() });
+        if !self.base.starts_with("https://") {
+            return refuse("the manager speaks only https (its URL is https://HOST:PORT)");
+        }
+        if self.pin.is_none() {
+            return refuse(&format!(
+                "no certificate to check the manager by, so nothing was sent: give --ca with the \
+                 fingerprint the manager prints (sha256:…) or its tls/cert.pem, set {}, or give the \
+                 --state-dir whose tls/cert.pem this user can read",
+                crate::tls::ENV
+            ));
+        }
         let mut request = self.agent.request(method, &url);
         if let Some(t) = &self.token {
             request = request.set("Authorization", &format!("Bearer {}", t.as_str()));
         }
-        (url, request)
+        Ok((url, request))
     }
 
     /// `GET path`.
     pub fn get(&self, path: &str) -> Result<Value, ClientError> {
-        let (url, request) = self.request("GET", path);
+        let (url, request) = self.request("GET", path)?;
         answer(&url, request.call())
     }
 
     /// `POST path` with a JSON body.
     pub fn post(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
-        let (url, request) = self.request("POST", path);
+        let (url, request) = self.request("POST", path)?;
         answer(&url, request.send_json(body))
     }
+}
+
+/// A ureq agent that accepts only the certificate `pin` names.
+fn build(pin: Option<&Pin>, timeout: Duration) -> ureq::Agent {
+    ureq::AgentBuilder::new().timeout(timeout).tls_config(Pin::client_config(pin)).build()
 }
 
 fn answer(url: &str, result: Result<ureq::Response, ureq::Error>) -> Result<Value, ClientError> {

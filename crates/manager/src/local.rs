@@ -6,6 +6,7 @@
 
 use crate::api;
 use crate::manager::{default_policy, unix_us, ClusterConfig, Manager, NodeRecord};
+use crate::tls::ServerTls;
 use crate::token::{check_listen, Token};
 use pliant_core::Resources;
 use pliant_live::agent::Agent;
@@ -36,17 +37,41 @@ pub struct ManagerSetup {
     pub token_file: Option<PathBuf>,
 }
 
+/// The manager's API, ready to serve.
+#[derive(Debug)]
+pub struct OpenApi {
+    /// The listening socket.
+    pub listener: TcpListener,
+    /// The API token.
+    pub token: Token,
+    /// The manager's certificate.
+    pub tls: ServerTls,
+    /// The state directory, absolute and private.
+    pub state_dir: PathBuf,
+}
+
+impl OpenApi {
+    /// `https://ADDRESS`, for messages.
+    pub fn url(&self) -> String {
+        format!("https://{}", address(&self.listener))
+    }
+}
+
 impl ManagerSetup {
-    /// The API's token and listening socket, and the state directory made
-    /// absolute and private (see [`crate::state_dir::prepare`]): refuses an
-    /// address reachable from other machines without `--token-file` (see [`check_listen`]).
-    pub fn open_api(&self, log: &dyn Fn(&str)) -> Result<(TcpListener, Token, PathBuf), String> {
+    /// The API's token, certificate and listening socket, and the state
+    /// directory made absolute and private (see [`crate::state_dir::prepare`]):
+    /// refuses an address reachable from other machines without
+    /// `--token-file` (see [`check_listen`]).
+    pub fn open_api(&self, log: &dyn Fn(&str)) -> Result<OpenApi, String> {
         check_listen(&self.listen, self.token_file.is_some())?;
         let state_dir = crate::state_dir::prepare(&self.state_dir, log)?;
+        // The certificate first: a client that finds the token finds it too.
+        let tls = ServerTls::for_manager(&state_dir, log)?;
         let token = Token::for_manager(&state_dir, self.token_file.as_deref(), log)?;
         let listener = bind_patiently(&self.listen, BIND_PATIENCE, log)
             .map_err(|e| format!("cannot listen on {}: {e}", self.listen))?;
-        Ok((listener, token, state_dir))
+        log(&format!("TLS certificate {} (clients pin it with --ca)", tls.fingerprint()));
+        Ok(OpenApi { listener, token, tls, state_dir })
     }
 }
 
@@ -137,7 +162,8 @@ pub fn this_node(name: &str, caps: &Capabilities, offer: Offer) -> Result<NodeRe
 /// Runs until `stop` is set. `log` receives one line per notable thing.
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
-    let (listener, token, state_dir) = opts.setup.open_api(log)?;
+    let api = opts.setup.open_api(log)?;
+    let state_dir = api.state_dir.clone();
     let journal_exists = state_dir.join("journal.sqlite").exists();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
     let (agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
@@ -172,8 +198,8 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         manager.queue_recovery();
     }
     log(&format!(
-        "manager on http://{} — policy {}, node {}",
-        address(&listener),
+        "manager on {} — policy {}, node {}",
+        api.url(),
         manager.config().policy,
         manager.config().nodes[0].capacity
     ));
@@ -182,7 +208,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let (reports_tx, reports_rx) = channel::<AgentReport>();
     std::thread::scope(|s| {
         s.spawn(|| run_agent(agent, ops_rx, reports_tx, stop));
-        s.spawn(|| api::serve(&listener, &manager, &token, stop));
+        s.spawn(|| api::serve(&api.listener, &manager, &api.token, &api.tls, stop));
         let result = manager_loop(&manager, &reports_rx, &ops_tx, stop, log);
         stop.store(true, Ordering::SeqCst);
         result

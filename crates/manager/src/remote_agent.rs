@@ -12,6 +12,7 @@ use crate::api::{Heartbeat, Registered, Registration};
 use crate::client::{Client, ClientError};
 use crate::local::{this_node, Offer};
 use crate::node_dir::NodeDir;
+use crate::tls::Pin;
 use crate::token::Token;
 use pliant_live::agent::Agent;
 use pliant_live::cgroup::Layout;
@@ -39,8 +40,12 @@ pub struct AgentOptions {
     /// [`Token::for_client`]). Read again at each registration, so an agent
     /// may start before its manager has written the token.
     pub token_file: Option<PathBuf>,
-    /// The manager's state directory, for its token file.
+    /// The manager's state directory, for its token file and certificate.
     pub state_dir: PathBuf,
+    /// The manager's certificate, pinned (`--ca`: a file or `sha256:HEX`);
+    /// else `PLIANT_CA`, else the state directory's (see [`Pin::for_client`]).
+    /// Read again at each registration until found; nothing is sent before.
+    pub ca: Option<String>,
     /// The node's name (fixed for the life of the cluster).
     pub name: String,
     /// What the node offers.
@@ -80,8 +85,8 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         Some(t) => Some(Watchdog::start(&opts.program, &top, &contact, t, &node_dir.watchdog_pid())?),
         None => None,
     };
-    let mut joiner = Client::new(&opts.manager);
-    let mut as_node = Client::new(&opts.manager).with_token(Some(credential.clone()));
+    let mut joiner = Client::new(&opts.manager, None);
+    let mut as_node = Client::new(&opts.manager, None).with_token(Some(credential.clone()));
     if let Some(t) = timeout {
         as_node = as_node.with_timeout(answer_timeout(t));
     }
@@ -101,6 +106,13 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
             match Token::for_client(opts.token_file.as_deref(), &opts.state_dir) {
                 Ok(token) => joiner.set_token(token),
                 Err(e) => log(&format!("no token yet: {e}")),
+            }
+            match Pin::for_client(opts.ca.as_deref(), &opts.state_dir) {
+                Ok(pin) => {
+                    joiner.set_pin(pin.clone());
+                    as_node.set_pin(pin);
+                }
+                Err(e) => log(&format!("no manager certificate to pin yet: {e}")),
             }
             let sent = SystemTime::now();
             match joiner.post("/agents/register", &registration) {

@@ -5,9 +5,10 @@
 //! told, at their next heartbeat, to take their tasks over.
 
 use crate::api;
-use crate::http::{self, Limits, Request, Response};
-use crate::local::{address, ManagerSetup, TICK};
+use crate::local::{ManagerSetup, TICK};
 use crate::manager::{build_policy, default_policy, unfit_node, unix_us, ClusterConfig, Manager, NodeRecord};
+use crate::server::{self, Limits, Request, Response};
+use crate::tls::ServerTls;
 use crate::token::Token;
 use pliant_core::policy::Policy;
 use pliant_core::Micros;
@@ -37,13 +38,14 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         Some(name) => Some((name.clone(), build_policy(name, &opts.setup.params)?)),
         None => None,
     };
-    let (listener, token, state_dir) = opts.setup.open_api(log)?;
+    let api = opts.setup.open_api(log)?;
+    let (listener, token, state_dir) = (&api.listener, &api.token, &api.state_dir);
     let recovered = state_dir.join("journal.sqlite").exists();
     let nodes = if recovered {
         Vec::new()
     } else {
-        log(&format!("manager on http://{}: waiting for {} agent(s) to register", address(&listener), opts.nodes));
-        match gather(&listener, &token, opts.nodes, policy.as_ref(), opts.agent_timeout, stop, log) {
+        log(&format!("manager on {}: waiting for {} agent(s) to register", api.url(), opts.nodes));
+        match gather(listener, token, &api.tls, opts.nodes, policy.as_ref(), opts.agent_timeout, stop, log) {
             Some(nodes) => nodes,
             None => return Ok(()),
         }
@@ -61,7 +63,7 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     );
     let fresh = ClusterConfig { policy, params: opts.setup.params.clone(), nodes, epoch_unix_us: unix_us() };
     let names: Vec<String> = fresh.nodes.iter().map(|n| n.name.clone()).collect();
-    let (mut manager, recovered) = Manager::open(&state_dir, fresh).map_err(|e| e.to_string())?;
+    let (mut manager, recovered) = Manager::open(state_dir, fresh).map_err(|e| e.to_string())?;
     for (name, credential) in names.iter().zip(&credentials) {
         manager.admit(name, credential).map_err(|e| format!("{e:?}"))?;
     }
@@ -72,17 +74,12 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     // A new cluster's agents may keep cgroups of an earlier one: they are swept.
     manager.queue_recovery();
     let names: Vec<&str> = manager.config().nodes.iter().map(|n| n.name.as_str()).collect();
-    log(&format!(
-        "manager on http://{} — policy {}, nodes {}",
-        address(&listener),
-        manager.config().policy,
-        names.join(", ")
-    ));
+    log(&format!("manager on {} — policy {}, nodes {}", api.url(), manager.config().policy, names.join(", ")));
     // Agents stop their tasks after the timeout; the manager requeues them after a margin more.
     let timeout = requeue_after(opts.agent_timeout).as_micros() as Micros;
     let manager = Mutex::new(manager);
     std::thread::scope(|s| {
-        s.spawn(|| api::serve(&listener, &manager, &token, stop));
+        s.spawn(|| api::serve(listener, &manager, token, &api.tls, stop));
         let result = (|| {
             while !stop.load(Ordering::SeqCst) {
                 // Until the core's next deadline (a timer, the monitor), at most a tick.
@@ -105,9 +102,11 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
 /// have registered; other requests get 503, and a node that cannot carry
 /// out `policy` (when one was given) 409. Returns the nodes with their
 /// credentials; `None` when stopped first.
+#[allow(clippy::too_many_arguments)]
 fn gather(
     listener: &TcpListener,
     token: &Token,
+    tls: &ServerTls,
     count: usize,
     policy: Option<&(String, Policy)>,
     agent_timeout: Duration,
@@ -154,6 +153,7 @@ fn gather(
         let answer = api::Registered { node: node as u32, agent_timeout_ms: agent_timeout.as_millis() as u64 };
         Response::json(200, &serde_json::to_value(answer).expect("answers serialise"))
     };
-    http::serve(listener, Limits::default(), &|| !stop.load(Ordering::SeqCst) && !gathered(), &register);
+    let running = || !stop.load(Ordering::SeqCst) && !gathered();
+    server::serve(listener, Limits::default(), Some(tls), &running, &register);
     (!stop.load(Ordering::SeqCst)).then(|| nodes.into_inner().unwrap_or_else(|e| e.into_inner()))
 }

@@ -1,16 +1,18 @@
-//! The API over real HTTP on loopback, without a node (agents are played by
+//! The API over real HTTPS on loopback, without a node (agents are played by
 //! hand, so these run anywhere): the token guards every request that changes
 //! something, `/metrics` is valid Prometheus text with the values worked out
-//! below, and the server's limits hold (413 before the body is read, 503
-//! over the connection bound).
+//! below, the server's limits hold (413 before the body is read, 503
+//! over the connection bound), and a client sends nothing to a server whose
+//! certificate is not the one it pins.
 
 use pliant_core::Resources;
 use pliant_live::capabilities::NodeMechanism;
 use pliant_live::scratch::ScratchDir;
 use pliant_manager::api;
 use pliant_manager::client::{Client, ClientError};
-use pliant_manager::http::{self, Limits, Response};
 use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+use pliant_manager::server::{self, Limits, Response};
+use pliant_manager::tls::{Pin, ServerTls};
 use pliant_manager::token::Token;
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -37,6 +39,8 @@ struct Api<'a> {
     without: Client,
     token: &'a Token,
     state_dir: &'a std::path::Path,
+    /// The manager's certificate, pinned.
+    pin: Pin,
 }
 
 /// A node's registration body with its `credential`.
@@ -62,14 +66,17 @@ fn with_api_on(name: &str, bind: &str, nodes: &[&str], body: impl FnOnce(&Api)) 
     let cfg = ClusterConfig { policy: "kill".into(), params: vec![], nodes, epoch_unix_us: unix_us() };
     let (m, _) = Manager::open(dir.path(), cfg).unwrap();
     let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
+    let tls = ServerTls::for_manager(dir.path(), &|_| {}).unwrap();
+    let pin = Pin::parse(tls.fingerprint()).unwrap();
     let listener = TcpListener::bind(bind).unwrap();
-    let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let url = format!("https://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let (manager, stop) = (Mutex::new(m), AtomicBool::new(false));
     std::thread::scope(|s| {
-        s.spawn(|| api::serve(&listener, &manager, &token, &stop));
+        s.spawn(|| api::serve(&listener, &manager, &token, &tls, &stop));
         let _stop = StopOnDrop(&stop);
-        let (with, without) = (Client::new(&url).with_token(Some(token.clone())), Client::new(&url));
-        body(&Api { url: url.clone(), with, without, token: &token, state_dir: dir.path() })
+        let without = Client::new(&url, Some(pin.clone()));
+        let with = without.clone().with_token(Some(token.clone()));
+        body(&Api { url: url.clone(), with, without, token: &token, state_dir: dir.path(), pin })
     });
 }
 
@@ -99,7 +106,8 @@ fn every_change_needs_the_token_and_works_with_it() {
         assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), token.as_str());
         assert_eq!(token.as_str().len(), 64);
-        let wrong = Client::new(&api.url).with_token(Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
+        let wrong = Client::new(&api.url, Some(api.pin.clone()))
+            .with_token(Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
         let job = json!({"command": ["sh", "-c", "sleep 60"], "mem_mb": 100});
         let beat = json!({"reports": []});
         let mutating: [(&str, &Value); 3] =
@@ -122,7 +130,8 @@ fn every_change_needs_the_token_and_works_with_it() {
         assert_eq!(registered, json!({"node": 0, "agent_timeout_ms": 10_000}));
         // The agent registers after the cancellation: it is told to sweep its
         // node, and the cancelled job's launch, never fetched, is not sent.
-        let as_node = Client::new(&api.url).with_token(Some(Token::parse(CREDENTIAL[0], "test").unwrap()));
+        let as_node =
+            Client::new(&api.url, Some(api.pin.clone())).with_token(Some(Token::parse(CREDENTIAL[0], "test").unwrap()));
         let ops = as_node.post("/agents/0/heartbeat", &beat).unwrap()["ops"].clone();
         assert_eq!((ops[0]["op"].as_str(), ops.get(1)), (Some("sweep"), None), "{ops}");
         // Reads need no token.
@@ -141,7 +150,8 @@ fn every_change_needs_the_token_and_works_with_it() {
 fn forged_node_requests_get_403_and_change_nothing() {
     with_api_on("pliant-api-forged", "127.0.0.1:0", &["n0", "n1"], |api| {
         let with = &api.with;
-        let node_client = |c: &str| Client::new(&api.url).with_token(Some(Token::parse(c, "test").unwrap()));
+        let node_client =
+            |c: &str| Client::new(&api.url, Some(api.pin.clone())).with_token(Some(Token::parse(c, "test").unwrap()));
         for (i, name) in ["n0", "n1"].iter().enumerate() {
             assert_eq!(with.post("/agents/register", &registration(name, CREDENTIAL[i])).unwrap()["node"], i);
         }
@@ -168,6 +178,35 @@ fn forged_node_requests_get_403_and_change_nothing() {
     });
 }
 
+/// A client whose pin is another certificate's, or which has none, or is
+/// given a plain `http://` URL, sends nothing: the submission it carried
+/// never reaches the manager.
+#[test]
+fn a_client_sends_nothing_to_a_manager_it_cannot_check() {
+    with_api("pliant-api-pin", |api| {
+        let elsewhere = ScratchDir::new("pliant-api-other-cert").unwrap();
+        let other = Pin::parse(ServerTls::for_manager(elsewhere.path(), &|_| {}).unwrap().fingerprint()).unwrap();
+        assert_ne!(other, api.pin);
+        let job = json!({"command": ["true"], "mem_mb": 10});
+        let plain = api.url.replace("https://", "http://");
+        let clients = [
+            Client::new(&api.url, Some(other)),
+            Client::new(&api.url, None),
+            Client::new(&plain, Some(api.pin.clone())),
+        ];
+        for client in clients {
+            let client = client.with_token(Some(api.token.clone()));
+            match client.post("/jobs", &job) {
+                Err(ClientError::Unreachable { reason, .. }) => {
+                    assert!(["certificate", "speaks only https"].iter().any(|w| reason.contains(w)), "{reason}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(api.with.get("/jobs").unwrap(), json!([]), "a submission got through");
+    });
+}
+
 /// Off loopback every read but the page needs the token too; no answer
 /// repeats a credential a client put in the URL; the state directory, the
 /// journal and the token file are their owner's only.
@@ -180,16 +219,16 @@ fn off_loopback_reads_need_the_token_and_nothing_echoes_it() {
         }
         assert_eq!(with.get("/jobs").unwrap(), json!([]));
         assert_eq!(with.get("/cluster").unwrap()["nodes"][0]["name"], "n0");
-        let (code, page) = raw(&api.url, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        let (code, page) = raw(&api.url, Some(&api.pin), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(code == 200 && page.contains("API token"), "the page, which holds no data, is served: {code}");
-        let (code, _) = raw(&api.url, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        let (code, _) = raw(&api.url, Some(&api.pin), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(code, 401, "Prometheus text needs the token off loopback");
         let bearer = format!("GET /metrics HTTP/1.1\r\nAuthorization: Bearer {}\r\n\r\n", api.token.as_str());
-        assert_eq!(raw(&api.url, &bearer).0, 200);
+        assert_eq!(raw(&api.url, Some(&api.pin), &bearer).0, 200);
         // A token put in the query is not taken, and not repeated back.
         for method in ["GET", "POST"] {
             let request = format!("{method} /jobs?token={} HTTP/1.1\r\nContent-Length: 0\r\n\r\n", api.token.as_str());
-            let (code, body) = raw(&api.url, &request);
+            let (code, body) = raw(&api.url, Some(&api.pin), &request);
             assert_eq!(code, 401, "{body}");
             assert!(!body.contains(api.token.as_str()), "{method}: the answer repeats the token: {body}");
         }
@@ -200,16 +239,33 @@ fn off_loopback_reads_need_the_token_and_nothing_echoes_it() {
     });
 }
 
-/// `request` sent over a raw socket: the answer's status code and body.
-fn raw(url: &str, request: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(url.trim_start_matches("http://")).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
+/// `request` sent over a raw socket (over TLS to the certificate `pin`
+/// names, if given): the answer's status code and body.
+fn raw(url: &str, pin: Option<&Pin>, request: &str) -> (u16, String) {
+    let socket = TcpStream::connect(url.trim_start_matches("https://").trim_start_matches("http://")).unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut stream: Box<dyn ReadWrite> = match pin {
+        None => Box::new(socket),
+        Some(pin) => {
+            let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+            let tls = rustls::ClientConnection::new(Pin::client_config(Some(pin)), name).unwrap();
+            Box::new(rustls::StreamOwned::new(tls, socket))
+        }
+    };
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut bytes = Vec::new();
+    // The server closes after its answer (a TLS peer may skip its close_notify).
+    if let Err(e) = stream.read_to_end(&mut bytes) {
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof, "{e}");
+    }
+    let answer = String::from_utf8(bytes).unwrap();
     let code = answer.split_whitespace().nth(1).unwrap().parse().unwrap();
     (code, answer.split_once("\r\n\r\n").unwrap().1.to_string())
 }
+
+/// A stream to read and write.
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
 
 #[test]
 fn metrics_are_prometheus_text_with_the_cluster_s_values() {
@@ -220,7 +276,7 @@ fn metrics_are_prometheus_text_with_the_cluster_s_values() {
             with.post("/jobs", &json!({"command": ["sh"], "cpu_milli": 1000, "mem_mb": 100})).unwrap();
         }
         with.post("/jobs/1/cancel", &json!({})).unwrap();
-        let (code, text) = raw(&api.url, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        let (code, text) = raw(&api.url, Some(&api.pin), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(code, 200);
         // Strict: every line is a comment, a HELP/TYPE line or a sample the parser understands.
         for line in text.lines() {
@@ -262,7 +318,7 @@ fn metrics_are_prometheus_text_with_the_cluster_s_values() {
 #[test]
 fn the_page_is_served_and_is_self_contained() {
     with_api("pliant-api-page", |api| {
-        let (code, page) = raw(&api.url, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        let (code, page) = raw(&api.url, Some(&api.pin), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(code, 200);
         assert!(page.starts_with("<!DOCTYPE html>") && page.contains("fetch("), "{page}");
         // No external assets: nothing is loaded from another origin.
@@ -280,11 +336,11 @@ fn a_body_over_the_limit_gets_413_before_it_is_sent() {
             "POST /jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nContent-Length: 2000000\r\n\r\n",
             api.token.as_str()
         );
-        let (code, body) = raw(&api.url, &request);
+        let (code, body) = raw(&api.url, Some(&api.pin), &request);
         assert_eq!(code, 413, "{body}");
         assert!(body.contains("over the 1048576-byte limit"), "{body}");
         // The size is checked first, from the headers alone: the same without the token.
-        let (code, _) = raw(&api.url, "POST /jobs HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n");
+        let (code, _) = raw(&api.url, Some(&api.pin), "POST /jobs HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n");
         assert_eq!(code, 413);
     });
 }
@@ -296,18 +352,20 @@ fn connections_over_the_bound_get_503_and_stalled_clients_are_dropped() {
     let stop = AtomicBool::new(false);
     let limits = Limits { body: 100, connections: 2, io_timeout: Duration::from_secs(2) };
     std::thread::scope(|s| {
-        s.spawn(|| http::serve(&listener, limits, &|| !stop.load(Ordering::SeqCst), &|_| Response::error(200, "ok")));
+        s.spawn(|| {
+            server::serve(&listener, limits, None, &|| !stop.load(Ordering::SeqCst), &|_| Response::error(200, "ok"))
+        });
         let _stop = StopOnDrop(&stop);
         // Two clients connect and send nothing: they hold both places.
         let idle: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(addr).unwrap()).collect();
         std::thread::sleep(Duration::from_millis(300));
-        let (code, body) = raw(&format!("{addr}"), "GET / HTTP/1.1\r\n\r\n");
+        let (code, body) = raw(&format!("{addr}"), None, "GET / HTTP/1.1\r\n\r\n");
         assert_eq!(code, 503, "{body}");
         assert!(body.contains("more than 2 connections"), "{body}");
         // After the 2 s read deadline (and at most 1 s draining after the
         // answer) the stalled clients are dropped, and a new one is served.
         std::thread::sleep(Duration::from_millis(3500));
-        assert_eq!(raw(&format!("{addr}"), "GET / HTTP/1.1\r\n\r\n").0, 200);
+        assert_eq!(raw(&format!("{addr}"), None, "GET / HTTP/1.1\r\n\r\n").0, 200);
         drop(idle);
     });
 }
