@@ -200,6 +200,10 @@ fn the_penalty_keys_change_the_elastic_run() {
             "elastic",
             "--set",
             "am_mb=0",
+            "--set",
+            "containers_per_heartbeat=0",
+            "--set",
+            "am_heartbeat_s=0",
         ];
         let out = pliant_in(&dir, &[&args[..], flags, &["--format", "json"]].concat());
         let doc: Value = serde_json::from_slice(&out).unwrap();
@@ -224,7 +228,8 @@ fn the_penalty_keys_change_the_elastic_run() {
 /// placed before its tasks and held until its last task ends: on one node of
 /// 10,240 MB, job 0 (AM + 9,000 MB for 100 s) leaves 240 MB, so job 1 (at
 /// 1 s, one 200 MB task of 10 s) waits for job 0's AM to go at 100 s and ends
-/// at 110 s; without AMs (`--set am_mb=0`) it runs at once.
+/// at 110 s; without AMs (`--set am_mb=0`) it runs at once. (DSS's
+/// heartbeats off: what fits is placed at once.)
 #[test]
 fn dss_jobs_run_an_application_master_first() {
     let dir = temp_dir("dss-am");
@@ -236,7 +241,10 @@ fn dss_jobs_run_an_application_master_first() {
         .unwrap();
     let jcts = |flags: &[&str]| {
         let args = ["simulate", "--workload", "t.json", "--nodes", "1", "--node", "16,10", "--policies", "yarn"];
-        let out = pliant_in(&dir, &[&args[..], flags, &["--out", "out"]].concat());
+        // Placing at once: with DSS's one container per heartbeat job 1's
+        // AM comes first and job 0 then reserves the node for good (DSS's -r).
+        let args = [&args[..], &["--set", "containers_per_heartbeat=0", "--set", "am_heartbeat_s=0"]].concat();
+        let out = pliant_in(&dir, &[&args, flags, &["--out", "out"][..]].concat());
         assert!(!out.is_empty());
         let csv = std::fs::read_to_string(dir.join("out/jobs.csv")).unwrap();
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();

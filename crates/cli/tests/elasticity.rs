@@ -82,7 +82,11 @@ fn the_sweep_prints_the_ratio_distribution() {
 
 /// DSS's SLS variant (`c.nr`, `c.dur` ms, `c.mem` MB, `c.type`, `c.prio`) with
 /// the cluster given DSS-style: Fig. 3's jobs on one ⟨16, 10 GB⟩ node; yarn
-/// runs the three tasks after the 8 GB one, 100–120 s. A malformed row names
+/// runs the three tasks after the 8 GB one. With DSS's AMs and heartbeats
+/// (one container per node heartbeat, tasks one AM heartbeat after their AM,
+/// run two after being placed): AM 1 at 0 s, AM 2 at 1 s, the 8 GB task
+/// placed at 2 s runs 4–104 s; the 3 GB tasks, placed at 104, 105 and 106 s,
+/// end by 128 s. A malformed row names
 /// file and the line of the bad field under --strict.
 #[test]
 fn dss_traces_are_read_with_a_dss_style_cluster() {
@@ -108,7 +112,7 @@ fn dss_traces_are_read_with_a_dss_style_cluster() {
         "--format",
         "json",
     ]);
-    assert_eq!(result(&doc, "yarn")["makespan_s"].as_f64(), Some(120.0));
+    assert_eq!(result(&doc, "yarn")["makespan_s"].as_f64(), Some(128.0));
     std::fs::write(&path, format!("{}{}", job(1, 0, 100_000, "8000", 1), job(2, 1000, 20_000, "\"lots\"", 3))).unwrap();
     let err = error_of(&["simulate", "--workload", p, "--nodes", "1", "--node", "16,10", "--strict"]);
     // The bad `c.mem` of the second job, on the file's line 14.

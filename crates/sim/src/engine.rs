@@ -75,9 +75,16 @@ pub fn simulate_counting(
     );
     // What the policy leaves to the workload: its cluster's ApplicationMaster,
     // and DSS's backfill (none, PEEK's `-r` alone) where it runs DSS's.
+    // DSS's heartbeats too, where the workload's model is DSS's.
+    let dss = workload.cluster.am.is_some();
+    // Only YARN's node-by-node presets run ApplicationMasters that launch tasks.
+    let yarn =
+        matches!(policy.order, pliant_core::policy::JobOrder::Fair | pliant_core::policy::JobOrder::ShortestRemaining);
     let am = policy.am.or(workload.cluster.am);
     let backfill = policy.backfill.or(Some(am.is_none_or(|a| a.is_zero())));
-    let policy = Policy { am, backfill, ..policy };
+    let per_heartbeat = policy.per_heartbeat.or(Some(dss as u32));
+    let am_start = policy.am_start.or(Some(if dss { pliant_core::SECOND } else { 0 }));
+    let policy = Policy { am, backfill, per_heartbeat, am_start, ..policy };
     let core = Scheduler::new(&workload.cluster.nodes, policy)?;
     let total = workload.cluster.total();
     let mut run = Run {
@@ -93,6 +100,7 @@ pub fn simulate_counting(
             reports: Vec::new(),
             ckpt: crate::checkpoint::CheckpointExec::new(workload.cluster.nodes.len()),
             disks: crate::disk_share::DiskShare::new(workload.cluster.nodes.len(), opts.exec.node_disk_mb_s),
+            launch_delay: if yarn { 2 * am_start.unwrap_or(0) } else { 0 },
         },
         driver: Driver::new(core),
         events: EventQueue::default(),

@@ -42,6 +42,9 @@ pub(crate) struct TaskExec {
     /// 0 for a pool executor with nothing in flight.
     pub busy: f64,
     pub since: Micros,
+    /// It does no work before this instant (launched after it was placed:
+    /// see `Execution::launch_delay`).
+    pub work_from: Micros,
     /// Invalidates scheduled finishes when the rate changes.
     pub epoch: u32,
     /// Invalidates scheduled reclaim and restore steps.
@@ -142,6 +145,7 @@ impl JobExec {
                     rate: 0.0,
                     busy: 0.0,
                     since: 0,
+                    work_from: 0,
                     epoch: 0,
                     mem_epoch: 0,
                     phase: pi as u32,
@@ -226,6 +230,10 @@ pub(crate) struct Execution {
     pub ckpt: crate::checkpoint::CheckpointExec,
     /// The tasks spilling on each node, sharing its disk.
     pub disks: DiskShare,
+    /// From placing a task to its running: YARN's ApplicationMaster picks a
+    /// container up at its next heartbeat and launches it at the one after
+    /// (DSS: two AM heartbeats); the container is held meanwhile.
+    pub launch_delay: Micros,
 }
 
 fn task_ref(job: u32, task: u32) -> TaskRef {
@@ -267,7 +275,7 @@ impl Execution {
     fn settle(&mut self, now: Micros, job: u32, task: u32) -> f64 {
         let slot = self.pool_slot(job, task);
         let t = &mut self.jobs[job as usize].tasks[task as usize];
-        let (work, rate) = (t.rate * (now - t.since) as f64, t.rate);
+        let (work, rate) = (t.rate * now.saturating_sub(t.since.max(t.work_from)) as f64, t.rate);
         t.since = now;
         match slot {
             Some((pi, e)) => self.pool(job, pi).advance(e, work),
@@ -287,7 +295,7 @@ impl Execution {
         let epoch = t.epoch;
         let finish = match slot {
             _ if rate <= 0.0 => None,
-            None => Some(finish_time(now, t.duration as f64 - t.done, rate)),
+            None => Some(finish_time(now.max(t.work_from), t.duration as f64 - t.done, rate)),
             Some((pi, e)) => {
                 // An executor with nothing left to run ends now.
                 let pool = self.pool(job, pi);
@@ -439,10 +447,12 @@ impl Execution {
                 self.disks.start(node, job, task);
             }
         }
+        let delay = self.launch_delay;
         let t = self.task(job, task);
         t.done = 0.0;
         t.rate = 0.0;
         t.since = now;
+        t.work_from = now + delay;
         self.usage.held_mem += held.mem_mb;
         self.running_tasks += 1;
         self.update_rates(now, job, task, events);

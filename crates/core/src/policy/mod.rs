@@ -194,6 +194,18 @@ pub struct Policy {
     /// job before its tasks and holds until its last task ends (YARN, DSS);
     /// `None`: the workload's cluster says (`Cluster::am`), `Some(ZERO)`: none.
     pub am: Option<Resources>,
+    /// How many containers a node-by-node pass gives a node per node
+    /// heartbeat (YARN's NodeManager heartbeat, `ElasticSpec::heartbeat`
+    /// apart; DSS: one): passes then run only on heartbeats. `None`: the
+    /// workload's model (DSS's 1 where its cluster runs DSS's
+    /// ApplicationMasters), `Some(0)`: any number, at every pass.
+    pub per_heartbeat: Option<u32>,
+    /// YARN's node heartbeat period, for `per_heartbeat`.
+    pub node_heartbeat: Micros,
+    /// A job's tasks are placed only once its ApplicationMaster runs, this
+    /// long after it was placed (the AM's first heartbeat; DSS: 1 s).
+    /// `None`: the workload's model (as `per_heartbeat`).
+    pub am_start: Option<Micros>,
 }
 
 impl Policy {

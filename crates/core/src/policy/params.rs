@@ -44,7 +44,7 @@ declare_params! {
         elastic_granularity_mb: u64 = 100, whole_positive;
         /// per-node disk bandwidth elastic tasks' spills may use, MB/s (YARN-ME §3.3; §5.1's nodes have one SATA HDD)
         elastic_disk_mb_s: f64 = 120.0, positive;
-        /// node heartbeat period, seconds: the timeline generator reruns at each (YARN-ME §3.2; YARN's default)
+        /// node heartbeat period, seconds: the timeline generator reruns at each (YARN-ME §3.2; YARN's default), and nodes take containers at each under containers_per_heartbeat
         heartbeat_s: f64 = 1.0, positive;
     }
     nested {
@@ -73,6 +73,14 @@ pub struct YarnParams {
     /// `yarn` off, `elastic` on unless the workload runs DSS's ApplicationMasters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backfill: Option<bool>,
+    /// Containers a node takes per node heartbeat (DSS: 1; 0: any number,
+    /// at once); unset: the workload's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub containers_per_heartbeat: Option<u32>,
+    /// Seconds from placing a job's ApplicationMaster to placing its tasks
+    /// (DSS: its first AM heartbeat, 1 s); unset: the workload's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub am_heartbeat_s: Option<f64>,
 }
 
 impl YarnParams {
@@ -84,6 +92,8 @@ impl YarnParams {
             info("am_cores", "1", "cores of that ApplicationMaster container"),
             info("node_reservations", "1", "1: yarn and elastic reserve a node for the job whose task did not fit there (DSS -r); 0: not"),
             info("backfill", "yarn 0; elastic 1, or 0 where the workload runs DSS's AMs", "1: other jobs may use a reserved node with tasks ending before the reserved task fits (YARN-ME §3.3, DSS -g); 0: not"),
+            info("containers_per_heartbeat", "the workload's: 1 for yarn-me* and SLS/DSS traces (DSS), else 0", "containers yarn and elastic give a node per node heartbeat (heartbeat_s; YARN's NodeManager heartbeat, DSS: one), placing only on heartbeats (meganode, DSS's SRTF: as many as fit); 0: any number, at any instant"),
+            info("am_heartbeat_s", "the workload's: 1 for yarn-me* and SLS/DSS traces (DSS), else 0", "seconds per ApplicationMaster heartbeat: a job's tasks are placed from one heartbeat after its AM, and each runs from two heartbeats after it is placed, holding its room meanwhile (DSS: 1 s); 0: at once"),
         ]
     }
 
@@ -94,6 +104,10 @@ impl YarnParams {
             "am_cores" => parse_checked::<f64>(key, value, non_negative).map(|v| self.am_cores = Some(v)),
             "node_reservations" => parse_checked::<bool>(key, value, any).map(|v| self.node_reservations = Some(v)),
             "backfill" => parse_checked::<bool>(key, value, any).map(|v| self.backfill = Some(v)),
+            "containers_per_heartbeat" => {
+                parse_checked::<u32>(key, value, whole).map(|v| self.containers_per_heartbeat = Some(v))
+            }
+            "am_heartbeat_s" => parse_checked::<f64>(key, value, non_negative).map(|v| self.am_heartbeat_s = Some(v)),
             _ => return None,
         };
         Some(r)

@@ -191,6 +191,9 @@ fn base(
         node_reservations: false,
         backfill: Some(false),
         am: params.yarn.am(),
+        per_heartbeat: params.yarn.containers_per_heartbeat,
+        node_heartbeat: params.elastic().heartbeat,
+        am_start: params.yarn.am_heartbeat_s.map(from_secs_f64),
     }
 }
 

@@ -98,6 +98,24 @@ pub(crate) struct NodePass {
     /// Per node, the tasks this pass placed there that still hold resources
     /// (a requested-size backfill reads when they end; elastic sizing reads the timeline's).
     on_node: Vec<Vec<TaskRef>>,
+    /// Per node, whether its reservation is for its job's ApplicationMaster
+    /// (YARN reserves for a container type: placed elsewhere, it lapses).
+    reserved_am: Vec<bool>,
+    /// Containers a node takes per node heartbeat (0: any number, at any pass).
+    per_beat: u32,
+    /// The node heartbeat period (with `per_beat`).
+    beat: Micros,
+    /// Per node, the containers it took at the heartbeat `beat_at`.
+    served: Vec<u32>,
+    /// The heartbeat `served` counts.
+    beat_at: Micros,
+    /// Nodes that took `per_beat` containers at this heartbeat and may take
+    /// more at the next (a buffer kept between passes).
+    limited: Vec<u32>,
+    /// How long after its ApplicationMaster is placed a job's tasks may be.
+    am_start: Micros,
+    /// Per job, when its ApplicationMaster runs (its tasks may be placed).
+    am_ready: Vec<Micros>,
 }
 
 impl NodePass {
@@ -128,6 +146,18 @@ impl NodePass {
             am: policy.am.unwrap_or(Resources::ZERO),
             am_node: Vec::new(),
             on_node: vec![Vec::new(); nodes],
+            reserved_am: vec![false; nodes],
+            // DSS's SRTF (meganode) places as many as fit at each heartbeat.
+            per_beat: match (order, policy.per_heartbeat.unwrap_or(0)) {
+                (JobOrder::ShortestRemaining, p) if p > 0 => u32::MAX,
+                (_, p) => p,
+            },
+            beat: policy.node_heartbeat.max(1),
+            served: vec![0; nodes],
+            beat_at: Micros::MAX,
+            limited: Vec::new(),
+            am_start: policy.am_start.unwrap_or(0),
+            am_ready: Vec::new(),
         }
     }
 
@@ -188,6 +218,12 @@ impl NodePass {
         (key, j.req.submit, job as u32)
     }
 
+    /// Whether `job` may be served at `now`: its next container is its
+    /// ApplicationMaster, or that runs (YARN: an AM asks for its tasks).
+    fn ready(&self, job: usize, now: Micros) -> bool {
+        self.am_ready.get(job).is_none_or(|&at| at <= now)
+    }
+
     /// Whether `job`'s next container is its ApplicationMaster.
     fn am_first(&self, job: usize) -> bool {
         !self.am.is_zero() && self.am_node.get(job).is_none_or(Option::is_none)
@@ -225,6 +261,19 @@ impl NodePass {
 
     /// Algorithm 1 over every node with room, in node order.
     pub fn allocate(&mut self, view: &mut View, now: Micros, launch: &mut Launch) {
+        if self.per_beat > 0 {
+            // Nodes take containers only when they heartbeat (all at once,
+            // in node order, every `beat`).
+            let next = (now / self.beat + 1) * self.beat;
+            if !now.is_multiple_of(self.beat) {
+                view.wake_at(next);
+                return;
+            }
+            if self.beat_at != now {
+                self.served.fill(0);
+                self.beat_at = now;
+            }
+        }
         let mut order = std::mem::take(&mut self.waiting);
         view.take_touched(&mut self.touched);
         let touched = std::mem::take(&mut self.touched);
@@ -241,6 +290,13 @@ impl NodePass {
         self.refreshed.clear();
         self.walk(view, now, &mut order, launch);
         self.waiting = order;
+        if !self.limited.is_empty() {
+            view.wake_at(now + self.beat);
+            if self.incremental {
+                self.to_visit.extend(self.limited.iter().copied());
+            }
+            self.limited.clear();
+        }
     }
 
     /// Serves every node with room (or, `incremental`, every node to
@@ -273,20 +329,38 @@ impl NodePass {
             if free.cpu_milli == 0 || free.mem_mb == 0 {
                 return true;
             }
-            let reserved = self.reserved[n].filter(|&j| !view.job(j as usize).pending.is_empty());
+            if self.per_beat > 0 && self.served[n] >= self.per_beat {
+                self.limited.push(n as u32);
+                return true;
+            }
+            let reserved = self.reserved[n].filter(|&j| {
+                !view.job(j as usize).pending.is_empty() && self.reserved_am[n] == self.am_first(j as usize)
+            });
             self.set_reserved(n, reserved);
-            let Some(job) = reserved.or_else(|| order.first_key_value().map(|(k, _)| k.2)) else { return false };
+            let Some(job) = reserved.or_else(|| self.first_ready(order, now)) else { return false };
             if self.try_place(view, now, job as usize, n, order, launch) {
                 self.set_reserved(n, None);
+                if self.per_beat > 0 {
+                    self.served[n] += 1;
+                }
                 continue;
             }
             if self.node_reservations {
+                self.reserved_am[n] = self.am_first(job as usize);
                 self.set_reserved(n, Some(job));
             }
             if !(self.backfill && self.backfill(view, now, job as usize, n, order, launch)) {
                 return true;
             }
         }
+    }
+
+    /// The first job in `order` that may be served at `now`.
+    fn first_ready(&self, order: &Order, now: Micros) -> Option<u32> {
+        if self.am_start == 0 {
+            return order.first_key_value().map(|(k, _)| k.2);
+        }
+        order.keys().map(|k| k.2).find(|&j| self.ready(j as usize, now))
     }
 
     /// Lines 4–10: places `job`'s next task on node `n` if it fits, regularly
@@ -305,7 +379,7 @@ impl NodePass {
         }
         match self.size_on(view, now, job, n, None) {
             Some((size, disk)) => {
-                self.place(view, job, n, size, disk, order, launch);
+                self.place(view, now, job, n, size, disk, order, launch);
                 true
             }
             None => false,
@@ -357,6 +431,7 @@ impl NodePass {
     fn place(
         &mut self,
         view: &mut View,
+        now: Micros,
         job: usize,
         n: usize,
         size: Resources,
@@ -373,6 +448,13 @@ impl NodePass {
                 self.am_node.resize(job + 1, None);
             }
             self.am_node[job] = Some(NodeId(n as u32));
+            if self.am_start > 0 {
+                if self.am_ready.len() <= job {
+                    self.am_ready.resize(job + 1, 0);
+                }
+                self.am_ready[job] = now + self.am_start;
+                view.wake_at(now + self.am_start);
+            }
         } else {
             launch(view, job, ti, NodeId(n as u32), size);
             self.on_node[n].push(TaskRef { job: JobId(job as u32), task: ti });
@@ -422,10 +504,14 @@ impl NodePass {
                 break;
             }
         }
+        if self.per_beat > 0 {
+            // On heartbeats, a gap's task must end a heartbeat before (DSS's -g).
+            room_at = room_at.saturating_sub(self.beat);
+        }
         let mut found = None;
         for (k, need) in order.iter() {
             let j = k.2 as usize;
-            if j == reserved {
+            if j == reserved || !self.ready(j, now) {
                 continue;
             }
             // Checked here, not only inside: this loop may pass every waiting job.
@@ -441,7 +527,10 @@ impl NodePass {
             }
         }
         let Some((j, (size, disk))) = found else { return false };
-        self.place(view, j, n, size, disk, order, launch);
+        self.place(view, now, j, n, size, disk, order, launch);
+        if self.per_beat > 0 {
+            self.served[n] += 1;
+        }
         true
     }
 
@@ -500,9 +589,11 @@ impl NodePass {
         self.node_ends.resize_with(view.node_count(), Vec::new);
         let ends = &mut self.node_ends[n];
         ends.clear();
+        // Launched two AM heartbeats after being placed (DSS).
+        let launch = 2 * self.am_start;
         for &t in &self.on_node[n] {
             let t = view.task(t);
-            ends.push((t.started + t.estimate.unwrap_or(0), t.allocated));
+            ends.push((t.started + launch + t.estimate.unwrap_or(0), t.allocated));
         }
         ends.sort_by_key(|e| e.0);
     }
