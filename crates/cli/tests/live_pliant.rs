@@ -5,7 +5,8 @@
 //! The node offers ⟨3 CPU, 1550 MB⟩; the resource monitor runs every 0.25 s.
 //! Long jobs (queue `long`, `pliant dirty` tasks of 1 CPU):
 //! - B, little memory: ⟨1 CPU, 150 MB⟩ dirtying 80 MB, estimated 300 s;
-//! - C, much dirty memory: ⟨1 CPU, 760 MB⟩ dirtying 700 MB, estimated 200 s;
+//! - C, much dirty memory: ⟨1 CPU, 760 MB⟩ dirtying 700 MB, estimated 200 s,
+//!   running 5 s before A starts (so that killing it costs more than S3's shrink);
 //! - A, just started (once B and C have run a while): ⟨1 CPU, 600 MB⟩
 //!   dirtying 50 MB, estimated 100 s. The node is then full: 3 CPU, 1510 MB.
 //!
@@ -45,7 +46,7 @@ use pliant_live::scratch::ScratchDir;
 use pliant_live::swap::TempSwap;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A short job's command: writes its start (ns since 1970) to `stamp`, then sleeps 3 s.
 fn stamped(stamp: &Path) -> Vec<String> {
@@ -114,10 +115,15 @@ fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
         local.submit(json!({"name": name, "queue": "long", "cpu_milli": 1000, "mem_mb": mem_mb,
             "estimate_s": estimate_s, "command": dirty(dirty_mb, passes)}))
     };
-    let b = long("little", 150, 80, 6000, 300);
-    let c = long("dirty", 760, 700, 250, 200);
-    local.wait_until("B and C to run with their memory dirtied", Duration::from_secs(60), |_| {
-        read_progress(&local.stdout(b, 0)).passes >= 200 && read_progress(&local.stdout(c, 0)).passes >= 10
+    let b = long("little", 150, 80, 60000, 300);
+    let c = long("dirty", 760, 700, 1500, 200);
+    let c_submitted = Instant::now();
+    // C runs 5 s first, so that killing it (its run lost) costs more than
+    // shrinking it by S3's need (2.06 core-s) on a fast machine too.
+    local.wait_until("B and C to run 5 s with their memory dirtied", Duration::from_secs(60), |_| {
+        read_progress(&local.stdout(b, 0)).passes >= 200
+            && read_progress(&local.stdout(c, 0)).passes >= 10
+            && c_submitted.elapsed() >= Duration::from_secs(5)
     });
     let a = long("young", 600, 50, 4000, 100);
     local.wait_until("A to start", Duration::from_secs(10), |_| local.job(a)["first_start_us"].is_u64());
