@@ -288,7 +288,7 @@ impl Manager {
     pub fn submit(&mut self, req: SubmitRequest) -> Result<u32, Refusal> {
         let spec = req.validate(&self.config.capacities()).map_err(Refusal::Invalid)?;
         let id = self.jobs.len() as u32;
-        self.live_step(vec![Event::Submitted { spec }], false).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        self.live_step(vec![Event::Submitted { spec }]).map_err(|e| Refusal::Conflict(e.to_string()))?;
         Ok(id)
     }
 
@@ -298,15 +298,14 @@ impl Manager {
         if j.is_over() {
             return Err(Refusal::Conflict(format!("job {job} is already {:?}", j.state).to_lowercase()));
         }
-        self.live_step(vec![Event::Cancelled { job: JobId(job) }], false).map_err(|e| Refusal::Conflict(e.to_string()))
+        self.live_step(vec![Event::Cancelled { job: JobId(job) }]).map_err(|e| Refusal::Conflict(e.to_string()))
     }
 
     /// Takes in agents' reports, runs the resource monitor when it is due,
     /// and schedules.
     pub fn advance(&mut self, reports: Vec<(u32, AgentReport)>) -> Result<(), ManagerError> {
-        let monitor = self.driver.monitor_due(self.now());
         let events = reports.into_iter().map(|(node, report)| Event::Report { node, report }).collect();
-        self.live_step(events, monitor)
+        self.live_step(events)
     }
 
     /// The operations waiting for node `node`, taken out.
@@ -426,7 +425,7 @@ impl Manager {
         self.outbox[node].extend(queued);
         let events = if self.lost[node] { vec![Event::NodeBack { node: node as u32 }] } else { Vec::new() };
         self.last_seen[node] = self.now();
-        self.live_step(events, false).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        self.live_step(events).map_err(|e| Refusal::Conflict(e.to_string()))?;
         Ok(node as u32)
     }
 
@@ -457,7 +456,7 @@ impl Manager {
                 self.outbox[node].clear();
                 let mut events = self.lost_tasks(node, "its agent stopped heartbeating");
                 events.push(Event::NodeLost { node: node as u32 });
-                self.live_step(events, false)?;
+                self.live_step(events)?;
                 lost.push(self.config.nodes[node].name.clone());
             }
         }
@@ -475,9 +474,18 @@ impl Manager {
             .collect()
     }
 
-    fn live_step(&mut self, events: Vec<Event>, monitor: bool) -> Result<(), ManagerError> {
+    /// A step at the clock's `now`. A resource monitor run due by then goes
+    /// first, as a step of its own at its due instant (at most a period
+    /// late): as in the simulator, its period does not drift with the loop's
+    /// lateness, and it does not see what came in after it was due, so the
+    /// twin's replay (`pliant twin`) meets the same events before each run.
+    fn live_step(&mut self, events: Vec<Event>) -> Result<(), ManagerError> {
         let now = self.now();
-        self.step(now, events, monitor).map(|_| ())
+        if let Some(due) = self.driver.next_monitor().filter(|&due| due <= now) {
+            let period = self.driver.core().monitor_interval().unwrap_or(0);
+            self.step(due.max(now.saturating_sub(period)).max(self.last_now), Vec::new(), true)?;
+        }
+        self.step(now, events, false).map(|_| ())
     }
 
     /// One scheduling step at `now`; returns its actions as text.

@@ -464,24 +464,32 @@ fn checkpointing_presets_need_every_node_to_checkpoint() {
 }
 
 /// Gradual resumption through the manager: `gp` with r_GP = ⟨1 CPU, 2 GB⟩ on a
-/// node ⟨4 CPU, 8 GB⟩. A long task ⟨4, 4 GB⟩ runs; a short one ⟨2, 512 MB⟩
-/// arrives and one step takes the long task to ⟨3, 2 GB⟩. Its node reports it
-/// swapping (frozen: its 3 cores are free) and 2 GB reclaimed; the short task
-/// starts, leaving ⟨2, 5.5 GB⟩. After D = 3 refused offers the long task gets its
-/// 2 GB and the 2 free cores back and is shrunk, not running; when the short
-/// task ends it gets its last 2 cores at the next offer. The journal replays to
-/// the same records.
+/// node ⟨4 CPU, 8 GB⟩, the monitor every second (each run is an offer to
+/// preempted tasks), the clock stepped by hand. A long task ⟨4, 4 GB⟩ runs; a
+/// short one ⟨2, 512 MB⟩ arrives and the monitor at 1 s takes the long task to
+/// ⟨3, 2 GB⟩. Its node reports it swapping (frozen: its 3 cores are free) and
+/// 2 GB reclaimed; the short task starts, leaving ⟨2, 5.5 GB⟩. After D = 3
+/// refused offers (2, 3, 4 s) the long task gets its 2 GB and the 2 free cores
+/// back at 5 s and is shrunk, not running; when the short task ends it gets
+/// its last 2 cores at the next offer. The journal replays to the same records.
 #[test]
 fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
     let dir = ScratchDir::new("pliant-manager-gradual").unwrap();
     let mut cfg = config();
     cfg.policy = "gp".into();
-    cfg.params.push(("gp_units".into(), "1".into()));
+    cfg.params = vec![("monitor_interval_s".into(), "1".into()), ("gp_units".into(), "1".into())];
     cfg.nodes[0].capacity = Resources::cores_gb(4, 8);
     let mut m = Manager::open(dir.path(), cfg.clone()).unwrap().0;
+    let clock = Arc::new(AtomicU64::new(cfg.epoch_unix_us + 500_000));
+    let read = Arc::clone(&clock);
+    m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));
+    let at = |s: f64| clock.store(cfg.epoch_unix_us + (s * 1e6) as u64, Ordering::SeqCst);
     let long = submit(&mut m, json!({"queue": "long", "cpu_milli": 4000, "mem_mb": 4096, "command": ["sh"]}));
     assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { .. }]));
     let short = submit(&mut m, json!({"queue": "short", "cpu_milli": 2000, "mem_mb": 512, "command": ["sh"]}));
+    at(1.0);
     m.advance(vec![]).unwrap();
     let limits = Resources::new(3000, 2048);
     assert_eq!(
@@ -489,24 +497,32 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
         vec![AgentOp::Preempt { task: task(long, 0), mechanism: NodeMechanism::Graceful, limits }]
     );
     let reclaimed = AgentReport::Reclaimed { task: task(long, 0), mem_mb: 2048, freed_mb: 2048, took_ms: 1 };
+    at(1.5);
     m.advance(vec![(0, AgentReport::Swapping { task: task(long, 0) }), (0, reclaimed)]).unwrap();
     assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(short, 0)));
-    // That step, once the short task is placed, was the first refused offer.
-    for offer in 2..=3 {
+    for offer in 2..=4 {
+        at(offer as f64);
         m.advance(vec![]).unwrap();
-        assert_eq!(m.take_ops(0), vec![], "offer {offer} is refused");
+        assert_eq!(m.take_ops(0), vec![], "the offer at {offer} s is refused");
     }
+    at(5.0);
     m.advance(vec![]).unwrap();
     let part = Resources::new(2000, 4096);
     assert_eq!(m.take_ops(0), vec![AgentOp::Resume { task: task(long, 0), limits: part }]);
+    at(5.5);
     m.advance(vec![(0, AgentReport::Resumed { task: task(long, 0) })]).unwrap();
     let t = &m.jobs()[long as usize].tasks[0];
     assert_eq!((serde_json::to_value(t.state).unwrap(), t.limits), (json!("shrunk"), part));
     assert_eq!(m.take_ops(0), vec![]);
     let done = |t: TaskRef| AgentReport::Exited { task: t, code: Some(0), signal: None, stderr_tail: String::new() };
+    at(5.7);
     m.advance(vec![(0, done(task(short, 0)))]).unwrap();
+    assert_eq!(m.take_ops(0), vec![], "no offer before the monitor's next run");
+    at(6.0);
+    m.advance(vec![]).unwrap();
     let full = Resources::new(4000, 4096);
     assert_eq!(m.take_ops(0), vec![AgentOp::Resume { task: task(long, 0), limits: full }]);
+    at(6.5);
     m.advance(vec![(0, AgentReport::Resumed { task: task(long, 0) })]).unwrap();
     let t = &m.jobs()[long as usize].tasks[0];
     assert_eq!((serde_json::to_value(t.state).unwrap(), t.limits), (json!("running"), full));

@@ -18,9 +18,15 @@ use pliant_sim::{simulate, ExecModel, SimOptions};
 use serde::Serialize;
 use std::path::Path;
 
+/// The version of the JSON report's layout (its `schema_version`): it
+/// changes when a key changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// A live run and its replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TwinReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// The state directory the run left.
     pub state_dir: String,
     /// The policy it ran.
@@ -62,6 +68,7 @@ pub fn twin(state_dir: &Path, exec: ExecModel) -> Result<TwinReport, String> {
     let opts = SimOptions { exec: exec.clone(), record_decisions: true, ..SimOptions::default() };
     let record = simulate(&observed.workload, policy, &opts).map_err(|e| format!("the replay failed: {e}"))?;
     Ok(TwinReport {
+        schema_version: SCHEMA_VERSION,
         state_dir: state_dir.display().to_string(),
         policy: config.policy.clone(),
         params: config.params.clone(),
