@@ -3,14 +3,14 @@
 //! second) runs ten jobs of known work, all the memory-dirtying workload
 //! dirtying 80 % of its request (the simulator's working set): two long jobs
 //! of ⟨1 CPU, 400 MB⟩ that fill the CPU and most of the memory, about 40 s of
-//! work each, then eight short jobs of about 5 s arriving over them every 3 s,
+//! work each, then eight short jobs of about 8 s arriving over them every 5 s,
 //! one in two needing only a core (⟨1 CPU, 150 MB⟩: 200 MB are free) and the
 //! other also memory a long task holds (⟨1 CPU, 500 MB⟩: 300 MB of a
 //! victim's). The passes are sized from the dirtier's speed on this machine
 //! now, so the work lasts about as long on a fast machine as on this one.
 //! `pliant twin STATE_DIR` then replays the run's journal through the
-//! simulator, calibrated by `pliant measure --out` on this machine, and again
-//! with the papers' defaults:
+//! simulator, calibrated by `pliant measure --out` on this machine just
+//! before the run, and again with the papers' defaults:
 //! - under `gp` and under `kill` the replay makes the same preemptions (victim
 //!   and mechanism, in the same order, each within the monitor period);
 //! - each job's JCT is within 15 % of the live one;
@@ -100,12 +100,13 @@ impl Drop for Local {
 /// fraction of a second) must stay small beside a task.
 fn mb_passes_per_second() -> f64 {
     let start = Instant::now();
-    let out = pliant(&["dirty", "--mb", "120", "--passes", "100"]);
+    let out = pliant(&["dirty", "--mb", "120", "--passes", "300"]);
     assert!(out.status.success(), "dirty: {}", String::from_utf8_lossy(&out.stderr));
-    120.0 * 100.0 / start.elapsed().as_secs_f64()
+    120.0 * 300.0 / start.elapsed().as_secs_f64()
 }
 
-/// A job of the workload: its name, queue, request and the MB it dirties.
+/// A job of the workload: its name, queue, request, the MB it dirties and
+/// for about how long, alone on a core.
 struct Spec {
     name: String,
     queue: &'static str,
@@ -118,8 +119,8 @@ struct Spec {
 fn workload() -> Vec<Spec> {
     let long = |i| Spec { name: format!("long-{i}"), queue: "long", mem: "400M", mb: 320, seconds: 40.0 };
     let short = |i: usize| {
-        let (mem, mb) = if i % 2 == 0 { ("150M", 120) } else { ("500M", 400) };
-        Spec { name: format!("short-{i}"), queue: "short", mem, mb, seconds: 5.0 }
+        let (mem, mb) = if i.is_multiple_of(2) { ("150M", 120) } else { ("500M", 400) };
+        Spec { name: format!("short-{i}"), queue: "short", mem, mb, seconds: 8.0 }
     };
     (0..2).map(long).chain((0..8).map(short)).collect()
 }
@@ -138,7 +139,7 @@ fn live_run(dir: &Path, policy: &str) -> std::path::PathBuf {
         jobs.is_some_and(|j| j.iter().filter(|j| j["state"] == "running").count() == 2)
     });
     for (j, p) in jobs.iter().zip(&passes).skip(2) {
-        sleep(Duration::from_millis(3000));
+        sleep(Duration::from_millis(5000));
         local.submit(&j.name, j.queue, j.mem, j.mb, *p);
     }
     local.wait_until("every job to finish", Duration::from_secs(600), |done| {
@@ -164,11 +165,11 @@ fn the_twin_replays_a_live_run_with_the_same_preemptions() {
         Ok(s) => s,
         Err(e) => return skip(&format!("twin: cannot turn on a swap file: {e}")),
     };
-    let calibration = dir.join("machine.conf");
-    let out = pliant(&["measure", "--sizes", "256M", "--out", calibration.to_str().unwrap()]);
-    assert!(out.status.success(), "measure: {}", String::from_utf8_lossy(&out.stderr));
-
     for policy in ["gp", "kill"] {
+        // Calibrated just before the run: this machine's swap rates move with its load.
+        let calibration = dir.join(format!("machine-{policy}.conf"));
+        let out = pliant(&["measure", "--sizes", "256M", "--out", calibration.to_str().unwrap()]);
+        assert!(out.status.success(), "measure: {}", String::from_utf8_lossy(&out.stderr));
         let state = live_run(&dir, policy);
         let command = ["twin", state.to_str().unwrap(), "--config", calibration.to_str().unwrap()];
         let table = pliant(&command);
