@@ -133,7 +133,7 @@ impl NodePass {
             node_ends: Vec::new(),
             snapshot: SnapshotCache::default(),
             disk_used: vec![0; nodes],
-            waiting: Order::default(),
+            waiting: Order::new(backfill),
             keyed: Vec::new(),
             touched: Vec::new(),
             active: BTreeSet::new(),
@@ -299,7 +299,7 @@ impl NodePass {
                 self.beat_at = now;
             }
         }
-        let mut order = std::mem::take(&mut self.waiting);
+        let mut order = std::mem::replace(&mut self.waiting, Order::new(false));
         view.take_touched(&mut self.touched);
         let touched = std::mem::take(&mut self.touched);
         for &job in &touched {
@@ -670,8 +670,82 @@ impl NodePass {
         }
     }
 
+    /// Every pass visits every node.
+    #[cfg(test)]
+    pub fn visit_every_node(&mut self) {
+        self.incremental = false;
+        self.backfill_incremental = false;
+    }
+
     /// The timeline generator's estimate of `job`'s completion (elastic sizing only).
     pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
         matches!(self.sizing, Sizing::Elastic(_)).then(|| self.timeline.job_end(job.0 as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+    use crate::policy::{preset, Params};
+    use crate::{Action, Micros, Observation, Resources, Scheduler, SECOND};
+    use proptest::prelude::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// A job: submission (s), task count, task CPU cores, memory GB, run time (s).
+    type Spec = (u64, u32, u64, u64, u64);
+
+    /// Replays `jobs` on three 4-core 8 GB nodes, tasks ending after their
+    /// run time, and returns every launch with its time.
+    fn launches(name: &str, jobs: &[Spec], every_node: bool) -> Vec<(Micros, TaskRef, u32, Resources)> {
+        let policy = preset(name, &Params::default()).expect("a preset");
+        let mut core = Scheduler::new(&[Resources::cores_gb(4, 8); 3], policy).expect("nodes");
+        if every_node {
+            core.visit_every_node();
+        }
+        let mut jobs = jobs.to_vec();
+        jobs.sort_by_key(|j| j.0);
+        let mut ends: BinaryHeap<Reverse<(Micros, TaskRef)>> = BinaryHeap::new();
+        let (mut next, mut out, mut log) = (0, Vec::new(), Vec::new());
+        while next < jobs.len() || !ends.is_empty() {
+            let arrival = jobs.get(next).map(|j| j.0 * SECOND);
+            let now = arrival.into_iter().chain(ends.peek().map(|e| e.0 .0)).min().expect("something is left");
+            while jobs.get(next).is_some_and(|j| j.0 * SECOND == now) {
+                let (_, n, cpu, gb, secs) = jobs[next];
+                let task = TaskRequest { resources: Resources::cores_gb(cpu, gb), estimate: Some(secs * SECOND) };
+                let phases =
+                    vec![PhaseRequest { deps: vec![], coupled: false, local: false, tasks: vec![task; n as usize] }];
+                let id = JobId(next as u32);
+                let req = JobRequest { id, submit: now, class: JobClass::Short, priority: 0, phases, elastic: None };
+                core.observe(now, Observation::JobSubmitted(req)).expect("in order");
+                next += 1;
+            }
+            while let Some(&Reverse((_, task))) = ends.peek().filter(|e| e.0 .0 == now) {
+                ends.pop();
+                core.observe(now, Observation::TaskFinished(task)).expect("running");
+            }
+            core.schedule(now, &mut out);
+            for a in out.drain(..) {
+                let Action::Launch { task, node, resources } = a else { panic!("only launches: {a:?}") };
+                ends.push(Reverse((now + jobs[task.job.0 as usize].4 * SECOND, task)));
+                log.push((now, task, node.0, resources));
+            }
+        }
+        log
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Visiting only the nodes where something may change places every
+        /// task where and when visiting every node does.
+        #[test]
+        fn passes_over_some_nodes_place_as_passes_over_all(
+            jobs in prop::collection::vec((0u64..40, 1u32..6, 1u64..5, 1u64..9, 1u64..30), 1..25),
+        ) {
+            for name in ["yarn", "elastic"] {
+                let all = launches(name, &jobs, true);
+                prop_assert_eq!(launches(name, &jobs, false), all);
+            }
+        }
     }
 }

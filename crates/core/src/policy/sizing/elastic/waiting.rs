@@ -35,23 +35,36 @@ impl Need {
 }
 
 /// The waiting jobs in order, with their needs, indexed by need.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(super) struct Waiting {
     order: BTreeMap<OrderKey, Need>,
+    /// `by_need` is kept (a pass that never backfills does not read it).
+    indexed: bool,
     /// The keys of `order` by their need's (CPU, memory).
     by_need: BTreeMap<(u64, u64), BTreeSet<OrderKey>>,
 }
 
 impl Waiting {
+    /// No job waits; `indexed`: jobs are indexed by need for [`Waiting::next_fitting`].
+    pub fn new(indexed: bool) -> Self {
+        Waiting { order: BTreeMap::new(), indexed, by_need: BTreeMap::new() }
+    }
+
     /// Adds a job under `key`.
     pub fn insert(&mut self, key: OrderKey, need: Need) {
         self.order.insert(key, need);
+        if !self.indexed {
+            return;
+        }
         self.by_need.entry((need.cpu_milli, need.mem_mb)).or_default().insert(key);
     }
 
     /// Takes the job under `key` out; returns its need.
     pub fn remove(&mut self, key: &OrderKey) -> Option<Need> {
         let need = self.order.remove(key)?;
+        if !self.indexed {
+            return Some(need);
+        }
         let shape = (need.cpu_milli, need.mem_mb);
         let keys = self.by_need.get_mut(&shape).expect("indexed with the order");
         keys.remove(key);
@@ -77,8 +90,9 @@ impl Waiting {
     }
 
     /// The first job after `after` (from the first, if `None`) whose need's
-    /// CPU and memory fit in `free`.
+    /// CPU and memory fit in `free` (indexed only).
     pub fn next_fitting(&self, free: Resources, after: Option<OrderKey>) -> Option<(OrderKey, Need)> {
+        debug_assert!(self.indexed, "next_fitting reads the index by need");
         let mut best: Option<OrderKey> = None;
         for (_, keys) in self.by_need.range(..=(free.cpu_milli, u64::MAX)).filter(|((_, mem), _)| *mem <= free.mem_mb) {
             let next = match after {
@@ -106,7 +120,7 @@ mod tests {
             ops in prop::collection::vec((0u64..6, 0u64..4, 0u64..4, any::<bool>()), 0..60),
             free in (0u64..5, 0u64..5),
         ) {
-            let mut w = Waiting::default();
+            let mut w = Waiting::new(true);
             for (i, (key, cpu, mem, insert)) in ops.into_iter().enumerate() {
                 let k = (key, 0, key as u32);
                 w.remove(&k);
