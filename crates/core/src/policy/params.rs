@@ -6,6 +6,7 @@ use crate::model::StorageModel;
 use crate::parameter::{
     any, fraction, non_negative, parse_checked, positive, probability, whole, whole_positive, ParamError,
 };
+use crate::policy::cost::CostParams;
 use crate::time::{from_secs_f64, Micros, SECOND};
 use crate::Resources;
 use serde::Serialize;
@@ -52,6 +53,8 @@ declare_params! {
         storage: StorageModel;
         /// YARN's ApplicationMaster and DSS's `-r`/`-g` switches (unset: the workload's or the preset's).
         yarn: YarnParams;
+        /// The rates of `pliant`'s cost model.
+        cost: CostParams;
     }
 }
 
