@@ -95,8 +95,9 @@ pub(crate) struct NodePass {
     am: Resources,
     /// Per job, the node its ApplicationMaster holds, once placed.
     am_node: Vec<Option<NodeId>>,
-    /// Per node, the tasks this pass placed there that still hold resources
-    /// (a requested-size backfill reads when they end; elastic sizing reads the timeline's).
+    /// Per node, the tasks this pass placed there that still hold resources,
+    /// kept only for a requested-size backfill, which reads when they end
+    /// (elastic sizing reads the timeline's; no node: not kept).
     on_node: Vec<Vec<TaskRef>>,
     /// Per node, whether its reservation is for its job's ApplicationMaster
     /// (YARN reserves for a container type: placed elsewhere, it lapses).
@@ -153,7 +154,8 @@ impl NodePass {
             backfill,
             am: policy.am.unwrap_or(Resources::ZERO),
             am_node: Vec::new(),
-            on_node: vec![Vec::new(); nodes],
+            // Only a requested-size backfill reads them.
+            on_node: if backfill && sizing == Sizing::Requested { vec![Vec::new(); nodes] } else { Vec::new() },
             reserved_am: vec![false; nodes],
             // DSS's SRTF (meganode) places as many as fit at each heartbeat.
             per_beat: match (order, policy.per_heartbeat.unwrap_or(0)) {
@@ -506,7 +508,9 @@ impl NodePass {
             }
         } else {
             launch(view, job, ti, NodeId(n as u32), size);
-            self.on_node[n].push(TaskRef { job: JobId(job as u32), task: ti });
+            if let Some(on) = self.on_node.get_mut(n) {
+                on.push(TaskRef { job: JobId(job as u32), task: ti });
+            }
             view.job_mut(job).tasks[ti as usize].disk_milli = disk;
             self.disk_used[n] += disk;
         }
