@@ -95,3 +95,27 @@ fn a_task_that_has_barely_run_is_killed() {
     assert!(matches!(out[1], Action::Launch { task: SHORT, .. }), "{out:?}");
     assert_eq!(s.take_choices()[0].chosen.mechanism, MechanismKind::Kill);
 }
+
+// Two nodes ⟨8 CPU, 16 GB⟩, each with one long task ⟨8 CPU, 8 GB⟩: job 0's
+// (1000 s estimated) on node 0, job 1's (3000 s) on node 1. A short task
+// ⟨2 CPU, 1 GB⟩ costs the same to make room for on either node; Algorithm 2
+// takes from the job with the longest remaining time first, so node 1's
+// task gives it — not the lowest node's.
+#[test]
+fn equal_costs_go_to_the_longest_remaining_job() {
+    let policy = preset("pliant", &Params::default()).unwrap();
+    let node = Resources::cores_gb(8, 16);
+    let mut s = Scheduler::new(&[node, node], policy).unwrap();
+    let mut out = Vec::new();
+    let mut longer = job(1, JobClass::Long, &[(8, 8)]);
+    longer.phases[0].tasks[0].estimate = Some(3000 * SECOND);
+    s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(8, 8)]))).unwrap();
+    s.observe(0, Observation::JobSubmitted(longer)).unwrap();
+    s.schedule(0, &mut out);
+    assert!(matches!(out[..], [Action::Launch { .. }, Action::Launch { .. }]), "{out:?}");
+    out.clear();
+    s.observe(100 * SECOND, Observation::JobSubmitted(job(2, JobClass::Short, &[(2, 1)]))).unwrap();
+    s.monitor(101 * SECOND, &mut out);
+    let victim = TaskRef { job: JobId(1), task: 0 };
+    assert_eq!(out[0], Action::Shrink { task: victim, to: Resources::new(6000, 8 * 1024) }, "{out:?}");
+}

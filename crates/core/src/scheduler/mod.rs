@@ -432,6 +432,15 @@ impl Scheduler {
         self.slots.idle()
     }
 
+    /// The node pass visits every node at every pass (for a test's
+    /// comparison with the passes that visit only where something may change).
+    #[cfg(test)]
+    pub(crate) fn visit_every_node(&mut self) {
+        if let Some(pass) = &mut self.node_pass {
+            pass.visit_every_node();
+        }
+    }
+
     /// The timeline generator's estimate of `job`'s completion (elastic sizing only).
     pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
         self.node_pass.as_mut().and_then(|pass| pass.estimated_completion(job))

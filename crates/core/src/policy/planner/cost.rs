@@ -6,7 +6,7 @@
 //! freezing or shrinking CPU, a memory need reclaims only that much, and a
 //! kill is chosen only where it is cheapest (a task that has barely run).
 //! Victims are looked at in Algorithm 2's order (longest remaining job
-//! first, youngest container first), which breaks ties. Each choice is kept
+//! first, youngest container first), which breaks ties, between nodes too. Each choice is kept
 //! with the estimates of the alternatives, for `preemptions.csv`.
 
 use super::capacity::for_each_take;
@@ -18,6 +18,16 @@ use crate::policy::mechanism::{Mechanism, Take};
 use crate::scheduler::view::View;
 use crate::{Micros, Resources};
 use std::cmp::Reverse;
+
+/// A task that may give something back, with its place in Algorithm 2's
+/// order over the whole queue.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    task: TaskRef,
+    victim: Victim,
+    /// 0 for the first victim Algorithm 2 would take, and so on.
+    rank: usize,
+}
 
 /// The cost planner.
 #[derive(Debug, Clone)]
@@ -64,7 +74,10 @@ impl Cost {
     /// node by node as they would be placed: each waiting task in service
     /// order that fits nowhere goes to the node where freeing its deficit
     /// (its request less the node's free and incoming room) costs least
-    /// ([`Cost::cover`]); the victims there give back the cheapest way.
+    /// ([`Cost::cover`]), among equal costs the node holding the victim
+    /// Algorithm 2 would take first (the longest remaining job's youngest
+    /// task), then the lowest node; the victims there give back the
+    /// cheapest way.
     fn take(&mut self, view: &View, starved: usize, over: usize, p: Resources, now: Micros, out: &mut Vec<Take>) {
         let n = view.node_count();
         let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i)).collect();
@@ -90,14 +103,17 @@ impl Cost {
                         .filter_map(|i| {
                             let deficit = req.saturating_sub(&avail[i]);
                             let can = |m| view.node_can(i, m);
-                            self.cover(&victims[i], deficit, req, can).map(|plan| (plan.0, i, plan.1))
+                            let (cost, plan) = self.cover(&victims[i], deficit, req, can)?;
+                            // Ties: the node whose first victim comes first in Algorithm 2's order.
+                            let first = plan.iter().map(|(k, ..)| victims[i][*k].rank).min();
+                            Some(((cost, first, i), plan))
                         })
-                        .min_by_key(|(cost, i, _)| (*cost, *i));
+                        .min_by_key(|(key, _)| *key);
                     // No node can make room for it: nor for the rest of its run.
-                    let Some((_, i, plan)) = best else { break };
+                    let Some(((_, _, i), plan)) = best else { break };
                     let deficit = req.saturating_sub(&avail[i]);
                     for (k, chosen, options) in plan.into_iter().rev() {
-                        let (task, v) = victims[i].remove(k);
+                        let Candidate { task, victim: v, .. } = victims[i].remove(k);
                         avail[i] += chosen.takes;
                         budget = budget.saturating_sub(&chosen.takes);
                         self.choices.push(Choice { at: now, task, held: v.held, need: deficit, chosen, options });
@@ -122,7 +138,7 @@ impl Cost {
     #[allow(clippy::type_complexity)]
     fn cover(
         &self,
-        victims: &[(TaskRef, Victim)],
+        victims: &[Candidate],
         deficit: Resources,
         req: Resources,
         can: impl Fn(MechanismKind) -> bool,
@@ -133,7 +149,7 @@ impl Cost {
         while !left.is_zero() {
             let need = Need { left, waiting_cpu: req.cpu_milli };
             let mut best: Option<(f64, u64, usize, Estimate)> = None;
-            for (k, (_, v)) in victims.iter().enumerate() {
+            for (k, Candidate { victim: v, .. }) in victims.iter().enumerate() {
                 if plan.iter().any(|(taken, ..)| *taken == k) {
                     continue;
                 }
@@ -155,7 +171,7 @@ impl Cost {
                 }
             }
             let (_, _, k, chosen) = best?;
-            let options = MECHANISMS.map(|m| estimate(m, &victims[k].1, &need, &self.rates));
+            let options = MECHANISMS.map(|m| estimate(m, &victims[k].victim, &need, &self.rates));
             cost += chosen.cost();
             left = left.saturating_sub(&chosen.takes);
             plan.push((k, chosen, options));
@@ -165,9 +181,9 @@ impl Cost {
     }
 
     /// Queue `queue`'s tasks that may give something back, per node, in
-    /// Algorithm 2's order (longest remaining job first, youngest first):
-    /// running ones, and shrunk ones done reclaiming.
-    fn victims(&self, view: &View, queue: usize, now: Micros) -> Vec<Vec<(TaskRef, Victim)>> {
+    /// Algorithm 2's order over the queue (longest remaining job first,
+    /// youngest first): running ones, and shrunk ones done reclaiming.
+    fn victims(&self, view: &View, queue: usize, now: Micros) -> Vec<Vec<Candidate>> {
         let mut found = Vec::new();
         for key in view.queues()[queue].active.iter() {
             let job = view.job(key.2 as usize);
@@ -194,9 +210,9 @@ impl Cost {
             }
         }
         found.sort_unstable_by_key(|(_, order, _)| *order);
-        let mut by_node: Vec<Vec<(TaskRef, Victim)>> = vec![Vec::new(); view.node_count()];
-        for (node, order, v) in found {
-            by_node[node].push((order.3 .0, v));
+        let mut by_node: Vec<Vec<Candidate>> = vec![Vec::new(); view.node_count()];
+        for (rank, (node, order, victim)) in found.into_iter().enumerate() {
+            by_node[node].push(Candidate { task: order.3 .0, victim, rank });
         }
         by_node
     }

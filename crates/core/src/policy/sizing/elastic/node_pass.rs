@@ -6,42 +6,24 @@
 //! reserved job (§3.3).
 //!
 //! Kept linear in the cluster: the order of waiting jobs lives from pass to
-//! pass and only the jobs the books touched are re-keyed; with node
-//! reservations and requested sizes (`yarn`) only the nodes where a visit
-//! could change something are visited (see `NodePass::incremental`).
+//! pass and only the jobs the books touched are re-keyed; a backfill looks
+//! only at the waiting jobs whose need fits the node (`waiting.rs`); with node
+//! reservations only the nodes where a visit could change something are
+//! visited (see `NodePass::incremental` and `NodePass::backfill_incremental`).
 
 use super::fit::{elastic_fit, least_size_mb};
 use super::quiet::QuietNodes;
 use super::snapshot::SnapshotCache;
 use super::timeline::{Timeline, WaitingJob};
+use super::waiting::{Need, OrderKey, Waiting};
 use crate::model::{JobId, NodeId, TaskRef};
 use crate::policy::{JobOrder, Policy, Sizing};
 use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
-use std::collections::{BTreeMap, BTreeSet};
-
-/// A job's place in the pass's order (smaller first): (fair or SRJF key, submit, id).
-type OrderKey = (u64, Micros, u32);
+use std::collections::BTreeSet;
 
 /// The jobs waiting in the pass, in order, with what each one's next task needs.
-type Order = BTreeMap<OrderKey, Need>;
-
-/// The least a job's next task needs to start on a node: its request, or
-/// its smallest elastic size and (as no size runs faster) its ideal run
-/// time. A cheap test that spares the backfill sizing jobs that cannot fit.
-#[derive(Debug, Clone, Copy)]
-struct Need {
-    cpu_milli: u64,
-    mem_mb: u64,
-    runtime: Micros,
-}
-
-impl Need {
-    /// Whether a task may start in `free` and, with `by`, end by then.
-    fn admits(&self, free: Resources, now: Micros, by: Micros) -> bool {
-        self.cpu_milli <= free.cpu_milli && self.mem_mb <= free.mem_mb && now.saturating_add(self.runtime) <= by
-    }
-}
+type Order = Waiting;
 
 /// Starts task `task` of job `job` on a node with a size (the scheduler's launch).
 pub(crate) type Launch<'a> = dyn FnMut(&mut View, usize, u32, NodeId, Resources) + 'a;
@@ -84,7 +66,25 @@ pub(crate) struct NodePass {
     /// a job whose next task does not fit it, stays so until its free
     /// resources or that job's next task change.
     incremental: bool,
-    /// The nodes to visit (`incremental` only).
+    /// With node reservations and §3.3's backfill, but no ApplicationMaster
+    /// start delay, no per-heartbeat limit and no job the timeline generator
+    /// would read, a node whose visit placed nothing places nothing until its
+    /// free resources change, its reserved job's next task changes, or a job
+    /// whose need fits it starts waiting with that need (a backfill serves
+    /// the first such job). Only those nodes are visited: the ones in
+    /// `to_visit`, and the nodes where a `fresh` job fits.
+    backfill_incremental: bool,
+    /// An elastic job waited under elastic sizing: the timeline generator may
+    /// run, and every pass visits every node.
+    elastic_seen: bool,
+    /// The last pass visited only some nodes.
+    was_incremental: bool,
+    /// Jobs waiting with a need not yet offered to every node, as of the
+    /// pass under way (`backfill_incremental` only).
+    fresh: Vec<u32>,
+    /// Jobs that came to wait with a new need since the pass began.
+    fresh_next: Vec<u32>,
+    /// The nodes to visit (`incremental` and `backfill_incremental` only).
     to_visit: BTreeSet<u32>,
     /// (job, node) for each node reserved for a job.
     reserved_for: BTreeSet<(u32, u32)>,
@@ -137,13 +137,21 @@ impl NodePass {
             node_ends: Vec::new(),
             snapshot: SnapshotCache::default(),
             disk_used: vec![0; nodes],
-            waiting: Order::new(),
+            waiting: Order::new(backfill),
             keyed: Vec::new(),
             touched: Vec::new(),
             active: BTreeSet::new(),
             // A backfill may serve any waiting job on any reserved node.
             // Quiet nodes are visited as they wake instead.
             incremental: node_reservations && !backfill && matches!(sizing, Sizing::Requested) && quiet.is_none(),
+            backfill_incremental: node_reservations
+                && backfill
+                && policy.am_start.unwrap_or(0) == 0
+                && policy.per_heartbeat.unwrap_or(0) == 0,
+            elastic_seen: false,
+            was_incremental: true,
+            fresh: Vec::new(),
+            fresh_next: Vec::new(),
             to_visit: (0..nodes as u32).collect(),
             reserved_for: BTreeSet::new(),
             refreshed: Vec::new(),
@@ -170,7 +178,7 @@ impl NodePass {
     /// Reserves node `n` for `job` (or for none).
     fn set_reserved(&mut self, n: usize, job: Option<u32>) {
         let old = std::mem::replace(&mut self.reserved[n], job);
-        if self.incremental && old != job {
+        if (self.incremental || self.backfill_incremental) && old != job {
             if let Some(o) = old {
                 self.reserved_for.remove(&(o, n as u32));
             }
@@ -182,7 +190,7 @@ impl NodePass {
 
     /// The nodes reserved for `job` are to be visited again (its next task changed).
     fn revisit_reserved_for(&mut self, job: u32) {
-        if self.incremental {
+        if self.incremental || self.backfill_incremental {
             for &(_, n) in self.reserved_for.range((job, 0)..=(job, u32::MAX)) {
                 self.to_visit.insert(n);
             }
@@ -195,19 +203,35 @@ impl NodePass {
         if self.keyed.len() <= job {
             self.keyed.resize(job + 1, None);
         }
-        if let Some(key) = self.keyed[job].take() {
-            order.remove(&key);
-        }
+        let before = self.keyed[job].take().and_then(|key| order.remove(&key));
         if view.job(job).status == JobStatus::Active {
             self.active.insert(job as u32);
         } else {
             self.active.remove(&(job as u32));
         }
         if view.is_waiting(job) {
-            let key = self.order_key(view, job);
-            order.insert(key, self.need(view, job));
-            self.keyed[job] = Some(key);
+            self.insert(view, order, job, before);
         }
+    }
+
+    /// Puts waiting job `job` in `order` under its current key; `before` is
+    /// its need when it was last there.
+    fn insert(&mut self, view: &View, order: &mut Order, job: usize, before: Option<Need>) {
+        let key = self.order_key(view, job);
+        let need = self.need(view, job);
+        order.insert(key, need);
+        self.keyed[job] = Some(key);
+        if matches!(self.sizing, Sizing::Elastic(_)) && view.job(job).req.elastic.is_some() {
+            self.elastic_seen = true;
+        }
+        if self.backfill_incremental && before != Some(need) {
+            self.fresh_next.push(job as u32);
+        }
+    }
+
+    /// Whether this pass visits only the nodes where something may change.
+    fn incremental_now(&self) -> bool {
+        self.incremental || (self.backfill_incremental && !self.elastic_seen)
     }
 
     /// A job arrived or a heartbeat passed: the timeline is to be generated again.
@@ -257,11 +281,11 @@ impl NodePass {
 
     fn need(&self, view: &View, job: usize) -> Need {
         if self.am_first(job) {
-            return Need { cpu_milli: self.am.cpu_milli, mem_mb: self.am.mem_mb, runtime: 0 };
+            return Need { cpu_milli: self.am.cpu_milli, mem_mb: self.am.mem_mb, runtime: 0, am: true };
         }
         let j = view.job(job);
         let Some(ti) = j.pending.front() else {
-            return Need { cpu_milli: u64::MAX, mem_mb: u64::MAX, runtime: Micros::MAX };
+            return Need { cpu_milli: u64::MAX, mem_mb: u64::MAX, runtime: Micros::MAX, am: false };
         };
         let t = &j.tasks[ti as usize];
         let ideal = t.estimate.unwrap_or(0);
@@ -270,8 +294,9 @@ impl NodePass {
                 cpu_milli: t.request.cpu_milli,
                 mem_mb: least_size_mb(&spec, &e, t.request.mem_mb).min(t.request.mem_mb),
                 runtime: if e.profile.never_faster() { ideal } else { 0 },
+                am: false,
             },
-            _ => Need { cpu_milli: t.request.cpu_milli, mem_mb: t.request.mem_mb, runtime: ideal },
+            _ => Need { cpu_milli: t.request.cpu_milli, mem_mb: t.request.mem_mb, runtime: ideal, am: false },
         }
     }
 
@@ -290,7 +315,7 @@ impl NodePass {
                 self.beat_at = now;
             }
         }
-        let mut order = std::mem::take(&mut self.waiting);
+        let mut order = std::mem::replace(&mut self.waiting, Order::new(false));
         view.take_touched(&mut self.touched);
         let touched = std::mem::take(&mut self.touched);
         for &job in &touched {
@@ -300,7 +325,7 @@ impl NodePass {
         self.touched = touched;
         self.touched.clear();
         view.take_refreshed(&mut self.refreshed);
-        if self.incremental {
+        if self.incremental || self.backfill_incremental {
             self.to_visit.extend(self.refreshed.iter().copied());
         }
         self.refreshed.clear();
@@ -311,7 +336,7 @@ impl NodePass {
         }
         if !self.limited.is_empty() {
             view.wake_at(now + self.beat);
-            if self.incremental {
+            if self.incremental || self.backfill_incremental {
                 self.to_visit.extend(self.limited.iter().copied());
             }
             self.limited.clear();
@@ -330,7 +355,7 @@ impl NodePass {
                     continue;
                 }
                 serving = serving && self.visit(view, now, n, order, launch);
-                let head = order.first_key_value().map(|(k, _)| k.2);
+                let head = order.first_key().map(|k| k.2);
                 let reserved = self.reserved[n].is_some();
                 if let Some(q) = &mut self.quiet {
                     q.after_heartbeat(n, now, head, reserved, self.node_reservations);
@@ -338,7 +363,14 @@ impl NodePass {
             }
             return;
         }
-        if !self.incremental {
+        let incremental = self.incremental_now();
+        if !std::mem::replace(&mut self.was_incremental, incremental) {
+            // The last passes visited every node: each may change again.
+            self.to_visit.extend(0..view.node_count() as u32);
+        }
+        if !incremental {
+            self.fresh.clear();
+            self.fresh_next.clear();
             for n in 0..view.node_count() {
                 if !self.visit(view, now, n, order, launch) {
                     return;
@@ -346,16 +378,33 @@ impl NodePass {
             }
             return;
         }
+        self.fresh.append(&mut self.fresh_next);
+        self.fresh.sort_unstable();
+        self.fresh.dedup();
         let mut from = 0;
-        while let Some(&n) = self.to_visit.range(from..).next() {
-            self.to_visit.remove(&n);
+        loop {
+            let marked = self.to_visit.range(from as u32..).next().map(|&n| n as usize);
+            let Some(n) = self.first_fresh_fit(view, order, from).into_iter().chain(marked).min() else { break };
+            self.to_visit.remove(&(n as u32));
             from = n + 1;
-            if !self.visit(view, now, n as usize, order, launch) {
+            if !self.visit(view, now, n, order, launch) {
                 // Not served to the end: still to visit.
-                self.to_visit.insert(n);
+                self.to_visit.insert(n as u32);
                 return;
             }
         }
+        // Every node has seen the jobs fresh when the pass began.
+        self.fresh.clear();
+    }
+
+    /// The first node at `from` or later where a fresh job's need fits.
+    fn first_fresh_fit(&self, view: &View, order: &Order, from: usize) -> Option<usize> {
+        self.fresh
+            .iter()
+            .chain(&self.fresh_next)
+            .filter_map(|&j| self.keyed.get(j as usize).copied().flatten().and_then(|k| order.get(&k)))
+            .filter_map(|need| view.first_fit(Resources::new(need.cpu_milli, need.mem_mb), from))
+            .min()
     }
 
     /// Serves node `n`; false when no job is left to serve (the walk ends).
@@ -394,9 +443,9 @@ impl NodePass {
     /// The first job in `order` that may be served at `now`.
     fn first_ready(&self, order: &Order, now: Micros) -> Option<u32> {
         if self.am_start == 0 {
-            return order.first_key_value().map(|(k, _)| k.2);
+            return order.first_key().map(|k| k.2);
         }
-        order.keys().map(|k| k.2).find(|&j| self.ready(j as usize, now))
+        order.iter().map(|(k, _)| k.2).find(|&j| self.ready(j as usize, now))
     }
 
     /// Lines 4–10: places `job`'s next task on node `n` if it fits, regularly
@@ -505,15 +554,11 @@ impl NodePass {
             }
         }
         view.job_mut(job).held_mb += size.mem_mb;
-        if let Some(before) = self.keyed[job].take() {
-            order.remove(&before);
-        }
+        let before = self.keyed[job].take().and_then(|key| order.remove(&key));
         self.revisit_reserved_for(job as u32);
         view.sync_waiting(job);
         if !view.job(job).pending.is_empty() {
-            let key = self.order_key(view, job);
-            order.insert(key, self.need(view, job));
-            self.keyed[job] = Some(key);
+            self.insert(view, order, job, before);
         }
     }
 
@@ -552,21 +597,36 @@ impl NodePass {
             room_at = room_at.saturating_sub(self.beat);
         }
         let mut found = None;
-        for (k, need) in order.iter() {
-            let j = k.2 as usize;
-            if j == reserved || !self.ready(j, now) {
-                continue;
-            }
-            // Checked here, not only inside: this loop may pass every waiting job.
-            if self.timeline_stale {
+        if self.timeline_stale && self.elastic_seen {
+            // Each job passed may set the timeline generator off: every one is looked at.
+            for (k, need) in order.iter() {
+                let j = k.2 as usize;
+                if j == reserved || !self.ready(j, now) {
+                    continue;
+                }
+                // Checked here, not only inside: this loop may pass every waiting job.
                 self.refresh_timeline(view, now, j, n);
+                if !need.admits(node_free, now, room_at) {
+                    continue;
+                }
+                if let Some(size) = self.size_on(view, now, j, n, Some(room_at)) {
+                    found = Some((j, size));
+                    break;
+                }
             }
-            if !need.admits(node_free, now, room_at) {
-                continue;
-            }
-            if let Some(size) = self.size_on(view, now, j, n, Some(room_at)) {
-                found = Some((j, size));
-                break;
+        } else {
+            // Only jobs whose need fits may be placed: those, in order.
+            let mut after = None;
+            while let Some((k, need)) = order.next_fitting(node_free, after) {
+                after = Some(k);
+                let j = k.2 as usize;
+                if j == reserved || !self.ready(j, now) || !need.admits(node_free, now, room_at) {
+                    continue;
+                }
+                if let Some(size) = self.size_on(view, now, j, n, Some(room_at)) {
+                    found = Some((j, size));
+                    break;
+                }
             }
         }
         let Some((j, (size, disk))) = found else { return false };
@@ -666,8 +726,82 @@ impl NodePass {
         }
     }
 
+    /// Every pass visits every node.
+    #[cfg(test)]
+    pub fn visit_every_node(&mut self) {
+        self.incremental = false;
+        self.backfill_incremental = false;
+    }
+
     /// The timeline generator's estimate of `job`'s completion (elastic sizing only).
     pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
         matches!(self.sizing, Sizing::Elastic(_)).then(|| self.timeline.job_end(job.0 as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+    use crate::policy::{preset, Params};
+    use crate::{Action, Micros, Observation, Resources, Scheduler, SECOND};
+    use proptest::prelude::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// A job: submission (s), task count, task CPU cores, memory GB, run time (s).
+    type Spec = (u64, u32, u64, u64, u64);
+
+    /// Replays `jobs` on three 4-core 8 GB nodes, tasks ending after their
+    /// run time, and returns every launch with its time.
+    fn launches(name: &str, jobs: &[Spec], every_node: bool) -> Vec<(Micros, TaskRef, u32, Resources)> {
+        let policy = preset(name, &Params::default()).expect("a preset");
+        let mut core = Scheduler::new(&[Resources::cores_gb(4, 8); 3], policy).expect("nodes");
+        if every_node {
+            core.visit_every_node();
+        }
+        let mut jobs = jobs.to_vec();
+        jobs.sort_by_key(|j| j.0);
+        let mut ends: BinaryHeap<Reverse<(Micros, TaskRef)>> = BinaryHeap::new();
+        let (mut next, mut out, mut log) = (0, Vec::new(), Vec::new());
+        while next < jobs.len() || !ends.is_empty() {
+            let arrival = jobs.get(next).map(|j| j.0 * SECOND);
+            let now = arrival.into_iter().chain(ends.peek().map(|e| e.0 .0)).min().expect("something is left");
+            while jobs.get(next).is_some_and(|j| j.0 * SECOND == now) {
+                let (_, n, cpu, gb, secs) = jobs[next];
+                let task = TaskRequest { resources: Resources::cores_gb(cpu, gb), estimate: Some(secs * SECOND) };
+                let phases =
+                    vec![PhaseRequest { deps: vec![], coupled: false, local: false, tasks: vec![task; n as usize] }];
+                let id = JobId(next as u32);
+                let req = JobRequest { id, submit: now, class: JobClass::Short, priority: 0, phases, elastic: None };
+                core.observe(now, Observation::JobSubmitted(req)).expect("in order");
+                next += 1;
+            }
+            while let Some(&Reverse((_, task))) = ends.peek().filter(|e| e.0 .0 == now) {
+                ends.pop();
+                core.observe(now, Observation::TaskFinished(task)).expect("running");
+            }
+            core.schedule(now, &mut out);
+            for a in out.drain(..) {
+                let Action::Launch { task, node, resources } = a else { panic!("only launches: {a:?}") };
+                ends.push(Reverse((now + jobs[task.job.0 as usize].4 * SECOND, task)));
+                log.push((now, task, node.0, resources));
+            }
+        }
+        log
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Visiting only the nodes where something may change places every
+        /// task where and when visiting every node does.
+        #[test]
+        fn passes_over_some_nodes_place_as_passes_over_all(
+            jobs in prop::collection::vec((0u64..40, 1u32..6, 1u64..5, 1u64..9, 1u64..30), 1..25),
+        ) {
+            for name in ["yarn", "elastic"] {
+                let all = launches(name, &jobs, true);
+                prop_assert_eq!(launches(name, &jobs, false), all);
+            }
+        }
     }
 }
