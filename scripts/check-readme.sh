@@ -7,7 +7,9 @@
 #   scripts/check-readme.sh [--no-tests]   # --no-tests: all but `cargo test` (CI runs that itself)
 #
 # The operator tour needs root (live mode makes cgroups); without it that
-# tour is SKIPPED loudly, and fails under PLIANT_REQUIRE_LIVE=1.
+# tour is SKIPPED loudly, and fails under PLIANT_REQUIRE_LIVE=1. Its manager
+# is stopped by its pid however the tour ends, and the check fails if a
+# process or cgroup of the tour is left afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -28,11 +30,19 @@ blocks() {
     ' README.md
 }
 
+# As root without sudo (a container), `sudo X` is X: a program that execs X,
+# so that `sudo X &` leaves X's pid in `$!` (a shell function cannot: with
+# `exec` it would replace the tour's own shell in `sudo cat … > file`).
+if ! command -v sudo >/dev/null && [ "$(id -u)" = 0 ]; then
+    mkdir "$work/sudo"
+    printf '#!/bin/sh\nexec "$@"\n' >"$work/sudo/sudo"
+    chmod +x "$work/sudo/sudo"
+    PATH="$work/sudo:$PATH"
+fi
+
 script="$work/readme.sh"
 {
     echo 'set -euo pipefail'
-    # As root without sudo (a container), `sudo X` is X.
-    echo 'if ! command -v sudo >/dev/null && [ "$(id -u)" = 0 ]; then sudo() { exec "$@"; }; fi'  # exec: `kill %1` then stops the manager itself
     echo "cd '$repo'"
     blocks "Install"
     if [ $no_tests = 1 ]; then
@@ -58,10 +68,14 @@ echo "== README: operators' tour (in $work/op)"
 mkdir -p "$work/op"
 {
     echo 'set -euo pipefail'
-    echo 'if ! command -v sudo >/dev/null && [ "$(id -u)" = 0 ]; then sudo() { exec "$@"; }; fi'  # exec: `kill %1` then stops the manager itself
     echo "cd '$work/op'"
+    # The manager (the tour's background job) is stopped by its pid, and
+    # waited for, however this script ends.
+    echo 'manager='
+    echo 'stop_manager() { [ -z "$manager" ] || { kill -TERM "$manager" 2>/dev/null; wait "$manager"; }; }'
+    echo 'trap stop_manager EXIT'
     # The manager must be up before `cat pliant-state/token`.
-    blocks "A 5-minute tour for operators" | awk '{ print } /pliant.* local .*&$/ { print "for _ in $(seq 50); do [ -s pliant-state/token ] && break; sleep 0.2; done" }'
+    blocks "A 5-minute tour for operators" | awk '{ print } /pliant.* local .*&$/ { print "manager=$!"; print "for _ in $(seq 50); do [ -s pliant-state/token ] && break; sleep 0.2; done" }'
     # What the tour says happens within a monitor period: the long job's task
     # is killed once and runs again, the short job prints its line.
     cat <<'EOF'
@@ -73,12 +87,45 @@ for _ in $(seq 100); do
     sleep 0.2
 done
 pliant status 0
-[ $seen = 1 ] || { echo "error: the long job was not preempted and restarted as the README says" >&2; kill %1; wait; exit 1; }
+[ $seen = 1 ] || { echo "error: the long job was not preempted and restarted as the README says" >&2; exit 1; }
 for _ in $(seq 50); do [ "$(pliant logs 1)" = "hello from a short job" ] && break; sleep 0.2; done
-[ "$(pliant logs 1)" = "hello from a short job" ] || { echo "error: pliant logs 1 does not say what the README shows" >&2; kill %1; wait; exit 1; }
-kill %1
-wait
+[ "$(pliant logs 1)" = "hello from a short job" ] || { echo "error: pliant logs 1 does not say what the README shows" >&2; exit 1; }
 EOF
+    # The top cgroup of the running long task: checked gone afterwards.
+    echo "tour_cgroups >'$work/op-cgroups'"
+    echo "[ -s '$work/op-cgroups' ] || { echo 'error: no task of the tour found running' >&2; exit 1; }"
+    # As the README says: SIGTERM, and the manager stops its tasks and removes its cgroups.
+    echo 'kill -TERM "$manager"; wait "$manager"; manager='
 } >"$work/operators.sh"
+# The top cgroups of the tour's running tasks (they run in its state directory).
+tour_cgroups() {
+    for p in /proc/[0-9]*; do
+        case "$(readlink "$p/cwd" 2>/dev/null)" in "$work/op/pliant-state/"*) cut -d: -f3 "$p/cgroup" 2>/dev/null ;; esac
+    done | grep -o '^/pliant-local-[0-9a-f]*' | sort -u
+}
+# Processes started in the tour's directory, with their command lines.
+tour_processes() {
+    for p in /proc/[0-9]*; do
+        case "$(readlink "$p/cwd" 2>/dev/null)" in "$work/op" | "$work/op/"*) echo "${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" ;; esac
+    done
+}
+export work
+export -f tour_cgroups
 bash "$work/operators.sh"
+left=$(tour_processes)
+if [ -n "$left" ]; then
+    echo "error: the operators' tour left processes running (stopped now):" >&2
+    echo "$left" >&2
+    pids=$(echo "$left" | cut -d' ' -f1)
+    # SIGTERM first: a manager then removes its cgroups.
+    for pid in $pids; do kill -TERM "$pid" 2>/dev/null || true; done
+    for _ in $(seq 50); do [ -z "$(tour_processes)" ] && break; sleep 0.2; done
+    for pid in $pids; do kill -KILL "$pid" 2>/dev/null || true; done
+    exit 1
+fi
+while read -r cgroup; do
+    for dir in /sys/fs/cgroup"$cgroup" /sys/fs/cgroup/*"$cgroup"; do
+        [ ! -d "$dir" ] || { echo "error: the operators' tour left its cgroup $dir" >&2; exit 1; }
+    done
+done <"$work/op-cgroups"
 echo "== README: every command ran as written"

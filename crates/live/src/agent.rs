@@ -152,14 +152,7 @@ impl Agent {
     /// reports not yet delivered (a launch drops those of its task).
     pub fn apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) {
         let launch = matches!(op, AgentOp::Launch { .. });
-        let task = match &op {
-            AgentOp::Launch { task, .. }
-            | AgentOp::Preempt { task, .. }
-            | AgentOp::Resume { task, .. }
-            | AgentOp::Stop { task }
-            | AgentOp::Adopt { task, .. } => Some(*task),
-            AgentOp::Sweep => None,
-        };
+        let task = op.task();
         if let Err(e) = self.try_apply(op, out) {
             if let Some(task) = task {
                 if launch {

@@ -74,6 +74,20 @@ pub enum AgentOp {
     Sweep,
 }
 
+impl AgentOp {
+    /// The task the operation is about (`None` for a sweep).
+    pub fn task(&self) -> Option<TaskRef> {
+        match self {
+            AgentOp::Launch { task, .. }
+            | AgentOp::Preempt { task, .. }
+            | AgentOp::Resume { task, .. }
+            | AgentOp::Stop { task }
+            | AgentOp::Adopt { task, .. } => Some(*task),
+            AgentOp::Sweep => None,
+        }
+    }
+}
+
 /// The state a task should be in on its node, as the manager's journal says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", content = "limits", rename_all = "snake_case")]

@@ -13,7 +13,7 @@ use crate::tls::ServerTls;
 use crate::token::Token;
 use pliant_core::model::{JobId, TaskRef};
 use pliant_live::agent::tail;
-use pliant_live::protocol::{files, AgentReport};
+use pliant_live::protocol::{files, AgentOp, AgentReport};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::net::TcpListener;
@@ -28,8 +28,26 @@ const LOG_TAIL: u64 = 64 << 10;
 /// The body of an agent's heartbeat.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Heartbeat {
-    /// What the agent saw since its last heartbeat.
+    /// What the agent saw and the manager has not acknowledged yet.
     pub reports: Vec<AgentReport>,
+    /// The sequence number of the first of `reports` (each agent numbers
+    /// its reports from its start time in µs, so a successor's come after):
+    /// a report sent again because an answer was lost is taken once.
+    #[serde(default)]
+    pub first_report: u64,
+    /// The last batch of operations ([`Orders::batch`]) the agent carried out.
+    #[serde(default)]
+    pub acked: Option<u64>,
+}
+
+/// The answer to a heartbeat: the operations to carry out, in order.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Orders {
+    /// The batch's number, acknowledged by the next heartbeat (until then the
+    /// batch is sent again).
+    pub batch: u64,
+    /// The operations.
+    pub ops: Vec<AgentOp>,
 }
 
 /// The body of an agent's registration: its node, and the credential it
@@ -131,8 +149,8 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
         ("POST", ["agents", node, "heartbeat"]) => parse_id(node, "node").and_then(|node| {
             let beat: Heartbeat =
                 serde_json::from_str(body).map_err(|e| Refusal::Invalid(format!("malformed heartbeat: {e}")))?;
-            let ops = m.heartbeat(node, beat.reports)?;
-            Ok(ok(200, &json!({ "ops": ops })))
+            let (batch, ops) = m.heartbeat(node, beat.acked, beat.first_report, beat.reports)?;
+            Ok(ok(200, &Orders { batch, ops }))
         }),
         ("GET", ["metrics.json"]) => Ok((200, Snapshot::of(&m).json())),
         (_, ["jobs" | "cluster" | "metrics" | "metrics.json" | "agents" | "preemptions", ..]) => {

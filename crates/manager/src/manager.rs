@@ -11,10 +11,11 @@
 //! creation); this module is the only place that reads a clock.
 
 use crate::choices::ChoiceView;
+use crate::delivery::Delivery;
 use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::submit::SubmitRequest;
-use crate::token::Token;
+use crate::token::{digest, Token};
 use crate::view::{JobState, JobView, TaskStatus, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::policy::{preset, MechanismSpec, Params, Policy};
@@ -178,8 +179,11 @@ pub struct Manager {
     log_root: PathBuf,
     checkpoint_root: PathBuf,
     last_now: Micros,
-    /// Operations waiting to go to each node, in order.
-    outbox: Vec<Vec<AgentOp>>,
+    /// Operations on their way to each node (see [`Delivery`]).
+    delivery: Delivery,
+    /// Per node, the sequence number after the last agent report taken in
+    /// (see [`Manager::heartbeat`]; not journaled).
+    reports_seen: Vec<u64>,
     /// True while the journal is being replayed: nothing is journaled or sent.
     replaying: bool,
     /// Per node, when its agent last heartbeated (not journaled: a restarted
@@ -190,15 +194,16 @@ pub struct Manager {
     /// Every preemption the planner chose with its alternatives (`pliant`),
     /// in order; rebuilt by the replay, as the core makes them again.
     preemptions: Vec<ChoiceView>,
-    /// Per node name, the credential its agent first registered with (kept
-    /// in the journal's `node_credentials`): only that agent may act as the node.
+    /// Per node name, the digest of the credential its agent first
+    /// registered with (kept in the journal's `node_credential_digests`; the
+    /// credential itself is kept nowhere here): only that agent may act as the node.
     credentials: BTreeMap<String, Token>,
     /// The silence after which agents stop their tasks (told them at registration).
     agent_timeout: Duration,
 }
 
-/// Journal key of the node credentials.
-const CREDENTIALS: &str = "node_credentials";
+/// Journal key of the node credentials' digests ([`crate::token::digest`]).
+const CREDENTIALS: &str = "node_credential_digests";
 /// Agent timeout a manager tells agents unless told otherwise.
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -230,7 +235,9 @@ impl Manager {
         let mut m = Manager {
             driver: Driver::new(core),
             clock: Box::new(unix_us),
-            outbox: vec![Vec::new(); config.nodes.len()],
+            // A successor's batch numbers come after this manager's.
+            delivery: Delivery::new(config.nodes.len(), unix_us()),
+            reports_seen: vec![0; config.nodes.len()],
             config,
             jobs: Vec::new(),
             journal,
@@ -251,7 +258,9 @@ impl Manager {
             }
         }
         m.replaying = false;
-        m.last_seen = vec![m.last_now; m.config.nodes.len()];
+        // From now, not from the last step journaled: an agent may have been
+        // heard from since, and must not be declared lost before it fenced itself.
+        m.last_seen = vec![m.now(); m.config.nodes.len()];
         Ok((m, recovered))
     }
 
@@ -309,17 +318,20 @@ impl Manager {
         self.live_step(events, monitor)
     }
 
-    /// The operations waiting for node `node`, taken out.
+    /// The operations that may go to node `node` now, taken out and counted
+    /// as carried out (over a channel that loses nothing: `pliant local`).
     pub fn take_ops(&mut self, node: usize) -> Vec<AgentOp> {
-        std::mem::take(&mut self.outbox[node])
+        self.delivery.take(node)
     }
 
     /// After a restart: for each node, take over every task the journal says
-    /// it holds, in the state the journal says, then remove anything else.
+    /// it holds, in the state the journal says, then remove anything else;
+    /// no task starts on a node before every other node has done so (see [`Delivery`]).
     pub fn queue_recovery(&mut self) {
-        for node in 0..self.outbox.len() {
+        self.delivery.hold_every_node();
+        for node in 0..self.config.nodes.len() {
             let ops = self.takeover(node, &[]);
-            self.outbox[node].extend(ops);
+            self.delivery.extend(node, ops);
         }
     }
 
@@ -367,13 +379,15 @@ impl Manager {
     /// journaled. Another credential for a known node is refused (403).
     pub fn admit(&mut self, name: &str, credential: &Token) -> Result<(), Refusal> {
         match self.credentials.get(name) {
-            Some(known) if known.matches(credential.as_str()) => Ok(()),
+            Some(known) if known.matches(&digest(credential.as_str().as_bytes())) => Ok(()),
             Some(_) => Err(Refusal::Forbidden(format!(
                 "node `{name}` registered before with another node credential: only its own agent (with its \
                  --node-dir) may register as it"
             ))),
             None => {
-                self.credentials.insert(name.to_string(), credential.clone());
+                let known =
+                    Token::parse(&digest(credential.as_str().as_bytes()), "digest").map_err(Refusal::Invalid)?;
+                self.credentials.insert(name.to_string(), known);
                 let stored: BTreeMap<&str, &str> =
                     self.credentials.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
                 self.journal.put(CREDENTIALS, &stored).map_err(|e| Refusal::Conflict(e.to_string()))
@@ -384,7 +398,7 @@ impl Manager {
     /// True when `given` is the credential of node `node`'s agent.
     pub fn is_node_credential(&self, node: u32, given: &str) -> bool {
         let name = self.config.nodes.get(node as usize).map(|n| n.name.as_str());
-        name.and_then(|n| self.credentials.get(n)).is_some_and(|t| t.matches(given))
+        name.and_then(|n| self.credentials.get(n)).is_some_and(|t| t.matches(&digest(given.as_bytes())))
     }
 
     /// An agent (re)starts: it takes over the tasks the records have on its
@@ -405,33 +419,48 @@ impl Manager {
             return Err(Refusal::Conflict(why));
         }
         self.admit(&record.name, credential)?;
-        // A launch not sent yet still stands if the records hold its task here
-        // (a later stop or requeue, e.g. of a cancelled job, voids it).
+        // A task's last launch not sent yet still stands, with what follows it
+        // for that task, if the records hold the task here (a later stop or
+        // requeue, e.g. of a cancelled job, voids it).
         let here = |task: &TaskRef| {
             let t = &self.jobs[task.job.0 as usize].tasks[task.task as usize];
             t.state.holds_resources() && t.node == Some(node as u32)
         };
-        let queued: Vec<AgentOp> = std::mem::take(&mut self.outbox[node])
+        let waiting = self.delivery.reregistered(node);
+        let mut last_launch: BTreeMap<TaskRef, usize> = BTreeMap::new();
+        for (i, op) in waiting.iter().enumerate() {
+            if let AgentOp::Launch { task, .. } = op {
+                last_launch.insert(*task, i);
+            }
+        }
+        last_launch.retain(|task, _| here(task));
+        let spared: Vec<TaskRef> = last_launch.keys().copied().collect();
+        let queued: Vec<AgentOp> = waiting
             .into_iter()
-            .filter(|op| matches!(op, AgentOp::Launch { task, .. } if here(task)))
+            .enumerate()
+            .filter(|(i, op)| op.task().and_then(|t| last_launch.get(&t)).is_some_and(|from| i >= from))
+            .map(|(_, op)| op)
             .collect();
-        let spared: Vec<TaskRef> = queued
-            .iter()
-            .filter_map(|op| match op {
-                AgentOp::Launch { task, .. } => Some(*task),
-                _ => None,
-            })
-            .collect();
-        self.outbox[node] = self.takeover(node, &spared);
-        self.outbox[node].extend(queued);
+        let ops = self.takeover(node, &spared);
+        self.delivery.extend(node, ops);
+        self.delivery.extend(node, queued);
         let events = if self.lost[node] { vec![Event::NodeBack { node: node as u32 }] } else { Vec::new() };
         self.last_seen[node] = self.now();
         self.live_step(events, false).map_err(|e| Refusal::Conflict(e.to_string()))?;
         Ok(node as u32)
     }
 
-    /// An agent's heartbeat: takes in its reports and returns its operations.
-    pub fn heartbeat(&mut self, node: u32, reports: Vec<AgentReport>) -> Result<Vec<AgentOp>, Refusal> {
+    /// An agent's heartbeat: takes in its reports, numbered from `first`
+    /// on (a report resent because an answer was lost is taken once), and
+    /// returns the next batch of operations with its number, given that the
+    /// agent carried out batch `acked` last (see [`Delivery::send`]).
+    pub fn heartbeat(
+        &mut self,
+        node: u32,
+        acked: Option<u64>,
+        first: u64,
+        reports: Vec<AgentReport>,
+    ) -> Result<(u64, Vec<AgentOp>), Refusal> {
         let i = node as usize;
         if i >= self.config.nodes.len() {
             return Err(Refusal::NotFound(format!("no node {node}")));
@@ -440,8 +469,19 @@ impl Manager {
             return Err(Refusal::Conflict(format!("node {node} was declared lost: register again")));
         }
         self.last_seen[i] = self.now();
-        self.advance(reports.into_iter().map(|r| (node, r)).collect()).map_err(|e| Refusal::Conflict(e.to_string()))?;
-        Ok(self.take_ops(i))
+        self.delivery.acknowledge(i, acked);
+        let seen = self.reports_seen[i].saturating_sub(first).min(reports.len() as u64) as usize;
+        self.reports_seen[i] = self.reports_seen[i].max(first + reports.len() as u64);
+        // A report about a task whose launch the agent has not carried out
+        // yet is about an earlier run (e.g. a takeover that found it gone).
+        let new = reports
+            .into_iter()
+            .skip(seen)
+            .filter(|r| !self.delivery.launch_pending(i, r.task()))
+            .map(|r| (node, r))
+            .collect();
+        self.advance(new).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        Ok(self.delivery.send(i))
     }
 
     /// Declares lost every agent silent for longer than `timeout` and requeues
@@ -454,7 +494,7 @@ impl Manager {
         for node in 0..self.config.nodes.len() {
             if !self.lost[node] && now.saturating_sub(self.last_seen[node]) > timeout {
                 // Whatever it was told and did not fetch is moot: its tasks are requeued.
-                self.outbox[node].clear();
+                self.delivery.node_lost(node);
                 let mut events = self.lost_tasks(node, "its agent stopped heartbeating");
                 events.push(Event::NodeLost { node: node as u32 });
                 self.live_step(events, false)?;
@@ -510,7 +550,7 @@ impl Manager {
         }
         if !self.replaying {
             for (node, op) in ops {
-                self.outbox[node].push(op);
+                self.delivery.push(node, op);
             }
         }
         Ok(texts)

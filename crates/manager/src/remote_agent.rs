@@ -8,7 +8,7 @@
 //! manager's agent timeout it stops its tasks (fencing), and a watchdog
 //! process does so if the agent itself has died.
 
-use crate::api::{Heartbeat, Registered, Registration};
+use crate::api::{Heartbeat, Orders, Registered, Registration};
 use crate::client::{Client, ClientError};
 use crate::local::{this_node, Offer};
 use crate::node_dir::NodeDir;
@@ -93,7 +93,13 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let registration = Registration { node: record.clone(), credential: credential.as_str().to_string() };
     let registration = serde_json::to_value(&registration).expect("registrations serialise");
     let mut node = None;
+    // Reports not acknowledged yet, numbered from `first_report` (from this
+    // agent's start in µs: a successor's numbers come after), and the last
+    // batch of operations carried out: a heartbeat whose answer is lost
+    // loses nothing, and nothing is taken or done twice.
     let mut reports: Vec<AgentReport> = Vec::new();
+    let mut first_report = crate::manager::unix_us();
+    let mut applied: Option<u64> = None;
     let mut pacer = Pacer::new(opts.give_up_after);
     while !stop.load(Ordering::SeqCst) {
         pacer.wait(stop);
@@ -146,17 +152,24 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
             continue;
         };
         agent.poll(&mut reports);
-        let beat = serde_json::to_value(Heartbeat { reports: reports.clone() }).expect("reports serialise");
+        let count = reports.len();
+        let beat = Heartbeat { reports: reports.clone(), first_report, acked: applied };
+        let beat = serde_json::to_value(beat).expect("reports serialise");
         let sent = SystemTime::now();
         match as_node.post(&format!("/agents/{id}/heartbeat"), &beat) {
             Ok(answer) => {
                 pacer.got_through();
                 stamp(&contact, sent, log);
-                reports.clear();
+                first_report += count as u64;
+                reports.drain(..count);
                 agent.forget_ended();
-                for op in ops_of(&answer)? {
-                    log(&op.to_string());
-                    agent.apply(op, &mut reports);
+                let orders = orders_of(answer)?;
+                if applied != Some(orders.batch) {
+                    applied = Some(orders.batch);
+                    for op in orders.ops {
+                        log(&op.to_string());
+                        agent.apply(op, &mut reports);
+                    }
                 }
             }
             Err(ClientError::Refused { status: 409, message }) => {
@@ -164,6 +177,7 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
                 for task in agent.tasks().collect::<Vec<_>>() {
                     agent.apply(AgentOp::Stop { task }, &mut Vec::new());
                 }
+                first_report += reports.len() as u64;
                 reports.clear();
                 agent.forget_ended();
                 node = None;
@@ -206,9 +220,9 @@ fn fence(agent: &mut Agent, contact: &Contact, timeout: Duration, reports: &mut 
         return;
     }
     let reason = format!("its agent lost the manager for over {:.1} s and stopped it (fencing)", timeout.as_secs_f64());
+    // Reports already made stay (they may have been sent, and are numbered).
     for &task in &tasks {
         agent.apply(AgentOp::Stop { task }, &mut Vec::new());
-        reports.retain(|r| r.task() != task);
         reports.push(AgentReport::Lost { task, reason: reason.clone() });
     }
     let names: Vec<String> = tasks.iter().map(|t| t.to_string()).collect();
@@ -341,7 +355,6 @@ impl Pacer {
     }
 }
 
-fn ops_of(answer: &Value) -> Result<Vec<AgentOp>, String> {
-    serde_json::from_value(answer["ops"].clone())
-        .map_err(|e| format!("the manager sent operations this agent cannot read: {e}"))
+fn orders_of(answer: Value) -> Result<Orders, String> {
+    serde_json::from_value(answer).map_err(|e| format!("the manager sent operations this agent cannot read: {e}"))
 }

@@ -38,8 +38,7 @@ fn key_file(state_dir: &Path) -> PathBuf {
 
 /// `sha256:HEX` of a certificate's DER bytes.
 pub fn fingerprint(der: &[u8]) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, der);
-    format!("sha256:{}", digest.as_ref().iter().map(|b| format!("{b:02x}")).collect::<String>())
+    crate::token::digest(der)
 }
 
 /// The manager's side: its certificate and key, ready to serve.

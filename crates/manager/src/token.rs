@@ -17,6 +17,14 @@ const MIN_LEN: usize = 16;
 /// The environment variable clients read the token from.
 pub const ENV: &str = "PLIANT_TOKEN";
 
+/// The SHA-256 digest of `bytes` as `sha256:HEX`: what the manager keeps
+/// of a node credential, so that its journal never holds the secret itself
+/// (and a certificate's fingerprint).
+pub fn digest(bytes: &[u8]) -> String {
+    let d = ring::digest::digest(&ring::digest::SHA256, bytes);
+    format!("sha256:{}", d.as_ref().iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
 /// A secret shared by the manager and its clients.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Token(String);

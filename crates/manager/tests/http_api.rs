@@ -123,6 +123,11 @@ fn every_change_needs_the_token_and_works_with_it() {
             Err(ClientError::Refused { message, .. }) => assert!(message.contains("PLIANT_TOKEN"), "{message}"),
             other => panic!("{other:?}"),
         }
+        // A command no program can be given (a NUL byte; 900 KB, beyond the
+        // OS argument limit less the environment's room): 400 at submission.
+        for command in [json!(["sh", "-c", "a\u{0}b"]), json!(["sh", "-c", "x".repeat(900 << 10)])] {
+            assert_eq!(status(with.post("/jobs", &json!({"command": command, "mem_mb": 100}))), 400);
+        }
         // With the token, each works (the job is submitted, then cancelled).
         assert_eq!(with.post("/jobs", &job).unwrap()["id"], 0);
         assert_eq!(with.post("/jobs/0/cancel", &json!({})).unwrap()["state"], "cancelled");

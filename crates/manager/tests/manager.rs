@@ -274,7 +274,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     // A whole-node task: first fit puts it on node 0.
     assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { .. }]));
     std::thread::sleep(std::time::Duration::from_millis(30));
-    assert_eq!(m.heartbeat(1, vec![]).unwrap(), vec![]);
+    assert_eq!(m.heartbeat(1, None, 0, vec![]).unwrap().1, vec![]);
     // Node 0 has been silent for 30 ms, node 1 for almost nothing: a 20 ms timeout loses node 0 only.
     assert_eq!(m.check_agents(20_000).unwrap(), vec!["n0".to_string()]);
     assert_eq!(m.lost_nodes(), &[true, false]);
@@ -283,11 +283,11 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert_eq!(m.jobs()[job as usize].tasks[0].node, Some(1));
     assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2);
     // A lost node's heartbeat is refused until it registers again.
-    assert!(m.heartbeat(0, vec![]).is_err());
+    assert!(m.heartbeat(0, None, 0, vec![]).is_err());
     assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }, &credential()).unwrap(), 0);
     assert_eq!(m.lost_nodes(), &[false, false]);
     // It holds nothing now: it sweeps whatever the killed agent left; the task stays on node 1.
-    assert_eq!(m.heartbeat(0, vec![]).unwrap(), vec![AgentOp::Sweep]);
+    assert_eq!(m.heartbeat(0, None, 0, vec![]).unwrap().1, vec![AgentOp::Sweep]);
     drop(m);
     let (again, _) = Manager::open(dir.path(), config()).unwrap();
     assert_eq!(again.jobs()[job as usize].tasks[0].node, Some(1), "the replay agrees");
@@ -644,4 +644,74 @@ fn pliant_chooses_among_what_the_node_can_do_and_says_why() {
         "{ops:?}"
     );
     assert_eq!(choices[0]["chosen"]["mechanism"], "kill");
+}
+
+/// The journal keeps a digest of each node credential, never the credential
+/// itself (issue 21: credentials sat in it in plain text); a restarted
+/// manager still knows the node's own credential from another.
+#[test]
+fn the_journal_keeps_no_node_credential_only_its_digest() {
+    let dir = ScratchDir::new("pliant-manager-digest").unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config()).unwrap();
+    assert_eq!(m.register(&config().nodes[0], &credential()).unwrap(), 0);
+    drop(m);
+    let mut stored = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().starts_with("journal.sqlite") {
+            stored.extend(std::fs::read(entry.path()).unwrap());
+        }
+    }
+    let stored = String::from_utf8_lossy(&stored);
+    assert!(!stored.contains(credential().as_str()), "the journal holds the node credential");
+    // SHA-256 of "the-node-credential".
+    let digest = pliant_manager::token::digest(b"the-node-credential");
+    assert_eq!(digest.len(), "sha256:".len() + 64);
+    assert!(stored.contains(&digest), "the journal holds no digest of the credential");
+    let (mut again, _) = Manager::open(dir.path(), config()).unwrap();
+    assert!(again.is_node_credential(0, credential().as_str()));
+    assert!(!again.is_node_credential(0, "another-node-credential"));
+    let other = Token::parse("another-node-credential", "test").unwrap();
+    assert!(again.register(&config().nodes[0], &other).is_err(), "another credential registers as n0");
+    assert_eq!(again.register(&config().nodes[0], &credential()).unwrap(), 0);
+}
+
+/// A restarted manager's takeover, on a cluster of two: the agent of node 0
+/// finds the task the journal has there gone and says so, more than once (a
+/// report sent again after a lost answer, and the report of a second,
+/// stale takeover). The task runs again once only: on node 0, once node 1
+/// has swept whatever it may still run, in one launch; every report of the
+/// earlier run, whenever it comes, is taken for that run, not the new one.
+#[test]
+fn a_takeover_that_finds_a_task_gone_relaunches_it_once_after_every_sweep() {
+    let dir = ScratchDir::new("pliant-manager-relaunch").unwrap();
+    let mut cfg = config();
+    cfg.policy = "fifo".into();
+    cfg.params.clear();
+    cfg.nodes.push(NodeRecord { name: "n1".into(), ..cfg.nodes[0].clone() });
+    let (mut m, _) = Manager::open(dir.path(), cfg.clone()).unwrap();
+    let job = submit(&mut m, json!({"cpu_milli": 2000, "mem_mb": 600, "command": ["sh"]}));
+    // Launched on node 0 in the journal; the manager dies before node 0 fetches it.
+    drop(m);
+    let (mut m, _) = Manager::open(dir.path(), cfg).unwrap();
+    m.queue_recovery();
+    let t = task(job, 0);
+    let (b0, ops) = m.heartbeat(0, None, 0, vec![]).unwrap();
+    assert!(matches!(ops.as_slice(), [AgentOp::Adopt { task, .. }, AgentOp::Sweep] if *task == t), "{ops:?}");
+    let lost = || AgentReport::Lost { task: t, reason: "its cgroup is gone".into() };
+    // Requeued and placed on node 0 again, but held: node 1 has not swept.
+    let (b1, ops) = m.heartbeat(0, Some(b0), 10, vec![lost()]).unwrap();
+    assert_eq!(ops, vec![]);
+    assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2);
+    // The same report again (its answer was lost), then a new one of the earlier run.
+    let (b2, ops) = m.heartbeat(0, Some(b1), 10, vec![lost()]).unwrap();
+    assert_eq!(ops, vec![]);
+    let (b3, _) = m.heartbeat(0, Some(b2), 11, vec![lost()]).unwrap();
+    assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2, "a report of the earlier run relaunched the task");
+    let (swept, ops) = m.heartbeat(1, None, 0, vec![]).unwrap();
+    assert_eq!(ops, vec![AgentOp::Sweep]);
+    m.heartbeat(1, Some(swept), 0, vec![]).unwrap();
+    let (_, ops) = m.heartbeat(0, Some(b3), 12, vec![]).unwrap();
+    assert!(matches!(ops.as_slice(), [AgentOp::Launch { task, .. }] if *task == t), "{ops:?}");
+    let shown = &m.jobs()[job as usize].tasks[0];
+    assert_eq!((shown.launches, shown.node), (2, Some(0)));
 }
