@@ -5,9 +5,12 @@ the `pliant` preset meets issue 20's bar (computed from the runs, not asserted).
 Run from the repository root after `cargo build --release`:
     python3 docs/results/pliant.py > docs/results/pliant.md
 """
+import csv
 import json
 import subprocess
 import sys
+import tempfile
+from collections import Counter
 
 PLIANT = "target/release/pliant"
 SEEDS = [1, 2, 3]
@@ -37,17 +40,43 @@ def presets():
 
 # What the seed-by-seed rows under each failed point show, written once the runs were read (the
 # figures themselves are all computed above).
-NOTES = """Reading the failures. Where `pliant`'s short p95 trails a killing preset, the seed-by-seed rows
-show a longer mean short queue: a shrink by the need makes the short task wait for the memory it
-reclaims (estimated 3 s/GB) where a kill frees everything at once; the waste column shows what the kill
-paid for it. Which mechanism `pliant` picks differs by workload (counts under each scenario): on the
-BIG-C loads and `two-job` every preemption is a shrink by the need (`graceful`; with the rates of
-docs/cost-model.md a shrink that frees exactly the deficit costs no more than a freeze and takes less
-beyond it), on `google-day` about 70 % are freezes in place, on `reservation` all are kills (there the
-estimated kill cost, the victim's run so far, is the least). Its long-job gaps on `google-like` and `google-day` (and against
-`fifo` on the BIG-C loads) are not explained yet: the cost model does not price a shrunk or frozen
-executor's siblings waiting at a stage barrier (docs/results/bigc.md found that cost for whole-victim
-freezes), nor the time a victim stays preempted."""
+NOTES = """### Why pliant lost, and what was changed
+
+Found from runs (reproduce with `pliant simulate --scenario google-like --seed 1 --policies pliant,suspend
+--out DIR`, then DIR's `jobs.csv` and `preemptions.csv`; the job-by-job tables under each failed point
+below are made the same way):
+
+1. **Equal costs went to the lowest-numbered node.** Every freeze and every CPU-only shrink cost 0
+   core-s in the first cost model, so the planner's choice between nodes fell to its last key, the node
+   index: the victims were whichever long tasks ran on the first nodes, whatever their jobs' remaining
+   time. On `google-like` seed 1 pliant's 182 long jobs queued 900 s on average (`suspend`: 188 s) and
+   ran 1,080 s (873 s); one executor was shrunk 97 times. A run restricted to freezes (a shrink skipped
+   for every CPU-only need) with whole resumption still had a long p90 of 3,991 s against `suspend`'s
+   1,594 s: the planner's choice of victims, not the mechanism, was the loss. Equal costs now go to
+   the node holding the victim BIG-C's Algorithm 2 takes first over the whole queue (longest remaining
+   job first); `google-like`'s long p90 fell from 3,705 s to 1,823 s (means over seeds 1–3),
+   `google-day`'s from 15,299 s to 11,557 s, the others' by up to 9 %.
+2. **A freeze or shrink was free.** The first model priced neither the cores a victim gives up while the
+   waiting task runs nor, in a coupled (Spark) phase, its siblings idling at the stage barrier
+   (`docs/results/bigc.md` measured both). Both are now in `stopped` (docs/cost-model.md); a kill pays
+   its own cores too but not its siblings' (its in-flight work goes back to its job). With it pliant
+   kills young executors whose siblings would idle longer than the kill loses (the `kill` counts
+   below): long p90 fell a further 0.3–4 % on every scenario but `two-job` and `reservation`
+   (unchanged), at a waste under half of `gp`'s.
+
+What still fails, and why (the tables under each scenario):
+
+- *long p90 ≤ 1.25 × fifo's* on the four BIG-C scenarios: no preemptive preset meets it on any of them
+  (the best preemptive long p90 is above the bound on each: see the tables); pliant's is the least of
+  all preemptive presets or within 0.1 % of it. Every preemption stops some long job for a short
+  one's run; fifo stops none and pays in short-job latency (its short p95 is 9–15 × pliant's).
+- `two-job` (long p90 vs `checkpoint-nvm`): one long job, one short one. pliant shrinks the long job by
+  the short job's need; the memory taken is below its working set, so it stalls while it swaps out (3
+  s/GB) and back in (5.1 s/GB): 77 task-s stalled against 5.8 for `checkpoint-nvm`, which dumps and
+  restores at NVM's 1.7 GB/s. pliant neither offers checkpointing nor prices a shrink below the working
+  set (the core does not know it): both are open in docs/cost-model.md.
+- Points held by a margin under a few percent (`high-load`'s short p95, `reservation`'s waste, which
+  equals `kill`'s: pliant kills every victim there, as `kill` does) can tip either way on other seeds."""
 
 REFUSED = {}
 
@@ -119,8 +148,50 @@ def check(scenario, runs):
     return [(name, v, bound, v <= bound + 1e-9, who) for name, v, bound, who in points]
 
 
-def why(scenario, runs, failed):
-    """The runs behind each failed point: pliant against the preset that sets the bound, seed by seed."""
+def per_job(scenario, scale, seed, who, cls):
+    """Job by job on one seed (`--out`'s jobs.csv and preemptions.csv): `cls`'s jobs under pliant and
+    under `who`, their mean queueing delay and run time, and the five pliant delays most against `who`
+    with what pliant took from each (its choices by mechanism)."""
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [PLIANT, "simulate", "-q", "--scenario", scenario, "--seed", str(seed), "--scale", str(scale),
+               "--policies", f"pliant,{who}", "--format", "json", "--out", out]
+        print(f"running {' '.join(cmd)}", file=sys.stderr)
+        subprocess.run(cmd, check=True, capture_output=True)
+        jobs, index = {}, {}
+        for r in csv.DictReader(open(f"{out}/jobs.csv")):
+            if r["policy"] == "pliant":
+                # preemptions.csv names a job by the core's id: its place in submission order, as
+                # jobs.csv lists them (a resubmission's new id is not counted here).
+                index[r["job"]] = str(len(index))
+            if r["class"] == cls:
+                jobs.setdefault(r["policy"], {})[r["job"]] = r
+        taken = Counter()
+        for r in csv.DictReader(open(f"{out}/preemptions.csv")):
+            if r["policy"] == "pliant":
+                taken[(r["core_job"], r["chosen"])] += 1
+    jct = lambda r: float(r["jct_retry_s"])
+    queue = lambda r: float(r["queue_delay_s"])
+    print(f"\nSeed {seed}, {cls} jobs one by one (`--out`'s jobs.csv, preemptions.csv):\n")
+    print("| policy | mean queue s | mean run s (JCT − queue) | mean stalled task-s |")
+    print("|---|---|---|---|")
+    for p in ["pliant", who]:
+        rows = list(jobs[p].values())
+        n = len(rows)
+        print(f"| {p} | {sum(map(queue, rows)) / n:.1f} | {sum(jct(r) - queue(r) for r in rows) / n:.1f} | "
+              f"{sum(float(r['stalled_task_s']) for r in rows) / n:.1f} |")
+    print()
+    print(f"| job | tasks | pliant JCT s (queue) | {who} JCT s (queue) | pliant took from it |")
+    print("|---|---|---|---|---|")
+    gaps = sorted(jobs["pliant"], key=lambda j: jct(jobs[who][j]) - jct(jobs["pliant"][j]))[:5]
+    for j in gaps:
+        a, b = jobs["pliant"][j], jobs[who][j]
+        took = ", ".join(f"{m} {n}" for (job, m), n in sorted(taken.items()) if job == index[j]) or "nothing"
+        print(f"| {j} | {a['tasks']} | {jct(a):.0f} ({queue(a):.0f}) | {jct(b):.0f} ({queue(b):.0f}) | {took} |")
+
+
+def why(scenario, scale, runs, failed):
+    """The runs behind each failed point: pliant against the preset that sets the bound, seed by seed,
+    then job by job on the seed where pliant trails most."""
     for name, v, bound, _, who in failed:
         print(f"\n*{name}* fails ({v:.3f} > {bound:.3f}, set by `{who}`). Seed by seed:\n")
         print("| seed | policy | short p95 s | short mean queue s | long retry p90 s | long failed | waste c·h "
@@ -135,6 +206,11 @@ def why(scenario, runs, failed):
                 print(f"| {seed} | {p} | {short_p95(x):.1f} | {c['short']['queue_delay']['mean']:.2f} | "
                       f"{long_p90(x):.1f} | {c['long']['failed']} of {c['long']['jobs']} | {waste(x):.3f} ({lost:.3f}) "
                       f"| {mech} |")
+        metric, cls = (short_p95, "short") if name.startswith("short") else (long_p90, "long")
+        if name.startswith("waste"):
+            continue
+        worst = max(zip(SEEDS, runs), key=lambda sr: metric(sr[1]["pliant"]) - metric(sr[1][who]))[0]
+        per_job(scenario, scale, worst, who, cls)
 
 
 def main():
@@ -197,7 +273,7 @@ def main():
         print("in place): " + "; ".join(counts) + ".")
         failed = [pt for pt in checks[scenario] if not pt[3]]
         if failed:
-            why(scenario, runs, failed)
+            why(scenario, scale, runs, failed)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 //! The `pliant` preset by hand: on one node ⟨8 CPU, 16 GB⟩ a long job runs two
-//! tasks of ⟨4 CPU, 7 GB⟩ (2 GB free); a short task arrives. The take is
-//! sized by its deficit on the node and each victim gives it back the
-//! cheapest way (docs/cost-model.md).
+//! tasks of ⟨4 CPU, 7 GB⟩ (2 GB free); a short task arrives, estimated to
+//! run 5 s. The take is sized by its deficit on the node and each victim
+//! gives it back the cheapest way (docs/cost-model.md).
 
 use pliant_core::action::MechanismKind;
 use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
@@ -30,13 +30,15 @@ fn job(id: u32, class: JobClass, tasks: &[(u64, u64)]) -> JobRequest {
 /// The long job running since 0, a short task of `short` arriving at `at`,
 /// the monitor one second later: its actions and the scheduler.
 fn short_arrives(at: Micros, short: (u64, u64)) -> (Vec<Action>, Scheduler) {
+    let mut short = job(1, JobClass::Short, &[short]);
+    short.phases[0].tasks[0].estimate = Some(5 * SECOND);
     let policy = preset("pliant", &Params::default()).unwrap();
     let mut s = Scheduler::new(&[Resources::cores_gb(8, 16)], policy).unwrap();
     let mut out = Vec::new();
     s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(4, 7), (4, 7)]))).unwrap();
     s.schedule(0, &mut out);
     out.clear();
-    s.observe(at, Observation::JobSubmitted(job(1, JobClass::Short, &[short]))).unwrap();
+    s.observe(at, Observation::JobSubmitted(short)).unwrap();
     s.monitor(at + SECOND, &mut out);
     s.schedule(at + SECOND, &mut out);
     (out, s)
@@ -46,8 +48,8 @@ const VICTIM: TaskRef = TaskRef { job: JobId(0), task: 1 };
 const SHORT: TaskRef = TaskRef { job: JobId(1), task: 0 };
 
 // A CPU-only deficit ⟨1, 0⟩ (2 GB are free): suspend in place would take all
-// 4 cores, a shrink exactly 1 and no memory; both cost nothing, the shrink
-// takes less beyond the need. The youngest task (task 1; ties by task) gives it.
+// 4 cores for the short task's 5 s (20 core-s), a shrink exactly 1 and no
+// memory (5 core-s). The youngest task (task 1; ties by task) gives it.
 #[test]
 fn a_cpu_only_deficit_shrinks_one_core_without_touching_memory() {
     let (out, mut s) = short_arrives(100 * SECOND, (1, 1));
@@ -57,24 +59,25 @@ fn a_cpu_only_deficit_shrinks_one_core_without_touching_memory() {
     let choices = s.take_choices();
     assert_eq!(choices.len(), 1);
     let c = &choices[0];
-    assert_eq!((c.chosen.mechanism, c.chosen.takes, c.chosen.cost()), (MechanismKind::Graceful, c.need, 0));
+    assert_eq!((c.chosen.mechanism, c.chosen.takes, c.chosen.cost()), (MechanismKind::Graceful, c.need, 5 * SECOND));
     assert_eq!(c.need, Resources::new(1000, 0));
     let suspend = c.options[0].expect("suspend frees CPU");
-    assert_eq!((suspend.takes, suspend.cost()), (Resources::cores_gb(4, 0), 0));
+    assert_eq!((suspend.takes, suspend.cost()), (Resources::cores_gb(4, 0), 20 * SECOND));
     assert!(s.take_choices().is_empty(), "taken once");
 }
 
 // A deficit ⟨1 CPU, 2 GB⟩ from a task that ran 101 s: a kill loses 4 × 101 =
-// 404 core-s; a shrink by the need costs 1 core × 6 s waiting for 2 GB at
-// 3 s/GB plus 4 cores × 10.2 s reading it back = 46.8 core-s. Shrink: the short
-// task starts once the 2 GB are reported reclaimed.
+// 404 core-s and its 4 cores for the short task's 5 s, 424; a shrink by the
+// need costs 1 core × 6 s waiting for 2 GB at 3 s/GB, 4 cores × 10.2 s
+// reading it back and the core taken for 5 s = 51.8 core-s. Shrink: the
+// short task starts once the 2 GB are reported reclaimed.
 #[test]
 fn a_memory_deficit_reclaims_only_that_much() {
     let (out, mut s) = short_arrives(100 * SECOND, (1, 4));
     assert_eq!(out, vec![Action::Shrink { task: VICTIM, to: Resources::new(3000, 5 * 1024) }]);
     let c = &s.take_choices()[0];
-    assert_eq!(c.chosen.cost(), 46_800_000);
-    assert_eq!(c.options[2].unwrap().cost(), 404 * SECOND);
+    assert_eq!(c.chosen.cost(), 51_800_000);
+    assert_eq!(c.options[2].unwrap().cost(), 424 * SECOND);
     assert_eq!(
         c.options[0].unwrap().takes.mem_mb,
         0,
@@ -86,8 +89,8 @@ fn a_memory_deficit_reclaims_only_that_much() {
     assert!(matches!(out[..], [Action::Launch { task: SHORT, .. }]), "{out:?}");
 }
 
-// The same deficit from tasks that ran 6 s: a kill loses 24 core-s, less than
-// the shrink's 46.8: the youngest is killed and the short task starts at once.
+// The same deficit from tasks that ran 6 s: a kill costs 24 + 4 × 5 = 44 core-s,
+// a shrink 51.8: the youngest is killed and the short task starts at once.
 #[test]
 fn a_task_that_has_barely_run_is_killed() {
     let (out, mut s) = short_arrives(5 * SECOND, (1, 4));

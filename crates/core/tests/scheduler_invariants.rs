@@ -61,7 +61,8 @@ proptest! {
                     Action::FailJob { job } => running.retain(|t| t.job != job),
                     // Shrunk tasks keep running; resumed ones report back before finishing;
                     // a copied task finishes once, whichever of the two ends first.
-                    Action::Shrink { .. } | Action::Resume { .. } | Action::Copy { .. } => {}
+                    Action::Shrink { .. } | Action::Copy { .. } => {}
+                    Action::Resume { task, .. } => reports.push(Observation::Resumed(task)),
                     // Dumps end and restores finish before the next step.
                     Action::Checkpoint { task, .. } => {
                         running.retain(|t| *t != task);

@@ -16,7 +16,7 @@ pub struct EstimateView {
     pub takes: Resources,
     /// Seconds until what it takes is free.
     pub free_after_s: f64,
-    /// The total cost, core-seconds: lost + resume + wait.
+    /// The total cost, core-seconds: lost + resume + wait + stopped.
     pub cost_core_s: f64,
     /// Work lost (core-seconds the victim runs again).
     pub lost_core_s: f64,
@@ -24,6 +24,8 @@ pub struct EstimateView {
     pub resume_core_s: f64,
     /// Core-seconds of the need kept waiting until it is free.
     pub wait_core_s: f64,
+    /// Core-seconds the victim's job is stopped while the waiting task runs.
+    pub stopped_core_s: f64,
     /// What the victim keeps while preempted.
     pub keeps: Resources,
     /// Disk I/O it takes from the node's other tasks, MB.
@@ -41,6 +43,7 @@ impl From<&Estimate> for EstimateView {
             lost_core_s: core_s(e.lost),
             resume_core_s: core_s(e.resume),
             wait_core_s: core_s(e.wait),
+            stopped_core_s: core_s(e.stopped),
             keeps: e.keeps,
             io_mb: e.io_mb,
         }

@@ -27,6 +27,7 @@ pub fn write_preemptions_csv(runs: &[RunRecord], out: impl Write) -> csv::Result
         "lost_core_s",
         "resume_core_s",
         "wait_core_s",
+        "stopped_core_s",
         "io_mb",
     ]
     .map(String::from)
@@ -57,6 +58,7 @@ pub fn write_preemptions_csv(runs: &[RunRecord], out: impl Write) -> csv::Result
                 core_s(e.lost),
                 core_s(e.resume),
                 core_s(e.wait),
+                core_s(e.stopped),
                 e.io_mb.to_string(),
             ];
             for option in &c.options {

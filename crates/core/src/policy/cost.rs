@@ -7,30 +7,79 @@
 //!
 //! Every cost is in core-microseconds, one currency for the victim's loss
 //! and the waiting work's delay:
-//! `cost = lost + resume + wait`, where `lost` is work the victim must run
-//! again, `resume` the core time it holds without progress to come back,
-//! and `wait` the core time of the need kept waiting until it is free.
+//! `cost = lost + resume + wait + stopped`, where `lost` is work the victim
+//! must run again, `resume` the core time it holds without progress to come
+//! back, `wait` the core time of the need kept waiting until it is free, and
+//! `stopped` the core time the victim's job does not progress while the
+//! waiting task runs: the cores taken, and its siblings idle at their stage
+//! barrier.
 
 use crate::action::MechanismKind;
+use crate::declare_params;
 use crate::model::TaskRef;
-use crate::{Micros, Resources, SECOND};
+use crate::parameter::non_negative;
+use crate::policy::Params;
+use crate::time::from_secs_f64;
+use crate::{Micros, Resources};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+declare_params! {
+    /// The cost model's rates, settable by name (`--set`).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct CostParams {
+        /// `pliant`'s estimate of the seconds to swap out 1 GB of a CPU-deprived container, for a shrink's wait (BIG-C §5.4)
+        cost_reclaim_s_per_gb: f64 = 3.0, non_negative;
+        /// `pliant`'s estimate of the seconds to read 1 GB back on resume, for a shrink's resume cost (1.7 × reclaim, as measured for restore_s_per_gb)
+        cost_restore_s_per_gb: f64 = 5.1, non_negative;
+    }
+}
+
+/// A run's `params` show the rates only where they were set away from their
+/// defaults (as the YARN keys show only what is given), so that the other
+/// presets' runs read as they did before the keys existed.
+impl Serialize for CostParams {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let d = CostParams::default();
+        let rates = [
+            ("cost_reclaim_s_per_gb", self.cost_reclaim_s_per_gb, d.cost_reclaim_s_per_gb),
+            ("cost_restore_s_per_gb", self.cost_restore_s_per_gb, d.cost_restore_s_per_gb),
+        ];
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value, default) in rates {
+            if value != default {
+                map.serialize_entry(key, &value)?;
+            }
+        }
+        map.end()
+    }
+}
 
 /// The rates the estimates use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rates {
-    /// Time to swap out 1 GB of a CPU-deprived container (BIG-C §5.4: 3 s/GB).
+    /// Time to swap out 1 GB of a CPU-deprived container (`cost_reclaim_s_per_gb`).
     pub reclaim_per_gb: Micros,
-    /// Time to read 1 GB back on resume (1.7 × reclaim, as measured for the
-    /// simulator's default: 2.5–2.9 s/GB restore vs 1.5–1.7 s/GB reclaim).
+    /// Time to read 1 GB back on resume (`cost_restore_s_per_gb`).
     pub restore_per_gb: Micros,
     /// What a preempted container keeps (BIG-C §3.2: 64 MB); memory is never
     /// taken below it.
     pub footprint_mb: u64,
 }
 
+impl Rates {
+    /// The rates `params` set (`cost_*` keys and `footprint_mb`).
+    pub fn from_params(params: &Params) -> Rates {
+        Rates {
+            reclaim_per_gb: from_secs_f64(params.cost.cost_reclaim_s_per_gb),
+            restore_per_gb: from_secs_f64(params.cost.cost_restore_s_per_gb),
+            footprint_mb: params.footprint_mb,
+        }
+    }
+}
+
 impl Default for Rates {
     fn default() -> Self {
-        Rates { reclaim_per_gb: 3 * SECOND, restore_per_gb: 5_100_000, footprint_mb: 64 }
+        Rates::from_params(&Params::default())
     }
 }
 
@@ -45,6 +94,10 @@ pub struct Victim {
     pub killable: bool,
     /// Whether it runs and may be frozen whole (a shrunk task is already stopped in part).
     pub running: bool,
+    /// CPU held by the other running tasks of its phase when they meet at a
+    /// barrier it must reach too (a coupled phase: Spark executors, whose
+    /// stage cannot end while one of them is stopped); 0 otherwise.
+    pub siblings_cpu: u64,
 }
 
 /// One mechanism's estimate for one victim and one need.
@@ -62,6 +115,9 @@ pub struct Estimate {
     pub resume: u64,
     /// Core time of the need kept waiting until the resources are free.
     pub wait: u64,
+    /// Core time the victim's job is stopped while the waiting task runs:
+    /// the victim's cores taken, and its siblings idle at their barrier.
+    pub stopped: u64,
     /// What the victim keeps holding while preempted.
     pub keeps: Resources,
     /// Disk I/O it takes from its node's other tasks, MB (swap out and back in).
@@ -71,7 +127,7 @@ pub struct Estimate {
 impl Estimate {
     /// The total cost, core-microseconds.
     pub fn cost(&self) -> u64 {
-        self.lost + self.resume + self.wait
+        self.lost + self.resume + self.wait + self.stopped
     }
 }
 
@@ -80,7 +136,11 @@ pub const MECHANISMS: [MechanismKind; 3] = [MechanismKind::Suspend, MechanismKin
 
 /// Core-microseconds of `cpu_milli` held for `t`.
 fn core_time(cpu_milli: u64, t: Micros) -> u64 {
-    (cpu_milli as u128 * t as u128 / 1000) as u64
+    // 64-bit arithmetic where it cannot overflow (the monitor asks often).
+    match cpu_milli.checked_mul(t) {
+        Some(x) => x / 1000,
+        None => (cpu_milli as u128 * t as u128 / 1000) as u64,
+    }
 }
 
 /// Time to move `mb` at `per_gb`.
@@ -96,12 +156,30 @@ pub struct Need {
     /// The CPU of the waiting tasks the missing part would admit (they wait
     /// while it is freed, even when only memory is missing).
     pub waiting_cpu: u64,
+    /// How long the waiting task is expected to run (its estimate; 0 when it
+    /// has none): how long what it takes stays away from the victim.
+    pub run: Micros,
 }
 
 /// What `mechanism` would cost to free (part of) `need` from `v`, or `None`
 /// if it cannot help: nothing of `need` is freed, or it may not be used.
 pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates) -> Option<Estimate> {
-    let (waiting_cpu, need) = (need.waiting_cpu, need.left);
+    let (waiting_cpu, run, need) = (need.waiting_cpu, need.run, need.left);
+    // Stopping a `part` of the victim's CPU for the waiting task's run: those
+    // cores make no progress, and its whole phase's end moves by that part
+    // of the run, with its siblings idle at the barrier meanwhile
+    // (docs/results/bigc.md: a frozen executor's job runs longer by about
+    // its stalled time, its other executors waiting at the stage barrier).
+    let stopped = |part: u64| {
+        if run == 0 {
+            return 0;
+        }
+        let siblings = match v.siblings_cpu {
+            0 => 0,
+            s => (s as u128 * part as u128 / v.held.cpu_milli.max(1) as u128) as u64,
+        };
+        core_time(part + siblings, run)
+    };
     let none = Estimate {
         mechanism,
         takes: Resources::ZERO,
@@ -109,25 +187,34 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
         lost: 0,
         resume: 0,
         wait: 0,
+        stopped: 0,
         keeps: v.held,
         io_mb: 0,
     };
     let e = match mechanism {
         // A kill frees everything at once; the attempt's run is lost and runs
-        // again (BIG-C §2.2, checkpoint paper §2: killed work is redone).
-        MechanismKind::Kill if v.killable && v.running => {
-            Estimate { takes: v.held, lost: core_time(v.held.cpu_milli, v.ran), keeps: Resources::ZERO, ..none }
-        }
+        // again (BIG-C §2.2, checkpoint paper §2: killed work is redone), and
+        // its cores are away while the waiting task runs, as a frozen one's
+        // are. Its siblings do not wait for it: its in-flight work goes back
+        // to its job, which asks for it again at once.
+        MechanismKind::Kill if v.killable && v.running => Estimate {
+            takes: v.held,
+            lost: core_time(v.held.cpu_milli, v.ran),
+            stopped: core_time(v.held.cpu_milli, run),
+            keeps: Resources::ZERO,
+            ..none
+        },
         // Suspend in place (Slurm's SUSPEND): all its CPU at once, nothing
-        // else; no memory moves, so it resumes at once.
+        // else; no memory moves, so it resumes at once, but all of it stops.
         MechanismKind::Suspend if v.running && need.cpu_milli > 0 => {
             let takes = Resources::new(v.held.cpu_milli, 0);
-            Estimate { takes, keeps: v.held - takes, ..none }
+            Estimate { takes, keeps: v.held - takes, stopped: stopped(takes.cpu_milli), ..none }
         }
         // A shrink by the need (BIG-C §3.3's graceful preemption, sized by
         // the deficit instead of r_GP): CPU frees at once, memory as it is
         // swapped out (§5.4's reclaim rate), read back on resume holding its
-        // CPU (the restore rate); the need waits for the reclaim.
+        // CPU (the restore rate); the need waits for the reclaim. The victim
+        // runs on at the CPU it keeps, so only the CPU taken stops.
         MechanismKind::Graceful => {
             let mem_room = v.held.mem_mb.saturating_sub(rates.footprint_mb);
             let takes = Resources::new(need.cpu_milli.min(v.held.cpu_milli), need.mem_mb.min(mem_room));
@@ -137,6 +224,7 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
                 free_after,
                 resume: core_time(v.held.cpu_milli, transfer(takes.mem_mb, rates.restore_per_gb)),
                 wait: core_time(waiting_cpu, free_after),
+                stopped: stopped(takes.cpu_milli),
                 keeps: v.held - takes,
                 io_mb: 2 * takes.mem_mb,
                 ..none
@@ -152,12 +240,10 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
 /// over the resources still needed of the part it frees.
 pub fn coverage(e: &Estimate, left: Resources) -> f64 {
     let part = |got: u64, want: u64| (want > 0).then(|| got.min(want) as f64 / want as f64);
-    let parts: Vec<f64> =
-        [part(e.takes.cpu_milli, left.cpu_milli), part(e.takes.mem_mb, left.mem_mb)].into_iter().flatten().collect();
-    if parts.is_empty() {
-        0.0
-    } else {
-        parts.iter().sum::<f64>() / parts.len() as f64
+    match (part(e.takes.cpu_milli, left.cpu_milli), part(e.takes.mem_mb, left.mem_mb)) {
+        (Some(cpu), Some(mem)) => (cpu + mem) / 2.0,
+        (Some(one), None) | (None, Some(one)) => one,
+        (None, None) => 0.0,
     }
 }
 
@@ -183,9 +269,16 @@ pub struct Choice {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SECOND;
 
     fn victim(cores: u64, gb: u64, ran_s: u64) -> Victim {
-        Victim { held: Resources::cores_gb(cores, gb), ran: ran_s * SECOND, killable: true, running: true }
+        Victim {
+            held: Resources::cores_gb(cores, gb),
+            ran: ran_s * SECOND,
+            killable: true,
+            running: true,
+            siblings_cpu: 0,
+        }
     }
 
     // A 4-core, 8 GB victim that ran 100 s; the need is 2 CPU and 2 GB.
@@ -194,7 +287,20 @@ mod tests {
     // 10.2 s (5.1 s/GB) holding 4 cores = 40.8 core-s: 52.8 core-s in all.
     // Suspend in place: all 4 cores at once, no memory, costs nothing.
     fn need(left: Resources) -> Need {
-        Need { left, waiting_cpu: left.cpu_milli }
+        Need { left, waiting_cpu: left.cpu_milli, run: 0 }
+    }
+
+    // The rates come from the `cost_*` keys and `footprint_mb`.
+    #[test]
+    fn rates_are_settable_keys() {
+        let mut p = Params::default();
+        assert_eq!(Rates::default(), Rates { reclaim_per_gb: 3 * SECOND, restore_per_gb: 5_100_000, footprint_mb: 64 });
+        p.set("cost_reclaim_s_per_gb", "1.5").unwrap();
+        p.set("cost_restore_s_per_gb", "2.5").unwrap();
+        p.set("footprint_mb", "128").unwrap();
+        let r = Rates::from_params(&p);
+        assert_eq!((r.reclaim_per_gb, r.restore_per_gb, r.footprint_mb), (1_500_000, 2_500_000, 128));
+        assert!(p.set("cost_restore_s_per_gb", "-1").is_err());
     }
 
     #[test]
@@ -229,6 +335,27 @@ mod tests {
         assert!(estimate(MechanismKind::Kill, &last, &need, &r).is_none());
     }
 
+    // A victim of a coupled phase with 12 cores of siblings, for a waiting
+    // task of 1 core expected to run 30 s. Freezing its 4 cores stops them
+    // and, at the stage barrier, its siblings: (4 + 12) × 30 = 480 core-s.
+    // A shrink by 1 core slows it by a quarter: (1 + 12 / 4) × 30 = 120.
+    // A kill loses its 100 s (400 core-s) and its 4 cores for the run (120),
+    // but its siblings take its work: 520. Outside a coupled phase a freeze
+    // costs only its own 4 × 30 = 120.
+    #[test]
+    fn stopping_a_victim_stops_its_siblings_at_the_barrier() {
+        let r = Rates::default();
+        let coupled = Victim { siblings_cpu: 12_000, ..victim(4, 8, 100) };
+        let need = Need { left: Resources::cores_gb(1, 0), waiting_cpu: 1000, run: 30 * SECOND };
+        let cost = |m, v: &Victim| estimate(m, v, &need, &r).unwrap();
+        assert_eq!(cost(MechanismKind::Suspend, &coupled).stopped, 480 * SECOND);
+        let shrink = cost(MechanismKind::Graceful, &coupled);
+        assert_eq!((shrink.stopped, shrink.cost()), (120 * SECOND, 120 * SECOND));
+        let kill = cost(MechanismKind::Kill, &coupled);
+        assert_eq!((kill.lost, kill.stopped, kill.cost()), (400 * SECOND, 120 * SECOND, 520 * SECOND));
+        assert_eq!(cost(MechanismKind::Suspend, &victim(4, 8, 100)).cost(), 120 * SECOND);
+    }
+
     // A memory-only need: suspend in place frees none of it; a shrink takes
     // only the need's memory and no CPU, never below the footprint. The
     // waiting tasks' CPU waits for the reclaim: 960 MB at 3 s/GB = 2.8125 s
@@ -236,7 +363,7 @@ mod tests {
     #[test]
     fn memory_need_is_taken_by_memory_only() {
         let (v, r) = (victim(4, 1, 100), Rates::default());
-        let mem_only = Need { left: Resources::new(0, 2048), waiting_cpu: 1000 };
+        let mem_only = Need { left: Resources::new(0, 2048), waiting_cpu: 1000, run: 0 };
         assert!(estimate(MechanismKind::Suspend, &v, &mem_only, &r).is_none());
         let shrink = estimate(MechanismKind::Graceful, &v, &mem_only, &r).unwrap();
         assert_eq!(shrink.takes, Resources::new(0, 1024 - 64));

@@ -155,6 +155,8 @@ pub struct PreemptionSpec {
     pub gradual_resumption: bool,
     /// What a suspended container keeps.
     pub footprint: Resources,
+    /// The rates `pliant`'s cost model estimates with.
+    pub rates: cost::Rates,
 }
 
 /// A complete scheduling policy.

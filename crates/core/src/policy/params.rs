@@ -6,6 +6,7 @@ use crate::model::StorageModel;
 use crate::parameter::{
     any, fraction, non_negative, parse_checked, positive, probability, whole, whole_positive, ParamError,
 };
+use crate::policy::cost::CostParams;
 use crate::time::{from_secs_f64, Micros, SECOND};
 use crate::Resources;
 use serde::Serialize;
@@ -52,6 +53,8 @@ declare_params! {
         storage: StorageModel;
         /// YARN's ApplicationMaster and DSS's `-r`/`-g` switches (unset: the workload's or the preset's).
         yarn: YarnParams;
+        /// The rates of `pliant`'s cost model.
+        cost: CostParams;
     }
 }
 
@@ -92,7 +95,7 @@ impl YarnParams {
             info("am_cores", "1", "cores of that ApplicationMaster container"),
             info("node_reservations", "1", "1: yarn and elastic reserve a node for the job whose task did not fit there (DSS -r); 0: not"),
             info("backfill", "yarn 0; elastic 1, or 0 where the workload runs DSS's AMs", "1: other jobs may use a reserved node with tasks ending before the reserved task fits (YARN-ME §3.3, DSS -g); 0: not"),
-            info("containers_per_heartbeat", "the workload's: 1 for yarn-me* and SLS/DSS traces (DSS), else 0", "containers yarn and elastic give a node per node heartbeat (heartbeat_s; YARN's NodeManager heartbeat, DSS: one), placing only on heartbeats (meganode, DSS's SRTF: as many as fit); 0: any number, at any instant"),
+            info("containers_per_heartbeat", "the workload's: 1 for yarn-me* and SLS/DSS traces (DSS), else 0", "containers yarn and elastic give a node per node heartbeat (heartbeat_s; YARN's NodeManager heartbeat, DSS: one), placing only on heartbeats (meganode, DSS's SRTF: as many as fit; yarn and elastic nodes go quiet between them as DSS's do, docs/traces.md); 0: any number, at any instant"),
             info("am_heartbeat_s", "the workload's: 1 for yarn-me* and SLS/DSS traces (DSS), else 0", "seconds per ApplicationMaster heartbeat: a job's tasks are placed from one heartbeat after its AM, and each runs from two heartbeats after it is placed, holding its room meanwhile (DSS: 1 s); 0: at once"),
         ]
     }

@@ -1,6 +1,7 @@
 //! Named policies: one table of (name, about, build), each a composition of
 //! the pieces in [`super`].
 
+use super::cost::Rates;
 use super::{
     CheckpointSpec, HeadOfLine, JobOrder, MechanismSpec, Params, Placement, PlannerSpec, Policy, PreemptionSpec,
     QueueSpec, ReservationSpec, Sizing, Tier,
@@ -208,6 +209,7 @@ fn preemption(params: &Params, planner: PlannerSpec, compute_dr: bool, mechanism
         gp_step: params.gp_step(),
         gradual_resumption: params.gradual_resumption,
         footprint: params.footprint(),
+        rates: Rates::from_params(params),
     }
 }
 

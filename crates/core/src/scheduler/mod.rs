@@ -172,6 +172,7 @@ impl Scheduler {
                 self.view.jobs.push(JobState::new(req, queue, key));
                 if let Some(pass) = &mut self.node_pass {
                     pass.stale();
+                    pass.job_arrived();
                 }
                 self.view.sync_waiting(expected as usize);
             }

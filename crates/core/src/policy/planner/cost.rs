@@ -90,11 +90,15 @@ impl Cost {
         keys.sort_unstable();
         let mut budget = p;
         for key in keys {
-            for (req, tasks) in view.job(key.2 as usize).pending.runs() {
-                for _ in 0..tasks {
+            let job = view.job(key.2 as usize);
+            let mut order = job.pending.iter();
+            for (req, tasks) in job.pending.runs() {
+                let mut run = order.by_ref().take(tasks as usize);
+                for ti in run.by_ref() {
                     if budget.is_zero() {
                         return;
                     }
+                    let run_time = job.tasks[ti as usize].estimate.unwrap_or(0);
                     if let Some(i) = (0..n).find(|&i| req.fits_in(&avail[i])) {
                         avail[i] -= req;
                         continue;
@@ -103,7 +107,7 @@ impl Cost {
                         .filter_map(|i| {
                             let deficit = req.saturating_sub(&avail[i]);
                             let can = |m| view.node_can(i, m);
-                            let (cost, plan) = self.cover(&victims[i], deficit, req, can)?;
+                            let (cost, plan) = self.cover(&victims[i], deficit, req, run_time, can)?;
                             // Ties: the node whose first victim comes first in Algorithm 2's order.
                             let first = plan.iter().map(|(k, ..)| victims[i][*k].rank).min();
                             Some(((cost, first, i), plan))
@@ -122,6 +126,8 @@ impl Cost {
                     }
                     avail[i] = avail[i].saturating_sub(&req);
                 }
+                // The rest of a run that found no node: skipped.
+                run.for_each(drop);
             }
         }
     }
@@ -141,13 +147,14 @@ impl Cost {
         victims: &[Candidate],
         deficit: Resources,
         req: Resources,
+        run: Micros,
         can: impl Fn(MechanismKind) -> bool,
     ) -> Option<(u64, Vec<(usize, Estimate, [Option<Estimate>; 3])>)> {
         let mut left = deficit;
         let mut plan: Vec<(usize, Estimate, [Option<Estimate>; 3])> = Vec::new();
         let mut cost = 0u64;
         while !left.is_zero() {
-            let need = Need { left, waiting_cpu: req.cpu_milli };
+            let need = Need { left, waiting_cpu: req.cpu_milli, run };
             let mut best: Option<(f64, u64, usize, Estimate)> = None;
             for (k, Candidate { victim: v, .. }) in victims.iter().enumerate() {
                 if plan.iter().any(|(taken, ..)| *taken == k) {
@@ -185,12 +192,19 @@ impl Cost {
     /// youngest first): running ones, and shrunk ones done reclaiming.
     fn victims(&self, view: &View, queue: usize, now: Micros) -> Vec<Vec<Candidate>> {
         let mut found = Vec::new();
+        let mut phase_cpu = Vec::new();
         for key in view.queues()[queue].active.iter() {
             let job = view.job(key.2 as usize);
             if job.running == 0 {
                 continue;
             }
             let remaining = job.estimated_remaining(now);
+            // Per phase, the CPU its running tasks hold (they meet at its barrier).
+            phase_cpu.clear();
+            phase_cpu.resize(job.req.phases.len(), 0);
+            for t in job.tasks.iter().filter(|t| matches!(t.state, TaskState::Running | TaskState::Shrunk)) {
+                phase_cpu[t.phase as usize] += t.allocated.cpu_milli;
+            }
             for (i, t) in job.tasks.iter().enumerate() {
                 let running = t.state == TaskState::Running;
                 let shrunk = t.state == TaskState::Shrunk && t.reclaiming_mb == 0;
@@ -203,6 +217,7 @@ impl Cost {
                     ran: t.ran(now),
                     killable: !(coupled && t.attempts >= self.max_attempts),
                     running,
+                    siblings_cpu: if coupled { phase_cpu[t.phase as usize] - t.allocated.cpu_milli } else { 0 },
                 };
                 let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
                 let order = (Reverse(remaining), Reverse(job.req.id), Reverse(t.started), Reverse(task));

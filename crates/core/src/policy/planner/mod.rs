@@ -16,7 +16,7 @@ mod victims;
 pub use compute_dr::{compute_dr, preempted_resources};
 pub use victims::{choose_graceful, choose_victims, Container, VictimJob};
 
-use crate::policy::cost::{Choice, Rates};
+use crate::policy::cost::Choice;
 use crate::policy::mechanism::{Mechanism, Take};
 use crate::policy::{PlannerSpec, Policy};
 use crate::scheduler::view::View;
@@ -56,7 +56,7 @@ pub(crate) fn build(policy: &Policy) -> Option<Box<dyn Planner>> {
         PlannerSpec::PriorityLevels => Box::new(levels::Levels),
         PlannerSpec::Cost => Box::new(cost::Cost {
             preempts: policy.queues.iter().map(|q| q.preempts).collect(),
-            rates: Rates { footprint_mb: spec.footprint.mem_mb, ..Rates::default() },
+            rates: spec.rates,
             max_attempts: policy.max_attempts,
             choices: Vec::new(),
         }),

@@ -1,11 +1,13 @@
 //! YARN-ME (memory elasticity): the fair scheduler's node-by-node pass
 //! (`node_pass.rs`, Algorithm 1 with node reservations and §3.3's backfill),
 //! the elastic fit (`fit.rs`, lines 7–10), the timeline generator
-//! (`timeline.rs`, §3.2), the snapshot it reads (`snapshot.rs`) and the
-//! waiting jobs indexed by need (`waiting.rs`).
+//! (`timeline.rs`, §3.2), the snapshot it reads (`snapshot.rs`), the
+//! waiting jobs indexed by need (`waiting.rs`), and which nodes heartbeat
+//! under DSS's heartbeats (`quiet.rs`).
 
 pub mod fit;
 mod node_pass;
+mod quiet;
 mod snapshot;
 pub mod timeline;
 mod waiting;

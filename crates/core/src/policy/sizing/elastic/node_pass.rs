@@ -12,6 +12,7 @@
 //! visited (see `NodePass::incremental` and `NodePass::backfill_incremental`).
 
 use super::fit::{elastic_fit, least_size_mb};
+use super::quiet::QuietNodes;
 use super::snapshot::SnapshotCache;
 use super::timeline::{Timeline, WaitingJob};
 use super::waiting::{Need, OrderKey, Waiting};
@@ -95,8 +96,9 @@ pub(crate) struct NodePass {
     am: Resources,
     /// Per job, the node its ApplicationMaster holds, once placed.
     am_node: Vec<Option<NodeId>>,
-    /// Per node, the tasks this pass placed there that still hold resources
-    /// (a requested-size backfill reads when they end; elastic sizing reads the timeline's).
+    /// Per node, the tasks this pass placed there that still hold resources,
+    /// kept only for a requested-size backfill, which reads when they end
+    /// (elastic sizing reads the timeline's; no node: not kept).
     on_node: Vec<Vec<TaskRef>>,
     /// Per node, whether its reservation is for its job's ApplicationMaster
     /// (YARN reserves for a container type: placed elsewhere, it lapses).
@@ -116,6 +118,8 @@ pub(crate) struct NodePass {
     am_start: Micros,
     /// Per job, when its ApplicationMaster runs (its tasks may be placed).
     am_ready: Vec<Micros>,
+    /// Under DSS's heartbeats (fair order), which nodes heartbeat (`quiet.rs`).
+    quiet: Option<QuietNodes>,
 }
 
 impl NodePass {
@@ -123,6 +127,7 @@ impl NodePass {
     pub fn new(policy: &Policy, nodes: usize) -> Self {
         let (order, node_reservations, sizing) = (policy.order, policy.node_reservations, policy.sizing);
         let backfill = policy.backfill.unwrap_or(true);
+        let quiet = (order == JobOrder::Fair && policy.per_heartbeat.unwrap_or(0) > 0).then(|| QuietNodes::new(nodes));
         NodePass {
             order,
             node_reservations,
@@ -138,7 +143,8 @@ impl NodePass {
             touched: Vec::new(),
             active: BTreeSet::new(),
             // A backfill may serve any waiting job on any reserved node.
-            incremental: node_reservations && !backfill && matches!(sizing, Sizing::Requested),
+            // Quiet nodes are visited as they wake instead.
+            incremental: node_reservations && !backfill && matches!(sizing, Sizing::Requested) && quiet.is_none(),
             backfill_incremental: node_reservations
                 && backfill
                 && policy.am_start.unwrap_or(0) == 0
@@ -153,7 +159,8 @@ impl NodePass {
             backfill,
             am: policy.am.unwrap_or(Resources::ZERO),
             am_node: Vec::new(),
-            on_node: vec![Vec::new(); nodes],
+            // Only a requested-size backfill reads them.
+            on_node: if backfill && sizing == Sizing::Requested { vec![Vec::new(); nodes] } else { Vec::new() },
             reserved_am: vec![false; nodes],
             // DSS's SRTF (meganode) places as many as fit at each heartbeat.
             per_beat: match (order, policy.per_heartbeat.unwrap_or(0)) {
@@ -166,6 +173,7 @@ impl NodePass {
             limited: Vec::new(),
             am_start: policy.am_start.unwrap_or(0),
             am_ready: Vec::new(),
+            quiet,
         }
     }
 
@@ -253,9 +261,19 @@ impl NodePass {
         !self.am.is_zero() && self.am_node.get(job).is_none_or(Option::is_none)
     }
 
+    /// A job arrived: under DSS's heartbeats every node wakes.
+    pub fn job_arrived(&mut self) {
+        if let Some(q) = &mut self.quiet {
+            q.wake_all();
+        }
+    }
+
     /// A job ended: its ApplicationMaster gives its node back.
     pub fn job_ended(&mut self, view: &mut View, job: usize) {
         if let Some(node) = self.am_node.get_mut(job).and_then(Option::take) {
+            if let Some(q) = &mut self.quiet {
+                q.wake(node.0 as usize);
+            }
             let queue = view.job(job).queue;
             view.release(node, queue, self.am);
             let j = view.job_mut(job);
@@ -315,6 +333,9 @@ impl NodePass {
         self.refreshed.clear();
         self.walk(view, now, &mut order, launch);
         self.waiting = order;
+        if self.quiet.as_ref().is_some_and(QuietNodes::any_awake) {
+            view.wake_at(now + self.beat);
+        }
         if !self.limited.is_empty() {
             view.wake_at(now + self.beat);
             if self.incremental || self.backfill_incremental {
@@ -327,6 +348,23 @@ impl NodePass {
     /// Serves every node with room (or, `incremental`, every node to
     /// visit), in node order, from `order`.
     fn walk(&mut self, view: &mut View, now: Micros, order: &mut Order, launch: &mut Launch) {
+        if self.quiet.is_some() {
+            // Only the nodes that heartbeat now; each then decides whether it
+            // heartbeats at the next node heartbeat.
+            let mut serving = true;
+            for n in 0..view.node_count() {
+                if !self.quiet.as_mut().is_some_and(|q| q.heartbeats(n, now)) {
+                    continue;
+                }
+                serving = serving && self.visit(view, now, n, order, launch);
+                let head = order.first_key().map(|k| k.2);
+                let reserved = self.reserved[n].is_some();
+                if let Some(q) = &mut self.quiet {
+                    q.after_heartbeat(n, now, head, reserved, self.node_reservations);
+                }
+            }
+            return;
+        }
         let incremental = self.incremental_now();
         if !std::mem::replace(&mut self.was_incremental, incremental) {
             // The last passes visited every node: each may change again.
@@ -504,11 +542,20 @@ impl NodePass {
                 self.am_ready[job] = now + self.am_start;
                 view.wake_at(now + self.am_start);
             }
+            if let Some(q) = &mut self.quiet {
+                q.placed(n, now + self.am_start, Some(now + self.am_start));
+            }
         } else {
             launch(view, job, ti, NodeId(n as u32), size);
-            self.on_node[n].push(TaskRef { job: JobId(job as u32), task: ti });
+            if let Some(on) = self.on_node.get_mut(n) {
+                on.push(TaskRef { job: JobId(job as u32), task: ti });
+            }
             view.job_mut(job).tasks[ti as usize].disk_milli = disk;
             self.disk_used[n] += disk;
+            if let Some(q) = &mut self.quiet {
+                // Launched two ApplicationMaster heartbeats after being placed (DSS).
+                q.placed(n, now + 2 * self.am_start, None);
+            }
         }
         view.job_mut(job).held_mb += size.mem_mb;
         let before = self.keyed[job].take().and_then(|key| order.remove(&key));
@@ -640,7 +687,17 @@ impl NodePass {
         }
         let free: Vec<Resources> = (0..view.node_count()).map(|n| view.node_free(n)).collect();
         let running = self.snapshot.by_end(now);
-        self.timeline = Timeline::generate(now, &free, &running, &waiting, view.jobs().len());
+        // As DSS's PEEK look-ahead (a copy of the cluster with its node
+        // reservations), under DSS's heartbeats the generator sees the nodes
+        // reserved for a job's task (§3.3, "Node reservations").
+        let reserved: Vec<Option<u32>> = if self.quiet.is_some() && self.node_reservations {
+            (0..view.node_count())
+                .map(|n| self.reserved[n].filter(|&j| !self.reserved_am[n] && !view.job(j as usize).pending.is_empty()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.timeline = Timeline::generate(now, &free, &running, &waiting, view.jobs().len(), &reserved);
     }
 
     /// Node `n`'s entry of `node_ends` from the tasks placed there, each
@@ -661,6 +718,9 @@ impl NodePass {
     /// A task stopped holding resources: its spills' disk bandwidth is free.
     pub fn unsize(&mut self, view: &mut View, task: TaskRef) {
         let node = view.task(task).node.0 as usize;
+        if let Some(q) = &mut self.quiet {
+            q.wake(node);
+        }
         if let Some(i) = self.on_node.get(node).and_then(|on| on.iter().position(|&t| t == task)) {
             self.on_node[node].swap_remove(i);
         }

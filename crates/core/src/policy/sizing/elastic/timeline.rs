@@ -4,6 +4,10 @@
 //! waiting tasks start, at their requested size, on the first node with room
 //! as soon as one has it, jobs served in fair order (least memory held
 //! first). A job's estimated completion is its last task's estimated end.
+//! With reservations (§3.3, "Node reservations": the generator takes them
+//! into account), a node reserved for a job serves only that job, first as
+//! room frees on it, until one of its tasks starts there or it has no task
+//! left to start.
 
 use crate::node_index::NodeIndex;
 use crate::{Micros, Resources};
@@ -70,6 +74,10 @@ pub struct Timeline {
     t: Micros,
     /// Some task found no room even with every estimated end passed.
     stuck: bool,
+    /// Per node, the job it is reserved for (the index sees it as full).
+    reserved_for: Vec<Option<u32>>,
+    /// Per job, the nodes reserved for it.
+    reserved_nodes: Vec<Vec<u32>>,
 }
 
 impl Timeline {
@@ -80,6 +88,7 @@ impl Timeline {
         running: &[RunningTask],
         waiting: &[WaitingJob],
         jobs: usize,
+        reserved: &[Option<u32>],
     ) -> Self {
         let mut job_end = vec![0; jobs];
         let mut running_ends = Vec::with_capacity(running.len());
@@ -93,10 +102,20 @@ impl Timeline {
         if !running_ends.is_sorted() {
             running_ends.sort_unstable();
         }
+        let mut reserved_for = vec![None; free.len()];
+        let mut reserved_nodes = vec![Vec::new(); if reserved.iter().any(Option::is_some) { jobs } else { 0 }];
+        let mut visible = free.to_vec();
+        for (n, &r) in reserved.iter().enumerate().take(free.len()) {
+            if let Some(j) = r.filter(|&j| (j as usize) < reserved_nodes.len()) {
+                reserved_for[n] = Some(j);
+                reserved_nodes[j as usize].push(n as u32);
+                visible[n] = Resources::ZERO;
+            }
+        }
         let mut tl = Timeline {
             job_end,
             free: free.to_vec(),
-            index: Some(NodeIndex::new(free)),
+            index: Some(NodeIndex::new(&visible)),
             running_ends,
             passed: 0,
             ends: BinaryHeap::new(),
@@ -107,6 +126,8 @@ impl Timeline {
             tasks: vec![Vec::new(); jobs],
             t: now,
             stuck: false,
+            reserved_for,
+            reserved_nodes,
         };
         for w in waiting {
             let j = w.job as usize;
@@ -117,7 +138,74 @@ impl Timeline {
                 tl.order.push(Reverse((w.held_mb, w.submit, w.job)));
             }
         }
+        for n in 0..tl.reserved_for.len() {
+            tl.serve_reserved(n);
+        }
         tl
+    }
+
+    /// Node `n`'s free resources as the first-fit index sees them (none while reserved).
+    fn visible(&self, n: usize) -> Resources {
+        if self.reserved_for[n].is_some() {
+            Resources::ZERO
+        } else {
+            self.free[n]
+        }
+    }
+
+    /// Ends node `n`'s reservation: other jobs may use it.
+    fn unreserve(&mut self, n: usize) {
+        if let Some(j) = self.reserved_for[n].take() {
+            self.reserved_nodes[j as usize].retain(|&m| m as usize != n);
+            self.index.as_mut().expect("generated").update(n, self.free[n]);
+        }
+    }
+
+    /// Job `job` has no task left to start: its reservations lapse.
+    fn release_reservations(&mut self, job: usize) {
+        if self.reserved_nodes.get(job).is_some_and(|r| !r.is_empty()) {
+            for n in std::mem::take(&mut self.reserved_nodes[job]) {
+                self.reserved_for[n as usize] = None;
+                self.index.as_mut().expect("generated").update(n as usize, self.free[n as usize]);
+            }
+        }
+    }
+
+    /// If node `n` is reserved and its job's next task fits there, starts it
+    /// there now and ends the reservation (YARN serves a reserved node's job first).
+    fn serve_reserved(&mut self, n: usize) {
+        let Some(j) = self.reserved_for[n] else { return };
+        let jb = j as usize;
+        if !self.unplaced(jb) {
+            self.release_reservations(jb);
+            return;
+        }
+        let (run, _) = self.next[jb];
+        let req = self.tasks[jb][run].0;
+        if req.fits_in(&self.free[n]) {
+            self.unreserve(n);
+            self.place(jb, n);
+            if self.unplaced(jb) {
+                self.order.push(Reverse((self.held[jb], self.submit[jb], j)));
+            }
+        }
+    }
+
+    /// Starts job `jb`'s next task on node `n` at the walk's clock.
+    fn place(&mut self, jb: usize, n: usize) {
+        let (run, within) = self.next[jb];
+        let (req, est, count) = self.tasks[jb][run];
+        self.free[n] -= req;
+        let visible = self.visible(n);
+        self.index.as_mut().expect("generated").update(n, visible);
+        let end = self.t + est;
+        self.job_end[jb] = self.job_end[jb].max(end);
+        self.ends.push(Reverse((end, n as u32, jb as u32, req.cpu_milli, req.mem_mb)));
+        self.held[jb] += req.mem_mb;
+        self.next[jb] = if within + 1 < count { (run, within + 1) } else { (run + 1, 0) };
+        if !self.unplaced(jb) {
+            self.release_reservations(jb);
+        }
     }
 
     /// Whether `job` has tasks the walk has not placed yet.
@@ -142,17 +230,11 @@ impl Timeline {
     fn step(&mut self) -> bool {
         let Some((_, s, j)) = self.head() else { return false };
         let jb = j as usize;
-        let (run, within) = self.next[jb];
-        let (req, est, count) = self.tasks[jb][run];
+        let (run, _) = self.next[jb];
+        let req = self.tasks[jb][run].0;
         let fit = self.index.as_ref().expect("generated").first_fit(req, 0);
         if let Some(node) = fit {
-            self.free[node] -= req;
-            self.index.as_mut().expect("generated").update(node, self.free[node]);
-            let end = self.t + est;
-            self.job_end[jb] = self.job_end[jb].max(end);
-            self.ends.push(Reverse((end, node as u32, j, req.cpu_milli, req.mem_mb)));
-            self.held[jb] += req.mem_mb;
-            self.next[jb] = if within + 1 < count { (run, within + 1) } else { (run + 1, 0) };
+            self.place(jb, node);
             if self.unplaced(jb) {
                 let mut top = self.order.peek_mut().expect("the head is in the order");
                 *top = Reverse((self.held[jb], s, j));
@@ -168,12 +250,14 @@ impl Timeline {
         self.t = end;
         let n = node as usize;
         self.free[n] += Resources::new(cpu, mem);
-        self.index.as_mut().expect("generated").update(n, self.free[n]);
+        let visible = self.visible(n);
+        self.index.as_mut().expect("generated").update(n, visible);
         let jb = job as usize;
         self.held[jb] = self.held[jb].saturating_sub(mem);
         if self.unplaced(jb) {
             self.order.push(Reverse((self.held[jb], self.submit[jb], job)));
         }
+        self.serve_reserved(n);
         true
     }
 
@@ -235,9 +319,9 @@ mod tests {
         let running = [RunningTask { job: 0, node: 0, held: Resources::cores_gb(1, 6), end: 100 * SECOND }];
         let waiting =
             [WaitingJob { job: 1, submit: 0, held_mb: 0, tasks: vec![(Resources::cores_gb(1, 5), 50 * SECOND, 2)] }];
-        let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 2);
+        let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 2, &[]);
         assert_eq!((tl.job_end(0), tl.job_end(1)), (100 * SECOND, 150 * SECOND));
-        let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 2);
+        let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 2, &[]);
         assert!(tl.ends_at_or_after(1, 150 * SECOND));
         assert!(!tl.ends_at_or_after(1, 150 * SECOND + 1));
     }
@@ -254,7 +338,26 @@ mod tests {
             held_mb: 0,
             tasks: vec![(Resources::cores_gb(1, 1), 10 * SECOND, n)],
         };
-        let mut tl = Timeline::generate(0, &free, &[], &[w(0, 3), w(1, 1)], 2);
+        let mut tl = Timeline::generate(0, &free, &[], &[w(0, 3), w(1, 1)], 2, &[]);
         assert_eq!((tl.job_end(1), tl.job_end(0)), (10 * SECOND, 20 * SECOND));
+    }
+
+    #[test]
+    fn a_reserved_node_serves_its_job_first() {
+        // One node of 10 GB, 4 cores: job 2 runs a 6 GB task until 100 s.
+        // Job 0 (holding least) waits with two 3 GB tasks of 200 s, job 1
+        // with one 8 GB task of 10 s. Unreserved, job 0 takes the node's room
+        // first and job 1 runs 300–310 s; reserved for job 1, the node serves
+        // it as soon as it has room (100–110 s), then job 0 (110–310 s).
+        let free = [Resources::cores_gb(3, 4)];
+        let running = [RunningTask { job: 2, node: 0, held: Resources::cores_gb(1, 6), end: 100 * SECOND }];
+        let waiting = [
+            WaitingJob { job: 0, submit: 0, held_mb: 0, tasks: vec![(Resources::cores_gb(1, 3), 200 * SECOND, 2)] },
+            WaitingJob { job: 1, submit: 0, held_mb: 5000, tasks: vec![(Resources::cores_gb(1, 8), 10 * SECOND, 1)] },
+        ];
+        let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 3, &[]);
+        assert_eq!((tl.job_end(0), tl.job_end(1)), (300 * SECOND, 310 * SECOND));
+        let mut tl = Timeline::generate(10 * SECOND, &free, &running, &waiting, 3, &[Some(1)]);
+        assert_eq!((tl.job_end(1), tl.job_end(0)), (110 * SECOND, 310 * SECOND));
     }
 }
