@@ -82,6 +82,16 @@ impl HeldTask {
         HeldTask { live, log_dir, watch_swapping: false, checkpoint_by: None, restoring: None }
     }
 
+    /// After a resume: the task is reported resumed once its swapped-out
+    /// memory is back ([`Agent::poll`]), as the simulator reports a resume
+    /// after its restore; at once when none of it is in swap.
+    fn restore(&mut self, task: TaskRef, out: &mut Vec<AgentReport>) {
+        self.restoring = Restoring::start(self.live.memory().map_or(0, |m| m.swap), Instant::now());
+        if self.restoring.is_none() {
+            out.push(AgentReport::Resumed { task });
+        }
+    }
+
     /// Asks the task to checkpoint within `grace`, unless it was asked already.
     fn request_checkpoint(&mut self, grace: Duration) -> Result<(), MechanismError> {
         if self.checkpoint_by.is_none() {
@@ -259,12 +269,7 @@ impl Agent {
                 if let Some(held) = self.tasks.get_mut(&task) {
                     held.live.resume_to(allocation(limits))?;
                     held.watch_swapping = false;
-                    // Reported resumed once its memory is back (`poll`), as the
-                    // simulator reports a resume after its restore.
-                    held.restoring = Restoring::start(held.live.memory().map_or(0, |m| m.swap), Instant::now());
-                    if held.restoring.is_none() {
-                        out.push(AgentReport::Resumed { task });
-                    }
+                    held.restore(task, out);
                 }
             }
             AgentOp::Stop { task } => {
@@ -422,7 +427,7 @@ impl Agent {
             out.push(AgentReport::Reclaimed { task, mem_mb: owed_mb, freed_mb, took_ms });
         }
         if matches!(expect, Expected::Restoring(_)) {
-            out.push(AgentReport::Resumed { task });
+            held.restore(task, out);
         }
         Ok(())
     }

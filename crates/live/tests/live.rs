@@ -606,7 +606,7 @@ fn a_relaunch_drops_undelivered_reports_of_the_earlier_run() {
 #[test]
 fn the_agent_reports_a_resume_once_the_memory_is_back() {
     let Some(w) = live("agent-restore", Some(512)) else { return };
-    let name = format!("pliant-test-{}-agent-restore", std::process::id());
+    let name = format!("pliant-test-{}-agent-restore-node", std::process::id());
     let task = TaskRef { job: JobId(0), task: 0 };
     let full = Resources::new(1000, 320);
     let log_dir = w.dir.path().join("log0");
