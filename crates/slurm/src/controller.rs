@@ -170,6 +170,9 @@ pub struct Tracked {
     pub slurm_suspended: bool,
     /// How often pliant placed it.
     pub placements: u32,
+    /// How it ended as pliant saw it: `COMPLETED` when it finished,
+    /// otherwise the state Slurm showed (`GONE` once Slurm forgot it).
+    pub end_state: Option<String>,
 }
 
 /// What a step leaves to do on Slurm and the nodes.
@@ -248,7 +251,8 @@ pub struct Controller {
     layout: Option<Layout>,
     jobs: Vec<Tracked>,
     by_slurm: HashMap<u64, usize>,
-    journal: Journal,
+    /// `None` for a view of the journal ([`Controller::view`]), which never writes.
+    journal: Option<Journal>,
     /// Events that carrying out actions caused, for the next step.
     inbox: Vec<Event>,
     /// Effects waiting for their job to reach the Slurm state they need.
@@ -294,13 +298,40 @@ impl Controller {
                 config
             }
         };
+        let mut c = Controller::replayed(config, Some(journal), steps)?;
+        if recovered {
+            c.recover()?;
+        }
+        Ok((c, recovered))
+    }
+
+    /// pliant's view of the partition from the journal in `state_dir` alone
+    /// (replayed; nothing is asked of or done on Slurm, and the journal is
+    /// only read, so a controller may be running on it): the configuration
+    /// and the jobs, in core order.
+    pub fn view(state_dir: &Path) -> Result<(ControllerConfig, Vec<Tracked>), ControllerError> {
+        let path = state_dir.join("journal.jsonl");
+        let (config, steps) = Journal::read::<ControllerConfig, Event>(&path)?;
+        let config =
+            config.ok_or_else(|| ControllerError::Config(format!("{}: an empty journal", path.display())))?;
+        let c = Controller::replayed(config, None, steps)?;
+        Ok((c.config, c.jobs))
+    }
+
+    /// A controller on `config` with the journaled `steps` replayed (each
+    /// checked against the actions it journaled), not yet acting.
+    fn replayed(
+        config: ControllerConfig,
+        journal: Option<Journal>,
+        steps: Vec<Step<Event>>,
+    ) -> Result<Controller, ControllerError> {
         let policy = build_policy(&config.policy, &config.params).map_err(ControllerError::Config)?;
         let capacities: Vec<Resources> = config.nodes.iter().map(|n| n.capacity).collect();
         let core = Scheduler::new(&capacities, policy)?;
         let mut c = Controller {
             driver: Driver::new(core),
             config,
-            tools,
+            tools: SlurmTools,
             layout: Layout::detect().ok(),
             jobs: Vec::new(),
             by_slurm: HashMap::new(),
@@ -318,11 +349,9 @@ impl Controller {
                 return Err(ControllerError::Diverged { step: i + 1, journaled: step.actions, replayed });
             }
         }
-        c.replaying = false;
-        if recovered {
-            c.recover()?;
-        }
-        Ok((c, recovered))
+        // A view stays a replay: it never journals nor acts.
+        c.replaying = c.journal.is_none();
+        Ok(c)
     }
 
     /// The configuration.
@@ -476,7 +505,9 @@ impl Controller {
         while self.driver.pass(now, &mut actions) == Pass::Acted {}
         let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();
         if !self.replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
-            self.journal.append(&Step { now, events: taken, monitor, actions: texts.clone() })?;
+            if let Some(journal) = self.journal.as_mut() {
+                journal.append(&Step { now, events: taken, monitor, actions: texts.clone() })?;
+            }
         }
         for action in &actions {
             self.decide(action, &mut effects);
@@ -503,6 +534,7 @@ impl Controller {
                 limits: Resources::ZERO,
                 slurm_suspended: false,
                 placements: 0,
+                end_state: None,
             });
             return Ok(true);
         }
@@ -528,6 +560,7 @@ impl Controller {
                 }
                 self.driver.observe(now, Observation::TaskFinished(task))?;
                 self.jobs[i].phase = Phase::Over;
+                self.jobs[i].end_state = Some("COMPLETED".into());
             }
             Event::Ended { state, .. } => {
                 if phase == Phase::Over {
@@ -538,6 +571,7 @@ impl Controller {
                 }
                 self.driver.observe(now, Observation::JobAborted(task.job))?;
                 self.jobs[i].phase = Phase::Over;
+                self.jobs[i].end_state = Some(state.clone());
             }
             Event::Reclaimed { mem_mb, .. } => {
                 let t = &mut self.jobs[i];
@@ -637,6 +671,7 @@ impl Controller {
             NodeOp::StopJob { job } => {
                 let t = &mut self.jobs[job.0 as usize];
                 t.phase = Phase::Over;
+                t.end_state = Some("CANCELLED".into());
                 effects.push(Effect::Cancel { slurm_id: t.slurm_id });
             }
             NodeOp::KeepSlot { .. } => {}
