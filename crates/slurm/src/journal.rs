@@ -6,7 +6,7 @@
 //! the kill is dropped.
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -34,18 +34,7 @@ pub enum JournalError {
     },
 }
 
-/// One scheduling step, as journaled.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step<E> {
-    /// Core time, µs.
-    pub now: u64,
-    /// The events taken in, in order.
-    pub events: Vec<E>,
-    /// Whether the resource monitor ran.
-    pub monitor: bool,
-    /// The actions decided, as text (to check a replay against).
-    pub actions: Vec<String>,
-}
+pub use pliant_live::stepper::Step;
 
 /// What a journal holds: its cluster entry and its steps.
 pub type Contents<C, E> = (Option<C>, Vec<Step<E>>);
