@@ -520,12 +520,11 @@ fn simulated_decisions(policy: &str, params: &[(&str, &str)]) -> Vec<Untimed> {
         })
         .collect();
     let workload = Workload { cluster: Cluster { am: None, nodes: vec![node; 2] }, jobs };
-    let mut set = pliant_core::policy::Params::default();
-    for (k, v) in params {
-        set.set(k, v).unwrap();
-    }
+    // The policy as a live body builds it (a suspended task's footprint books no CPU).
+    let params: Vec<(String, String)> = params.iter().map(|&(k, v)| (k.into(), v.into())).collect();
+    let policy = pliant_manager::manager::build_policy(policy, &params).unwrap();
     let options = pliant_sim::SimOptions { record_decisions: true, ..Default::default() };
-    let run = pliant_sim::simulate(&workload, pliant_core::policy::preset(policy, &set).unwrap(), &options).unwrap();
+    let run = pliant_sim::simulate(&workload, policy, &options).unwrap();
     run.decisions
         .iter()
         .filter_map(|(at, a)| pliant_twin::decision::Decision::from_action(*at, a))
