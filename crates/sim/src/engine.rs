@@ -9,7 +9,7 @@ use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
-use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Pass, Scheduler};
+use pliant_core::{Action, Driver, LiveTable, MechanismKind, Micros, Observation, Pass, Scheduler};
 use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
 use pliant_workload::Workload;
 use std::collections::BTreeMap;
@@ -91,7 +91,7 @@ pub fn simulate_counting(
         workload,
         exec: Execution {
             model: opts.exec.clone(),
-            jobs: Vec::with_capacity(workload.jobs.len()),
+            jobs: LiveTable::default(),
             node_cpu: workload.cluster.nodes.iter().map(|n| n.cpu_milli).collect(),
             usage: Usage::default(),
             lost_core_us: 0.0,
