@@ -29,6 +29,9 @@ struct Candidate {
     rank: usize,
 }
 
+/// Every mechanism's estimate for one victim and need, in [`MECHANISMS`] order.
+type Options = [Option<Estimate>; MECHANISMS.len()];
+
 /// The cost planner.
 #[derive(Debug, Clone)]
 pub(crate) struct Cost {
@@ -47,7 +50,7 @@ impl Planner for Cost {
         Box::new(self.clone())
     }
 
-    fn plan(&mut self, view: &View, _mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
+    fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
         let mut takes = Vec::new();
         // What is free or being reclaimed counts node by node in `take` (free
         // room spread over nodes may fit no waiting task), not in the bound.
@@ -58,7 +61,7 @@ impl Planner for Cost {
             true,
             false,
             |p| p,
-            |starved, over, p| self.take(view, starved, over, p, now, &mut takes),
+            |starved, over, p| self.take(view, mechanism, starved, over, p, now, &mut takes),
         );
         self.preempts = preempts;
         takes
@@ -78,9 +81,20 @@ impl Cost {
     /// Algorithm 2 would take first (the longest remaining job's youngest
     /// task), then the lowest node; the victims there give back the
     /// cheapest way.
-    fn take(&mut self, view: &View, starved: usize, over: usize, p: Resources, now: Micros, out: &mut Vec<Take>) {
+    #[allow(clippy::too_many_arguments)]
+    fn take(
+        &mut self,
+        view: &View,
+        mechanism: &dyn Mechanism,
+        starved: usize,
+        over: usize,
+        p: Resources,
+        now: Micros,
+        out: &mut Vec<Take>,
+    ) {
         let n = view.node_count();
-        let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i)).collect();
+        // Free room, plus what dumps under way will free.
+        let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i) + mechanism.freeing(i)).collect();
         for task in view.preempted() {
             let t = view.task(task);
             avail[t.node.0 as usize].mem_mb += t.reclaiming_mb;
@@ -106,8 +120,15 @@ impl Cost {
                     let best = (0..n)
                         .filter_map(|i| {
                             let deficit = req.saturating_sub(&avail[i]);
-                            let can = |m| view.node_can(i, m);
-                            let (cost, plan) = self.cover(&victims[i], deficit, req, run_time, can)?;
+                            let can =
+                                |m| view.node_can(i, m) && (m != MechanismKind::Checkpoint || view.node_has_tier(i));
+                            let need = Need {
+                                left: deficit,
+                                waiting_cpu: req.cpu_milli,
+                                run: run_time,
+                                io_queue: mechanism.io_queue(i, now),
+                            };
+                            let (cost, plan) = self.cover(&victims[i], need, can)?;
                             // Ties: the node whose first victim comes first in Algorithm 2's order.
                             let first = plan.iter().map(|(k, ..)| victims[i][*k].rank).min();
                             Some(((cost, first, i), plan))
@@ -132,8 +153,8 @@ impl Cost {
         }
     }
 
-    /// The cheapest way found to free `deficit` from one node's `victims`
-    /// for a task of `req`: its cost and, per victim taken (by index, in
+    /// The cheapest way found to free `need` from one node's `victims`: its
+    /// cost and, per victim taken (by index, in
     /// increasing order), the estimate chosen and every mechanism's. Greedy:
     /// at each step the (victim, mechanism) with the least cost per part of
     /// the deficit left it covers, then the one taking least beyond it, then
@@ -145,16 +166,14 @@ impl Cost {
     fn cover(
         &self,
         victims: &[Candidate],
-        deficit: Resources,
-        req: Resources,
-        run: Micros,
+        need: Need,
         can: impl Fn(MechanismKind) -> bool,
-    ) -> Option<(u64, Vec<(usize, Estimate, [Option<Estimate>; 3])>)> {
-        let mut left = deficit;
-        let mut plan: Vec<(usize, Estimate, [Option<Estimate>; 3])> = Vec::new();
+    ) -> Option<(u64, Vec<(usize, Estimate, Options)>)> {
+        let mut left = need.left;
+        let mut plan: Vec<(usize, Estimate, Options)> = Vec::new();
         let mut cost = 0u64;
         while !left.is_zero() {
-            let need = Need { left, waiting_cpu: req.cpu_milli, run };
+            let need = Need { left, ..need };
             let mut best: Option<(f64, u64, usize, Estimate)> = None;
             for (k, Candidate { victim: v, .. }) in victims.iter().enumerate() {
                 if plan.iter().any(|(taken, ..)| *taken == k) {
@@ -178,7 +197,8 @@ impl Cost {
                 }
             }
             let (_, _, k, chosen) = best?;
-            let options = MECHANISMS.map(|m| estimate(m, &victims[k].victim, &need, &self.rates));
+            let options =
+                MECHANISMS.map(|m| can(m).then(|| estimate(m, &victims[k].victim, &need, &self.rates)).flatten());
             cost += chosen.cost();
             left = left.saturating_sub(&chosen.takes);
             plan.push((k, chosen, options));
@@ -214,9 +234,11 @@ impl Cost {
                 let coupled = job.req.phases[t.phase as usize].coupled;
                 let victim = Victim {
                     held: t.allocated,
+                    request: t.request,
                     ran: t.ran(now),
                     killable: !(coupled && t.attempts >= self.max_attempts),
                     running,
+                    has_image: t.image.is_some(),
                     siblings_cpu: if coupled { phase_cpu[t.phase as usize] - t.allocated.cpu_milli } else { 0 },
                 };
                 let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
