@@ -78,7 +78,20 @@ impl Serialize for CostParams {
     }
 }
 
-/// The rates the estimates use.
+/// Where checkpoints go and how long they take, as the estimates use them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckpointRates {
+    /// The tier (`cost_checkpoint_tier`).
+    pub tier: Tier,
+    /// Time to write or read 1 GB there (the storage keys' bandwidth of the tier).
+    pub per_gb: Micros,
+    /// Millionths of a task's memory an incremental dump writes (`dirty_fraction`).
+    pub dirty_ppm: u64,
+    /// The storage keys the rates come from (the dumps' own bookings use them).
+    pub storage: StorageModel,
+}
+
+/// The rates the estimates use (integers: the monitor asks for many estimates).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rates {
     /// Time to swap out 1 GB of a CPU-deprived container (`cost_reclaim_s_per_gb`).
@@ -88,11 +101,11 @@ pub struct Rates {
     /// What a preempted container keeps (BIG-C §3.2: 64 MB); memory is never
     /// taken below it.
     pub footprint_mb: u64,
-    /// A task's resident working set over its requested memory (`cost_working_set_fraction`).
-    pub working_set: f64,
-    /// The tier checkpoints go to and the storage rates they are estimated
-    /// at (`cost_checkpoint_tier`, the storage keys); `None`: no checkpoints.
-    pub checkpoint: Option<(Tier, StorageModel)>,
+    /// Millionths of its requested memory a task's resident working set is
+    /// estimated at (`cost_working_set_fraction`).
+    pub working_set_ppm: u64,
+    /// The tier checkpoints go to and their rates; `None`: no checkpoints.
+    pub checkpoint: Option<CheckpointRates>,
 }
 
 impl Rates {
@@ -102,8 +115,13 @@ impl Rates {
             reclaim_per_gb: from_secs_f64(params.cost.cost_reclaim_s_per_gb),
             restore_per_gb: from_secs_f64(params.cost.cost_restore_s_per_gb),
             footprint_mb: params.footprint_mb,
-            working_set: params.cost.cost_working_set_fraction,
-            checkpoint: params.cost.cost_checkpoint_tier.map(|tier| (tier, params.storage)),
+            working_set_ppm: ppm(params.cost.cost_working_set_fraction),
+            checkpoint: params.cost.cost_checkpoint_tier.map(|tier| CheckpointRates {
+                tier,
+                per_gb: from_secs_f64(1024.0 / params.storage.bandwidth(tier)),
+                dirty_ppm: ppm(params.storage.dirty_fraction),
+                storage: params.storage,
+            }),
         }
     }
 }
@@ -177,6 +195,19 @@ fn core_time(cpu_milli: u64, t: Micros) -> u64 {
     match cpu_milli.checked_mul(t) {
         Some(x) => x / 1000,
         None => (cpu_milli as u128 * t as u128 / 1000) as u64,
+    }
+}
+
+/// A fraction in millionths.
+fn ppm(fraction: f64) -> u64 {
+    (fraction * 1e6).round() as u64
+}
+
+/// `ppm` millionths of `mb`, rounded up.
+fn part_of(mb: u64, ppm: u64) -> u64 {
+    match mb.checked_mul(ppm) {
+        Some(x) => x.div_ceil(1_000_000),
+        None => (mb as u128 * ppm as u128).div_ceil(1_000_000) as u64,
     }
 }
 
@@ -260,8 +291,13 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
         MechanismKind::Graceful => {
             let mem_room = v.held.mem_mb.saturating_sub(rates.footprint_mb);
             let takes = Resources::new(need_left.cpu_milli.min(v.held.cpu_milli), need_left.mem_mb.min(mem_room));
-            let resident = ((v.request.mem_mb as f64 * rates.working_set).ceil() as u64).min(v.held.mem_mb);
-            let swapped = takes.mem_mb.saturating_sub(v.held.mem_mb - resident);
+            let swapped = match takes.mem_mb {
+                0 => 0,
+                mem => {
+                    let resident = part_of(v.request.mem_mb, rates.working_set_ppm).min(v.held.mem_mb);
+                    mem.saturating_sub(v.held.mem_mb - resident)
+                }
+            };
             let free_after = transfer(swapped, rates.reclaim_per_gb);
             let part = if swapped > 0 { v.held.cpu_milli } else { takes.cpu_milli };
             Estimate {
@@ -282,17 +318,18 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
         // where there is room. Nothing is lost; its siblings wait for it at
         // the barrier, as for a freeze (its in-flight work is in the image).
         MechanismKind::Checkpoint if v.running => {
-            let (tier, s) = rates.checkpoint?;
-            let dump_mb = s.dump_mb(v.request.mem_mb, v.has_image);
-            let free_after = need.io_queue + s.dump_time(tier, dump_mb);
+            let c = rates.checkpoint?;
+            // §4.1 item 3: with an image, only the dirtied part is written.
+            let dump_mb = if v.has_image { part_of(v.request.mem_mb, c.dirty_ppm) } else { v.request.mem_mb };
+            let free_after = need.io_queue + transfer(dump_mb, c.per_gb);
             Estimate {
                 takes: v.held,
                 free_after,
-                resume: core_time(v.request.cpu_milli, s.local_restore_time(tier, v.request.mem_mb as f64)),
+                resume: core_time(v.request.cpu_milli, transfer(v.request.mem_mb, c.per_gb)),
                 wait: core_time(waiting_cpu, free_after),
                 stopped: stopped(v.held.cpu_milli, free_after, true),
                 keeps: Resources::ZERO,
-                io_mb: dump_mb.ceil() as u64 + v.request.mem_mb,
+                io_mb: dump_mb + v.request.mem_mb,
                 ..none
             }
         }
@@ -361,7 +398,9 @@ mod tests {
         let mut p = Params::default();
         let r = Rates::default();
         assert_eq!((r.reclaim_per_gb, r.restore_per_gb, r.footprint_mb), (3 * SECOND, 5_100_000, 64));
-        assert_eq!((r.working_set, r.checkpoint.map(|(t, _)| t)), (0.8, Some(Tier::Nvm)));
+        let storage = StorageModel::default();
+        let nvm = CheckpointRates { tier: Tier::Nvm, per_gb: 584_000, dirty_ppm: 100_000, storage };
+        assert_eq!((r.working_set_ppm, r.checkpoint), (800_000, Some(nvm)));
         p.set("cost_reclaim_s_per_gb", "1.5").unwrap();
         p.set("cost_restore_s_per_gb", "2.5").unwrap();
         p.set("footprint_mb", "128").unwrap();
@@ -370,8 +409,9 @@ mod tests {
         p.set("ssd_mb_s", "100").unwrap();
         let r = Rates::from_params(&p);
         assert_eq!((r.reclaim_per_gb, r.restore_per_gb, r.footprint_mb), (1_500_000, 2_500_000, 128));
-        let (tier, storage) = r.checkpoint.unwrap();
-        assert_eq!((r.working_set, tier, storage.ssd_mb_s), (0.5, Tier::Ssd, 100.0));
+        let storage = StorageModel { ssd_mb_s: 100.0, ..storage };
+        let ssd = CheckpointRates { tier: Tier::Ssd, per_gb: 10_240_000, dirty_ppm: 100_000, storage };
+        assert_eq!((r.working_set_ppm, r.checkpoint), (500_000, Some(ssd)));
         p.set("cost_checkpoint_tier", "none").unwrap();
         assert_eq!(Rates::from_params(&p).checkpoint, None);
         assert!(p.set("cost_restore_s_per_gb", "-1").is_err());

@@ -141,8 +141,8 @@ pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
             kill: kill::Kill { max_attempts },
             container: container(true),
             suspend: suspend::Suspend { delayed_resumption: spec.delayed_resumption },
-            checkpoint: spec.rates.checkpoint.map(|(tier, storage)| {
-                let spec = CheckpointSpec { tier, adaptive: false, storage };
+            checkpoint: spec.rates.checkpoint.map(|c| {
+                let spec = CheckpointSpec { tier: c.tier, adaptive: false, storage: c.storage };
                 checkpoint::Checkpoint::new(spec, max_attempts, nodes)
             }),
         }),

@@ -29,8 +29,11 @@ struct Candidate {
     rank: usize,
 }
 
-/// Every mechanism's estimate for one victim and need, in [`MECHANISMS`] order.
-type Options = [Option<Estimate>; MECHANISMS.len()];
+/// Whether node `i` can carry out `m` for the cost planner: what its body
+/// reported, and a checkpoint only where it has a tier.
+fn node_can(view: &View, i: usize, m: MechanismKind) -> bool {
+    view.node_can(i, m) && (m != MechanismKind::Checkpoint || view.node_has_tier(i))
+}
 
 /// The cost planner.
 #[derive(Debug, Clone)]
@@ -120,8 +123,7 @@ impl Cost {
                     let best = (0..n)
                         .filter_map(|i| {
                             let deficit = req.saturating_sub(&avail[i]);
-                            let can =
-                                |m| view.node_can(i, m) && (m != MechanismKind::Checkpoint || view.node_has_tier(i));
+                            let can = |m| node_can(view, i, m);
                             let need = Need {
                                 left: deficit,
                                 waiting_cpu: req.cpu_milli,
@@ -137,8 +139,11 @@ impl Cost {
                     // No node can make room for it: nor for the rest of its run.
                     let Some(((_, _, i), plan)) = best else { break };
                     let deficit = req.saturating_sub(&avail[i]);
-                    for (k, chosen, options) in plan.into_iter().rev() {
+                    for (k, chosen, need) in plan.into_iter().rev() {
                         let Candidate { task, victim: v, .. } = victims[i].remove(k);
+                        // Every mechanism's estimate for the same victim and need, for the record.
+                        let options = MECHANISMS
+                            .map(|m| node_can(view, i, m).then(|| estimate(m, &v, &need, &self.rates)).flatten());
                         avail[i] += chosen.takes;
                         budget = budget.saturating_sub(&chosen.takes);
                         self.choices.push(Choice { at: now, task, held: v.held, need: deficit, chosen, options });
@@ -154,8 +159,8 @@ impl Cost {
     }
 
     /// The cheapest way found to free `need` from one node's `victims`: its
-    /// cost and, per victim taken (by index, in
-    /// increasing order), the estimate chosen and every mechanism's. Greedy:
+    /// cost and, per victim taken (by index, in increasing order), the
+    /// estimate chosen and the need left when it was chosen. Greedy:
     /// at each step the (victim, mechanism) with the least cost per part of
     /// the deficit left it covers, then the one taking least beyond it, then
     /// the first in victim order. While memory is missing only options that
@@ -168,9 +173,9 @@ impl Cost {
         victims: &[Candidate],
         need: Need,
         can: impl Fn(MechanismKind) -> bool,
-    ) -> Option<(u64, Vec<(usize, Estimate, Options)>)> {
+    ) -> Option<(u64, Vec<(usize, Estimate, Need)>)> {
         let mut left = need.left;
-        let mut plan: Vec<(usize, Estimate, Options)> = Vec::new();
+        let mut plan: Vec<(usize, Estimate, Need)> = Vec::new();
         let mut cost = 0u64;
         while !left.is_zero() {
             let need = Need { left, ..need };
@@ -180,7 +185,16 @@ impl Cost {
                     continue;
                 }
                 // Only what the victim's node can carry out.
-                for m in MECHANISMS.into_iter().filter(|&m| can(m)) {
+                // Suspend in place frees no memory: not while memory is
+                // missing. While only CPU is, it takes the same CPU as a
+                // checkpoint, stops it as long and no longer, and costs
+                // nothing else: a checkpoint is never cheaper then.
+                let useful = |m| match m {
+                    MechanismKind::Suspend => left.mem_mb == 0,
+                    MechanismKind::Checkpoint => left.mem_mb > 0 || !can(MechanismKind::Suspend),
+                    _ => true,
+                };
+                for m in MECHANISMS.into_iter().filter(|&m| useful(m) && can(m)) {
                     let Some(e) = estimate(m, v, &need, &self.rates) else { continue };
                     if left.mem_mb > 0 && e.takes.mem_mb == 0 {
                         continue;
@@ -197,11 +211,9 @@ impl Cost {
                 }
             }
             let (_, _, k, chosen) = best?;
-            let options =
-                MECHANISMS.map(|m| can(m).then(|| estimate(m, &victims[k].victim, &need, &self.rates)).flatten());
             cost += chosen.cost();
             left = left.saturating_sub(&chosen.takes);
-            plan.push((k, chosen, options));
+            plan.push((k, chosen, need));
         }
         plan.sort_by_key(|(k, ..)| *k);
         Some((cost, plan))
