@@ -392,11 +392,14 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
         "{policy}: the short job waited {waited_s:.2} s, more than the reclaim ({reclaim_s:.2} s) + {SLACK_S} s\n{log}"
     );
     assert!(victim_usage_mb <= 64 + 8, "{policy}: victim {victim} still holds {victim_usage_mb} MB\n{log}");
-    // Suspended until pliant resumes it: under `gp` that may already be, as
-    // resumption is gradual (a part of its request as soon as the node has it).
+    // Suspended in Slurm under `ip`. Under `gp` a victim is shrunk and runs
+    // on under pliant's lower limit until it swaps (BIG-C §4.2: then it is
+    // suspended), so Slurm shows it running or suspended, its limit down.
     let state = cluster.job(victim)["job_state"].clone();
-    let resumed = scene.pliant.log().contains(&format!("job {victim} resumed"));
-    assert!(state == "SUSPENDED" || (policy == "gp" && resumed), "{policy}: victim {victim} is {state}\n{log}");
+    let limit_file = cluster.job_memory_cgroup(victim_node, victim).join("memory.limit_in_bytes");
+    let limit_mb = std::fs::read_to_string(limit_file).unwrap().trim().parse::<u64>().unwrap() >> 20;
+    let shrunk = policy == "gp" && state == "RUNNING" && limit_mb < LONG_MEM;
+    assert!(state == "SUSPENDED" || shrunk, "{policy}: victim {victim} is {state}, limit {limit_mb} MB\n{log}");
     let mut scene = scene;
     if crash {
         scene.pliant.crash_and_restart(&scene.cluster, policy, &scene.state());
