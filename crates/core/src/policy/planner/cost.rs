@@ -131,15 +131,15 @@ impl Cost {
                         run: run_time,
                         io_queue: mechanism.io_queue(i, now),
                     };
-                    for i in 0..n {
+                    for (i, on_node) in victims.iter().enumerate() {
                         let can = |m| node_can(view, i, m);
                         let bound = best.map_or(u64::MAX, |b| b.0);
                         let mut first: Option<usize> = None;
-                        let rank = |k: usize| victims[i][k].rank;
+                        let rank = |k: usize| on_node[k].rank;
                         let step = |k: usize, _: &Estimate, _: &Need| {
                             first = Some(first.map_or(rank(k), |f| f.min(rank(k))));
                         };
-                        let Some(cost) = self.greedy(&victims[i], need(i), can, bound, &mut taken, step) else {
+                        let Some(cost) = self.greedy(on_node, need(i), can, bound, &mut taken, step) else {
                             continue;
                         };
                         if best.is_none_or(|b| (cost, first, i) < b) {
