@@ -77,11 +77,14 @@ impl Drop for Serve {
     }
 }
 
-/// A node as an agent registers it: ⟨2 CPU, 1 GB⟩ with `mechanisms`, and
-/// its credential (`credential-of-node-NAME`).
+/// A node as an agent registers it: ⟨2 CPU, 1 GB⟩ with `mechanisms`.
 fn node(name: &str, mechanisms: &[&str], notes: &[&str]) -> Value {
-    json!({"name": name, "capacity": {"cpu_milli": 2000, "mem_mb": 1024}, "mechanisms": mechanisms, "notes": notes,
-        "credential": format!("credential-of-node-{name}")})
+    json!({"name": name, "capacity": {"cpu_milli": 2000, "mem_mb": 1024}, "mechanisms": mechanisms, "notes": notes})
+}
+
+/// The id and agent timeout of a registration's answer, and whether it issued a credential.
+fn registered((code, answer): (u16, Value)) -> (u16, Value, Value, bool) {
+    (code, answer["node"].clone(), answer["agent_timeout_ms"].clone(), answer["credential"].is_string())
 }
 
 const EVERY: [&str; 5] = ["kill", "suspend", "immediate", "graceful", "checkpoint"];
@@ -90,17 +93,23 @@ fn token(state: &Path) -> String {
     std::fs::read_to_string(state.join("token")).unwrap().trim().to_string()
 }
 
+/// The join token `serve` generated in `state`.
+fn join_token(state: &Path) -> String {
+    std::fs::read_to_string(state.join("join-token")).unwrap().trim().to_string()
+}
+
 #[test]
 fn a_relative_state_dir_reaches_agents_as_an_absolute_path() {
     let dir = ScratchDir::new("pliant-traps-relative").unwrap();
     let serve = Serve::start(dir.path(), &["--state-dir", "st", "--policy", "kill"]);
     let state = dir.path().join("st");
     let token = token(&state);
-    let registered = serve.post("/agents/register", &token, &node("n0", &EVERY, &[]));
-    assert_eq!(registered, (200, json!({"node": 0, "agent_timeout_ms": 10_000})));
+    let (code, answer) = serve.post("/agents/register", &join_token(&state), &node("n0", &EVERY, &[]));
+    assert_eq!(registered((code, answer.clone())), (200, json!(0), json!(10_000), true));
+    let credential = answer["credential"].as_str().unwrap();
     let (code, _) = serve.post("/jobs", &token, &json!({"command": ["true"], "mem_mb": 64}));
     assert_eq!(code, 201);
-    let (code, beat) = serve.post("/agents/0/heartbeat", "credential-of-node-n0", &json!({"reports": []}));
+    let (code, beat) = serve.post("/agents/0/heartbeat", credential, &json!({"reports": []}));
     assert_eq!(code, 200, "{beat}");
     let launch = beat["ops"].as_array().unwrap().iter().find(|op| op["op"] == "launch").expect("a launch").clone();
     let state = std::fs::canonicalize(&state).unwrap();
@@ -112,7 +121,7 @@ fn a_relative_state_dir_reaches_agents_as_an_absolute_path() {
 fn serve_refuses_a_node_its_policy_cannot_use_and_goes_on() {
     let dir = ScratchDir::new("pliant-traps-unfit").unwrap();
     let mut serve = Serve::start(dir.path(), &["--state-dir", "st", "--policy", "gp", "--nodes", "2"]);
-    let token = token(&dir.path().join("st"));
+    let token = join_token(&dir.path().join("st"));
     let no_swap = node("small", &["kill", "suspend"], &["no swap: graceful and immediate preemption cannot work"]);
     let (code, body) = serve.post("/agents/register", &token, &no_swap);
     assert_eq!(code, 409, "{body}");
@@ -120,8 +129,8 @@ fn serve_refuses_a_node_its_policy_cannot_use_and_goes_on() {
     assert!(error.contains("policy `gp` needs graceful preemption, which node `small` cannot do (no swap"), "{error}");
     assert!(serve.running(), "serve exited on an unfit node");
     for (i, name) in ["a", "b"].iter().enumerate() {
-        let registered = serve.post("/agents/register", &token, &node(name, &EVERY, &[]));
-        assert_eq!(registered, (200, json!({"node": i, "agent_timeout_ms": 10_000})));
+        let answer = serve.post("/agents/register", &token, &node(name, &EVERY, &[]));
+        assert_eq!(registered(answer), (200, json!(i), json!(10_000), true));
     }
     let start = Instant::now();
     let cluster = loop {
@@ -139,7 +148,7 @@ fn serve_refuses_a_node_its_policy_cannot_use_and_goes_on() {
 fn serve_without_a_policy_picks_one_every_node_can_carry_out() {
     let dir = ScratchDir::new("pliant-traps-default").unwrap();
     let serve = Serve::start(dir.path(), &["--state-dir", "st", "--nodes", "2"]);
-    let token = token(&dir.path().join("st"));
+    let token = join_token(&dir.path().join("st"));
     serve.post("/agents/register", &token, &node("swapless", &["kill", "suspend", "checkpoint"], &["no swap"]));
     serve.post("/agents/register", &token, &node("full", &EVERY, &[]));
     let start = Instant::now();
@@ -157,7 +166,7 @@ fn an_agent_refused_for_good_backs_off_and_stops_with_a_clear_error() {
     let Some(_machine) = live_machine("agent give-up") else { return };
     let dir = ScratchDir::new("pliant-traps-giveup").unwrap();
     let serve = Serve::start(dir.path(), &["--state-dir", "st", "--policy", "kill"]);
-    let token = token(&dir.path().join("st"));
+    let token = join_token(&dir.path().join("st"));
     assert_eq!(serve.post("/agents/register", &token, &node("only", &EVERY, &[])).0, 200);
     let started = Instant::now();
     let out = Command::new(PLIANT)
