@@ -3,9 +3,10 @@
 //! absolute paths; it refuses a node that cannot carry out its policy (and
 //! goes on) instead of exiting, and without `--policy` picks one every node
 //! can carry out; an agent the manager keeps refusing backs off and stops
-//! with a clear error. Agents are played over HTTP here except in the last
-//! test, which needs root and cgroups (it prints `SKIPPED` without them, or
-//! fails under PLIANT_REQUIRE_LIVE=1).
+//! with a clear error; an agent of a manager killed while it formed its
+//! cluster joins the next one. Agents are played over HTTP here except in
+//! the tests that run `pliant agent`, which need root and cgroups (they print
+//! `SKIPPED` without them, or fail under PLIANT_REQUIRE_LIVE=1).
 
 mod common;
 
@@ -29,8 +30,12 @@ struct Serve {
 
 impl Serve {
     fn start(dir: &Path, args: &[&str]) -> Serve {
-        let port = free_port();
-        let log = std::fs::File::create(dir.join("serve.log")).unwrap();
+        Serve::start_at(dir, free_port(), args)
+    }
+
+    /// [`Serve::start`] on `port`.
+    fn start_at(dir: &Path, port: u16, args: &[&str]) -> Serve {
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("serve.log")).unwrap();
         let child = Command::new(PLIANT)
             .arg("serve")
             .args(["--listen", &format!("127.0.0.1:{port}")])
@@ -185,5 +190,83 @@ fn an_agent_refused_for_good_backs_off_and_stops_with_a_clear_error() {
     assert!((2..=5).contains(&tries), "{tries} tries in {took:?}:\n{err}");
     assert!(took < Duration::from_secs(15), "took {took:?}");
     let leftover = pliant_live::cgroup::Layout::detect().unwrap().open("pliant-agent-extra");
+    assert!(leftover.is_none(), "the agent left its cgroup");
+}
+
+/// A manager killed while it forms its cluster forgets who had joined: an
+/// agent that had joined is told at its next heartbeat to register again
+/// (409); its credential is unknown to the new manager (403), and it joins
+/// again with the join token. The API token registers no node, and a node's
+/// heartbeat waits (503) until the cluster is formed.
+#[test]
+fn an_agent_of_a_manager_killed_while_forming_joins_the_next() {
+    let dir = ScratchDir::new("pliant-traps-reform").unwrap();
+    let args = ["--state-dir", "st", "--policy", "kill", "--nodes", "2"];
+    let first = Serve::start(dir.path(), &args);
+    let join = join_token(&dir.path().join("st"));
+    let (code, answer) = first.post("/agents/register", &join, &node("a", &EVERY, &[]));
+    assert_eq!(code, 200, "{answer}");
+    let credential = answer["credential"].as_str().unwrap().to_string();
+    let beat = json!({"reports": []});
+    assert_eq!(first.post("/agents/0/heartbeat", &credential, &beat).0, 503, "the cluster is not formed yet");
+    drop(first);
+    let second = Serve::start(dir.path(), &args);
+    assert_eq!(second.post("/agents/0/heartbeat", &credential, &beat).0, 409);
+    assert_eq!(second.post("/agents/register", &credential, &node("a", &EVERY, &[])).0, 403);
+    let api_token = token(&dir.path().join("st"));
+    assert_eq!(second.post("/agents/register", &api_token, &node("a", &EVERY, &[])).0, 403);
+    let (code, again) = second.post("/agents/register", &join, &node("a", &EVERY, &[]));
+    assert_eq!(code, 200, "{again}");
+    let renewed = again["credential"].as_str().unwrap();
+    assert_ne!(renewed, credential);
+    assert_eq!(second.post("/agents/0/heartbeat", renewed, &beat).0, 503);
+}
+
+/// The same, with a real agent: it joins a manager that is killed before
+/// the cluster forms, then joins the next one (a new credential in its node
+/// directory, mode 0600) and the cluster forms.
+#[test]
+fn a_real_agent_joins_again_after_its_forming_manager_is_killed() {
+    let Some(_machine) = live_machine("agent rejoin") else { return };
+    let dir = ScratchDir::new("pliant-traps-rejoin").unwrap();
+    let port = free_port();
+    let first = Serve::start_at(dir.path(), port, &["--state-dir", "st", "--policy", "kill", "--nodes", "2"]);
+    let log = std::fs::File::create(dir.path().join("agent.log")).unwrap();
+    let mut agent = Command::new(PLIANT)
+        .args(["agent", "--manager", &first.url, "--state-dir", "st", "--name", "rejoin", "--cpu", "1"])
+        .args(["--mem", "256M", "--node-dir", "node"])
+        .current_dir(dir.path())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let file = dir.path().join("node/credential");
+    let start = Instant::now();
+    while !file.exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "the agent did not join");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let issued = std::fs::read_to_string(&file).unwrap();
+    drop(first);
+    let second = Serve::start_at(dir.path(), port, &["--state-dir", "st", "--policy", "kill", "--nodes", "1"]);
+    let start = Instant::now();
+    let cluster = loop {
+        if let Ok(r) = second.http.get(&format!("{}/cluster", second.url)).call() {
+            break r.into_json::<Value>().unwrap();
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "the cluster did not form");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // SIGTERM: the agent removes its cgroup.
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(agent.id() as i32, libc::SIGTERM) };
+    agent.wait().unwrap();
+    let log = std::fs::read_to_string(dir.path().join("agent.log")).unwrap();
+    assert_eq!(cluster["nodes"][0]["name"], "rejoin", "{log}");
+    let renewed = std::fs::read_to_string(&file).unwrap();
+    assert_ne!(renewed, issued, "{log}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(log.contains("joining with the join token next"), "{log}");
+    let leftover = pliant_live::cgroup::Layout::detect().unwrap().open("pliant-agent-rejoin");
     assert!(leftover.is_none(), "the agent left its cgroup");
 }

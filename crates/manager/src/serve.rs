@@ -127,14 +127,20 @@ fn gather(
                 Ok(joiner) => joiner,
                 Err(refusal) => return refusal,
             },
-            // A registered agent's heartbeats wait, as everyone else does;
+            // A registered agent's heartbeats wait, as everyone else does, and
             // its credential counts as used (the join token cannot replace it).
+            // Any other's are told to register again: an agent of a manager
+            // killed as it formed the cluster then joins this one.
             (_, url) if url.starts_with("/agents/") => {
                 let id = url.split('/').nth(2).and_then(|n| n.parse::<usize>().ok());
-                if let (Some(node), Some(bearer)) = (id.and_then(|i| nodes.get(i)), request.bearer.as_deref()) {
-                    credentials.check(&node.name, bearer);
+                let known = match (id.and_then(|i| nodes.get(i)), request.bearer.as_deref()) {
+                    (Some(node), Some(bearer)) => credentials.check(&node.name, bearer).is_some(),
+                    _ => false,
+                };
+                if known {
+                    return Response::error(503, &waiting);
                 }
-                return Response::error(503, &waiting);
+                return Response::error(409, "not a node of the cluster being formed: register again");
             }
             _ => {
                 return api::refuse_unauthorised(&tokens.api, guard, request)
