@@ -419,3 +419,31 @@ fn connections_over_the_bound_get_503_and_stalled_clients_are_dropped() {
         drop(idle);
     });
 }
+
+/// `pliant local` takes no agents (its node runs in its process, and it has
+/// no join token): a registration gets 403 whatever it carries, and so does
+/// a heartbeat for its node.
+#[test]
+fn a_manager_without_a_join_token_takes_no_agent() {
+    let dir = ScratchDir::new("pliant-api-local").unwrap();
+    let cfg =
+        ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("local")], epoch_unix_us: unix_us() };
+    let (m, _) = Manager::open(dir.path(), cfg).unwrap();
+    let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
+    let tokens = api::Tokens { api: token.clone(), join: None };
+    let (manager, guard) = (Mutex::new(m), api::Guard::Changes);
+    let request = |url: &str, bearer: Option<&str>, body: &Value| server::Request {
+        method: "POST".into(),
+        url: url.into(),
+        bearer: bearer.map(String::from),
+        body: body.to_string().into_bytes(),
+    };
+    for bearer in [Some(token.as_str()), Some("a-would-be-join-token"), None] {
+        let answer =
+            api::respond(&manager, &tokens, guard, &request("/agents/register", bearer, &registration("local")));
+        assert_eq!(answer.status, 403, "{bearer:?}: {}", String::from_utf8_lossy(&answer.body));
+        let beat =
+            api::respond(&manager, &tokens, guard, &request("/agents/0/heartbeat", bearer, &json!({"reports": []})));
+        assert_eq!(beat.status, if bearer.is_some() { 403 } else { 401 });
+    }
+}
