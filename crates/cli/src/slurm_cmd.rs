@@ -29,10 +29,33 @@ pub struct SlurmArgs {
     /// How often Slurm is read, in milliseconds.
     #[arg(long, default_value_t = 200)]
     poll_ms: u64,
+    /// Print pliant's view of the partition's jobs as JSON and exit: the
+    /// journal in --state-dir replayed, nothing asked of or done on Slurm (a
+    /// controller may be running on it).
+    #[arg(long)]
+    show: bool,
+}
+
+/// `pliant slurm --show`: one JSON object per job, in pliant's order.
+fn show(state_dir: &std::path::Path) -> Result<(), String> {
+    let (config, jobs) = Controller::view(state_dir).map_err(|e| e.to_string())?;
+    let jobs: Vec<serde_json::Value> = jobs
+        .iter()
+        .map(|t| {
+            let mut v = serde_json::to_value(t).expect("a job record serialises");
+            v["node"] = t.node.map(|n| config.nodes[n as usize].name.clone()).into();
+            v
+        })
+        .collect();
+    println!("{}", serde_json::to_string_pretty(&jobs).expect("JSON serialises"));
+    Ok(())
 }
 
 /// Runs the controller until SIGINT or SIGTERM.
 pub fn run(args: SlurmArgs) -> Result<(), String> {
+    if args.show {
+        return show(&args.state_dir);
+    }
     let (mut controller, recovered) =
         Controller::open(&args.state_dir, &args.partition, &args.policy, &args.sets).map_err(|e| e.to_string())?;
     let c = controller.config();

@@ -3,6 +3,9 @@
 mod common;
 
 use common::slurm::{is_over, Arrangement, SlurmCluster};
+use pliant_core::model::JobClass;
+use serde_json::Value;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// The harness gives two real nodes: a job bound to each runs there, under
@@ -27,6 +30,12 @@ fn test_cluster_has_two_nodes() {
         let text = std::fs::read_to_string(out.join(format!("host-{node}.out"))).unwrap();
         assert_eq!(text.lines().next(), Some(node.as_str()), "{text}");
         assert!(text.contains(&format!("/slurm_{node}/uid_0/job_{id}/")), "{text}");
+    }
+    // sacct's completion log has each job once, completed on its node.
+    let completions = cluster.completions();
+    for (node, id) in cluster.nodes.iter().zip(&ids) {
+        let records: Vec<_> = completions.iter().filter(|(j, _, _)| j == id).collect();
+        assert_eq!(records, vec![&(*id, "COMPLETED".to_string(), node.clone())], "{completions:?}");
     }
 }
 
@@ -214,20 +223,37 @@ impl Scene {
     }
 
     /// Waits for the long jobs and `short` to end; each must have completed
-    /// its passes. Returns each long job's output.
+    /// its passes, and Slurm must agree with pliant's view. Returns each long
+    /// job's output.
     fn finish(&self, short: u64) -> Vec<String> {
-        let mut all = self.longs.clone();
-        all.push(short);
-        self.cluster.wait_until("every job to end", Duration::from_secs(240), |c| {
-            all.iter().all(|id| c.job(*id)["job_state"].as_str().is_some_and(is_over))
+        self.finish_all(&[(short, "short".to_string())])
+    }
+
+    /// Waits for the long jobs and the short jobs `shorts` (id, name) to end;
+    /// each must have completed its passes once (one `done` line), and Slurm
+    /// must agree with pliant's view ([`assert_slurm_agrees`]). Returns each
+    /// long job's output.
+    fn finish_all(&self, shorts: &[(u64, String)]) -> Vec<String> {
+        let mut all: Vec<(u64, String)> =
+            self.longs.iter().enumerate().map(|(i, id)| (*id, format!("long{i}"))).collect();
+        all.extend_from_slice(shorts);
+        self.cluster.wait_until("every job to end", Duration::from_secs(300), |c| {
+            all.iter().all(|(id, _)| c.job(*id)["job_state"].as_str().is_some_and(is_over))
         });
-        for (id, name) in all.iter().zip(["long0", "long1", "short"]) {
+        for (id, name) in &all {
             let out = output(&self.cluster, name);
             assert_eq!(self.cluster.job(*id)["job_state"], "COMPLETED", "{name}: {out}\n{}", self.pliant.log());
-            let passes = if name == "short" { SHORT_PASSES } else { LONG_PASSES };
+            let passes = if name.starts_with("short") { SHORT_PASSES } else { LONG_PASSES };
             assert_eq!(out.lines().last(), Some(format!("done {passes}").as_str()), "{name}:\n{out}");
+            assert_eq!(out.lines().filter(|l| l.starts_with("done ")).count(), 1, "{name} ended twice:\n{out}");
         }
+        assert_slurm_agrees(&self.cluster, &self.state(), &self.pliant.log());
         (0..2).map(|i| output(&self.cluster, &format!("long{i}"))).collect()
+    }
+
+    /// The controller's state directory.
+    fn state(&self) -> std::path::PathBuf {
+        self.scratch.path().join("state")
     }
 
     /// The long job the log names in `pliant slurm: job ID <what>`.
@@ -239,6 +265,56 @@ impl Scene {
             .unwrap_or_else(|| panic!("no job {what}:\n{log}"));
         assert!(self.longs.contains(&victim), "{victim} is not a long job:\n{log}");
         victim
+    }
+}
+
+/// pliant's view of the partition (`pliant slurm --show` on its journal).
+fn pliant_view(state: &std::path::Path) -> Vec<Value> {
+    let out = common::pliant(&["slurm", "--show", "--state-dir", &state.to_string_lossy()]);
+    assert!(out.status.success(), "pliant slurm --show: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice::<Value>(&out.stdout).unwrap().as_array().unwrap().clone()
+}
+
+/// At the end of a test, squeue's and sacct's view agree with pliant's, job
+/// by job, once pliant has seen every job end: the same jobs of the
+/// partition; Slurm's state is the end pliant saw (`COMPLETED` for a job it
+/// saw finish); the job ran last on the node pliant last placed it on;
+/// Slurm restarted it once per placement after the first (a requeue by
+/// `kill` or a checkpoint); and Slurm's completion log (`sacct -c`) has a
+/// `PENDING` record per requeue, one more per checkpoint (the job's own
+/// exit), and last the end pliant saw, on that node.
+fn assert_slurm_agrees(cluster: &SlurmCluster, state: &std::path::Path, log: &str) {
+    let mut view = Vec::new();
+    cluster.wait_until("pliant to see every job end", Duration::from_secs(30), |_| {
+        view = pliant_view(state);
+        view.iter().all(|j| j["phase"] == "Over")
+    });
+    let slurm: Vec<Value> = cluster.jobs().into_iter().filter(|j| j["partition"] == "pliant").collect();
+    let ids = |jobs: &[Value], key: &str| -> BTreeSet<u64> { jobs.iter().map(|j| j[key].as_u64().unwrap()).collect() };
+    assert_eq!(ids(&view, "slurm_id"), ids(&slurm, "job_id"), "pliant's jobs and squeue's\n{view:?}\n{log}");
+    let completions = cluster.completions();
+    for p in &view {
+        let id = p["slurm_id"].as_u64().unwrap();
+        let s = slurm.iter().find(|j| j["job_id"] == id).unwrap();
+        let what = format!(
+            "job {id}: pliant {p}\nsqueue: state {} nodes {} restarts {}\n{log}",
+            s["job_state"], s["nodes"], s["restart_cnt"]
+        );
+        assert_eq!(p["end_state"], s["job_state"], "{what}");
+        assert_eq!(p["node"], s["nodes"], "{what}");
+        let placements = p["placements"].as_u64().unwrap();
+        assert_eq!(s["restart_cnt"].as_u64(), Some(placements.saturating_sub(1)), "{what}");
+        let records: Vec<&(u64, String, String)> = completions.iter().filter(|(j, _, _)| *j == id).collect();
+        let what = format!("{what}\nsacct -c: {records:?}");
+        let requeues = records.iter().filter(|r| r.1 == "PENDING").count() as u64;
+        assert_eq!(requeues, placements.saturating_sub(1), "{what}");
+        assert_eq!(records.len() as u64, placements + p["checkpoints"].as_u64().unwrap(), "{what}");
+        let last = records.last().unwrap();
+        assert_eq!(
+            (Some(last.1.as_str()), Some(last.2.as_str())),
+            (p["end_state"].as_str(), p["node"].as_str()),
+            "{what}"
+        );
     }
 }
 
@@ -294,10 +370,14 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
         "{policy}: the short job waited {waited_s:.2} s, more than the reclaim ({reclaim_s:.2} s) + {SLACK_S} s\n{log}"
     );
     assert!(victim_usage_mb <= 64 + 8, "{policy}: victim {victim} still holds {victim_usage_mb} MB\n{log}");
-    assert_eq!(cluster.job(victim)["job_state"], "SUSPENDED");
+    // Suspended until pliant resumes it: under `gp` that may already be, as
+    // resumption is gradual (a part of its request as soon as the node has it).
+    let state = cluster.job(victim)["job_state"].clone();
+    let resumed = scene.pliant.log().contains(&format!("job {victim} resumed"));
+    assert!(state == "SUSPENDED" || (policy == "gp" && resumed), "{policy}: victim {victim} is {state}\n{log}");
     let mut scene = scene;
     if crash {
-        scene.pliant.crash_and_restart(&scene.cluster, policy, &scene.scratch.path().join("state"));
+        scene.pliant.crash_and_restart(&scene.cluster, policy, &scene.state());
     }
     let outs = scene.finish(short);
     for (i, out) in outs.iter().enumerate() {
@@ -360,4 +440,142 @@ fn checkpoint_through_slurm_signal_and_requeue() {
     assert!(restored[0] > 10, "it resumed from its progress, not from zero:\n{out}");
     assert!(out.contains(&format!("checkpoint {}", restored[0])), "{out}");
     assert_eq!(fresh_starts(&outs[1 - i]), 1, "the other long job ran once:\n{}", outs[1 - i]);
+}
+
+/// SIGKILLs of the controller in the busy run.
+const KILLS: usize = 5;
+
+/// The controller is SIGKILLed at 5 seeded points of a busy `ip` run and
+/// restarted on its journal each time: the two long jobs run on, and a short
+/// job that needs a long job's memory is submitted before each kill and one
+/// after the last, so that kills fall while jobs are placed, suspended,
+/// reclaimed and resumed. Every job ends exactly once — one `start 0` and
+/// one `done` in its own output, never started again — and squeue and
+/// sacct agree with pliant's view. PLIANT_SLURM_KILL_SEED picks another seed.
+#[test]
+fn controller_sigkilled_at_five_seeded_points_every_job_ends_once() {
+    use rand::{Rng, SeedableRng};
+    let seed = std::env::var("PLIANT_SLURM_KILL_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(25);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let what = "slurm controller SIGKILLed at 5 seeded points";
+    let Some(mut scene) = Scene::start(what, "ip", "long", false) else { return };
+    let mut shorts = Vec::new();
+    let submit_short = |scene: &Scene, shorts: &mut Vec<(u64, String)>| {
+        let name = format!("short{}", shorts.len());
+        shorts.push((submit_dirty(&scene.cluster, &name, "short", SHORT_MEM, 550, SHORT_PASSES, None), name));
+    };
+    for kill in 0..KILLS {
+        submit_short(&scene, &mut shorts);
+        let after = Duration::from_millis(rng.gen_range(300..4000));
+        std::thread::sleep(after);
+        let steps = std::fs::read_to_string(scene.state().join("journal.jsonl")).unwrap_or_default().lines().count();
+        eprintln!("seed {seed}: kill {} after {after:?}, at journal line {steps}", kill + 1);
+        let state = scene.state();
+        scene.pliant.crash_and_restart(&scene.cluster, "ip", &state);
+    }
+    submit_short(&scene, &mut shorts);
+    let outs = scene.finish_all(&shorts);
+    let log = scene.pliant.log();
+    for (i, out) in outs.iter().enumerate() {
+        assert_eq!(fresh_starts(out), 1, "long{i} started again:\n{out}\n{log}");
+        assert_eq!(out.lines().filter(|l| l.starts_with("start ")).count(), 1, "long{i}:\n{out}");
+    }
+    for (_, name) in &shorts {
+        let out = output(&scene.cluster, name);
+        assert_eq!(out.lines().filter(|l| l.starts_with("start ")).count(), 1, "{name}:\n{out}");
+    }
+    eprintln!("the controllers' log:\n{log}");
+    // A kill may fall in a restart's own recovery, before it says it took over.
+    assert!(log.matches("took over partition").count() >= 1, "{log}");
+    assert!(log.contains(" resumed"), "a long job was preempted and resumed:\n{log}");
+}
+
+/// The workload both bodies run in `slurm_and_the_simulator_take_the_same_decisions`:
+/// (name, pliant options, submitted at s, runs s, estimate s). Each job asks
+/// for 1 CPU and 700 MB of a node's 2 CPUs and 1000 MB, so a short job needs
+/// a long job's memory.
+const SAME_WORKLOAD: [(&str, &str, u64, u64, u64); 4] =
+    [("l0", "long", 0, 40, 120), ("l1", "long", 1, 40, 100), ("s0", "short", 8, 5, 5), ("s1", "short", 22, 5, 5)];
+
+/// A decision with its time left out: (job, task, what, CPU afterwards).
+type Untimed = (u32, u32, pliant_twin::decision::Kind, Option<u64>);
+
+fn untimed(d: pliant_twin::decision::Decision) -> Untimed {
+    (d.job, d.task, d.kind, d.cpu_milli)
+}
+
+/// The decisions the simulator takes on [`SAME_WORKLOAD`] under `policy`.
+fn simulated_decisions(policy: &str, params: &[(&str, &str)]) -> Vec<Untimed> {
+    use pliant_core::{Resources, SECOND};
+    use pliant_workload::{Cluster, Job, Phase, Task, Workload};
+    let node = Resources::new(2000, common::slurm::NODE_MEM_MB);
+    let jobs = SAME_WORKLOAD
+        .iter()
+        .map(|&(name, options, submit, run, estimate)| {
+            let task =
+                Task { request: Resources::new(1000, 700), duration: run * SECOND, estimate: Some(estimate * SECOND) };
+            let phase = Phase { deps: vec![], coupled: false, local: false, tasks: vec![task], stages: vec![] };
+            let class = if options.starts_with("short") { JobClass::Short } else { JobClass::Long };
+            Job { name: name.into(), submit: submit * SECOND, class, priority: 0, phases: vec![phase], elastic: None }
+        })
+        .collect();
+    let workload = Workload { cluster: Cluster { am: None, nodes: vec![node; 2] }, jobs };
+    // The policy as a live body builds it (a suspended task's footprint books no CPU).
+    let params: Vec<(String, String)> = params.iter().map(|&(k, v)| (k.into(), v.into())).collect();
+    let policy = pliant_manager::manager::build_policy(policy, &params).unwrap();
+    let options = pliant_sim::SimOptions { record_decisions: true, ..Default::default() };
+    let run = pliant_sim::simulate(&workload, policy, &options).unwrap();
+    run.decisions
+        .iter()
+        .filter_map(|(at, a)| pliant_twin::decision::Decision::from_action(*at, a))
+        .map(untimed)
+        .collect()
+}
+
+/// The decisions a controller journaled in `state`, in order.
+fn journaled_decisions(state: &std::path::Path) -> Vec<Untimed> {
+    let text = std::fs::read_to_string(state.join("journal.jsonl")).unwrap();
+    let mut out = Vec::new();
+    for line in text.lines().skip(1) {
+        let step: Value = serde_json::from_str(line).unwrap();
+        let at = step["now"].as_u64().unwrap();
+        for action in step["actions"].as_array().unwrap() {
+            out.extend(pliant_twin::decision::Decision::parse(at, action.as_str().unwrap()).map(untimed));
+        }
+    }
+    out
+}
+
+/// The same decisions as the simulator: [`SAME_WORKLOAD`] (two long jobs,
+/// then two short jobs that each need a long job's memory) is simulated and
+/// run on Slurm under `ip`, each job a loop of 1 s sleeps (a suspended loop
+/// does not advance), submitted at its instant. Both bodies place, preempt
+/// and resume the same tasks on the same nodes in the same order (times
+/// aside: the simulator's reclaim and Slurm's are not the same length).
+#[test]
+fn slurm_and_the_simulator_take_the_same_decisions() {
+    let policy = "ip";
+    let expected = simulated_decisions(policy, &[("monitor_interval_s", "0.5")]);
+    let scratch = pliant_live::scratch::ScratchDir::new("pliant-slurm-same").unwrap();
+    let Some(cluster) = SlurmCluster::start("slurm decisions as the simulator's", Arrangement::Pliant) else { return };
+    let state = scratch.path().join("state");
+    let pliant = PliantSlurm::start(&cluster, policy, &state);
+    let first = std::time::Instant::now();
+    let mut ids = Vec::new();
+    for (name, options, submit, run, estimate) in SAME_WORKLOAD {
+        let at = Duration::from_secs(submit);
+        std::thread::sleep(at.saturating_sub(first.elapsed()));
+        let out = format!("{}/{name}.out", cluster.jobs_dir().display());
+        let (comment, mem) = (format!("--comment=pliant:{options},estimate={estimate}"), "--mem=700".to_string());
+        let script = format!("i=0; while [ $i -lt {run} ]; do sleep 1; i=$((i + 1)); done; echo done");
+        ids.push(cluster.sbatch(&["--hold", "-p", "pliant", "-c", "1", &mem, &comment, "-o", &out, "--wrap", &script]));
+    }
+    cluster.wait_until("every job to end", Duration::from_secs(180), |c| {
+        ids.iter().all(|id| c.job(*id)["job_state"].as_str().is_some_and(is_over))
+    });
+    assert_slurm_agrees(&cluster, &state, &pliant.log());
+    let on_slurm = journaled_decisions(&state);
+    eprintln!("simulated: {expected:?}\non Slurm:  {on_slurm:?}");
+    assert!(expected.iter().any(|d| matches!(d.2, pliant_twin::decision::Kind::Preempt { .. })), "{expected:?}");
+    assert_eq!(on_slurm, expected, "Slurm's decisions differ from the simulator's\n{}", pliant.log());
 }

@@ -22,4 +22,5 @@ pub mod protocol;
 pub mod reclaim;
 pub mod scratch;
 pub mod slurm_job;
+pub mod stepper;
 pub mod swap;

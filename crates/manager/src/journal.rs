@@ -5,7 +5,6 @@
 //! deterministic, so replaying the steps rebuilds the manager exactly.
 
 use crate::events::Event;
-use pliant_core::Micros;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{de::DeserializeOwned, Serialize};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -43,17 +42,7 @@ pub enum JournalError {
 }
 
 /// One scheduling step as journaled.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    /// Its time, µs since the manager's epoch.
-    pub now: Micros,
-    /// The events taken in, in order.
-    pub events: Vec<Event>,
-    /// Whether the resource monitor ran.
-    pub monitor: bool,
-    /// The actions that came out, as text (to check a replay against).
-    pub actions: Vec<String>,
-}
+pub type Step = pliant_live::stepper::Step<Event>;
 
 /// The open journal.
 pub struct Journal {

@@ -20,10 +20,11 @@ use crate::token::Token;
 use crate::view::{JobState, JobView, TaskStatus, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::policy::{preset, MechanismSpec, Params, Policy};
-use pliant_core::{Action, CoreError, Driver, MechanismKind, Micros, Observation, Pass, Resources, Scheduler};
+use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
 use pliant_live::dispatch::{node_mechanism, node_op, NodeOp};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
+use pliant_live::stepper::{LiveBody, StepError, Stepping};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -133,28 +134,13 @@ pub type Clock = Box<dyn Fn() -> u64 + Send>;
 /// deadline due now or a microsecond monitor period cannot spin it.
 pub const MIN_PAUSE: Duration = Duration::from_millis(1);
 
-/// Why the manager cannot go on.
-#[derive(Debug, thiserror::Error)]
-pub enum ManagerError {
-    /// The journal failed.
-    #[error(transparent)]
-    Journal(#[from] JournalError),
-    /// The core refused an observation (a bug: events are checked first).
-    #[error("core: {0}")]
-    Core(#[from] CoreError),
-    /// The configuration is unusable.
-    #[error("{0}")]
-    Config(String),
-    /// Replaying the journal gave other actions than it records.
-    #[error("journal replay diverged at step {step}: journaled {journaled:?}, replayed {replayed:?}")]
-    Diverged {
-        /// The step (1-based).
-        step: usize,
-        /// What the journal says.
-        journaled: Vec<String>,
-        /// What the replay decided.
-        replayed: Vec<String>,
-    },
+/// Why the manager cannot go on: the live step driver's errors ([`StepError`]).
+pub type ManagerError = StepError;
+
+impl From<JournalError> for StepError {
+    fn from(e: JournalError) -> StepError {
+        StepError::Journal(Box::new(e))
+    }
 }
 
 /// A request the API refuses.
@@ -172,21 +158,18 @@ pub enum Refusal {
 
 /// The resource manager.
 pub struct Manager {
-    driver: Driver,
+    stepping: Stepping,
     clock: Clock,
     config: ClusterConfig,
     jobs: Vec<JobView>,
     journal: Journal,
     log_root: PathBuf,
     checkpoint_root: PathBuf,
-    last_now: Micros,
     /// Operations on their way to each node (see [`Delivery`]).
     delivery: Delivery,
     /// Per node, the sequence number after the last agent report taken in
     /// (see [`Manager::heartbeat`]; not journaled).
     reports_seen: Vec<u64>,
-    /// True while the journal is being replayed: nothing is journaled or sent.
-    replaying: bool,
     /// Per node, when its agent last heartbeated (not journaled: a restarted
     /// manager gives every agent a fresh timeout).
     last_seen: Vec<Micros>,
@@ -238,7 +221,7 @@ impl Manager {
         }
         let config_nodes = config.nodes.len();
         let mut m = Manager {
-            driver: Driver::new(core),
+            stepping: Stepping::new(Driver::new(core)),
             clock: Box::new(unix_us),
             // A successor's batch numbers come after this manager's.
             delivery: Delivery::new(config.nodes.len(), unix_us()),
@@ -248,21 +231,14 @@ impl Manager {
             journal,
             log_root: state_dir.join("logs"),
             checkpoint_root: state_dir.join("checkpoints"),
-            last_now: 0,
-            replaying: true,
             last_seen: Vec::new(),
             lost: vec![false; config_nodes],
             preemptions: Vec::new(),
             credentials,
             agent_timeout: DEFAULT_AGENT_TIMEOUT,
         };
-        for (i, step) in m.journal.steps()?.into_iter().enumerate() {
-            let replayed = m.step(step.now, step.events, step.monitor)?;
-            if replayed != step.actions {
-                return Err(ManagerError::Diverged { step: i + 1, journaled: step.actions, replayed });
-            }
-        }
-        m.replaying = false;
+        let steps = m.journal.steps()?;
+        m.replay(steps)?;
         // From now, not from the last step journaled: an agent may have been
         // heard from since, and must not be declared lost before it fenced itself.
         m.last_seen = vec![m.now(); m.config.nodes.len()];
@@ -276,7 +252,7 @@ impl Manager {
 
     /// Core time now: µs since the epoch, never going back.
     pub fn now(&self) -> Micros {
-        (self.clock)().saturating_sub(self.config.epoch_unix_us).max(self.last_now)
+        (self.clock)().saturating_sub(self.config.epoch_unix_us).max(self.stepping.last_now)
     }
 
     /// Reads wall-clock time from `clock` from now on.
@@ -287,7 +263,7 @@ impl Manager {
     /// The earliest instant the core must be stepped at even if nothing
     /// happens (a timer it asked for, the monitor's next run), if any.
     pub fn next_deadline(&self) -> Option<Micros> {
-        self.driver.next_deadline()
+        self.stepping.driver.next_deadline()
     }
 
     /// How long a manager's loop may sleep before it next calls
@@ -302,7 +278,7 @@ impl Manager {
     pub fn submit(&mut self, req: SubmitRequest) -> Result<u32, Refusal> {
         let spec = req.validate(&self.config.capacities()).map_err(Refusal::Invalid)?;
         let id = self.jobs.len() as u32;
-        self.live_step(vec![Event::Submitted { spec }]).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        self.step_now(vec![Event::Submitted { spec }]).map_err(|e| Refusal::Conflict(e.to_string()))?;
         Ok(id)
     }
 
@@ -312,14 +288,14 @@ impl Manager {
         if j.is_over() {
             return Err(Refusal::Conflict(format!("job {job} is already {:?}", j.state).to_lowercase()));
         }
-        self.live_step(vec![Event::Cancelled { job: JobId(job) }]).map_err(|e| Refusal::Conflict(e.to_string()))
+        self.step_now(vec![Event::Cancelled { job: JobId(job) }]).map_err(|e| Refusal::Conflict(e.to_string()))
     }
 
     /// Takes in agents' reports, runs the resource monitor when it is due,
     /// and schedules.
     pub fn advance(&mut self, reports: Vec<(u32, AgentReport)>) -> Result<(), ManagerError> {
         let events = reports.into_iter().map(|(node, report)| Event::Report { node, report }).collect();
-        self.live_step(events)
+        self.step_now(events)
     }
 
     /// The operations that may go to node `node` now, taken out and counted
@@ -460,7 +436,7 @@ impl Manager {
         self.delivery.extend(node, queued);
         let events = if self.lost[node] { vec![Event::NodeBack { node: node as u32 }] } else { Vec::new() };
         self.last_seen[node] = self.now();
-        self.live_step(events).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        self.step_now(events).map_err(|e| Refusal::Conflict(e.to_string()))?;
         Ok((node as u32, issued))
     }
 
@@ -511,7 +487,7 @@ impl Manager {
                 self.delivery.node_lost(node);
                 let mut events = self.lost_tasks(node, "its agent stopped heartbeating");
                 events.push(Event::NodeLost { node: node as u32 });
-                self.live_step(events)?;
+                self.step_now(events)?;
                 lost.push(self.config.nodes[node].name.clone());
             }
         }
@@ -529,63 +505,29 @@ impl Manager {
             .collect()
     }
 
-    /// A step at the clock's `now`. A resource monitor run due by then goes
-    /// first, as a step of its own at its due instant (at most a period
-    /// late): as in the simulator, its period does not drift with the loop's
-    /// lateness, and it does not see what came in after it was due, so the
-    /// twin's replay (`pliant twin`) meets the same events before each run.
-    fn live_step(&mut self, events: Vec<Event>) -> Result<(), ManagerError> {
+    /// A step at the clock's `now` (the live step driver's
+    /// [`LiveBody::live_step`]: a monitor run due goes first, as a step of
+    /// its own at its due instant); its operations go out to the agents.
+    fn step_now(&mut self, events: Vec<Event>) -> Result<(), ManagerError> {
         let now = self.now();
-        if let Some(due) = self.driver.next_monitor().filter(|&due| due <= now) {
-            let period = self.driver.core().monitor_interval().unwrap_or(0);
-            self.step(due.max(now.saturating_sub(period)).max(self.last_now), Vec::new(), true)?;
+        for (node, op) in self.live_step(now, events)? {
+            self.delivery.push(node, op);
         }
-        self.step(now, events, false).map(|_| ())
-    }
-
-    /// One scheduling step at `now`; returns its actions as text.
-    fn step(&mut self, now: Micros, events: Vec<Event>, monitor: bool) -> Result<Vec<String>, ManagerError> {
-        // A timer the core asked for (a locality wait or a reservation ending)
-        // goes off at the first step at or after it; replay sees the same.
-        self.driver.fire(now);
-        self.last_now = now;
-        let mut ops = Vec::new();
-        let mut taken = Vec::new();
-        for event in events {
-            if self.take_in(now, &event, &mut ops)? {
-                taken.push(event);
-            }
-        }
-        let mut actions = Vec::new();
-        if monitor {
-            self.driver.monitor(now, &mut actions);
-        }
-        // Agents report what the actions cause later: the passes go on until
-        // one decides nothing.
-        while self.driver.pass(now, &mut actions) == Pass::Acted {}
-        self.preemptions.extend(self.driver.take_choices().iter().map(ChoiceView::from));
-        let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();
-        if !self.replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
-            self.journal.append(&Step { now, events: taken, monitor, actions: texts.clone() })?;
-        }
-        for action in &actions {
-            self.carry_out(now, action, &mut ops);
-        }
-        if !self.replaying {
-            for (node, op) in ops {
-                self.delivery.push(node, op);
-            }
-        }
-        Ok(texts)
+        Ok(())
     }
 
     /// Applies one event to the core and the records; false when it is stale
     /// (about a task that has moved on) and is dropped.
-    fn take_in(&mut self, now: Micros, event: &Event, ops: &mut Vec<(usize, AgentOp)>) -> Result<bool, ManagerError> {
+    fn take_event(
+        &mut self,
+        now: Micros,
+        event: &Event,
+        ops: &mut Vec<(usize, AgentOp)>,
+    ) -> Result<bool, ManagerError> {
         match event {
             Event::Submitted { spec } => {
                 let id = JobId(self.jobs.len() as u32);
-                self.driver.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
+                self.stepping.driver.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
                 self.jobs.push(JobView::new(id, spec.clone(), now));
             }
             Event::Cancelled { job } => {
@@ -593,7 +535,7 @@ impl Manager {
                     Some(j) if !j.is_over() => {}
                     _ => return Ok(false),
                 }
-                self.driver.observe(now, Observation::JobAborted(*job))?;
+                self.stepping.driver.observe(now, Observation::JobAborted(*job))?;
                 self.stop_job(now, *job, JobState::Cancelled, ops);
             }
             Event::Report { node, report } => return self.take_report(now, *node, report, ops),
@@ -604,7 +546,9 @@ impl Manager {
                     return Ok(false);
                 }
                 let id = pliant_core::model::NodeId(*node);
-                self.driver.observe(now, if lost { Observation::NodeLost(id) } else { Observation::NodeBack(id) })?;
+                self.stepping
+                    .driver
+                    .observe(now, if lost { Observation::NodeLost(id) } else { Observation::NodeBack(id) })?;
                 self.lost[i] = lost;
             }
         }
@@ -631,7 +575,7 @@ impl Manager {
         let preempted = matches!(state, TaskStatus::Suspended | TaskStatus::Shrunk);
         match report {
             AgentReport::Exited { code: Some(0), .. } if matches!(state, TaskStatus::Running | TaskStatus::Shrunk) => {
-                self.driver.observe(now, Observation::TaskFinished(task))?;
+                self.stepping.driver.observe(now, Observation::TaskFinished(task))?;
                 let t = self.task_mut(task);
                 t.state = TaskStatus::Finished;
                 t.exit_code = Some(0);
@@ -639,11 +583,11 @@ impl Manager {
             }
             AgentReport::Exited { code: Some(0), .. } => {
                 // It finished while it should have been frozen: run it again.
-                self.driver.observe(now, Observation::TaskLost(task))?;
+                self.stepping.driver.observe(now, Observation::TaskLost(task))?;
                 self.requeue(task);
             }
             AgentReport::Exited { code, signal, stderr_tail, .. } => {
-                self.driver.observe(now, Observation::JobAborted(task.job))?;
+                self.stepping.driver.observe(now, Observation::JobAborted(task.job))?;
                 let t = self.task_mut(task);
                 t.exit_code = *code;
                 t.signal = *signal;
@@ -658,7 +602,7 @@ impl Manager {
                 if !preempted || mem_mb == 0 {
                     return Ok(false);
                 }
-                self.driver.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
+                self.stepping.driver.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
                 let t = self.task_mut(task);
                 t.owed_mb -= mem_mb;
                 t.reclaimed_mb += mem_mb;
@@ -669,14 +613,14 @@ impl Manager {
                 if state != TaskStatus::Shrunk {
                     return Ok(false);
                 }
-                self.driver.observe(now, Observation::Swapping(task))?;
+                self.stepping.driver.observe(now, Observation::Swapping(task))?;
                 self.task_mut(task).state = TaskStatus::Suspended;
             }
             AgentReport::Resumed { .. } => {
                 if state != TaskStatus::Restoring {
                     return Ok(false);
                 }
-                self.driver.observe(now, Observation::Resumed(task))?;
+                self.stepping.driver.observe(now, Observation::Resumed(task))?;
                 let t = self.task_mut(task);
                 // Given only part back (gradual resumption): still shrunk.
                 t.state = if t.limits == t.allocated { TaskStatus::Running } else { TaskStatus::Shrunk };
@@ -685,7 +629,7 @@ impl Manager {
                 if !t.checkpointing {
                     return Ok(false);
                 }
-                self.driver.observe(now, Observation::Checkpointed(task))?;
+                self.stepping.driver.observe(now, Observation::Checkpointed(task))?;
                 self.requeue(task);
                 self.task_mut(task).checkpoints += 1;
             }
@@ -693,10 +637,10 @@ impl Manager {
                 if !state.holds_resources() {
                     return Ok(false);
                 }
-                if !self.replaying {
+                if !self.stepping.replaying {
                     eprintln!("pliant manager: {task} lost ({reason}); requeued");
                 }
-                self.driver.observe(now, Observation::TaskLost(task))?;
+                self.stepping.driver.observe(now, Observation::TaskLost(task))?;
                 self.requeue(task);
                 self.task_mut(task).lost_reason = Some(reason.clone());
             }
@@ -726,7 +670,7 @@ impl Manager {
     }
 
     /// Updates the records for one core action and queues its node operation.
-    fn carry_out(&mut self, now: Micros, action: &Action, ops: &mut Vec<(usize, AgentOp)>) {
+    fn mirror(&mut self, now: Micros, action: &Action, ops: &mut Vec<(usize, AgentOp)>) {
         match node_op(action) {
             NodeOp::Launch { task, node, resources } => self.start(now, task, node, resources, false, ops),
             // The checkpoint directory is the same path on every node (shared storage).
@@ -831,7 +775,7 @@ impl Manager {
 
     /// Resources allocated per node, in node order, as the core books them.
     pub fn allocations(&self) -> Vec<Resources> {
-        self.driver.core().node_allocations().map(|(_, a)| a).collect()
+        self.stepping.driver.core().node_allocations().map(|(_, a)| a).collect()
     }
 
     /// Every preemption the planner chose, with the estimates of its
@@ -897,4 +841,31 @@ fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
     };
     let elastic = spec.elastic.map(|e| e.elasticity());
     JobRequest { id, submit: now, class: spec.queue, priority: spec.priority, phases, elastic }
+}
+
+/// The manager as a live body: the step driver's protocol, its events and
+/// the operations for agents that its steps leave.
+impl LiveBody for Manager {
+    type Event = Event;
+    type Out = (usize, AgentOp);
+
+    fn stepping(&mut self) -> &mut Stepping {
+        &mut self.stepping
+    }
+
+    fn take_in(&mut self, now: Micros, event: &Event, ops: &mut Vec<(usize, AgentOp)>) -> Result<bool, StepError> {
+        self.take_event(now, event, ops)
+    }
+
+    fn journal(&mut self, step: &Step) -> Result<(), StepError> {
+        Ok(self.journal.append(step)?)
+    }
+
+    fn carry_out(&mut self, now: Micros, action: &Action, ops: &mut Vec<(usize, AgentOp)>) {
+        self.mirror(now, action, ops);
+    }
+
+    fn settled(&mut self) {
+        self.preemptions.extend(self.stepping.driver.take_choices().iter().map(ChoiceView::from));
+    }
 }

@@ -2,8 +2,10 @@
 //!
 //! Each poll reads `squeue --json`, turns what changed into events (a new
 //! held job, a job that completed, memory a victim gave back), runs one
-//! scheduling step of the core under the step driver (as the manager and the
-//! simulator do), journals it, and then carries its actions out through
+//! scheduling step of the core through the live step driver
+//! (`pliant_live::stepper`, the manager's too; a monitor run due goes first,
+//! at its due instant, as in the simulator), journals it, and then carries
+//! its actions out through
 //! Slurm and the job cgroups Slurm made:
 //!
 //! | core action | on Slurm |
@@ -25,11 +27,12 @@ use crate::options::parse_comment;
 use crate::records::SlurmJob;
 use crate::tools::{SlurmTools, ToolError};
 use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
-use pliant_core::{Action, CoreError, Driver, Micros, Observation, Pass, Resources, Scheduler};
+use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
 use pliant_live::cgroup::{CgroupError, Layout, MemoryStats};
 use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::slurm_job::{LimitLowered, SlurmJobCgroup};
+use pliant_live::stepper::{LiveBody, StepError, Stepping};
 use pliant_manager::manager::{build_policy, unix_us};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -170,18 +173,33 @@ pub struct Tracked {
     pub slurm_suspended: bool,
     /// How often pliant placed it.
     pub placements: u32,
+    /// How often it saved its state and exited when asked to checkpoint.
+    pub checkpoints: u32,
+    /// How it ended as pliant saw it: `COMPLETED` when it finished,
+    /// otherwise the state Slurm showed (`GONE` once Slurm forgot it).
+    pub end_state: Option<String>,
 }
 
-/// What a step leaves to do on Slurm and the nodes.
+/// What a step leaves to do on Slurm and the nodes, for one Slurm job
+/// (`slurm_id`); a memory limit's drop is reported to the core when `report`.
+#[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Effect {
+pub enum Effect {
+    /// Placed on `node` and released (`restore`: after a checkpoint).
     Place { slurm_id: u64, node: u32, restore: bool },
+    /// Suspended in Slurm, its memory reclaimed to `footprint_mb` (BIG-C IP).
     Suspend { slurm_id: u64, footprint_mb: u64, report: bool },
+    /// Suspended in Slurm, its memory kept (Slurm's own SUSPEND).
     Freeze { slurm_id: u64 },
+    /// Running under a memory limit of `mem_mb` (BIG-C GP).
     Shrink { slurm_id: u64, mem_mb: u64, report: bool },
+    /// Its memory limit lifted, resumed in Slurm.
     Resume { slurm_id: u64 },
+    /// Requeued, held (kill).
     Requeue { slurm_id: u64 },
+    /// Asked to checkpoint (SIGUSR1).
     Checkpoint { slurm_id: u64 },
+    /// Cancelled.
     Cancel { slurm_id: u64 },
 }
 
@@ -213,42 +231,51 @@ impl Effect {
     }
 }
 
-/// Why the controller cannot go on.
+/// Why the controller cannot go on: the live step driver's errors, or a
+/// Slurm tool it cannot do without.
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
-    /// The journal failed.
+    /// Stepping the core failed (journal, core, configuration, replay).
     #[error(transparent)]
-    Journal(#[from] JournalError),
-    /// The core refused an observation (a bug: events are checked first).
-    #[error("core: {0}")]
-    Core(#[from] CoreError),
+    Step(#[from] StepError),
     /// A Slurm tool failed where the controller cannot do without it.
     #[error(transparent)]
     Tool(#[from] ToolError),
-    /// The configuration is unusable.
-    #[error("{0}")]
-    Config(String),
-    /// Replaying the journal gave other actions than it records.
-    #[error("journal replay diverged at step {step}: journaled {journaled:?}, replayed {replayed:?}")]
-    Diverged {
-        /// The step (1-based).
-        step: usize,
-        /// What the journal says.
-        journaled: Vec<String>,
-        /// What the replay decided.
-        replayed: Vec<String>,
-    },
+}
+
+impl From<JournalError> for StepError {
+    fn from(e: JournalError) -> StepError {
+        StepError::Journal(Box::new(e))
+    }
+}
+
+impl From<JournalError> for ControllerError {
+    fn from(e: JournalError) -> ControllerError {
+        ControllerError::Step(e.into())
+    }
+}
+
+impl From<CoreError> for ControllerError {
+    fn from(e: CoreError) -> ControllerError {
+        ControllerError::Step(e.into())
+    }
+}
+
+/// The configuration is unusable.
+fn config_error(reason: String) -> ControllerError {
+    ControllerError::Step(StepError::Config(reason))
 }
 
 /// pliant's core in charge of one Slurm partition.
 pub struct Controller {
-    driver: Driver,
+    stepping: Stepping,
     config: ControllerConfig,
     tools: SlurmTools,
     layout: Option<Layout>,
     jobs: Vec<Tracked>,
     by_slurm: HashMap<u64, usize>,
-    journal: Journal,
+    /// `None` for a view of the journal ([`Controller::view`]), which never writes.
+    journal: Option<Journal>,
     /// Events that carrying out actions caused, for the next step.
     inbox: Vec<Event>,
     /// Effects waiting for their job to reach the Slurm state they need.
@@ -257,8 +284,6 @@ pub struct Controller {
     watched: HashMap<u64, MemoryStats>,
     /// Jobs of the partition pliant will not manage (said once).
     refused: BTreeSet<u64>,
-    last_now: Micros,
-    replaying: bool,
 }
 
 impl Controller {
@@ -273,8 +298,7 @@ impl Controller {
         policy: &str,
         params: &[(String, String)],
     ) -> Result<(Controller, bool), ControllerError> {
-        std::fs::create_dir_all(state_dir)
-            .map_err(|e| ControllerError::Config(format!("{}: {e}", state_dir.display())))?;
+        std::fs::create_dir_all(state_dir).map_err(|e| config_error(format!("{}: {e}", state_dir.display())))?;
         let (mut journal, (existing, steps)) =
             Journal::open::<ControllerConfig, Event>(&state_dir.join("journal.jsonl"))?;
         let tools = SlurmTools;
@@ -289,18 +313,44 @@ impl Controller {
                     nodes: partition_nodes(&tools, partition)?,
                     epoch_unix_us: unix_us(),
                 };
-                build_policy(&config.policy, &config.params).map_err(ControllerError::Config)?;
+                build_policy(&config.policy, &config.params).map_err(config_error)?;
                 journal.start(&config)?;
                 config
             }
         };
-        let policy = build_policy(&config.policy, &config.params).map_err(ControllerError::Config)?;
+        let mut c = Controller::replayed(config, Some(journal), steps)?;
+        if recovered {
+            c.recover()?;
+        }
+        Ok((c, recovered))
+    }
+
+    /// pliant's view of the partition from the journal in `state_dir` alone
+    /// (replayed; nothing is asked of or done on Slurm, and the journal is
+    /// only read, so a controller may be running on it): the configuration
+    /// and the jobs, in core order.
+    pub fn view(state_dir: &Path) -> Result<(ControllerConfig, Vec<Tracked>), ControllerError> {
+        let path = state_dir.join("journal.jsonl");
+        let (config, steps) = Journal::read::<ControllerConfig, Event>(&path)?;
+        let config = config.ok_or_else(|| config_error(format!("{}: an empty journal", path.display())))?;
+        let c = Controller::replayed(config, None, steps)?;
+        Ok((c.config, c.jobs))
+    }
+
+    /// A controller on `config` with the journaled `steps` replayed (each
+    /// checked against the actions it journaled), not yet acting.
+    fn replayed(
+        config: ControllerConfig,
+        journal: Option<Journal>,
+        steps: Vec<Step<Event>>,
+    ) -> Result<Controller, ControllerError> {
+        let policy = build_policy(&config.policy, &config.params).map_err(config_error)?;
         let capacities: Vec<Resources> = config.nodes.iter().map(|n| n.capacity).collect();
         let core = Scheduler::new(&capacities, policy)?;
         let mut c = Controller {
-            driver: Driver::new(core),
+            stepping: Stepping::new(Driver::new(core)),
             config,
-            tools,
+            tools: SlurmTools,
             layout: Layout::detect().ok(),
             jobs: Vec::new(),
             by_slurm: HashMap::new(),
@@ -309,20 +359,9 @@ impl Controller {
             deferred: Vec::new(),
             watched: HashMap::new(),
             refused: BTreeSet::new(),
-            last_now: 0,
-            replaying: true,
         };
-        for (i, step) in steps.into_iter().enumerate() {
-            let (replayed, _) = c.step(step.now, step.events, step.monitor)?;
-            if replayed != step.actions {
-                return Err(ControllerError::Diverged { step: i + 1, journaled: step.actions, replayed });
-            }
-        }
-        c.replaying = false;
-        if recovered {
-            c.recover()?;
-        }
-        Ok((c, recovered))
+        c.replay(steps)?;
+        Ok(c)
     }
 
     /// The configuration.
@@ -337,13 +376,14 @@ impl Controller {
 
     /// Core time now.
     pub fn now(&self) -> Micros {
-        unix_us().saturating_sub(self.config.epoch_unix_us).max(self.last_now)
+        unix_us().saturating_sub(self.config.epoch_unix_us).max(self.stepping.last_now)
     }
 
     /// How long the loop may sleep before the next poll: until the core's
     /// next deadline, at most `max`.
     pub fn pause(&self, max: Duration) -> Duration {
-        let until = self.driver.next_deadline().map_or(max, |t| Duration::from_micros(t.saturating_sub(self.now())));
+        let until =
+            self.stepping.driver.next_deadline().map_or(max, |t| Duration::from_micros(t.saturating_sub(self.now())));
         until.clamp(Duration::from_millis(1), max)
     }
 
@@ -354,8 +394,7 @@ impl Controller {
         self.observe(&snapshot, &mut events);
         self.watch_swapping(&mut events);
         let now = self.now();
-        let monitor = self.driver.monitor_due(now);
-        let (_, effects) = self.step(now, events, monitor)?;
+        let effects = self.live_step(now, events)?;
         self.deferred.extend(effects);
         self.carry_out_ready(&snapshot);
         Ok(())
@@ -452,46 +491,14 @@ impl Controller {
         }
     }
 
-    /// One scheduling step at `now`; returns its actions as text and the
-    /// effects left to carry out.
-    fn step(
-        &mut self,
-        now: Micros,
-        events: Vec<Event>,
-        monitor: bool,
-    ) -> Result<(Vec<String>, Vec<Effect>), ControllerError> {
-        self.driver.fire(now);
-        self.last_now = now;
-        let mut effects = Vec::new();
-        let mut taken = Vec::new();
-        for event in events {
-            if self.take_in(now, &event)? {
-                taken.push(event);
-            }
-        }
-        let mut actions = Vec::new();
-        if monitor {
-            self.driver.monitor(now, &mut actions);
-        }
-        while self.driver.pass(now, &mut actions) == Pass::Acted {}
-        let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();
-        if !self.replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
-            self.journal.append(&Step { now, events: taken, monitor, actions: texts.clone() })?;
-        }
-        for action in &actions {
-            self.decide(action, &mut effects);
-        }
-        Ok((texts, effects))
-    }
-
     /// Applies one event to the core and the records; false when it is stale.
-    fn take_in(&mut self, now: Micros, event: &Event) -> Result<bool, ControllerError> {
+    fn take_event(&mut self, now: Micros, event: &Event) -> Result<bool, StepError> {
         if let Event::Submitted { slurm_id, uid, spec } = event {
             if self.by_slurm.contains_key(slurm_id) {
                 return Ok(false);
             }
             let id = JobId(self.jobs.len() as u32);
-            self.driver.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
+            self.stepping.driver.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
             self.by_slurm.insert(*slurm_id, self.jobs.len());
             self.jobs.push(Tracked {
                 slurm_id: *slurm_id,
@@ -503,6 +510,8 @@ impl Controller {
                 limits: Resources::ZERO,
                 slurm_suspended: false,
                 placements: 0,
+                checkpoints: 0,
+                end_state: None,
             });
             return Ok(true);
         }
@@ -522,22 +531,24 @@ impl Controller {
             Event::Submitted { .. } => unreachable!("handled above"),
             Event::Finished { .. } => {
                 if phase == Phase::Restoring {
-                    self.driver.observe(now, Observation::Resumed(task))?;
+                    self.stepping.driver.observe(now, Observation::Resumed(task))?;
                 } else if !matches!(phase, Phase::Running | Phase::Shrunk) {
                     return Ok(false);
                 }
-                self.driver.observe(now, Observation::TaskFinished(task))?;
+                self.stepping.driver.observe(now, Observation::TaskFinished(task))?;
                 self.jobs[i].phase = Phase::Over;
+                self.jobs[i].end_state = Some("COMPLETED".into());
             }
             Event::Ended { state, .. } => {
                 if phase == Phase::Over {
                     return Ok(false);
                 }
-                if !self.replaying {
+                if !self.stepping.replaying {
                     eprintln!("pliant slurm: job {slurm_id} ended {state}");
                 }
-                self.driver.observe(now, Observation::JobAborted(task.job))?;
+                self.stepping.driver.observe(now, Observation::JobAborted(task.job))?;
                 self.jobs[i].phase = Phase::Over;
+                self.jobs[i].end_state = Some(state.clone());
             }
             Event::Reclaimed { mem_mb, .. } => {
                 let t = &mut self.jobs[i];
@@ -546,13 +557,13 @@ impl Controller {
                     return Ok(false);
                 }
                 t.owed_mb -= mem_mb;
-                self.driver.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
+                self.stepping.driver.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
             }
             Event::Swapping { .. } => {
                 if phase != Phase::Shrunk {
                     return Ok(false);
                 }
-                self.driver.observe(now, Observation::Swapping(task))?;
+                self.stepping.driver.observe(now, Observation::Swapping(task))?;
                 let t = &mut self.jobs[i];
                 t.phase = Phase::Suspended;
                 t.slurm_suspended = true;
@@ -561,7 +572,7 @@ impl Controller {
                 if phase != Phase::Restoring {
                     return Ok(false);
                 }
-                self.driver.observe(now, Observation::Resumed(task))?;
+                self.stepping.driver.observe(now, Observation::Resumed(task))?;
                 let t = &mut self.jobs[i];
                 t.phase = if t.limits == full(&t.spec) { Phase::Running } else { Phase::Shrunk };
             }
@@ -569,10 +580,11 @@ impl Controller {
                 if phase != Phase::Checkpointing {
                     return Ok(false);
                 }
-                self.driver.observe(now, Observation::Checkpointed(task))?;
+                self.stepping.driver.observe(now, Observation::Checkpointed(task))?;
                 let t = &mut self.jobs[i];
                 t.phase = Phase::Waiting;
                 t.node = None;
+                t.checkpoints += 1;
             }
         }
         Ok(true)
@@ -637,6 +649,7 @@ impl Controller {
             NodeOp::StopJob { job } => {
                 let t = &mut self.jobs[job.0 as usize];
                 t.phase = Phase::Over;
+                t.end_state = Some("CANCELLED".into());
                 effects.push(Effect::Cancel { slurm_id: t.slurm_id });
             }
             NodeOp::KeepSlot { .. } => {}
@@ -692,7 +705,7 @@ impl Controller {
         for effect in std::mem::take(&mut self.deferred) {
             // A job Slurm no longer shows has ended: its effects are moot.
             let Some(&slurm_state) = state.get(&effect.slurm_id()) else { continue };
-            if !effect.needs().contains(&slurm_state) || !self.carry_out(&effect, slurm_state) {
+            if !effect.needs().contains(&slurm_state) || !self.apply(&effect, slurm_state) {
                 later.push(effect);
             }
         }
@@ -701,7 +714,7 @@ impl Controller {
 
     /// Carries out one effect on a job Slurm shows in `slurm_state`; false
     /// when it must be tried again later.
-    fn carry_out(&mut self, effect: &Effect, slurm_state: &str) -> bool {
+    fn apply(&mut self, effect: &Effect, slurm_state: &str) -> bool {
         let Some(&i) = self.by_slurm.get(&effect.slurm_id()) else { return true };
         let t = self.jobs[i].clone();
         let node_name = |n: u32| self.config.nodes[n as usize].name.clone();
@@ -832,6 +845,32 @@ impl Controller {
     }
 }
 
+/// The controller as a live body: the step driver's protocol, its events
+/// read from Slurm and the effects on Slurm its steps leave.
+impl LiveBody for Controller {
+    type Event = Event;
+    type Out = Effect;
+
+    fn stepping(&mut self) -> &mut Stepping {
+        &mut self.stepping
+    }
+
+    fn take_in(&mut self, now: Micros, event: &Event, _: &mut Vec<Effect>) -> Result<bool, StepError> {
+        self.take_event(now, event)
+    }
+
+    fn journal(&mut self, step: &Step<Event>) -> Result<(), StepError> {
+        match self.journal.as_mut() {
+            Some(journal) => Ok(journal.append(step)?),
+            None => Ok(()),
+        }
+    }
+
+    fn carry_out(&mut self, _: Micros, action: &Action, effects: &mut Vec<Effect>) {
+        self.decide(action, effects);
+    }
+}
+
 /// A job's full allocation.
 fn full(spec: &JobSpec) -> Resources {
     Resources::new(spec.cpu_milli, spec.mem_mb)
@@ -855,7 +894,7 @@ fn partition_nodes(tools: &SlurmTools, partition: &str) -> Result<Vec<NodeSpec>,
     nodes.sort_by(|a, b| a.name.cmp(&b.name));
     nodes.dedup();
     if nodes.is_empty() {
-        return Err(ControllerError::Config(format!("sinfo shows no nodes in partition `{partition}`")));
+        return Err(config_error(format!("sinfo shows no nodes in partition `{partition}`")));
     }
     Ok(nodes)
 }

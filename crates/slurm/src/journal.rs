@@ -6,7 +6,7 @@
 //! the kill is dropped.
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -34,18 +34,7 @@ pub enum JournalError {
     },
 }
 
-/// One scheduling step, as journaled.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step<E> {
-    /// Core time, µs.
-    pub now: u64,
-    /// The events taken in, in order.
-    pub events: Vec<E>,
-    /// Whether the resource monitor ran.
-    pub monitor: bool,
-    /// The actions decided, as text (to check a replay against).
-    pub actions: Vec<String>,
-}
+pub use pliant_live::stepper::Step;
 
 /// What a journal holds: its cluster entry and its steps.
 pub type Contents<C, E> = (Option<C>, Vec<Step<E>>);
@@ -74,16 +63,15 @@ impl Journal {
         if whole < text.len() {
             file.set_len(whole as u64).map_err(io_err)?;
         }
-        let (mut config, mut steps) = (None, Vec::new());
-        for (i, line) in text[..whole].lines().enumerate() {
-            let corrupt = |reason: String| JournalError::Corrupt { path: path.into(), line: i + 1, reason };
-            if i == 0 {
-                config = Some(serde_json::from_str::<C>(line).map_err(|e| corrupt(e.to_string()))?);
-            } else {
-                steps.push(serde_json::from_str::<Step<E>>(line).map_err(|e| corrupt(e.to_string()))?);
-            }
-        }
-        Ok((Journal { path: path.into(), file }, (config, steps)))
+        Ok((Journal { path: path.into(), file }, parse(path, &text[..whole])?))
+    }
+
+    /// Reads the journal at `path` without opening it for writing (a
+    /// controller may be appending to it): its cluster entry and its whole
+    /// steps, a torn last line left out.
+    pub fn read<C: DeserializeOwned, E: DeserializeOwned>(path: &Path) -> Result<Contents<C, E>, JournalError> {
+        let text = std::fs::read_to_string(path).map_err(|source| JournalError::Io { path: path.into(), source })?;
+        parse(path, &text[..text.rfind('\n').map_or(0, |i| i + 1)])
     }
 
     /// Writes the cluster entry of a new journal.
@@ -106,6 +94,20 @@ impl Journal {
     }
 }
 
+/// The entries of the whole lines `text` of the journal at `path`.
+fn parse<C: DeserializeOwned, E: DeserializeOwned>(path: &Path, text: &str) -> Result<Contents<C, E>, JournalError> {
+    let (mut config, mut steps) = (None, Vec::new());
+    for (i, line) in text.lines().enumerate() {
+        let corrupt = |reason: String| JournalError::Corrupt { path: path.into(), line: i + 1, reason };
+        if i == 0 {
+            config = Some(serde_json::from_str::<C>(line).map_err(|e| corrupt(e.to_string()))?);
+        } else {
+            steps.push(serde_json::from_str::<Step<E>>(line).map_err(|e| corrupt(e.to_string()))?);
+        }
+    }
+    Ok((config, steps))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +126,10 @@ mod tests {
         }
         std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"now\":9,\"ev").unwrap();
         let first = Step { now: 5, events: vec![1u32, 2], monitor: true, actions: vec!["Launch".into()] };
+        let torn = std::fs::metadata(&path).unwrap().len();
+        let (config, steps) = Journal::read::<String, u32>(&path).unwrap();
+        assert_eq!((config.as_deref(), steps), (Some("cluster"), vec![first.clone()]));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), torn, "reading leaves the file as it is");
         let (mut j, (config, steps)) = Journal::open::<String, u32>(&path).unwrap();
         assert_eq!(config.as_deref(), Some("cluster"));
         assert_eq!(steps, vec![first.clone()]);

@@ -192,7 +192,8 @@ impl SlurmCluster {
              SlurmctldPidFile={d}/state/slurmctld.pid\nSlurmdPidFile={d}/spool/%n/slurmd.pid\n\
              SlurmctldLogFile={d}/log/slurmctld.log\nSlurmdLogFile={d}/log/slurmd.%n.log\n\
              ProctrackType=proctrack/cgroup\nTaskPlugin=task/cgroup\nJobAcctGatherType=jobacct_gather/none\n\
-             AccountingStorageType=accounting_storage/none\nMpiDefault=none\nReturnToService=2\n\
+             AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/filetxt\n\
+             JobCompLoc={d}/log/jobcomp.txt\nMpiDefault=none\nReturnToService=2\n\
              SchedulerType=sched/backfill\nSelectType=select/cons_tres\nMailProg=/bin/true\n",
             host.trim()
         );
@@ -266,6 +267,20 @@ impl SlurmCluster {
     /// One job's `squeue --json` record.
     pub fn job(&self, id: u64) -> Value {
         self.jobs().into_iter().find(|j| j["job_id"] == id).unwrap_or(Value::Null)
+    }
+
+    /// Every job completion record Slurm wrote (`sacct --completion`: its
+    /// `jobcomp/filetxt` log, as there is no slurmdbd), oldest first, as
+    /// (job id, state, nodes).
+    pub fn completions(&self) -> Vec<(u64, String, String)> {
+        let out = self.ok("sacct", &["-c", "-a", "-n", "-P", "-o", "jobid,state,nodelist"]);
+        out.lines()
+            .filter_map(|l| {
+                let mut f = l.split('|');
+                let id = f.next()?.trim().parse().ok()?;
+                Some((id, f.next()?.trim().to_string(), f.next()?.trim().to_string()))
+            })
+            .collect()
     }
 
     /// Every node (`sinfo --json`).

@@ -1,0 +1,166 @@
+//! The live step driver: how a live body — the manager (`pliant-manager`)
+//! and the Slurm controller (`pliant-slurm`) — runs the core through the
+//! core's [`Driver`], one journaled step at a time, and replays its journal
+//! after a restart. Written once here so that both bodies take the same
+//! decisions from the same events, as the simulator does.
+//!
+//! A step at `now`: the timers due go off; the events are taken in (the body
+//! drops stale ones, and only those taken are journaled); the resource
+//! monitor runs if the step is the monitor's; allocation passes run until
+//! one decides nothing; the step is journaled (before anything is carried
+//! out: journal-before-act) unless nothing happened; then the body carries
+//! out each action. A resource monitor run due by a live step's `now` goes
+//! first, as a step of its own at its due instant (at most a period late):
+//! its period does not drift with the body's lateness and it does not see
+//! what came in after it was due, as in the simulator.
+
+use pliant_core::{Action, CoreError, Driver, Micros, Pass};
+use serde::{Deserialize, Serialize};
+
+/// One scheduling step, as a body journals it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step<E> {
+    /// Core time, µs since the body's epoch.
+    pub now: Micros,
+    /// The events taken in, in order.
+    pub events: Vec<E>,
+    /// Whether the resource monitor ran.
+    pub monitor: bool,
+    /// The actions decided, as text (to check a replay against).
+    pub actions: Vec<String>,
+}
+
+/// Why a live body cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The body's journal failed.
+    #[error(transparent)]
+    Journal(Box<dyn std::error::Error + Send + Sync>),
+    /// The core refused an observation (a bug: events are checked first).
+    #[error("core: {0}")]
+    Core(#[from] CoreError),
+    /// The configuration is unusable.
+    #[error("{0}")]
+    Config(String),
+    /// Replaying the journal gave other actions than it records.
+    #[error("journal replay diverged at step {step}: journaled {journaled:?}, replayed {replayed:?}")]
+    Diverged {
+        /// The step (1-based).
+        step: usize,
+        /// What the journal says.
+        journaled: Vec<String>,
+        /// What the replay decided.
+        replayed: Vec<String>,
+    },
+}
+
+/// The core under its driver, with what stepping it keeps.
+pub struct Stepping {
+    /// The core and its timers.
+    pub driver: Driver,
+    /// The last step's instant: core time never goes back.
+    pub last_now: Micros,
+    /// True while the journal is replayed: nothing is journaled.
+    pub replaying: bool,
+}
+
+impl Stepping {
+    /// A driver about to replay its body's journal.
+    pub fn new(driver: Driver) -> Stepping {
+        Stepping { driver, last_now: 0, replaying: true }
+    }
+}
+
+/// A live body: what it does at each point of a step. The steps themselves
+/// are the provided methods.
+pub trait LiveBody {
+    /// An input of a step, as journaled.
+    type Event;
+    /// What carrying a step out leaves for the body to do afterwards (the
+    /// manager's operations for agents, the controller's effects on Slurm).
+    type Out;
+
+    /// The driver and its step state.
+    fn stepping(&mut self) -> &mut Stepping;
+
+    /// Applies one event to the core and the body's records; false when it
+    /// is stale and is dropped (not journaled).
+    fn take_in(&mut self, now: Micros, event: &Self::Event, out: &mut Vec<Self::Out>) -> Result<bool, StepError>;
+
+    /// Makes a step durable before any of its actions is carried out.
+    fn journal(&mut self, step: &Step<Self::Event>) -> Result<(), StepError>;
+
+    /// Mirrors one decided action in the body's records and queues what it takes.
+    fn carry_out(&mut self, now: Micros, action: &Action, out: &mut Vec<Self::Out>);
+
+    /// Called once a step's passes are settled, before it is journaled.
+    fn settled(&mut self) {}
+
+    /// One scheduling step at `now`; returns its actions as text and what
+    /// the body is left to do.
+    fn step(
+        &mut self,
+        now: Micros,
+        events: Vec<Self::Event>,
+        monitor: bool,
+    ) -> Result<(Vec<String>, Vec<Self::Out>), StepError> {
+        // A timer the core asked for (a locality wait or a reservation ending)
+        // goes off at the first step at or after it; replay sees the same.
+        self.stepping().driver.fire(now);
+        self.stepping().last_now = now;
+        let mut out = Vec::new();
+        let mut taken = Vec::new();
+        for event in events {
+            if self.take_in(now, &event, &mut out)? {
+                taken.push(event);
+            }
+        }
+        let mut actions = Vec::new();
+        let s = self.stepping();
+        if monitor {
+            s.driver.monitor(now, &mut actions);
+        }
+        // What the actions cause is reported later: the passes go on until
+        // one decides nothing.
+        while s.driver.pass(now, &mut actions) == Pass::Acted {}
+        self.settled();
+        let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();
+        if !self.stepping().replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
+            self.journal(&Step { now, events: taken, monitor, actions: texts.clone() })?;
+        }
+        for action in &actions {
+            self.carry_out(now, action, &mut out);
+        }
+        Ok((texts, out))
+    }
+
+    /// A step at `now` with a resource monitor run due by then first, as a
+    /// step of its own at its due instant (at most a period late). Returns
+    /// what the body is left to do.
+    fn live_step(&mut self, now: Micros, events: Vec<Self::Event>) -> Result<Vec<Self::Out>, StepError> {
+        let s = self.stepping();
+        let mut out = Vec::new();
+        if let Some(due) = s.driver.next_monitor().filter(|&due| due <= now) {
+            let period = s.driver.core().monitor_interval().unwrap_or(0);
+            let at = due.max(now.saturating_sub(period)).max(s.last_now);
+            out = self.step(at, Vec::new(), true)?.1;
+        }
+        out.extend(self.step(now, events, false)?.1);
+        Ok(out)
+    }
+
+    /// Replays journaled steps, each checked against the actions it
+    /// journaled, then leaves replay: what they left to do is dropped (a
+    /// restart squares it with the world).
+    fn replay(&mut self, steps: Vec<Step<Self::Event>>) -> Result<(), StepError> {
+        self.stepping().replaying = true;
+        for (i, step) in steps.into_iter().enumerate() {
+            let (replayed, _) = self.step(step.now, step.events, step.monitor)?;
+            if replayed != step.actions {
+                return Err(StepError::Diverged { step: i + 1, journaled: step.actions, replayed });
+            }
+        }
+        self.stepping().replaying = false;
+        Ok(())
+    }
+}
