@@ -340,7 +340,8 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
     let (submitted, short) = scene.submit_short("short");
     let cluster = &scene.cluster;
     cluster.wait_until("the short job to start", Duration::from_secs(60), |c| started_ns(c, "short").is_some());
-    let waited_s = (started_ns(cluster, "short").unwrap() - submitted) as f64 / 1e9;
+    let started = started_ns(cluster, "short").unwrap();
+    let waited_s = (started - submitted) as f64 / 1e9;
     // The victim: suspended in Slurm, its cgroup down to the footprint.
     let victim = scene.victim(" limited to ");
     let log = scene.pliant.log();
@@ -357,24 +358,48 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
         .parse::<u64>()
         .unwrap();
     let victim_usage_mb = usage >> 20;
+    // When pliant released it to Slurm: its log's core time, from the journal's epoch.
+    let placed_s = log
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(&format!("pliant slurm: job {short} placed on "))?.split_once(" at ")?.1.strip_suffix(" s")
+        })
+        .and_then(|t| t.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("the short job's placement is not logged:\n{log}"));
+    let journal = std::fs::read_to_string(scene.state().join("journal.jsonl")).unwrap();
+    let epoch_us =
+        serde_json::from_str::<Value>(journal.lines().next().unwrap()).unwrap()["epoch_unix_us"].as_u64().unwrap();
+    let decided_s = (epoch_us as f64 / 1e6 + placed_s) - submitted as f64 / 1e9;
+    let launch_s = started as f64 / 1e9 - (epoch_us as f64 / 1e6 + placed_s);
     eprintln!(
-        "BIG-C {policy}: short job waited {waited_s:.2} s; reclaim took {reclaim_s:.2} s; victim {victim} holds {victim_usage_mb} MB"
+        "BIG-C {policy}: short job waited {waited_s:.2} s (pliant placed it after {decided_s:.2} s, Slurm started it {launch_s:.2} s later); reclaim took {reclaim_s:.2} s; victim {victim} holds {victim_usage_mb} MB"
     );
-    // The issue asks for the reclaim + 2 s. That held in 6 of 10 runs here;
-    // on this shared 2-core machine the rest waited 2.2-4.1 s beyond it, which
-    // Slurm's own release-to-start (up to 3 s measured in ../shared/slurm)
-    // and the load explain but this test does not separate out yet: it
-    // allows 5 s. Under plain SUSPEND,GANG the job waits for a long job to end.
+    // pliant's own part, up to releasing the job to Slurm, within the issue's
+    // reclaim + 2 s; what Slurm then takes to start it is measured beside it.
+    assert!(
+        decided_s <= reclaim_s + 2.0,
+        "{policy}: pliant placed the short job after {decided_s:.2} s, more than the reclaim ({reclaim_s:.2} s) + 2 s\n{log}"
+    );
+    // The issue asks for the reclaim + 2 s. pliant's part (above) holds it
+    // with room (0.1-0.2 s beyond the reclaim measured); the whole wait held
+    // it in 6 of 10 runs on this shared 2-core machine, the rest waited
+    // 2.2-4.1 s beyond it: Slurm's own release-to-start (0.9-1.2 s measured
+    // above when idle, up to 3 s in ../shared/slurm) grows with the load.
+    // The whole wait is allowed 5 s. Under plain SUSPEND,GANG the job waits
+    // for a long job to end.
     assert!(
         waited_s <= reclaim_s + SLACK_S,
         "{policy}: the short job waited {waited_s:.2} s, more than the reclaim ({reclaim_s:.2} s) + {SLACK_S} s\n{log}"
     );
     assert!(victim_usage_mb <= 64 + 8, "{policy}: victim {victim} still holds {victim_usage_mb} MB\n{log}");
-    // Suspended until pliant resumes it: under `gp` that may already be, as
-    // resumption is gradual (a part of its request as soon as the node has it).
+    // Suspended in Slurm under `ip`. Under `gp` a victim is shrunk and runs
+    // on under pliant's lower limit until it swaps (BIG-C §4.2: then it is
+    // suspended), so Slurm shows it running or suspended, its limit down.
     let state = cluster.job(victim)["job_state"].clone();
-    let resumed = scene.pliant.log().contains(&format!("job {victim} resumed"));
-    assert!(state == "SUSPENDED" || (policy == "gp" && resumed), "{policy}: victim {victim} is {state}\n{log}");
+    let limit_file = cluster.job_memory_cgroup(victim_node, victim).join("memory.limit_in_bytes");
+    let limit_mb = std::fs::read_to_string(limit_file).unwrap().trim().parse::<u64>().unwrap() >> 20;
+    let shrunk = policy == "gp" && state == "RUNNING" && limit_mb < LONG_MEM;
+    assert!(state == "SUSPENDED" || shrunk, "{policy}: victim {victim} is {state}, limit {limit_mb} MB\n{log}");
     let mut scene = scene;
     if crash {
         scene.pliant.crash_and_restart(&scene.cluster, policy, &scene.state());

@@ -9,6 +9,7 @@
 
 pub mod action;
 pub mod driver;
+mod live_table;
 pub mod model;
 mod node_index;
 pub mod observation;
@@ -20,6 +21,7 @@ pub mod time;
 
 pub use action::{Action, MechanismKind};
 pub use driver::{Driver, Pass};
+pub use live_table::LiveTable;
 pub use observation::Observation;
 pub use resources::Resources;
 pub use scheduler::{CoreError, Scheduler};

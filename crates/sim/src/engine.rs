@@ -9,14 +9,20 @@ use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
-use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Pass, Scheduler};
+use pliant_core::{Action, Driver, LiveTable, MechanismKind, Micros, Observation, Pass, Scheduler};
 use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
-use pliant_workload::Workload;
+use pliant_workload::{Cluster, Job, Workload};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::iter::Peekable;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-struct Run<'w> {
-    workload: &'w Workload,
+struct Run<'w, J: Iterator<Item = Cow<'w, Job>>> {
+    /// The jobs still to arrive, in submission order.
+    arrivals: Peekable<J>,
+    /// The jobs that arrived and whose owner still waits for them, by
+    /// workload index (a failed one is submitted again from it).
+    live: LiveTable<Cow<'w, Job>>,
     driver: Driver,
     exec: Execution,
     events: EventQueue,
@@ -29,7 +35,6 @@ struct Run<'w> {
     /// between events, so that telling them allocates nothing).
     telling: Vec<Observation>,
     timeline: Vec<Sample>,
-    next_arrival: usize,
     ended_jobs: usize,
     processed: u64,
     actions: Vec<Action>,
@@ -60,6 +65,20 @@ pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Resul
     simulate_counting(workload, policy, opts, None)
 }
 
+/// As [`simulate`], with the jobs taken one by one as the run reaches their
+/// submission times (`jobs` in submission order): the run holds only the
+/// jobs that have arrived and not yet ended, so a workload made as it is
+/// taken (`pliant_workload::scenarios::stream`) is never held whole.
+/// Slowdown (`opts.slowdown`) is not measured: it runs every job again, alone.
+pub fn simulate_stream(
+    cluster: &Cluster,
+    jobs: impl Iterator<Item = Job>,
+    policy: Policy,
+    opts: &SimOptions,
+) -> Result<RunRecord, SimError> {
+    Ok(run(cluster, jobs.map(Cow::Owned), policy, opts, None)?.0)
+}
+
 /// As [`simulate`], adding one to `ended_jobs` as each job finishes or fails,
 /// so that another thread can show progress.
 pub fn simulate_counting(
@@ -68,6 +87,24 @@ pub fn simulate_counting(
     opts: &SimOptions,
     ended_jobs: Option<&AtomicU64>,
 ) -> Result<RunRecord, SimError> {
+    let jobs = workload.jobs.iter().map(Cow::Borrowed);
+    let (mut record, policy) = run(&workload.cluster, jobs, policy, opts, ended_jobs)?;
+    if opts.slowdown {
+        crate::alone::measure_alone(workload, &policy, opts, &mut record.jobs)?;
+    }
+    Ok(record)
+}
+
+/// Runs `jobs` (in submission order) on `cluster` under `policy`; returns
+/// the record and the policy as the core ran it (its ApplicationMaster and
+/// heartbeats filled in from the cluster), which slowdown's runs alone reuse.
+fn run<'w>(
+    cluster: &Cluster,
+    jobs: impl Iterator<Item = Cow<'w, Job>>,
+    policy: Policy,
+    opts: &SimOptions,
+    ended_jobs: Option<&'w AtomicU64>,
+) -> Result<(RunRecord, Policy), SimError> {
     let started = std::time::Instant::now();
     let adaptive = matches!(
         policy.preemption.map(|p| p.mechanism),
@@ -76,57 +113,40 @@ pub fn simulate_counting(
     // What the policy leaves to the workload: its cluster's ApplicationMaster,
     // and DSS's backfill (none, PEEK's `-r` alone) where it runs DSS's.
     // DSS's heartbeats too, where the workload's model is DSS's.
-    let dss = workload.cluster.am.is_some();
+    let dss = cluster.am.is_some();
     // Only YARN's node-by-node presets run ApplicationMasters that launch tasks.
     let yarn =
         matches!(policy.order, pliant_core::policy::JobOrder::Fair | pliant_core::policy::JobOrder::ShortestRemaining);
-    let am = policy.am.or(workload.cluster.am);
+    let am = policy.am.or(cluster.am);
     let backfill = policy.backfill.or(Some(am.is_none_or(|a| a.is_zero())));
     let per_heartbeat = policy.per_heartbeat.or(Some(dss as u32));
     let am_start = policy.am_start.or(Some(if dss { pliant_core::SECOND } else { 0 }));
     let policy = Policy { am, backfill, per_heartbeat, am_start, ..policy };
-    let core = Scheduler::new(&workload.cluster.nodes, policy)?;
-    let total = workload.cluster.total();
+    let core = Scheduler::new(&cluster.nodes, policy)?;
+    let total = cluster.total();
     let mut run = Run {
-        workload,
+        arrivals: jobs.peekable(),
+        live: LiveTable::default(),
         exec: Execution {
             model: opts.exec.clone(),
-            jobs: Vec::with_capacity(workload.jobs.len()),
-            node_cpu: workload.cluster.nodes.iter().map(|n| n.cpu_milli).collect(),
+            jobs: LiveTable::default(),
+            node_cpu: cluster.nodes.iter().map(|n| n.cpu_milli).collect(),
             usage: Usage::default(),
             lost_core_us: 0.0,
             held_core_us: 0.0,
             running_tasks: 0,
             reports: Vec::new(),
-            ckpt: crate::checkpoint::CheckpointExec::new(workload.cluster.nodes.len()),
-            disks: crate::disk_share::DiskShare::new(workload.cluster.nodes.len(), opts.exec.node_disk_mb_s),
+            ckpt: crate::checkpoint::CheckpointExec::new(cluster.nodes.len()),
+            disks: crate::disk_share::DiskShare::new(cluster.nodes.len(), opts.exec.node_disk_mb_s),
             launch_delay: if yarn { 2 * am_start.unwrap_or(0) } else { 0 },
         },
         driver: Driver::new(core),
         events: EventQueue::default(),
-        records: workload
-            .jobs
-            .iter()
-            .map(|j| JobRecord {
-                name: j.name.clone(),
-                class: j.class,
-                priority: j.priority,
-                submit: j.submit,
-                first_start: None,
-                end: None,
-                failed: false,
-                tasks: j.tasks().count() as u32,
-                preemptions: 0,
-                stalled: 0,
-                retry_end: None,
-                alone: None,
-            })
-            .collect(),
-        origin: Vec::with_capacity(workload.jobs.len()),
+        records: Vec::new(),
+        origin: Vec::new(),
         preemptions: BTreeMap::new(),
         telling: Vec::new(),
         timeline: Vec::new(),
-        next_arrival: 0,
         ended_jobs: 0,
         processed: 0,
         actions: Vec::new(),
@@ -146,17 +166,15 @@ pub fn simulate_counting(
     }
     run.events.push(0, Event::Sample);
     run.main_loop(opts)?;
-    if opts.slowdown {
-        crate::alone::measure_alone(workload, run.driver.core().policy(), opts, &mut run.records)?;
-    }
 
     let now = run.exec.usage.last;
     let span = now.max(1) as f64;
     let u = &run.exec.usage;
-    let nodes = workload.cluster.nodes.len() as f64;
+    let nodes = cluster.nodes.len() as f64;
+    let policy = run.driver.core().policy().clone();
     let energy =
         opts.power.idle_w * nodes * to_secs_f64(now) + (opts.power.peak_w - opts.power.idle_w) * u.node_area / 1e6;
-    Ok(RunRecord {
+    let record = RunRecord {
         policy: run.driver.core().policy().name.clone(),
         cpu_mean: u.cpu_area / span / run.total_cpu,
         mem_mean: u.mem_area / span / run.total_mem,
@@ -173,14 +191,17 @@ pub fn simulate_counting(
         jobs: run.records,
         decisions: run.decisions.unwrap_or_default(),
         choices: run.choices,
-    })
+    };
+    Ok((record, policy))
 }
 
-impl Run<'_> {
+impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
     fn main_loop(&mut self, opts: &SimOptions) -> Result<(), SimError> {
-        let jobs = &self.workload.jobs;
-        while self.ended_jobs < self.exec.jobs.len() || self.next_arrival < jobs.len() {
-            let arrival = jobs.get(self.next_arrival).map(|j| j.submit);
+        loop {
+            let arrival = self.arrivals.peek().map(|j| j.submit);
+            if self.ended_jobs == self.exec.jobs.len() && arrival.is_none() {
+                break;
+            }
             let now = match (arrival, self.events.peek_time()) {
                 (Some(a), Some(e)) => a.min(e),
                 (Some(a), None) => a,
@@ -190,10 +211,10 @@ impl Run<'_> {
             self.reserved_area +=
                 self.driver.core().reserved_idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
             self.exec.usage.advance(now);
-            while self.next_arrival < jobs.len() && jobs[self.next_arrival].submit == now {
-                let request = self.submit(self.next_arrival, now);
+            while let Some(job) = self.arrivals.next_if(|j| j.submit == now) {
+                let index = self.arrive(job);
+                let request = self.submit(index, now);
                 self.driver.observe(now, Observation::JobSubmitted(request))?;
-                self.next_arrival += 1;
                 self.processed += 1;
             }
             while self.events.peek_time() == Some(now) {
@@ -207,7 +228,7 @@ impl Run<'_> {
             let unfinished = self.exec.jobs.len() - self.ended_jobs;
             if self.exec.running_tasks == 0
                 && self.driver.next_timer().is_none()
-                && self.next_arrival == jobs.len()
+                && self.arrivals.peek().is_none()
                 && unfinished > 0
             {
                 return Err(SimError::Stuck { unfinished, at: now });
@@ -216,7 +237,7 @@ impl Run<'_> {
             // if nothing has progressed or changed for an hour of simulated time
             // after the last arrival, nothing ever will.
             if self.exec.usage.busy_cpu > 0.0
-                || self.next_arrival < jobs.len()
+                || self.arrivals.peek().is_some()
                 || self.actions_applied > self.seen_actions
             {
                 self.seen_actions = self.actions_applied;
@@ -252,9 +273,11 @@ impl Run<'_> {
                 let job_done = self.exec.finish(now, job, task, &mut self.events);
                 self.driver.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
                 if job_done {
-                    let rec = &mut self.records[self.origin[job as usize]];
+                    let index = self.origin[job as usize];
+                    let rec = &mut self.records[index];
                     rec.stalled += self.exec.jobs[job as usize].stalled;
                     self.exec.release(job);
+                    self.live.remove(index);
                     // A resubmission's end is its owner's; the first attempt's is the job's.
                     if rec.failed {
                         rec.retry_end = Some(now);
@@ -345,10 +368,30 @@ impl Run<'_> {
         }
     }
 
+    /// Job `job` arrives: it is kept while its owner waits for it, its
+    /// record begun. Returns its workload index.
+    fn arrive(&mut self, job: Cow<'w, Job>) -> usize {
+        self.records.push(JobRecord {
+            name: job.name.clone(),
+            class: job.class,
+            priority: job.priority,
+            submit: job.submit,
+            first_start: None,
+            end: None,
+            failed: false,
+            tasks: job.tasks().count() as u32,
+            preemptions: 0,
+            stalled: 0,
+            retry_end: None,
+            alone: None,
+        });
+        self.live.push(job)
+    }
+
     /// Submits workload job `index` at `now` as the next core job (dense ids
     /// in submission order, resubmissions included) and says what the core sees.
     fn submit(&mut self, index: usize, now: Micros) -> JobRequest {
-        let job = &self.workload.jobs[index];
+        let job = &self.live[index];
         let id = JobId(self.exec.jobs.len() as u32);
         self.exec.jobs.push(JobExec::new(job, &self.exec.model));
         self.origin.push(index);
@@ -419,6 +462,9 @@ impl Run<'_> {
                 self.records[index].stalled += self.exec.jobs[job.0 as usize].stalled;
                 let resubmit = self.exec.model.resubmit_failed;
                 self.job_ended(!resubmit);
+                if !resubmit {
+                    self.live.remove(index);
+                }
                 // Its owner submits it again, from scratch (issue 13: the user's view of JCT).
                 if resubmit {
                     let request = self.submit(index, now);

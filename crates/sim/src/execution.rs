@@ -21,7 +21,7 @@ use crate::pool::{finish_time, PoolExec};
 use crate::{ExecModel, SparkModel};
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
-use pliant_core::{Micros, Observation, Resources};
+use pliant_core::{LiveTable, Micros, Observation, Resources};
 use pliant_workload::Job;
 use std::ops::Range;
 
@@ -216,7 +216,7 @@ impl Usage {
 /// The true state of every job and the usage it adds up to.
 pub(crate) struct Execution {
     pub model: ExecModel,
-    pub jobs: Vec<JobExec>,
+    pub jobs: LiveTable<JobExec>,
     pub node_cpu: Vec<u64>,
     pub usage: Usage,
     /// Core-microseconds of work lost to kills.
@@ -248,14 +248,12 @@ impl Execution {
     /// Drops the state of job `job`, which has finished: what is left of it
     /// in the event queue is stale and is ignored.
     pub(crate) fn release(&mut self, job: u32) {
-        let j = &mut self.jobs[job as usize];
-        j.tasks = Vec::new();
-        j.phases = Vec::new();
+        self.jobs.remove(job as usize);
     }
 
     /// Whether job `job` finished and its state was dropped.
     pub(crate) fn released(&self, job: u32) -> bool {
-        self.jobs[job as usize].tasks.is_empty()
+        self.jobs.removed(job as usize)
     }
 
     /// The phase and executor index of a pool phase's executor.

@@ -17,7 +17,7 @@ mod execution;
 mod locality;
 mod pool;
 
-pub use engine::{simulate, simulate_counting};
+pub use engine::{simulate, simulate_counting, simulate_stream};
 
 use pliant_core::declare_params;
 use pliant_core::model::StorageModel;

@@ -723,7 +723,8 @@ impl Controller {
                 if !self.act(&self.tools.place(slurm_id, &node_name(node))) {
                     return false;
                 }
-                eprintln!("pliant slurm: job {slurm_id} placed on {}", node_name(node));
+                let at = self.now() as f64 / 1e6;
+                eprintln!("pliant slurm: job {slurm_id} placed on {} at {at:.3} s", node_name(node));
                 if restore {
                     self.inbox.push(Event::Resumed { slurm_id });
                 }

@@ -16,7 +16,7 @@ use crate::policy::planner::{self, Planner};
 use crate::policy::reservation::SlotBook;
 use crate::policy::sizing::elastic::NodePass;
 use crate::policy::{JobOrder, Placement, Policy, Sizing};
-use crate::{Micros, Resources};
+use crate::{LiveTable, Micros, Resources};
 use state::{JobState, JobStatus, NodeState, QueueState};
 use std::collections::BTreeSet;
 use view::View;
@@ -114,7 +114,7 @@ impl Scheduler {
             total,
             allocated: Resources::ZERO,
             queues,
-            jobs: Vec::new(),
+            jobs: LiveTable::default(),
             dirty: false,
             reclaiming_mb: 0,
             preempted: BTreeSet::new(),
@@ -254,6 +254,8 @@ impl Scheduler {
         if finished {
             self.retire(task.job.0 as usize);
             self.slots.release_spent_holds(&mut self.view, task.job.0 as usize);
+            // A finished job leaves the core: memory follows the live jobs.
+            self.view.jobs.remove(task.job.0 as usize);
         } else {
             self.view.sync_waiting(task.job.0 as usize);
         }
@@ -287,7 +289,7 @@ impl Scheduler {
             let takes = planner.plan(&self.view, self.mechanism.as_ref(), now);
             for take in takes {
                 // A kill can fail a job, whose other victims are then gone already.
-                if self.view.job(take.task.job.0 as usize).status != JobStatus::Active {
+                if self.view.job_status(take.task.job.0 as usize) != JobStatus::Active {
                     continue;
                 }
                 match self.mechanism.preempt(&mut self.view, now, take, out) {
@@ -370,7 +372,8 @@ impl Scheduler {
 
     /// The body ended a job (cancelled, or a task failed).
     fn job_aborted(&mut self, id: JobId) -> Result<(), CoreError> {
-        match self.view.jobs.get(id.0 as usize).map(|j| j.status) {
+        let status = ((id.0 as usize) < self.view.jobs.len()).then(|| self.view.job_status(id.0 as usize));
+        match status {
             Some(JobStatus::Active) => {
                 self.abort_job(id);
                 Ok(())

@@ -9,7 +9,7 @@ use super::state::NodeState;
 pub(crate) use super::state::{Image, IoOp, JobState, JobStatus, QueueState, ServiceKey, TaskRuntime};
 use crate::model::{NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
-use crate::{CoreError, Micros, Resources};
+use crate::{CoreError, LiveTable, Micros, Resources};
 use std::collections::BTreeSet;
 
 /// The scheduler's shared bookkeeping, as plugins see it.
@@ -27,7 +27,8 @@ pub struct View {
     pub(super) total: Resources,
     pub(super) allocated: Resources,
     pub(super) queues: Vec<QueueState>,
-    pub(super) jobs: Vec<JobState>,
+    /// The jobs by dense id; a finished one is dropped (`Scheduler::retire`).
+    pub(super) jobs: LiveTable<JobState>,
     /// Something changed since the last allocation pass.
     pub(super) dirty: bool,
     /// Memory that suspended and shrunk tasks have still to give back.
@@ -71,14 +72,19 @@ impl Touched {
 }
 
 impl View {
-    /// Every job, by dense id.
-    pub(crate) fn jobs(&self) -> &[JobState] {
+    /// Every live job, by dense id.
+    pub(crate) fn jobs(&self) -> &LiveTable<JobState> {
         &self.jobs
     }
 
     /// Job `job`.
     pub(crate) fn job(&self, job: usize) -> &JobState {
         &self.jobs[job]
+    }
+
+    /// How job `job` stands; a job no longer kept finished.
+    pub(crate) fn job_status(&self, job: usize) -> JobStatus {
+        self.jobs.get(job).map_or(JobStatus::Finished, |j| j.status)
     }
 
     /// Job `job`, to change its tasks' plugin fields.
@@ -98,6 +104,9 @@ impl View {
 
     /// A task the body named, checked to exist.
     pub(crate) fn checked_task(&mut self, task: TaskRef) -> Result<&mut TaskRuntime, CoreError> {
+        if self.jobs.removed(task.job.0 as usize) {
+            return Err(CoreError::BadTask { task, what: "of a finished job".into() });
+        }
         let job = self
             .jobs
             .get_mut(task.job.0 as usize)
@@ -218,8 +227,7 @@ impl View {
 
     /// Whether job `job` is in its queue's waiting set.
     pub(crate) fn is_waiting(&self, job: usize) -> bool {
-        let j = &self.jobs[job];
-        self.queues[j.queue].waiting[j.req.class as usize].contains(&j.key)
+        self.jobs.get(job).is_some_and(|j| self.queues[j.queue].waiting[j.req.class as usize].contains(&j.key))
     }
 
     /// Keeps a job in its queue's waiting set exactly while it is active and

@@ -16,8 +16,8 @@
 mod reference;
 
 use pliant_core::policy::{preset, Params, PRESETS};
-use pliant_sim::{simulate, SimOptions};
-use pliant_workload::scenarios::{LongJobs, SCENARIOS};
+use pliant_sim::{simulate, simulate_stream, SimOptions};
+use pliant_workload::scenarios::{self, LongJobs, ScenarioJobs, SCENARIOS};
 use pliant_workload::Workload;
 use std::process::Command;
 
@@ -79,9 +79,22 @@ fn reference_jobs(w: &Workload) -> Option<Vec<reference::Job>> {
         .collect()
 }
 
-/// The child's one line: `events cpu_s rss_mb makespan fingerprint`.
+/// The child's one line: `events cpu_s rss_mb makespan fingerprint`. A
+/// preset takes the scenario's jobs as the run reaches them where the
+/// scenario draws them so (the BIG-C scenarios: the workload is never held
+/// whole), and the whole workload otherwise; the reference loop takes the
+/// whole workload in its own form.
 fn child(scenario: &str, scale: f64, name: &str, runs: usize) {
-    let w = pliant_workload::scenarios::build(scenario, 1, scale, LongJobs::Spark).expect("built-in scenario");
+    let streamed = (name != "reference").then(|| scenarios::stream(scenario, 1, scale, LongJobs::Spark));
+    if let Some(Some((cluster, ScenarioJobs::Drawn(jobs)))) = streamed {
+        let policy = preset(name, &Params::default()).expect("preset");
+        let simulate = || simulate_stream(&cluster, jobs.clone(), policy.clone(), &SimOptions::default());
+        let (r, cpu) = least_cpu(runs, || simulate().expect("simulation"));
+        let print = fingerprint(r.jobs.iter().map(|j| j.end));
+        println!("{} {cpu} {} {} {print}", r.cost.events, peak_rss_mb(), r.makespan);
+        return;
+    }
+    let w = scenarios::build(scenario, 1, scale, LongJobs::Spark).expect("built-in scenario");
     let (events, cpu, makespan, print) = if name == "reference" {
         let nodes: Vec<(u64, u64)> = w.cluster.nodes.iter().map(|n| (n.cpu_milli, n.mem_mb)).collect();
         let Some(jobs) = reference_jobs(&w) else {

@@ -71,32 +71,90 @@ impl ShortLoad {
 /// Generates the workload for `shape` and `long` jobs from `seed`; `scale`
 /// multiplies nodes and arrival rates.
 pub fn generate(shape: &ShortLoad, long: LongJobs, seed: u64, scale: f64) -> Workload {
+    let (cluster, jobs) = stream(shape, long, seed, scale);
+    Workload { cluster, jobs: jobs.collect() }
+}
+
+/// The cluster of [`generate`] and its jobs in submission order, each made
+/// only when asked for: what is held is a time per job, not the jobs.
+pub fn stream(shape: &ShortLoad, long: LongJobs, seed: u64, scale: f64) -> (Cluster, SyntheticJobs) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let nodes = ((NODES * scale).round() as usize).max(1);
     let cluster_cores = (nodes as u64 * NODE.cpu_milli) as f64 / 1000.0;
 
+    // Every draw is made in one order, from one generator: short arrivals,
+    // short queries, the long jobs under way at t = 0 (enough to fill
+    // LONG_LOAD, as if the cluster had been running), long arrivals that
+    // keep it there, long jobs. Each kind's jobs are drawn again, as they
+    // are taken, from where the generator stood before its first (the draws
+    // here are made only to find that place).
     // Short arrivals: rate = load × cores / (mean core-seconds per query).
     let short_core_s = QUERIES.mean_core_seconds();
-    let mut jobs: Vec<Job> = Vec::new();
-    for t in poisson_arrivals(&shape.segments(cluster_cores / short_core_s), &mut rng) {
-        let n = jobs.len();
-        jobs.push(QUERIES.job(&mut rng, t, n));
+    let short_times = poisson_arrivals(&shape.segments(cluster_cores / short_core_s), &mut rng);
+    let shorts = Kind::at(&rng, 0, short_times);
+    for (n, &t) in shorts.times.iter().enumerate() {
+        QUERIES.job(&mut rng, t, n);
     }
-
-    // Long jobs: enough at t = 0 to fill LONG_LOAD (part-way through, as if the
-    // cluster had been running), then Poisson arrivals that keep it there.
     let initial = (LONG_LOAD * cluster_cores * long.mean_span_seconds() / long.mean_core_seconds()).round() as usize;
-    for _ in 0..initial {
-        let n = jobs.len();
-        jobs.push(long.job(&mut rng, 0, true, 1.0, n));
+    let under_way = Kind::at(&rng, shorts.times.len(), vec![0; initial]);
+    for n in 0..initial {
+        long.job(&mut rng, 0, true, 1.0, n);
     }
     let long_rate = LONG_LOAD * cluster_cores / long.mean_core_seconds();
-    for t in poisson_arrivals(&[Segment { start_s: 0.0, end_s: HORIZON_S, rate: long_rate }], &mut rng) {
-        let n = jobs.len();
-        jobs.push(long.job(&mut rng, t, false, 1.0, n));
+    let long_times = poisson_arrivals(&[Segment { start_s: 0.0, end_s: HORIZON_S, rate: long_rate }], &mut rng);
+    let longs = Kind::at(&rng, under_way.first + initial, long_times);
+    (Cluster { am: None, nodes: vec![NODE; nodes] }, SyntheticJobs { long, kinds: [shorts, under_way, longs] })
+}
+
+/// One kind of job of a synthetic scenario: where the generator stood before
+/// its first job was drawn, and its jobs' submission times (in order).
+#[derive(Debug, Clone)]
+struct Kind {
+    rng: ChaCha8Rng,
+    /// The number of its first job: the jobs of the kinds drawn before it come first.
+    first: usize,
+    times: Vec<u64>,
+    /// Jobs taken so far.
+    taken: usize,
+}
+
+impl Kind {
+    fn at(rng: &ChaCha8Rng, first: usize, times: Vec<u64>) -> Kind {
+        Kind { rng: rng.clone(), first, times, taken: 0 }
     }
-    jobs.sort_by_key(|j| j.submit);
-    Workload { cluster: Cluster { am: None, nodes: vec![NODE; nodes] }, jobs }
+}
+
+/// The jobs of a synthetic scenario in submission order, each drawn as it
+/// is taken ([`stream`]): short queries, long jobs under way at t = 0, long
+/// jobs arriving later.
+#[derive(Debug, Clone)]
+pub struct SyntheticJobs {
+    long: LongJobs,
+    kinds: [Kind; 3],
+}
+
+impl Iterator for SyntheticJobs {
+    type Item = Job;
+
+    fn next(&mut self) -> Option<Job> {
+        // The earliest next job; at equal times the kind drawn first (a stable sort's order).
+        let (i, t) = (0..3)
+            .filter_map(|i| self.kinds[i].times.get(self.kinds[i].taken).map(|&t| (i, t)))
+            .min_by_key(|&(i, t)| (t, i))?;
+        let k = &mut self.kinds[i];
+        let n = k.first + k.taken;
+        k.taken += 1;
+        Some(match i {
+            0 => QUERIES.job(&mut k.rng, t, n),
+            1 => self.long.job(&mut k.rng, t, true, 1.0, n),
+            _ => self.long.job(&mut k.rng, t, false, 1.0, n),
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.kinds.iter().map(|k| k.times.len() - k.taken).sum();
+        (left, Some(left))
+    }
 }
 
 #[cfg(test)]
@@ -116,6 +174,36 @@ mod tests {
             .map(|t| t.request.cpu_milli as f64 / 1000.0 * t.duration as f64 / 1e6)
             .sum();
         work / (w.cluster.total().cpu_milli as f64 / 1000.0 * (window.1 - window.0))
+    }
+
+    /// The jobs drawn all at once, in the generator's order, then sorted by
+    /// submission time (stable): what the stream must hand out.
+    fn drawn_at_once(shape: &ShortLoad, long: LongJobs, seed: u64, scale: f64) -> Vec<Job> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let cores = (((NODES * scale).round() as u64).max(1) * NODE.cpu_milli) as f64 / 1000.0;
+        let mut jobs: Vec<Job> = Vec::new();
+        for t in poisson_arrivals(&shape.segments(cores / QUERIES.mean_core_seconds()), &mut rng) {
+            jobs.push(QUERIES.job(&mut rng, t, jobs.len()));
+        }
+        for _ in 0..(LONG_LOAD * cores * long.mean_span_seconds() / long.mean_core_seconds()).round() as usize {
+            jobs.push(long.job(&mut rng, 0, true, 1.0, jobs.len()));
+        }
+        let rate = LONG_LOAD * cores / long.mean_core_seconds();
+        for t in poisson_arrivals(&[Segment { start_s: 0.0, end_s: HORIZON_S, rate }], &mut rng) {
+            jobs.push(long.job(&mut rng, t, false, 1.0, jobs.len()));
+        }
+        jobs.sort_by_key(|j| j.submit);
+        jobs
+    }
+
+    #[test]
+    fn the_stream_draws_the_jobs_drawn_at_once() {
+        for (shape, seed, scale) in [(ShortLoad::single_burst(0.6), 1, 1.0), (ShortLoad::two_peaks(0.85), 5, 0.3)] {
+            for (_, long) in LongJobs::ALL {
+                let streamed: Vec<Job> = stream(&shape, long, seed, scale).1.collect();
+                assert_eq!(streamed, drawn_at_once(&shape, long, seed, scale), "{long:?}");
+            }
+        }
     }
 
     #[test]

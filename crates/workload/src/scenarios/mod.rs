@@ -11,10 +11,11 @@ mod short_queries;
 mod two_job;
 pub mod yarn_me;
 
+pub use bigc_synthetic::SyntheticJobs;
 pub use dag_jobs::pareto;
 pub use long_jobs::LongJobs;
 
-use crate::Workload;
+use crate::{Cluster, Job, Workload};
 
 /// A scenario's name and what it models.
 pub struct ScenarioInfo {
@@ -130,6 +131,50 @@ pub fn build(name: &str, seed: u64, scale: f64, long: LongJobs) -> Option<Worklo
     Some(generate(&shape, long, seed, scale))
 }
 
+/// A scenario's jobs in submission order ([`stream`]).
+#[derive(Debug, Clone)]
+pub enum ScenarioJobs {
+    /// Each drawn as it is taken (BIG-C's synthetic scenarios).
+    Drawn(Box<SyntheticJobs>),
+    /// Made all at once, handed out one by one.
+    Listed(std::vec::IntoIter<Job>),
+}
+
+impl Iterator for ScenarioJobs {
+    type Item = Job;
+
+    fn next(&mut self) -> Option<Job> {
+        match self {
+            ScenarioJobs::Drawn(jobs) => jobs.next(),
+            ScenarioJobs::Listed(jobs) => jobs.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            ScenarioJobs::Drawn(jobs) => jobs.size_hint(),
+            ScenarioJobs::Listed(jobs) => jobs.size_hint(),
+        }
+    }
+}
+
+/// As [`build`], but the jobs come one by one in submission order, and the
+/// synthetic scenarios (`mixed`, `high-load`, `low-load`, `multi-load`) draw
+/// each only when it is taken: a run that drops finished jobs then holds
+/// only the live ones, not the whole workload. The same jobs as [`build`]'s.
+pub fn stream(name: &str, seed: u64, scale: f64, long: LongJobs) -> Option<(Cluster, ScenarioJobs)> {
+    use bigc_synthetic::ShortLoad;
+    let shape = match name {
+        "mixed" => ShortLoad::single_burst(0.6),
+        "high-load" => ShortLoad::single_burst(0.9),
+        "low-load" => ShortLoad::single_burst(0.4),
+        "multi-load" => ShortLoad::two_peaks(0.85),
+        _ => return build(name, seed, scale, long).map(|w| (w.cluster, ScenarioJobs::Listed(w.jobs.into_iter()))),
+    };
+    let (cluster, jobs) = bigc_synthetic::stream(&shape, long, seed, scale);
+    Some((cluster, ScenarioJobs::Drawn(Box::new(jobs))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +193,15 @@ mod tests {
             }
         }
         assert!(build("nope", 1, 1.0, LongJobs::Spark).is_none());
+    }
+
+    #[test]
+    fn streams_hand_out_the_built_jobs() {
+        for s in SCENARIOS {
+            let w = build(s.name, 3, 0.5, LongJobs::Spark).unwrap();
+            let (cluster, jobs) = stream(s.name, 3, 0.5, LongJobs::Spark).unwrap();
+            assert_eq!(jobs.size_hint(), (w.jobs.len(), Some(w.jobs.len())));
+            assert_eq!(Workload { cluster, jobs: jobs.collect() }, w, "{}", s.name);
+        }
     }
 }

@@ -89,6 +89,7 @@ impl Cost {
         let mut keys: Vec<_> = view.queues()[starved].waiting.iter().flatten().copied().collect();
         keys.sort_unstable();
         let mut budget = p;
+        let mut taken = Vec::new();
         for key in keys {
             let job = view.job(key.2 as usize);
             let mut order = job.pending.iter();
@@ -103,19 +104,32 @@ impl Cost {
                         avail[i] -= req;
                         continue;
                     }
-                    let best = (0..n)
-                        .filter_map(|i| {
-                            let deficit = req.saturating_sub(&avail[i]);
-                            let can = |m| view.node_can(i, m);
-                            let (cost, plan) = self.cover(&victims[i], deficit, req, run_time, can)?;
-                            // Ties: the node whose first victim comes first in Algorithm 2's order.
-                            let first = plan.iter().map(|(k, ..)| victims[i][*k].rank).min();
-                            Some(((cost, first, i), plan))
-                        })
-                        .min_by_key(|(key, _)| *key);
+                    // The cheapest node; among equal costs the one whose first victim
+                    // comes first in Algorithm 2's order, then the lowest. A node is
+                    // given up once its cost passes the cheapest so far.
+                    let mut best: Option<(u64, Option<usize>, usize)> = None;
+                    for i in 0..n {
+                        let deficit = req.saturating_sub(&avail[i]);
+                        let can = |m| view.node_can(i, m);
+                        let bound = best.map_or(u64::MAX, |b| b.0);
+                        let mut first: Option<usize> = None;
+                        let rank = |k: usize| victims[i][k].rank;
+                        let step = |k: usize, _: &Estimate, _: &Need| {
+                            first = Some(first.map_or(rank(k), |f| f.min(rank(k))));
+                        };
+                        let Some(cost) = self.greedy(&victims[i], deficit, req, run_time, can, bound, &mut taken, step)
+                        else {
+                            continue;
+                        };
+                        if best.is_none_or(|b| (cost, first, i) < b) {
+                            best = Some((cost, first, i));
+                        }
+                    }
                     // No node can make room for it: nor for the rest of its run.
-                    let Some(((_, _, i), plan)) = best else { break };
+                    let Some((_, _, i)) = best else { break };
+                    let can = |m| view.node_can(i, m);
                     let deficit = req.saturating_sub(&avail[i]);
+                    let plan = self.cover(&victims[i], deficit, req, run_time, can, &mut taken);
                     for (k, chosen, options) in plan.into_iter().rev() {
                         let Candidate { task, victim: v, .. } = victims[i].remove(k);
                         avail[i] += chosen.takes;
@@ -133,14 +147,9 @@ impl Cost {
     }
 
     /// The cheapest way found to free `deficit` from one node's `victims`
-    /// for a task of `req`: its cost and, per victim taken (by index, in
-    /// increasing order), the estimate chosen and every mechanism's. Greedy:
-    /// at each step the (victim, mechanism) with the least cost per part of
-    /// the deficit left it covers, then the one taking least beyond it, then
-    /// the first in victim order. While memory is missing only options that
-    /// free memory count (a shrink by the need takes the CPU with it); only
-    /// the mechanisms the node `can` carry out. `None` if the node's victims
-    /// cannot free it.
+    /// for a task of `req`, per victim taken (by index, in increasing order):
+    /// the estimate chosen and every mechanism's ([`Cost::greedy`] names
+    /// which). The node's victims can free it: the node was chosen so.
     #[allow(clippy::type_complexity)]
     fn cover(
         &self,
@@ -149,15 +158,49 @@ impl Cost {
         req: Resources,
         run: Micros,
         can: impl Fn(MechanismKind) -> bool,
-    ) -> Option<(u64, Vec<(usize, Estimate, [Option<Estimate>; 3])>)> {
+        taken: &mut Vec<usize>,
+    ) -> Vec<(usize, Estimate, [Option<Estimate>; 3])> {
+        let mut plan = Vec::new();
+        let step = |k: usize, chosen: &Estimate, need: &Need| {
+            let options = MECHANISMS.map(|m| estimate(m, &victims[k].victim, need, &self.rates));
+            plan.push((k, *chosen, options));
+        };
+        self.greedy(victims, deficit, req, run, can, u64::MAX, taken, step)
+            .expect("the chosen node's victims cover it");
+        plan.sort_by_key(|(k, ..)| *k);
+        plan
+    }
+
+    /// The cost of the cheapest way found to free `deficit` from one node's
+    /// `victims` for a task of `req`, telling `step` each victim taken (its
+    /// index) with the estimate chosen and the need it was chosen for.
+    /// Greedy: at each step the (victim, mechanism) with the least cost per
+    /// part of the deficit left it covers, then the one taking least beyond
+    /// it, then the first in victim order. While memory is missing only
+    /// options that free memory count (a shrink by the need takes the CPU
+    /// with it); only the mechanisms the node `can` carry out. `None` if the
+    /// node's victims cannot free it, or once the cost passes `bound` (costs
+    /// only add up). `taken` is scratch room.
+    #[allow(clippy::too_many_arguments)]
+    fn greedy(
+        &self,
+        victims: &[Candidate],
+        deficit: Resources,
+        req: Resources,
+        run: Micros,
+        can: impl Fn(MechanismKind) -> bool,
+        bound: u64,
+        taken: &mut Vec<usize>,
+        mut step: impl FnMut(usize, &Estimate, &Need),
+    ) -> Option<u64> {
+        taken.clear();
         let mut left = deficit;
-        let mut plan: Vec<(usize, Estimate, [Option<Estimate>; 3])> = Vec::new();
         let mut cost = 0u64;
         while !left.is_zero() {
             let need = Need { left, waiting_cpu: req.cpu_milli, run };
             let mut best: Option<(f64, u64, usize, Estimate)> = None;
             for (k, Candidate { victim: v, .. }) in victims.iter().enumerate() {
-                if plan.iter().any(|(taken, ..)| *taken == k) {
+                if taken.contains(&k) {
                     continue;
                 }
                 // Only what the victim's node can carry out.
@@ -178,13 +221,15 @@ impl Cost {
                 }
             }
             let (_, _, k, chosen) = best?;
-            let options = MECHANISMS.map(|m| estimate(m, &victims[k].victim, &need, &self.rates));
             cost += chosen.cost();
+            if cost > bound {
+                return None;
+            }
             left = left.saturating_sub(&chosen.takes);
-            plan.push((k, chosen, options));
+            taken.push(k);
+            step(k, &chosen, &need);
         }
-        plan.sort_by_key(|(k, ..)| *k);
-        Some((cost, plan))
+        Some(cost)
     }
 
     /// Queue `queue`'s tasks that may give something back, per node, in

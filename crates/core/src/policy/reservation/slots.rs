@@ -312,7 +312,8 @@ impl SlotBook {
     /// without a copy gets one on a reserved slot (on another node if it can).
     fn copy_stragglers(&mut self, view: &View, out: &mut Vec<Action>) {
         for (job, phase) in std::mem::take(&mut self.to_check) {
-            let j = view.job(job as usize);
+            // A finished job has no task left to copy.
+            let Some(j) = view.jobs().get(job as usize) else { continue };
             let running: Vec<(u32, NodeId)> = j.phases[phase as usize]
                 .tasks
                 .clone()

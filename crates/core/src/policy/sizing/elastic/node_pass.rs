@@ -206,7 +206,7 @@ impl NodePass {
             self.keyed.resize(job + 1, None);
         }
         let before = self.keyed[job].take().and_then(|key| order.remove(&key));
-        if view.job(job).status == JobStatus::Active {
+        if view.job_status(job) == JobStatus::Active {
             self.active.insert(job as u32);
         } else {
             self.active.remove(&(job as u32));
@@ -421,7 +421,8 @@ impl NodePass {
                 return true;
             }
             let reserved = self.reserved[n].filter(|&j| {
-                !view.job(j as usize).pending.is_empty() && self.reserved_am[n] == self.am_first(j as usize)
+                view.jobs().get(j as usize).is_some_and(|j| !j.pending.is_empty())
+                    && self.reserved_am[n] == self.am_first(j as usize)
             });
             self.set_reserved(n, reserved);
             let Some(job) = reserved.or_else(|| self.first_ready(order, now)) else { return false };
@@ -679,7 +680,8 @@ impl NodePass {
         }
         let mut waiting = Vec::new();
         for &ji in &self.active {
-            let (ji, j) = (ji as usize, view.job(ji as usize));
+            let ji = ji as usize;
+            let Some(j) = view.jobs().get(ji) else { continue };
             if j.status == JobStatus::Active && !j.pending.is_empty() {
                 let tasks = self.snapshot.waiting_runs(ji, j);
                 waiting.push(WaitingJob { job: ji as u32, submit: j.req.submit, held_mb: j.held_mb, tasks });
@@ -692,7 +694,11 @@ impl NodePass {
         // reserved for a job's task (§3.3, "Node reservations").
         let reserved: Vec<Option<u32>> = if self.quiet.is_some() && self.node_reservations {
             (0..view.node_count())
-                .map(|n| self.reserved[n].filter(|&j| !self.reserved_am[n] && !view.job(j as usize).pending.is_empty()))
+                .map(|n| {
+                    self.reserved[n].filter(|&j| {
+                        !self.reserved_am[n] && view.jobs().get(j as usize).is_some_and(|j| !j.pending.is_empty())
+                    })
+                })
                 .collect()
         } else {
             Vec::new()

@@ -82,7 +82,7 @@ impl SnapshotCache {
     /// [`SnapshotCache::running_by_end`] or [`SnapshotCache::by_end`].
     pub fn take(
         &mut self,
-        jobs: &[JobState],
+        jobs: &crate::LiveTable<JobState>,
         candidates: impl IntoIterator<Item = usize>,
         end_of: impl Fn(&JobState, &TaskRuntime) -> Micros,
     ) {
@@ -90,10 +90,9 @@ impl SnapshotCache {
         let (now, last) = (self.taken, self.taken - 1);
         let mut started = Vec::new();
         for ji in candidates {
-            let j = &jobs[ji];
-            if j.status != JobStatus::Active {
+            let Some(j) = jobs.get(ji).filter(|j| j.status == JobStatus::Active) else {
                 continue;
-            }
+            };
             let from = self.live_from(ji, j);
             let seen = &mut self.seen[ji];
             if seen.len() < j.tasks.len() {
@@ -226,28 +225,31 @@ mod tests {
     fn running_tasks_stay_in_order_of_end_across_snapshots() {
         // Four 10 s tasks: 0 finished, 1 runs on node 0 from 0 s (ends 10 s),
         // 3 on node 1 from 5 s (ends 15 s).
-        let mut j = job(&[10, 10, 10, 10]);
-        start(&mut j, 0, 0, 0);
-        finish(&mut j, 0);
-        start(&mut j, 1, 0, 0);
-        start(&mut j, 3, 5, 1);
+        let mut jobs = crate::LiveTable::default();
+        jobs.push(job(&[10, 10, 10, 10]));
+        let j = &mut jobs[0];
+        start(j, 0, 0, 0);
+        finish(j, 0);
+        start(j, 1, 0, 0);
+        start(j, 3, 5, 1);
         let end_of = |_: &JobState, t: &TaskRuntime| t.started + t.estimate.unwrap_or(0);
         let mut c = SnapshotCache::default();
-        c.take(std::slice::from_ref(&j), 0..1, end_of);
+        c.take(&jobs, 0..1, end_of);
         assert_eq!(ends(&c), vec![(10, 0), (15, 1)]);
         assert_eq!(c.live_from[0], 1);
         // 1 ends; 2 starts on node 0 at 12 s (ends 22 s): 3 is kept, 2 merged in after it.
-        finish(&mut j, 1);
-        start(&mut j, 2, 12, 0);
-        c.take(std::slice::from_ref(&j), 0..1, end_of);
+        let j = &mut jobs[0];
+        finish(j, 1);
+        start(j, 2, 12, 0);
+        c.take(&jobs, 0..1, end_of);
         assert_eq!(ends(&c), vec![(15, 1), (22, 0)]);
         // At 16 s, 3's end has passed: the walk sees it end now.
         let walk: Vec<(Micros, u32)> = c.by_end(16 * SECOND).iter().map(|r| (r.end / SECOND, r.node)).collect();
         assert_eq!(walk, vec![(16, 1), (22, 0)]);
         // 2 is killed and restarts on node 1 at 13 s: the snapshot sees it anew.
-        j.tasks[2].started = 13 * SECOND;
-        j.tasks[2].node = NodeId(1);
-        c.take(std::slice::from_ref(&j), 0..1, end_of);
+        jobs[0].tasks[2].started = 13 * SECOND;
+        jobs[0].tasks[2].node = NodeId(1);
+        c.take(&jobs, 0..1, end_of);
         assert_eq!(ends(&c), vec![(15, 1), (23, 1)]);
     }
 
