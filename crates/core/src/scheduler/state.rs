@@ -21,6 +21,9 @@ pub(crate) struct NodeState {
     /// swap), as its body reported; a planner that chooses per victim
     /// skips them there.
     pub lacks: Vec<MechanismKind>,
+    /// The node has no checkpoint tier whose rate the core knows (a live
+    /// node's checkpoint is the task's own): `pliant` prices no checkpoint there.
+    pub tierless: bool,
 }
 
 impl NodeState {
