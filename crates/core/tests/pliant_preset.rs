@@ -4,7 +4,7 @@
 //! gives it back the cheapest way (docs/cost-model.md).
 
 use pliant_core::action::MechanismKind;
-use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest, Tier};
 use pliant_core::policy::{preset, Params};
 use pliant_core::{Action, Micros, Observation, Resources, Scheduler, SECOND};
 
@@ -68,15 +68,17 @@ fn a_cpu_only_deficit_shrinks_one_core_without_touching_memory() {
 
 // A deficit ⟨1 CPU, 2 GB⟩ from a task that ran 101 s: a kill loses 4 × 101 =
 // 404 core-s and its 4 cores for the short task's 5 s, 424; a shrink by the
-// need costs 1 core × 6 s waiting for 2 GB at 3 s/GB, 4 cores × 10.2 s
-// reading it back and the core taken for 5 s = 51.8 core-s. Shrink: the
-// short task starts once the 2 GB are reported reclaimed.
+// need frees the 1,433 MB above the task's 5,735 MB working set (80 % of 7 GB)
+// at once and swaps the other 615 MB out in 1.80 s at 3 s/GB (the waiting
+// core waits: 1.80 core-s), which freezes the task: its 4 cores read them
+// back for 3.06 s (12.25) and stop for 1.80 + 5 s (27.21): 41.26 core-s.
+// Shrink: the short task starts once the 2 GB are reported reclaimed.
 #[test]
 fn a_memory_deficit_reclaims_only_that_much() {
     let (out, mut s) = short_arrives(100 * SECOND, (1, 4));
     assert_eq!(out, vec![Action::Shrink { task: VICTIM, to: Resources::new(3000, 5 * 1024) }]);
     let c = &s.take_choices()[0];
-    assert_eq!(c.chosen.cost(), 51_800_000);
+    assert_eq!(c.chosen.cost(), 41_260_737);
     assert_eq!(c.options[2].unwrap().cost(), 424 * SECOND);
     assert_eq!(
         c.options[0].unwrap().takes.mem_mb,
@@ -89,11 +91,11 @@ fn a_memory_deficit_reclaims_only_that_much() {
     assert!(matches!(out[..], [Action::Launch { task: SHORT, .. }]), "{out:?}");
 }
 
-// The same deficit from tasks that ran 6 s: a kill costs 24 + 4 × 5 = 44 core-s,
-// a shrink 51.8: the youngest is killed and the short task starts at once.
+// The same deficit from tasks that ran 3 s: a kill costs 12 + 4 × 5 = 32 core-s,
+// a shrink 41.26: the youngest is killed and the short task starts at once.
 #[test]
 fn a_task_that_has_barely_run_is_killed() {
-    let (out, mut s) = short_arrives(5 * SECOND, (1, 4));
+    let (out, mut s) = short_arrives(2 * SECOND, (1, 4));
     assert_eq!(out[0], Action::Kill { task: VICTIM });
     assert!(matches!(out[1], Action::Launch { task: SHORT, .. }), "{out:?}");
     assert_eq!(s.take_choices()[0].chosen.mechanism, MechanismKind::Kill);
@@ -121,4 +123,65 @@ fn equal_costs_go_to_the_longest_remaining_job() {
     s.monitor(101 * SECOND, &mut out);
     let victim = TaskRef { job: JobId(1), task: 0 };
     assert_eq!(out[0], Action::Shrink { task: victim, to: Resources::new(6000, 8 * 1024) }, "{out:?}");
+}
+
+/// The checkpoint paper's two-job experiment (§3.3.3) on one node ⟨4 CPU,
+/// 8 GB⟩: a long task ⟨4 CPU, 5 GB⟩ estimated at 60 s runs from 0; at 30 s
+/// a short task of the same size arrives; the monitor runs at 31 s. Its
+/// actions and the scheduler; `tier`: whether the node has a checkpoint tier.
+fn two_job(tier: bool) -> (Vec<Action>, Scheduler) {
+    let policy = preset("pliant", &Params::default()).unwrap();
+    let mut s = Scheduler::new(&[Resources::cores_gb(4, 8)], policy).unwrap();
+    if !tier {
+        s.without_checkpoint_tier(0);
+    }
+    let sized = |id, class| {
+        let mut j = job(id, class, &[(4, 5)]);
+        j.phases[0].tasks[0].estimate = Some(60 * SECOND);
+        j
+    };
+    let mut out = Vec::new();
+    s.observe(0, Observation::JobSubmitted(sized(0, JobClass::Long))).unwrap();
+    s.schedule(0, &mut out);
+    out.clear();
+    s.observe(30 * SECOND, Observation::JobSubmitted(sized(1, JobClass::Short))).unwrap();
+    s.monitor(31 * SECOND, &mut out);
+    s.schedule(31 * SECOND, &mut out);
+    (out, s)
+}
+
+// Where the node has a tier (NVM by default: 5 GB in 2.92 s), checkpointing
+// the long task costs 275.04 core-s (the dump while 4 cores wait, the
+// restore, the task stopped 2.92 + 60 s), a shrink by the need 284.4 (1 GB
+// swapped, which freezes it) and a kill 4 × 31 + 240 = 364: it is dumped,
+// the short task starts once the dump is written, and when the short task
+// ends the long one is restored on its node. Without a tier it is shrunk.
+#[test]
+fn where_the_node_has_a_tier_the_two_job_victim_is_checkpointed() {
+    let (out, mut s) = two_job(true);
+    let long = TaskRef { job: JobId(0), task: 0 };
+    let short = TaskRef { job: JobId(1), task: 0 };
+    assert_eq!(out, vec![Action::Checkpoint { task: long, tier: Tier::Nvm }]);
+    let c = &s.take_choices()[0];
+    assert_eq!((c.chosen.mechanism, c.chosen.cost()), (MechanismKind::Checkpoint, 275_040_000));
+    assert_eq!(
+        c.options.map(|o| o.map(|e| e.cost())),
+        [
+            Some(240 * SECOND), // suspend in place: frees no memory, not counted while memory is missing
+            Some(284_400_000),
+            Some(364 * SECOND),
+            Some(275_040_000),
+        ]
+    );
+    let mut out = Vec::new();
+    s.observe(34 * SECOND, Observation::Checkpointed(long)).unwrap();
+    s.schedule(34 * SECOND, &mut out);
+    assert!(matches!(out[..], [Action::Launch { task, .. }] if task == short), "{out:?}");
+    out.clear();
+    s.observe(94 * SECOND, Observation::TaskFinished(short)).unwrap();
+    s.schedule(94 * SECOND, &mut out);
+    assert!(matches!(out[..], [Action::Restore { task, .. }] if task == long), "{out:?}");
+
+    let (out, _) = two_job(false);
+    assert_eq!(out, vec![Action::Shrink { task: long, to: Resources::new(0, 3 * 1024) }]);
 }

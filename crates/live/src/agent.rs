@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 /// How long one memory-limit write may keep failing with EBUSY before it is retried anew.
 const PATIENCE: Duration = Duration::from_secs(10);
+/// A resumed task whose swapped-out memory has not gone down for this long
+/// has read back what it needs (pages it never touches stay in swap).
+const RESTORE_SETTLE: Duration = Duration::from_secs(1);
 /// Bytes of stderr a failure report carries.
 const STDERR_TAIL: u64 = 2048;
 /// How long a task asked to checkpoint has, unless the agent is told
@@ -40,11 +43,53 @@ struct HeldTask {
     watch_swapping: bool,
     /// Asked to checkpoint: it must have exited by then.
     checkpoint_by: Option<Instant>,
+    /// Resumed and reading its swapped-out memory back: reported resumed once done.
+    restoring: Option<Restoring>,
+}
+
+/// A resumed task reading its memory back in (the simulator's restore: the
+/// task holds its allocation and makes no progress until it is reported
+/// resumed).
+#[derive(Debug, Clone, Copy)]
+struct Restoring {
+    /// Bytes still in swap at the last look.
+    swap: u64,
+    /// When that figure last went down.
+    since: Instant,
+}
+
+impl Restoring {
+    /// Bytes of swap at or below which the memory is back.
+    const BACK: u64 = 1 << 20;
+
+    /// A restore from `now` with `swap` bytes to read back, or `None` when there are none.
+    fn start(swap: u64, now: Instant) -> Option<Restoring> {
+        (swap > Restoring::BACK).then_some(Restoring { swap, since: now })
+    }
+
+    /// True once the swap is (almost) all read back, or has stopped going
+    /// down for [`RESTORE_SETTLE`]; `swap` is the bytes in swap `now`.
+    fn done(&mut self, swap: u64, now: Instant) -> bool {
+        if swap < self.swap {
+            (self.swap, self.since) = (swap, now);
+        }
+        swap <= Restoring::BACK || now.duration_since(self.since) >= RESTORE_SETTLE
+    }
 }
 
 impl HeldTask {
     fn new(live: LiveTask, log_dir: PathBuf) -> HeldTask {
-        HeldTask { live, log_dir, watch_swapping: false, checkpoint_by: None }
+        HeldTask { live, log_dir, watch_swapping: false, checkpoint_by: None, restoring: None }
+    }
+
+    /// After a resume: the task is reported resumed once its swapped-out
+    /// memory is back ([`Agent::poll`]), as the simulator reports a resume
+    /// after its restore; at once when none of it is in swap.
+    fn restore(&mut self, task: TaskRef, out: &mut Vec<AgentReport>) {
+        self.restoring = Restoring::start(self.live.memory().map_or(0, |m| m.swap), Instant::now());
+        if self.restoring.is_none() {
+            out.push(AgentReport::Resumed { task });
+        }
     }
 
     /// Asks the task to checkpoint within `grace`, unless it was asked already.
@@ -224,7 +269,7 @@ impl Agent {
                 if let Some(held) = self.tasks.get_mut(&task) {
                     held.live.resume_to(allocation(limits))?;
                     held.watch_swapping = false;
-                    out.push(AgentReport::Resumed { task });
+                    held.restore(task, out);
                 }
             }
             AgentOp::Stop { task } => {
@@ -382,7 +427,7 @@ impl Agent {
             out.push(AgentReport::Reclaimed { task, mem_mb: owed_mb, freed_mb, took_ms });
         }
         if matches!(expect, Expected::Restoring(_)) {
-            out.push(AgentReport::Resumed { task });
+            held.restore(task, out);
         }
         Ok(())
     }
@@ -406,6 +451,10 @@ impl Agent {
             }
             match held.live.try_wait() {
                 Ok(Some(status)) => {
+                    if held.restoring.take().is_some() {
+                        // A resumed task reports back before it may finish.
+                        out.push(AgentReport::Resumed { task });
+                    }
                     out.push(exited(task, status, &held.log_dir));
                     ended.push(task);
                     continue;
@@ -415,6 +464,16 @@ impl Agent {
             }
             if let Err(e) = report_reclaim(task, held, out) {
                 eprintln!("pliant agent: {task}: {e}");
+            }
+            if let Some(restoring) = &mut held.restoring {
+                match held.live.memory() {
+                    Ok(m) if restoring.done(m.swap, Instant::now()) => {
+                        held.restoring = None;
+                        out.push(AgentReport::Resumed { task });
+                    }
+                    Ok(_) => {}
+                    Err(e) => eprintln!("pliant agent: {task}: {e}"),
+                }
             }
             if held.watch_swapping {
                 match held.live.freeze_if_swapping() {
@@ -545,6 +604,21 @@ pub fn tail(file: &Path, bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restore_ends_when_the_swap_is_back_or_stops_going_down() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        assert!(Restoring::start(Restoring::BACK, t0).is_none(), "nothing to read back: resumed at once");
+        let mut r = Restoring::start(200 << 20, t0).unwrap();
+        assert!(!r.done(150 << 20, at(500)));
+        assert!(!r.done(150 << 20, at(1400)), "a second from the last drop, not from the start");
+        assert!(!r.done(100 << 20, at(1450)));
+        assert!(r.done(Restoring::BACK, at(1500)), "all back");
+        let mut cold = Restoring::start(200 << 20, t0).unwrap();
+        assert!(!cold.done(120 << 20, at(100)));
+        assert!(cold.done(120 << 20, at(1100)), "pages it does not touch stay in swap");
+    }
 
     #[test]
     fn tail_starts_at_a_line_when_it_cuts() {

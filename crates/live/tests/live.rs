@@ -600,6 +600,57 @@ fn a_relaunch_drops_undelivered_reports_of_the_earlier_run() {
     assert_eq!(next.tasks().collect::<Vec<_>>(), vec![task]);
 }
 
+/// The agent reports a task resumed after immediate preemption only once it
+/// has read its swapped-out memory back (the simulator's restore): not when
+/// the resume is carried out, and by then the task's swap is mostly gone.
+#[test]
+fn the_agent_reports_a_resume_once_the_memory_is_back() {
+    let Some(w) = live("agent-restore", Some(512)) else { return };
+    let name = format!("pliant-test-{}-agent-restore-node", std::process::id());
+    let task = TaskRef { job: JobId(0), task: 0 };
+    let full = Resources::new(1000, 320);
+    let log_dir = w.dir.path().join("log0");
+    let argv = vec![env!("CARGO_BIN_EXE_pliant-dirty").to_string(), "--mb".into(), "256".into()];
+    let launch = AgentOp::Launch {
+        task,
+        argv,
+        resources: full,
+        log_dir: log_dir.clone(),
+        checkpoint_dir: w.dir.path().join("ckpt0"),
+        restore: false,
+    };
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let mut out = Vec::new();
+    agent.apply(launch, &mut out);
+    // Handles of the agent's cgroups, forgotten at the end: the agent removes them.
+    let top = w.layout.open(&name).unwrap();
+    let cgroup = top.open_child("job0-task0").unwrap();
+    let start = Instant::now();
+    while read_progress(&log_dir.join("stdout")).passes < 2 {
+        assert!(start.elapsed() < Duration::from_secs(30), "the dirtier does not progress");
+        sleep(Duration::from_millis(20));
+    }
+    let footprint = Resources::new(10, 64);
+    agent.apply(AgentOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits: footprint }, &mut out);
+    while cgroup.memory().unwrap().usage > 64 * MB {
+        assert!(start.elapsed() < Duration::from_secs(60), "reclaim does not end");
+        agent.poll(&mut out);
+        sleep(Duration::from_millis(20));
+    }
+    let swapped = cgroup.memory().unwrap().swap;
+    assert!(swapped >= 150 * MB, "only {} MB went to swap", swapped / MB);
+    out.clear();
+    let resumed = Instant::now();
+    agent.apply(AgentOp::Resume { task, limits: full }, &mut out);
+    assert_eq!(out, vec![], "reported resumed before its memory is back");
+    let report = reports(&mut agent, 1);
+    assert_eq!(report, vec![AgentReport::Resumed { task }]);
+    let left = cgroup.memory().unwrap().swap;
+    eprintln!("{} MB read back in {:?}, {} MB left in swap", (swapped - left) / MB, resumed.elapsed(), left / MB);
+    assert!(left < swapped / 4, "reported resumed with {} MB of {} still in swap", left / MB, swapped / MB);
+    std::mem::forget((cgroup, top));
+}
+
 #[test]
 fn a_memory_limit_that_cannot_be_reached_is_refused_and_not_applied() {
     let Some(w) = live("ebusy", None) else { return };

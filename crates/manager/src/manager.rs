@@ -213,6 +213,8 @@ impl Manager {
         let mut core = Scheduler::new(&config.capacities(), policy)?;
         for (i, node) in config.nodes.iter().enumerate() {
             core.restrict_mechanisms(i, &core_mechanisms(&node.mechanisms));
+            // An agent's checkpoint is the task's own (SIGUSR1), at no rate the core knows.
+            core.without_checkpoint_tier(i);
         }
         let config_nodes = config.nodes.len();
         let mut m = Manager {

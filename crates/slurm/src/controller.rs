@@ -346,7 +346,11 @@ impl Controller {
     ) -> Result<Controller, ControllerError> {
         let policy = build_policy(&config.policy, &config.params).map_err(config_error)?;
         let capacities: Vec<Resources> = config.nodes.iter().map(|n| n.capacity).collect();
-        let core = Scheduler::new(&capacities, policy)?;
+        let mut core = Scheduler::new(&capacities, policy)?;
+        for node in 0..capacities.len() {
+            // A Slurm job's checkpoint is its own (SIGUSR1), at no rate the core knows.
+            core.without_checkpoint_tier(node);
+        }
         let mut c = Controller {
             stepping: Stepping::new(Driver::new(core)),
             config,

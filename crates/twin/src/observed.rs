@@ -7,7 +7,9 @@
 //! shrink slows it, a suspension or a swapping freeze stops it), over its
 //! last attempt (a kill loses the attempt's work; a cooperative checkpoint
 //! keeps it). Times are the manager's: when it decided an action or took in
-//! a report. Start-up and the agent's report delay count as work.
+//! a report. Start-up and the agent's report delay count as work; the time
+//! a resumed task spends reading its memory back does not (the agent reports
+//! it resumed once that is done, and the replay models it as its restore).
 
 use crate::decision::{Decision, Kind};
 use pliant_core::model::JobClass;

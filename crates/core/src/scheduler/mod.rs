@@ -92,7 +92,13 @@ impl Scheduler {
         let n = nodes.len();
         let nodes: Vec<NodeState> = nodes
             .iter()
-            .map(|&capacity| NodeState { capacity, allocated: Resources::ZERO, down: false, lacks: Vec::new() })
+            .map(|&capacity| NodeState {
+                capacity,
+                allocated: Resources::ZERO,
+                down: false,
+                lacks: Vec::new(),
+                tierless: false,
+            })
             .collect();
         let total = nodes.iter().fold(Resources::ZERO, |acc, n| acc + n.capacity);
         let queues = policy
@@ -422,6 +428,17 @@ impl Scheduler {
         if let Some(n) = self.view.nodes.get_mut(node) {
             n.lacks =
                 [Kill, Immediate, Graceful, Suspend, Checkpoint].into_iter().filter(|m| !can.contains(m)).collect();
+        }
+    }
+
+    /// Node `node` has no checkpoint tier whose rate the core knows (a live
+    /// node: its checkpoint is cooperative, written by the task itself), so
+    /// a planner that prices checkpoints (`pliant`) does not offer one there.
+    /// By default a node has the tier of the policy's storage model, as the
+    /// simulator's nodes do.
+    pub fn without_checkpoint_tier(&mut self, node: usize) {
+        if let Some(n) = self.view.nodes.get_mut(node) {
+            n.tierless = true;
         }
     }
 

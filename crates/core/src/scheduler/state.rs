@@ -21,6 +21,9 @@ pub(crate) struct NodeState {
     /// swap), as its body reported; a planner that chooses per victim
     /// skips them there.
     pub lacks: Vec<MechanismKind>,
+    /// The node has no checkpoint tier whose rate the core knows (a live
+    /// node's checkpoint is the task's own): `pliant` prices no checkpoint there.
+    pub tierless: bool,
 }
 
 impl NodeState {
@@ -133,6 +136,7 @@ pub(crate) enum JobStatus {
 /// A job as the resource manager tracks it.
 #[derive(Debug, Clone)]
 pub(crate) struct JobState {
+    /// The job as submitted, its phases' tasks dropped (they are `tasks`).
     pub req: JobRequest,
     pub queue: usize,
     pub key: ServiceKey,
@@ -150,7 +154,7 @@ pub(crate) struct JobState {
 }
 
 impl JobState {
-    pub fn new(req: JobRequest, queue: usize, key: ServiceKey) -> Self {
+    pub fn new(mut req: JobRequest, queue: usize, key: ServiceKey) -> Self {
         let mut tasks = Vec::with_capacity(req.task_count());
         let mut phases: Vec<PhaseRuntime> = Vec::with_capacity(req.phases.len());
         for (i, p) in req.phases.iter().enumerate() {
@@ -185,10 +189,13 @@ impl JobState {
                 });
             }
         }
-        for (i, p) in req.phases.iter().enumerate() {
+        for (i, p) in req.phases.iter_mut().enumerate() {
             for &d in &p.deps {
                 phases[d as usize].downstream.push(i as u32);
             }
+            // Each task's request and estimate are in `tasks` now: the
+            // request's copies go (memory follows the live tasks).
+            p.tasks = Vec::new();
         }
         let unfinished = tasks.len() as u32;
         let work_left = tasks.iter().map(|t| t.estimate.unwrap_or(0)).sum();

@@ -135,6 +135,12 @@ impl View {
         !self.nodes[i].lacks.contains(&mechanism)
     }
 
+    /// Whether node `i` has a checkpoint tier whose rate the core knows
+    /// (`Scheduler::without_checkpoint_tier`).
+    pub(crate) fn node_has_tier(&self, i: usize) -> bool {
+        !self.nodes[i].tierless
+    }
+
     /// Node `i`'s capacity.
     pub(crate) fn node_capacity(&self, i: usize) -> Resources {
         self.nodes[i].capacity

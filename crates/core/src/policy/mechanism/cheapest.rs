@@ -1,18 +1,23 @@
 //! Each victim by the mechanism the cost planner chose for it (`pliant`,
-//! `planner/cost.rs`): killed (`kill.rs`), frozen in place (`suspend.rs`) or
-//! shrunk by what the need asks (`container.rs`'s graceful shrink). Every
-//! preempted task resumes on its node as a container does, after delayed
-//! resumption D (BIG-C §4.3), gradually where the policy says so.
+//! `planner/cost.rs`): killed (`kill.rs`), frozen in place (`suspend.rs`),
+//! shrunk by what the need asks (`container.rs`'s graceful shrink) or, where
+//! the policy has a checkpoint tier, dumped (`checkpoint.rs`, basic: the
+//! planner already chose it over a kill). A frozen or shrunk task resumes on
+//! its node as a container does, after delayed resumption D (BIG-C §4.3),
+//! gradually where the policy says so; a checkpointed one waits in its job's
+//! queue and is restored where there is room (the checkpoint paper's Alg. 2).
 
+use super::checkpoint::Checkpoint;
 use super::container::Container;
 use super::kill::Kill;
 use super::suspend::Suspend;
 use super::{Mechanism, Preempted, Take};
 use crate::action::{Action, MechanismKind};
-use crate::scheduler::view::View;
-use crate::Micros;
+use crate::model::{NodeId, TaskRef};
+use crate::scheduler::view::{Image, View};
+use crate::{CoreError, Micros, Resources};
 
-/// Kill, suspend in place or shrink, victim by victim.
+/// Kill, suspend in place, shrink or checkpoint, victim by victim.
 #[derive(Debug, Clone)]
 pub(crate) struct Cheapest {
     /// Killing.
@@ -21,6 +26,8 @@ pub(crate) struct Cheapest {
     pub container: Container,
     /// Freezing in place.
     pub suspend: Suspend,
+    /// Checkpointing, with its per-node queues, if the policy has a tier.
+    pub checkpoint: Option<Checkpoint>,
 }
 
 impl Mechanism for Cheapest {
@@ -34,10 +41,19 @@ impl Mechanism for Cheapest {
         Box::new(self.clone())
     }
 
+    fn freeing(&self, node: usize) -> Resources {
+        self.checkpoint.as_ref().map_or(Resources::ZERO, |c| c.freeing(node))
+    }
+
+    fn io_queue(&self, node: usize, now: Micros) -> Micros {
+        self.checkpoint.as_ref().map_or(0, |c| c.io_queue(node, now))
+    }
+
     fn preempt(&mut self, view: &mut View, now: Micros, take: Take, out: &mut Vec<Action>) -> Preempted {
-        match take.by {
-            Some(MechanismKind::Kill) => self.kill.preempt(view, now, take, out),
-            Some(MechanismKind::Suspend) => self.suspend.preempt(view, now, take, out),
+        match (take.by, &mut self.checkpoint) {
+            (Some(MechanismKind::Kill), _) => self.kill.preempt(view, now, take, out),
+            (Some(MechanismKind::Suspend), _) => self.suspend.preempt(view, now, take, out),
+            (Some(MechanismKind::Checkpoint), Some(checkpoint)) => checkpoint.preempt(view, now, take, out),
             _ => self.container.preempt(view, now, take, out),
         }
     }
@@ -45,5 +61,38 @@ impl Mechanism for Cheapest {
     /// Frozen and shrunk tasks are all offered their nodes, once per heartbeat.
     fn offer(&mut self, view: &mut View, out: &mut Vec<Action>) {
         self.container.offer(view, out);
+    }
+
+    fn restore(
+        &mut self,
+        view: &mut View,
+        now: Micros,
+        job: usize,
+        task: u32,
+        image: Image,
+        first_fit: NodeId,
+        out: &mut Vec<Action>,
+    ) {
+        let checkpoint = self.checkpoint.as_mut().expect("only checkpointing makes images");
+        checkpoint.restore(view, now, job, task, image, first_fit, out)
+    }
+
+    fn checkpointed(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
+        match &mut self.checkpoint {
+            Some(checkpoint) => checkpoint.checkpointed(view, now, task),
+            None => self.container.checkpointed(view, now, task),
+        }
+    }
+
+    fn resumed(&mut self, view: &mut View, now: Micros, task: TaskRef) {
+        if let Some(checkpoint) = &mut self.checkpoint {
+            checkpoint.resumed(view, now, task);
+        }
+    }
+
+    fn forget(&mut self, view: &mut View, task: TaskRef) {
+        if let Some(checkpoint) = &mut self.checkpoint {
+            checkpoint.forget(view, task);
+        }
     }
 }

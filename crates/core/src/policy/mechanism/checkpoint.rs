@@ -111,6 +111,10 @@ impl Mechanism for Checkpoint {
         self.freeing[node]
     }
 
+    fn io_queue(&self, node: usize, now: Micros) -> Micros {
+        self.io_queue_time(NodeId(node as u32), now)
+    }
+
     /// Adaptive (Alg. 1): checkpoint a victim only if its progress exceeds
     /// dump + restore + queue, else kill it. Basic: always checkpoint.
     fn preempt(&mut self, view: &mut View, now: Micros, take: Take, out: &mut Vec<Action>) -> Preempted {

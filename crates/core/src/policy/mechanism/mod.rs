@@ -2,7 +2,7 @@
 //! mechanism: `kill.rs`, `container.rs` (BIG-C's immediate and graceful
 //! preemption, with delayed and gradual resumption), `suspend.rs` (freeze
 //! in place, memory kept), `cheapest.rs` (each victim by the mechanism the
-//! cost planner chose for it), `checkpoint.rs` (the
+//! cost planner chose for it, checkpointing among them), `checkpoint.rs` (the
 //! checkpoint paper's dump and restore, Algorithms 1 and 2). A planner
 //! (`policy/planner/`) decides whom to take from; the scheduler hands each
 //! [`Take`] to the policy's [`Mechanism`] with a [`View`] of its books.
@@ -18,7 +18,7 @@ use kill::kill;
 
 use crate::action::{Action, MechanismKind};
 use crate::model::TaskRef;
-use crate::policy::{MechanismSpec, Policy};
+use crate::policy::{CheckpointSpec, MechanismSpec, Policy};
 use crate::scheduler::view::{Image, View};
 use crate::{CoreError, Micros, Resources};
 
@@ -70,6 +70,12 @@ pub(crate) trait Mechanism: std::fmt::Debug + Send + Sync {
     /// What preemptions under way will free on node `node` when they end.
     fn freeing(&self, _node: usize) -> Resources {
         Resources::ZERO
+    }
+
+    /// How long, by its estimates, the dumps and restores booked on node
+    /// `node` keep its storage busy from `now`.
+    fn io_queue(&self, _node: usize, _now: Micros) -> Micros {
+        0
     }
 
     /// Takes back what `take` says from a running victim.
@@ -135,6 +141,10 @@ pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
             kill: kill::Kill { max_attempts },
             container: container(true),
             suspend: suspend::Suspend { delayed_resumption: spec.delayed_resumption },
+            checkpoint: spec.rates.checkpoint.map(|c| {
+                let spec = CheckpointSpec { tier: c.tier, adaptive: false, storage: c.storage };
+                checkpoint::Checkpoint::new(spec, max_attempts, nodes)
+            }),
         }),
         MechanismSpec::Checkpoint(c) => Box::new(checkpoint::Checkpoint::new(c, max_attempts, nodes)),
     }

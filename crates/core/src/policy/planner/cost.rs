@@ -29,6 +29,12 @@ struct Candidate {
     rank: usize,
 }
 
+/// Whether node `i` can carry out `m` for the cost planner: what its body
+/// reported, and a checkpoint only where it has a tier.
+fn node_can(view: &View, i: usize, m: MechanismKind) -> bool {
+    view.node_can(i, m) && (m != MechanismKind::Checkpoint || view.node_has_tier(i))
+}
+
 /// The cost planner.
 #[derive(Debug, Clone)]
 pub(crate) struct Cost {
@@ -47,7 +53,7 @@ impl Planner for Cost {
         Box::new(self.clone())
     }
 
-    fn plan(&mut self, view: &View, _mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
+    fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
         let mut takes = Vec::new();
         // What is free or being reclaimed counts node by node in `take` (free
         // room spread over nodes may fit no waiting task), not in the bound.
@@ -58,7 +64,7 @@ impl Planner for Cost {
             true,
             false,
             |p| p,
-            |starved, over, p| self.take(view, starved, over, p, now, &mut takes),
+            |starved, over, p| self.take(view, mechanism, starved, over, p, now, &mut takes),
         );
         self.preempts = preempts;
         takes
@@ -78,9 +84,20 @@ impl Cost {
     /// Algorithm 2 would take first (the longest remaining job's youngest
     /// task), then the lowest node; the victims there give back the
     /// cheapest way.
-    fn take(&mut self, view: &View, starved: usize, over: usize, p: Resources, now: Micros, out: &mut Vec<Take>) {
+    #[allow(clippy::too_many_arguments)]
+    fn take(
+        &mut self,
+        view: &View,
+        mechanism: &dyn Mechanism,
+        starved: usize,
+        over: usize,
+        p: Resources,
+        now: Micros,
+        out: &mut Vec<Take>,
+    ) {
         let n = view.node_count();
-        let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i)).collect();
+        // Free room, plus what dumps under way will free.
+        let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i) + mechanism.freeing(i)).collect();
         for task in view.preempted() {
             let t = view.task(task);
             avail[t.node.0 as usize].mem_mb += t.reclaiming_mb;
@@ -108,17 +125,21 @@ impl Cost {
                     // comes first in Algorithm 2's order, then the lowest. A node is
                     // given up once its cost passes the cheapest so far.
                     let mut best: Option<(u64, Option<usize>, usize)> = None;
-                    for i in 0..n {
-                        let deficit = req.saturating_sub(&avail[i]);
-                        let can = |m| view.node_can(i, m);
+                    let need = |i: usize| Need {
+                        left: req.saturating_sub(&avail[i]),
+                        waiting_cpu: req.cpu_milli,
+                        run: run_time,
+                        io_queue: mechanism.io_queue(i, now),
+                    };
+                    for (i, on_node) in victims.iter().enumerate() {
+                        let can = |m| node_can(view, i, m);
                         let bound = best.map_or(u64::MAX, |b| b.0);
                         let mut first: Option<usize> = None;
-                        let rank = |k: usize| victims[i][k].rank;
+                        let rank = |k: usize| on_node[k].rank;
                         let step = |k: usize, _: &Estimate, _: &Need| {
                             first = Some(first.map_or(rank(k), |f| f.min(rank(k))));
                         };
-                        let Some(cost) = self.greedy(&victims[i], deficit, req, run_time, can, bound, &mut taken, step)
-                        else {
+                        let Some(cost) = self.greedy(on_node, need(i), can, bound, &mut taken, step) else {
                             continue;
                         };
                         if best.is_none_or(|b| (cost, first, i) < b) {
@@ -127,9 +148,9 @@ impl Cost {
                     }
                     // No node can make room for it: nor for the rest of its run.
                     let Some((_, _, i)) = best else { break };
-                    let can = |m| view.node_can(i, m);
+                    let can = |m| node_can(view, i, m);
                     let deficit = req.saturating_sub(&avail[i]);
-                    let plan = self.cover(&victims[i], deficit, req, run_time, can, &mut taken);
+                    let plan = self.cover(&victims[i], need(i), can, &mut taken);
                     for (k, chosen, options) in plan.into_iter().rev() {
                         let Candidate { task, victim: v, .. } = victims[i].remove(k);
                         avail[i] += chosen.takes;
@@ -146,33 +167,31 @@ impl Cost {
         }
     }
 
-    /// The cheapest way found to free `deficit` from one node's `victims`
-    /// for a task of `req`, per victim taken (by index, in increasing order):
-    /// the estimate chosen and every mechanism's ([`Cost::greedy`] names
+    /// The cheapest way found to free `need` from one node's `victims`, per
+    /// victim taken (by index, in increasing order): the estimate chosen and
+    /// every mechanism's the node `can` carry out ([`Cost::greedy`] names
     /// which). The node's victims can free it: the node was chosen so.
     #[allow(clippy::type_complexity)]
     fn cover(
         &self,
         victims: &[Candidate],
-        deficit: Resources,
-        req: Resources,
-        run: Micros,
+        need: Need,
         can: impl Fn(MechanismKind) -> bool,
         taken: &mut Vec<usize>,
-    ) -> Vec<(usize, Estimate, [Option<Estimate>; 3])> {
+    ) -> Vec<(usize, Estimate, [Option<Estimate>; MECHANISMS.len()])> {
         let mut plan = Vec::new();
         let step = |k: usize, chosen: &Estimate, need: &Need| {
-            let options = MECHANISMS.map(|m| estimate(m, &victims[k].victim, need, &self.rates));
+            let options =
+                MECHANISMS.map(|m| can(m).then(|| estimate(m, &victims[k].victim, need, &self.rates)).flatten());
             plan.push((k, *chosen, options));
         };
-        self.greedy(victims, deficit, req, run, can, u64::MAX, taken, step)
-            .expect("the chosen node's victims cover it");
+        self.greedy(victims, need, &can, u64::MAX, taken, step).expect("the chosen node's victims cover it");
         plan.sort_by_key(|(k, ..)| *k);
         plan
     }
 
-    /// The cost of the cheapest way found to free `deficit` from one node's
-    /// `victims` for a task of `req`, telling `step` each victim taken (its
+    /// The cost of the cheapest way found to free `need` from one node's
+    /// `victims`, telling `step` each victim taken (its
     /// index) with the estimate chosen and the need it was chosen for.
     /// Greedy: at each step the (victim, mechanism) with the least cost per
     /// part of the deficit left it covers, then the one taking least beyond
@@ -185,26 +204,33 @@ impl Cost {
     fn greedy(
         &self,
         victims: &[Candidate],
-        deficit: Resources,
-        req: Resources,
-        run: Micros,
+        need: Need,
         can: impl Fn(MechanismKind) -> bool,
         bound: u64,
         taken: &mut Vec<usize>,
         mut step: impl FnMut(usize, &Estimate, &Need),
     ) -> Option<u64> {
         taken.clear();
-        let mut left = deficit;
+        let mut left = need.left;
         let mut cost = 0u64;
         while !left.is_zero() {
-            let need = Need { left, waiting_cpu: req.cpu_milli, run };
+            let need = Need { left, ..need };
             let mut best: Option<(f64, u64, usize, Estimate)> = None;
             for (k, Candidate { victim: v, .. }) in victims.iter().enumerate() {
                 if taken.contains(&k) {
                     continue;
                 }
-                // Only what the victim's node can carry out.
-                for m in MECHANISMS.into_iter().filter(|&m| can(m)) {
+                // Only what the victim's node can carry out. Suspend in place
+                // frees no memory: not while memory is missing. While only CPU
+                // is, it takes the same CPU as a checkpoint, stops it as long
+                // and no longer, and costs nothing else: a checkpoint is never
+                // cheaper then.
+                let useful = |m| match m {
+                    MechanismKind::Suspend => left.mem_mb == 0,
+                    MechanismKind::Checkpoint => left.mem_mb > 0 || !can(MechanismKind::Suspend),
+                    _ => true,
+                };
+                for m in MECHANISMS.into_iter().filter(|&m| useful(m) && can(m)) {
                     let Some(e) = estimate(m, v, &need, &self.rates) else { continue };
                     if left.mem_mb > 0 && e.takes.mem_mb == 0 {
                         continue;
@@ -259,9 +285,11 @@ impl Cost {
                 let coupled = job.req.phases[t.phase as usize].coupled;
                 let victim = Victim {
                     held: t.allocated,
+                    request: t.request,
                     ran: t.ran(now),
                     killable: !(coupled && t.attempts >= self.max_attempts),
                     running,
+                    has_image: t.image.is_some(),
                     siblings_cpu: if coupled { phase_cpu[t.phase as usize] - t.allocated.cpu_milli } else { 0 },
                 };
                 let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
