@@ -134,42 +134,62 @@ pub struct ServeArgs {
     /// Seconds without a heartbeat after which an agent is declared lost and its tasks requeued.
     #[arg(long, default_value = "10", value_parser = parse_seconds)]
     agent_timeout: std::time::Duration,
+    /// File holding the join token (at least 16 printable characters), given
+    /// to agents only: a new node joins with it and is issued its own node
+    /// credential; it can do nothing else. Default: STATE_DIR/join-token,
+    /// generated (mode 0600) on first start.
+    #[arg(long)]
+    join_token_file: Option<PathBuf>,
 }
 
 /// Options of `pliant agent`.
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
     #[command(flatten)]
-    manager: ManagerUrl,
+    manager: ManagerAddress,
+    /// File holding the manager's join token, for a node that has not joined
+    /// yet (else PLIANT_JOIN_TOKEN, else STATE_DIR/join-token). Once joined,
+    /// the agent acts with the node credential it was issued (in --node-dir).
+    #[arg(long)]
+    join_token_file: Option<PathBuf>,
     /// This node's name in the cluster (default: the host name).
     #[arg(long)]
     name: Option<String>,
-    /// Seconds the manager may refuse this agent for good (a wrong token, an
+    /// Seconds the manager may refuse this agent for good (a wrong credential, an
     /// unknown node name, a node its policy cannot use) before the agent stops
     /// with an error; it retries with a growing pause until then.
     #[arg(long, default_value = "60", value_parser = parse_seconds)]
     give_up_after: std::time::Duration,
-    /// This node's own directory (mode 0700): its node credential, made on
-    /// first start (keep it: only this agent can then act as the node), and
-    /// its last contact with the manager. Default: /var/lib/pliant/node-NAME.
+    /// This node's own directory (mode 0700): the node credential the
+    /// manager issued when it joined (file `credential`, mode 0600; keep it:
+    /// only this agent can act as the node, and the join token cannot take
+    /// the node over), and its last contact with the manager. Default:
+    /// /var/lib/pliant/node-NAME.
     #[arg(long)]
     node_dir: Option<PathBuf>,
     #[command(flatten)]
     node: NodeArgs,
 }
 
-/// How to reach the manager, and where its token is.
+/// How to reach the manager, and where its API token is.
 #[derive(Debug, clap::Args)]
 pub struct ManagerUrl {
-    /// The manager's URL.
-    #[arg(long = "manager", default_value = DEFAULT_URL)]
-    pub url: String,
+    #[command(flatten)]
+    pub address: ManagerAddress,
     /// File holding the manager's API token (else PLIANT_TOKEN, else STATE_DIR/token).
     #[arg(long)]
     pub token_file: Option<PathBuf>,
-    /// The manager's state directory, whose token file is read when neither
-    /// --token-file nor PLIANT_TOKEN gives the token, and whose tls/cert.pem
-    /// is pinned when neither --ca nor PLIANT_CA is given.
+}
+
+/// How to reach the manager, and check it is the manager.
+#[derive(Debug, clap::Args)]
+pub struct ManagerAddress {
+    /// The manager's URL.
+    #[arg(long = "manager", default_value = DEFAULT_URL)]
+    pub url: String,
+    /// The manager's state directory, whose token file (an agent's:
+    /// join-token) is read when no option or environment variable gives it,
+    /// and whose tls/cert.pem is pinned when neither --ca nor PLIANT_CA is given.
     #[arg(long, default_value = "pliant-state")]
     pub state_dir: PathBuf,
     /// The manager's certificate: the fingerprint it prints (`sha256:HEX`)
@@ -313,6 +333,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 policy: a.policy,
                 nodes: a.nodes as usize,
                 agent_timeout: a.agent_timeout,
+                join_token_file: a.join_token_file,
             };
             run_serve(&opts, stop_on_signals(), &|line| eprintln!("pliant serve: {line}"))
         }
@@ -325,7 +346,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
             };
             let opts = AgentOptions {
                 manager: a.manager.url,
-                token_file: a.manager.token_file,
+                join_token_file: a.join_token_file,
                 state_dir: a.manager.state_dir,
                 ca: a.manager.ca,
                 offer: a.node.offer(),
@@ -411,8 +432,9 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
 }
 
 fn client(url: &ManagerUrl) -> Result<Client, String> {
-    let pin = Pin::for_client(url.ca.as_deref(), &url.state_dir)?;
-    Ok(Client::new(&url.url, pin).with_token(Token::for_client(url.token_file.as_deref(), &url.state_dir)?))
+    let address = &url.address;
+    let pin = Pin::for_client(address.ca.as_deref(), &address.state_dir)?;
+    Ok(Client::new(&address.url, pin).with_token(Token::for_client(url.token_file.as_deref(), &address.state_dir)?))
 }
 
 fn secs(us: &Value) -> String {

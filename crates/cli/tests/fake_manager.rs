@@ -1,9 +1,10 @@
 //! A fake manager (issue 21): while the manager is down, an unprivileged
 //! process listening on its address — a TLS server with a certificate of
 //! its own that prints whatever it is sent (`openssl s_server`, run as
-//! `nobody`) — receives no credential from an agent, the CLI or a
-//! `pliant submit`: they pin the manager's certificate and stop at the
-//! handshake. The same fake does receive what a client that checks nothing
+//! `nobody`) — receives no credential from an agent (neither the node
+//! credential of one that has joined nor the join token of one that has
+//! not), the CLI or a `pliant submit`: they pin the manager's certificate
+//! and stop at the handshake. The same fake does receive what a client that checks nothing
 //! (`curl -k`) sends it, so the test can fail. Needs root (the agent),
 //! `openssl`, `setpriv` and `curl`; without them it prints `SKIPPED` — or
 //! fails under PLIANT_REQUIRE_LIVE=1.
@@ -61,9 +62,9 @@ fn a_fake_manager_on_the_manager_s_address_gets_no_credential() {
     let (port, log) = (free_port(), dir.join("daemons.log"));
     let (listen, url) = (format!("127.0.0.1:{port}"), format!("https://127.0.0.1:{port}"));
     let name = format!("fake-{}", std::process::id());
-    // The real manager, and an agent registered with it (both from `dir`,
-    // whose `pliant-state` holds the token and the certificate the agent and
-    // the CLI read).
+    // The real manager, and an agent that joined it (both from `dir`, whose
+    // `pliant-state` holds the tokens and the certificate the agent and the
+    // CLI read).
     let mut serve = pliant(dir, &["serve", "--listen", &listen, "--policy", "kill", "--nodes", "1"], &log);
     let _agent = pliant(
         dir,
@@ -77,6 +78,7 @@ fn a_fake_manager_on_the_manager_s_address_gets_no_credential() {
     let submit = ["submit", "--mem", "16M", "--", "true"];
     assert!(cli(&submit).status.success(), "a submission to the real manager");
     let token = std::fs::read_to_string(dir.join("pliant-state/token")).unwrap().trim().to_string();
+    let join = std::fs::read_to_string(dir.join("pliant-state/join-token")).unwrap().trim().to_string();
     let credential = std::fs::read_to_string(dir.join("node/credential")).unwrap().trim().to_string();
     serve.0.kill().unwrap();
     serve.0.wait().unwrap();
@@ -112,8 +114,15 @@ fn a_fake_manager_on_the_manager_s_address_gets_no_credential() {
     assert_eq!(uid, NOBODY, "the fake manager is not unprivileged");
 
     // The agent keeps trying (a heartbeat every 0.2 s, more slowly as they
-    // fail); the CLI and a submission try too, and fail.
+    // fail); a new agent tries to join; the CLI and a submission try too, and fail.
     let started = Instant::now();
+    let before_the_newcomer = std::fs::read_to_string(&log).unwrap().len();
+    let newcomer = format!("{name}-new");
+    let _joining = pliant(
+        dir,
+        &["agent", "--manager", &url, "--name", &newcomer, "--cpu", "1", "--mem", "256M", "--node-dir", "new"],
+        &log,
+    );
     for args in [&["status"][..], &submit[..], &["cancel", "0"][..], &["logs", "0"][..]] {
         let out = cli(args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -141,6 +150,10 @@ fn a_fake_manager_on_the_manager_s_address_gets_no_credential() {
     assert!(text.contains(canary), "the fake manager did not capture what curl -k sent it: {text}");
     assert!(!text.contains(&token), "the fake manager got the API token:\n{text}");
     assert!(!text.contains(&credential), "the fake manager got the node credential:\n{text}");
+    assert!(!text.contains(&join), "the fake manager got the join token:\n{text}");
     assert_eq!(text.matches("Authorization").count(), 1, "only curl's request got through:\n{text}");
     assert!(daemons.contains("invalid peer certificate"), "the agent did not try the fake manager:\n{daemons}");
+    let since = &daemons[before_the_newcomer..];
+    let tried = since.lines().any(|l| l.contains("cannot register yet") && l.contains("invalid peer certificate"));
+    assert!(tried, "the new agent did not try to join the fake manager:\n{since}");
 }

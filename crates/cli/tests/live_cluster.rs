@@ -260,7 +260,7 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     let serve_args =
         ["serve", "--state-dir", state_arg, "--listen", &listen, "--policy", "kill", "--agent-timeout", "2"];
     let name = format!("test-{}", std::process::id());
-    // The agent reads the token the manager generates in its state directory.
+    // The agent reads the join token the manager generates in its state directory.
     let node_dir = dir.path().join("node");
     let agent_args = [
         "agent",

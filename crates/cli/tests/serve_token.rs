@@ -1,6 +1,8 @@
-//! `pliant serve` and its token (issue 14): it will not listen on an address
-//! other machines reach unless the operator gives the token with
-//! `--token-file`; with it, it listens and refuses changes without it.
+//! `pliant serve` and its tokens (issues 14, 21): it will not listen on an
+//! address other machines reach unless the operator gives the token with
+//! `--token-file`; with it, it listens and refuses changes without it; a
+//! node registers with the join token (`STATE_DIR/join-token`, made 0600),
+//! not with the API token.
 //! `serve` touches no cgroup until an agent registers, so these run anywhere.
 
 use pliant_live::scratch::ScratchDir;
@@ -43,7 +45,7 @@ fn serve_with_a_token_file_listens_on_every_address_and_guards_changes() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // `curl` stand-in: a registration's status with and without the token,
+    // `curl` stand-in: a registration's status with and without a token,
     // over TLS to the certificate the manager makes in its state directory.
     let http = |pin: Option<Pin>| ureq::AgentBuilder::new().tls_config(Pin::client_config(pin.as_ref())).build();
     let register = |bearer: Option<&str>| {
@@ -64,10 +66,18 @@ fn serve_with_a_token_file_listens_on_every_address_and_guards_changes() {
         std::thread::sleep(Duration::from_millis(50));
         without = register(None);
     }
-    // The token gets past the check to the registration itself (an empty one is malformed).
-    let with = register(Some("a-secret-of-32-characters-or-so"));
+    // The join token gets past the check to the registration itself (an
+    // empty one is malformed); the API token cannot register a node.
+    let join_file = dir.path().join("state/join-token");
+    let join = std::fs::read_to_string(&join_file).unwrap();
+    let with_join = register(Some(join.trim()));
+    let with_api_token = register(Some("a-secret-of-32-characters-or-so"));
     serve.kill().unwrap();
     serve.wait().unwrap();
     assert_eq!(without, Some(401));
-    assert_eq!(with, Some(400));
+    assert_eq!(with_join, Some(400));
+    assert_eq!(with_api_token, Some(403));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&join_file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(join.trim().len(), 64);
 }

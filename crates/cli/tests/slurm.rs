@@ -189,6 +189,9 @@ impl Scene {
     /// `long_comment` is the long jobs' pliant options; with `checkpoints`
     /// their script gives `pliant dirty` a checkpoint directory.
     fn start(what: &str, policy: &str, long_comment: &str, checkpoints: bool) -> Option<Scene> {
+        // The cluster first: it waits for the live tests' machine lock, and
+        // a test killed while it waits leaves no swap file or directory.
+        let cluster = SlurmCluster::start(what, Arrangement::Pliant)?;
         let scratch = pliant_live::scratch::ScratchDir::new(&format!("pliant-slurm-{policy}")).unwrap();
         let swap = match pliant_live::swap::TempSwap::enable(scratch.path(), 1536 << 20) {
             Ok(s) => s,
@@ -197,7 +200,6 @@ impl Scene {
                 return None;
             }
         };
-        let cluster = SlurmCluster::start(what, Arrangement::Pliant)?;
         let pliant = PliantSlurm::start(&cluster, policy, &scratch.path().join("state"));
         let longs: Vec<u64> = (0..2)
             .map(|i| {
@@ -581,8 +583,8 @@ fn journaled_decisions(state: &std::path::Path) -> Vec<Untimed> {
 fn slurm_and_the_simulator_take_the_same_decisions() {
     let policy = "ip";
     let expected = simulated_decisions(policy, &[("monitor_interval_s", "0.5")]);
-    let scratch = pliant_live::scratch::ScratchDir::new("pliant-slurm-same").unwrap();
     let Some(cluster) = SlurmCluster::start("slurm decisions as the simulator's", Arrangement::Pliant) else { return };
+    let scratch = pliant_live::scratch::ScratchDir::new("pliant-slurm-same").unwrap();
     let state = scratch.path().join("state");
     let pliant = PliantSlurm::start(&cluster, policy, &state);
     let first = std::time::Instant::now();

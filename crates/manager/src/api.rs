@@ -1,9 +1,13 @@
 //! The HTTP API. [`handle`] maps one JSON request to a status and a JSON
-//! body and knows nothing of sockets or tokens; [`respond`] adds the token
-//! check (every method but GET needs it, and GET too off loopback), the web page at `/` and the
-//! Prometheus text at `/metrics`; [`serve`] runs it on [`crate::server`] over TLS.
+//! body and knows nothing of sockets or tokens; [`respond`] adds the
+//! credential checks (the API token for every method but GET, and GET too
+//! off loopback; the join token or a node's own credential for a
+//! registration, and the node's own credential for what acts as the node),
+//! the web page at `/` and the Prometheus text at `/metrics`; [`serve`] runs
+//! it on [`crate::server`] over TLS.
 //! Refused requests get a 4xx status with `{"error": "..."}` and change nothing.
 
+use crate::credentials::Joiner;
 use crate::manager::{Manager, NodeRecord, Refusal};
 use crate::metrics::Snapshot;
 use crate::page;
@@ -50,18 +54,6 @@ pub struct Orders {
     pub ops: Vec<AgentOp>,
 }
 
-/// The body of an agent's registration: its node, and the credential it
-/// acts as that node with from then on (its own secret, kept in its node
-/// directory; the manager keeps the first one a node registers with).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Registration {
-    /// The node.
-    #[serde(flatten)]
-    pub node: NodeRecord,
-    /// The node's credential.
-    pub credential: String,
-}
-
 /// The answer to a registration.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Registered {
@@ -70,16 +62,25 @@ pub struct Registered {
     /// The silence (ms) after which the agent must stop its tasks: the
     /// manager requeues them only after this plus a margin.
     pub agent_timeout_ms: u64,
+    /// The node credential issued to a node that joined with the join token
+    /// (the agent keeps it and acts as its node with it from then on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
 }
 
-impl Registration {
-    /// The node and its credential, checked.
-    pub fn parse(body: &str) -> Result<(NodeRecord, Token), Refusal> {
-        let r: Registration =
-            serde_json::from_str(body).map_err(|e| Refusal::Invalid(format!("malformed registration: {e}")))?;
-        let credential = Token::parse(&r.credential, "the node credential").map_err(Refusal::Invalid)?;
-        Ok((r.node, credential))
-    }
+/// The node of a registration's body (its `name`, `capacity`, `mechanisms`, `notes`).
+pub fn registered_node(body: &str) -> Result<NodeRecord, Refusal> {
+    serde_json::from_str(body).map_err(|e| Refusal::Invalid(format!("malformed registration: {e}")))
+}
+
+/// The manager's secrets: the API token (users) and, for `pliant serve`,
+/// the join token (agents; `pliant local` takes none).
+#[derive(Debug, Clone)]
+pub struct Tokens {
+    /// The API token.
+    pub api: Token,
+    /// The join token, if agents may join.
+    pub join: Option<Token>,
 }
 
 /// An answer: HTTP status and JSON body.
@@ -116,7 +117,17 @@ fn route(url: &str) -> (&str, Vec<&str>) {
     (path, path.split('/').filter(|p| !p.is_empty()).collect())
 }
 
-/// Answers one request.
+/// Answers a node's registration by `joiner` (see [`Manager::register`]).
+pub fn register(manager: &Mutex<Manager>, body: &str, joiner: Joiner) -> Answer {
+    let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
+    let answer = registered_node(body).and_then(|record| m.register(&record, joiner)).map(|(node, issued)| {
+        let agent_timeout_ms = m.agent_timeout().as_millis() as u64;
+        ok(200, &Registered { node, agent_timeout_ms, credential: issued.map(|c| c.as_str().to_string()) })
+    });
+    answer.unwrap_or_else(refused)
+}
+
+/// Answers one request (but a registration: see [`register`]).
 pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> Answer {
     let (path, parts) = route(url);
     let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
@@ -142,10 +153,6 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
         ("GET", ["jobs", id, "logs"]) => parse_id(id, "job").and_then(|id| logs(&m, id)),
         ("GET", ["cluster"]) => Ok(cluster(&m)),
         ("GET", ["preemptions"]) => Ok(ok(200, &m.preemptions())),
-        ("POST", ["agents", "register"]) => Registration::parse(body).and_then(|(record, credential)| {
-            let node = m.register(&record, &credential)?;
-            Ok(ok(200, &Registered { node, agent_timeout_ms: m.agent_timeout().as_millis() as u64 }))
-        }),
         ("POST", ["agents", node, "heartbeat"]) => parse_id(node, "node").and_then(|node| {
             let beat: Heartbeat =
                 serde_json::from_str(body).map_err(|e| Refusal::Invalid(format!("malformed heartbeat: {e}")))?;
@@ -222,24 +229,46 @@ impl Guard {
     }
 }
 
-/// The node a request acts as (`/agents/N/heartbeat`: reports and order
-/// pick-up), if it is one, routed as [`handle`] routes it.
-fn acts_as_node(url: &str) -> Option<String> {
-    match route(url).1.as_slice() {
-        ["agents", node, "heartbeat"] => Some(node.to_string()),
-        _ => None,
+/// What a request must carry.
+enum Needs<'a> {
+    /// Node N's own credential: it acts as node N (`/agents/N/heartbeat`:
+    /// reports and order pick-up).
+    Node(&'a str),
+    /// The join token, or the node's own credential: a registration.
+    Joiner,
+    /// The API token (unless `Guard` leaves it open).
+    User,
+}
+
+/// What `request` must carry, routed as [`handle`] routes it.
+fn needs(request: &Request) -> Needs<'_> {
+    match (request.method.as_str(), route(&request.url).1.as_slice()) {
+        (_, ["agents", node, "heartbeat"]) => Needs::Node(node),
+        ("POST", ["agents", "register"]) => Needs::Joiner,
+        _ => Needs::User,
     }
 }
 
 /// Answers one HTTP request: the credential check (node N's own for what
-/// acts as node N, the token for the rest), the page, the Prometheus text,
-/// then [`handle`] for the JSON endpoints.
-pub fn respond(manager: &Mutex<Manager>, token: &Token, guard: Guard, request: &Request) -> Response {
-    if let Some(node) = acts_as_node(&request.url) {
-        if let Some(refusal) = refuse_as_node(manager, &node, request) {
-            return refusal;
+/// acts as node N, the join token or the node's own credential for a
+/// registration, the API token for the rest), the page, the Prometheus
+/// text, then [`handle`] for the JSON endpoints.
+pub fn respond(manager: &Mutex<Manager>, tokens: &Tokens, guard: Guard, request: &Request) -> Response {
+    let refusal = match needs(request) {
+        Needs::Node(node) => refuse_as_node(manager, tokens.join.is_some(), node, request),
+        Needs::Joiner => {
+            return match (joiner(tokens, request), std::str::from_utf8(&request.body)) {
+                (Err(refusal), _) => refusal,
+                (Ok(_), Err(_)) => Response::error(400, "the body is not UTF-8"),
+                (Ok(joiner), Ok(body)) => {
+                    let (status, value) = register(manager, body, joiner);
+                    Response::json(status, &value)
+                }
+            }
         }
-    } else if let Some(refusal) = refuse_unauthorised(token, guard, request) {
+        Needs::User => refuse_unauthorised(&tokens.api, guard, request),
+    };
+    if let Some(refusal) = refusal {
         return refusal;
     }
     let path = request.url.split('?').next().unwrap_or(&request.url);
@@ -289,26 +318,59 @@ pub fn refuse_unauthorised(token: &Token, guard: Guard, request: &Request) -> Op
 
 /// The refusal of a request acting as node `node` without that node's own
 /// credential: 401 without one, 403 with another (the API token, the join
-/// token, another node's). `None` when it may go on.
-fn refuse_as_node(manager: &Mutex<Manager>, node: &str, request: &Request) -> Option<Response> {
+/// token, another node's), 409 when the node holds no credential here and
+/// agents may join (a manager killed as it formed its cluster: the agent
+/// registers again, and joins). `None` when it may go on.
+fn refuse_as_node(manager: &Mutex<Manager>, joinable: bool, node: &str, request: &Request) -> Option<Response> {
     let Some(bearer) = request.bearer.as_deref() else {
         let mut r = Response::error(401, &format!("no credential: only node {node}'s agent may act as node {node}"));
         r.headers.push(("WWW-Authenticate", "Bearer".into()));
         return Some(r);
     };
-    let known = |id| manager.lock().unwrap_or_else(|e| e.into_inner()).is_node_credential(id, bearer);
-    if node.parse().is_ok_and(known) {
-        return None;
+    let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
+    if let Ok(id) = node.parse::<u32>() {
+        if m.authenticate_node(id, bearer) {
+            return None;
+        }
+        if joinable && !m.has_credential(id) && (id as usize) < m.config().nodes.len() {
+            return Some(Response::error(409, &format!("node {node} holds no credential here: register again")));
+        }
     }
     Some(Response::error(
         403,
-        &format!("only node {node}'s agent, with the node credential it registered with, may act as node {node}"),
+        &format!("only node {node}'s agent, with the node credential it was issued, may act as node {node}"),
     ))
 }
 
+/// Who a registration is by: the join token's holder, or an agent with a
+/// credential (its node's own, if [`Manager::register`] finds it so); a 401
+/// without a credential, a 403 with the API token or where agents cannot
+/// join (`pliant local`).
+pub fn joiner<'a>(tokens: &Tokens, request: &'a Request) -> Result<Joiner<'a>, Response> {
+    let Some(join) = &tokens.join else {
+        return Err(Response::error(403, "this manager takes no agents: `pliant local` runs its own node"));
+    };
+    match request.bearer.as_deref() {
+        Some(b) if join.matches(b) => Ok(Joiner::JoinToken),
+        Some(b) if tokens.api.matches(b) => {
+            Err(Response::error(403, "the API token cannot register a node: agents join with the join token"))
+        }
+        Some(b) => Ok(Joiner::Credential(b)),
+        None => {
+            let mut r = Response::error(
+                401,
+                "no credential: a node registers with the join token (the manager's --join-token-file, or \
+                 the join-token file in its state directory), and once joined with its own node credential",
+            );
+            r.headers.push(("WWW-Authenticate", "Bearer".into()));
+            Err(r)
+        }
+    }
+}
+
 /// Serves the API on `listener`, over TLS with `tls`, until `stop` is set.
-pub fn serve(listener: &TcpListener, manager: &Mutex<Manager>, token: &Token, tls: &ServerTls, stop: &AtomicBool) {
+pub fn serve(listener: &TcpListener, manager: &Mutex<Manager>, tokens: &Tokens, tls: &ServerTls, stop: &AtomicBool) {
     let guard = Guard::for_listener(listener);
     let running = || !stop.load(Ordering::SeqCst);
-    server::serve(listener, Limits::default(), Some(tls), &running, &|r| respond(manager, token, guard, r));
+    server::serve(listener, Limits::default(), Some(tls), &running, &|r| respond(manager, tokens, guard, r));
 }

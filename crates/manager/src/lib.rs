@@ -13,6 +13,7 @@
 pub mod api;
 pub mod choices;
 pub mod client;
+pub mod credentials;
 pub mod delivery;
 pub mod elastic;
 pub mod events;

@@ -14,7 +14,7 @@ use pliant_live::capabilities::Capabilities;
 use pliant_live::cgroup::Layout;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Mutex;
@@ -37,13 +37,23 @@ pub struct ManagerSetup {
     pub token_file: Option<PathBuf>,
 }
 
+/// Whether agents join a manager over its API.
+#[derive(Debug, Clone, Copy)]
+pub enum Agents<'a> {
+    /// No: its one node runs in its process (`pliant local`).
+    InProcess,
+    /// Yes (`pliant serve`), with the join token of this file, else of
+    /// `STATE_DIR/join-token` (generated on first start).
+    Join(Option<&'a Path>),
+}
+
 /// The manager's API, ready to serve.
 #[derive(Debug)]
 pub struct OpenApi {
     /// The listening socket.
     pub listener: TcpListener,
-    /// The API token.
-    pub token: Token,
+    /// The API token and, where agents join, the join token.
+    pub tokens: api::Tokens,
     /// The manager's certificate.
     pub tls: ServerTls,
     /// The state directory, absolute and private.
@@ -58,20 +68,28 @@ impl OpenApi {
 }
 
 impl ManagerSetup {
-    /// The API's token, certificate and listening socket, and the state
+    /// The API's tokens, certificate and listening socket, and the state
     /// directory made absolute and private (see [`crate::state_dir::prepare`]):
     /// refuses an address reachable from other machines without
-    /// `--token-file` (see [`check_listen`]).
-    pub fn open_api(&self, log: &dyn Fn(&str)) -> Result<OpenApi, String> {
+    /// `--token-file` (see [`check_listen`]), and a join token that is the API token.
+    pub fn open_api(&self, agents: Agents, log: &dyn Fn(&str)) -> Result<OpenApi, String> {
         check_listen(&self.listen, self.token_file.is_some())?;
         let state_dir = crate::state_dir::prepare(&self.state_dir, log)?;
-        // The certificate first: a client that finds the token finds it too.
+        // The certificate first: a client that finds a token finds it too.
         let tls = ServerTls::for_manager(&state_dir, log)?;
         let token = Token::for_manager(&state_dir, self.token_file.as_deref(), log)?;
+        let join = match agents {
+            Agents::InProcess => None,
+            Agents::Join(file) => Some(Token::join_for_manager(&state_dir, file, log)?),
+        };
+        if join.as_ref() == Some(&token) {
+            return Err("the join token must not be the API token: agents that hold it could act as users".into());
+        }
+        let tokens = api::Tokens { api: token, join };
         let listener = bind_patiently(&self.listen, BIND_PATIENCE, log)
             .map_err(|e| format!("cannot listen on {}: {e}", self.listen))?;
         log(&format!("TLS certificate {} (clients pin it with --ca)", tls.fingerprint()));
-        Ok(OpenApi { listener, token, tls, state_dir })
+        Ok(OpenApi { listener, tokens, tls, state_dir })
     }
 }
 
@@ -162,7 +180,7 @@ pub fn this_node(name: &str, caps: &Capabilities, offer: Offer) -> Result<NodeRe
 /// Runs until `stop` is set. `log` receives one line per notable thing.
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
-    let api = opts.setup.open_api(log)?;
+    let api = opts.setup.open_api(Agents::InProcess, log)?;
     let state_dir = api.state_dir.clone();
     let journal_exists = state_dir.join("journal.sqlite").exists();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
@@ -208,7 +226,7 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let (reports_tx, reports_rx) = channel::<AgentReport>();
     std::thread::scope(|s| {
         s.spawn(|| run_agent(agent, ops_rx, reports_tx, stop));
-        s.spawn(|| api::serve(&api.listener, &manager, &api.token, &api.tls, stop));
+        s.spawn(|| api::serve(&api.listener, &manager, &api.tokens, &api.tls, stop));
         let result = manager_loop(&manager, &reports_rx, &ops_tx, stop, log);
         stop.store(true, Ordering::SeqCst);
         result

@@ -11,11 +11,12 @@
 //! creation); this module is the only place that reads a clock.
 
 use crate::choices::ChoiceView;
+use crate::credentials::{Joiner, NodeCredentials};
 use crate::delivery::Delivery;
 use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::submit::SubmitRequest;
-use crate::token::{digest, Token};
+use crate::token::Token;
 use crate::view::{JobState, JobView, TaskStatus, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::policy::{preset, MechanismSpec, Params, Policy};
@@ -177,16 +178,20 @@ pub struct Manager {
     /// Every preemption the planner chose with its alternatives (`pliant`),
     /// in order; rebuilt by the replay, as the core makes them again.
     preemptions: Vec<ChoiceView>,
-    /// Per node name, the digest of the credential its agent first
-    /// registered with (kept in the journal's `node_credential_digests`; the
-    /// credential itself is kept nowhere here): only that agent may act as the node.
-    credentials: BTreeMap<String, Token>,
+    /// The digests of the node credentials issued (kept in the journal under
+    /// [`CREDENTIALS`] and [`UNUSED_CREDENTIALS`]; the credentials themselves
+    /// are kept nowhere here): only a node's own agent may act as the node.
+    credentials: NodeCredentials,
     /// The silence after which agents stop their tasks (told them at registration).
     agent_timeout: Duration,
 }
 
-/// Journal key of the node credentials' digests ([`crate::token::digest`]).
+/// Journal key of the digests ([`crate::token::digest`]) of the node
+/// credentials their agents have used (before the join token, of those the
+/// agents made themselves: they are taken over as they are).
 const CREDENTIALS: &str = "node_credential_digests";
+/// Journal key of the digests of node credentials issued and not used yet.
+const UNUSED_CREDENTIALS: &str = "node_credential_digests_unused";
 /// Agent timeout a manager tells agents unless told otherwise.
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -205,11 +210,11 @@ impl Manager {
         if !recovered {
             journal.put("config", &config)?;
         }
-        let stored: BTreeMap<String, String> = journal.get(CREDENTIALS)?.unwrap_or_default();
-        let mut credentials = BTreeMap::new();
-        for (name, text) in stored {
-            credentials.insert(name, Token::parse(&text, "journal").map_err(ManagerError::Config)?);
-        }
+        let credentials = NodeCredentials::from_digests(
+            journal.get(CREDENTIALS)?.unwrap_or_default(),
+            journal.get(UNUSED_CREDENTIALS)?.unwrap_or_default(),
+        )
+        .map_err(|e| ManagerError::Config(format!("journal: {e}")))?;
         let mut core = Scheduler::new(&config.capacities(), policy)?;
         for (i, node) in config.nodes.iter().enumerate() {
             core.restrict_mechanisms(i, &core_mechanisms(&node.mechanisms));
@@ -351,31 +356,40 @@ impl Manager {
         self.agent_timeout = timeout;
     }
 
-    /// Admits `credential` as the node `name`'s: the one its agent first
-    /// registered with, or, at its first registration, taken as its own and
-    /// journaled. Another credential for a known node is refused (403).
-    pub fn admit(&mut self, name: &str, credential: &Token) -> Result<(), Refusal> {
-        match self.credentials.get(name) {
-            Some(known) if known.matches(&digest(credential.as_str().as_bytes())) => Ok(()),
-            Some(_) => Err(Refusal::Forbidden(format!(
-                "node `{name}` registered before with another node credential: only its own agent (with its \
-                 --node-dir) may register as it"
-            ))),
-            None => {
-                let known =
-                    Token::parse(&digest(credential.as_str().as_bytes()), "digest").map_err(Refusal::Invalid)?;
-                self.credentials.insert(name.to_string(), known);
-                let stored: BTreeMap<&str, &str> =
-                    self.credentials.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-                self.journal.put(CREDENTIALS, &stored).map_err(|e| Refusal::Conflict(e.to_string()))
-            }
-        }
+    /// Takes the node credentials issued while the cluster was being formed
+    /// (`pliant serve`), and journals them.
+    pub fn adopt_credentials(&mut self, credentials: NodeCredentials) -> Result<(), ManagerError> {
+        self.credentials = credentials;
+        self.journal_credentials()
     }
 
-    /// True when `given` is the credential of node `node`'s agent.
-    pub fn is_node_credential(&self, node: u32, given: &str) -> bool {
-        let name = self.config.nodes.get(node as usize).map(|n| n.name.as_str());
-        name.and_then(|n| self.credentials.get(n)).is_some_and(|t| t.matches(&digest(given.as_bytes())))
+    fn journal_credentials(&self) -> Result<(), ManagerError> {
+        let (used, unused) = self.credentials.digests();
+        self.journal.put(CREDENTIALS, &used)?;
+        Ok(self.journal.put(UNUSED_CREDENTIALS, &unused)?)
+    }
+
+    /// Runs `change` on the node credentials, journaling them if it changed them.
+    fn with_credentials<T>(&mut self, change: impl FnOnce(&mut NodeCredentials) -> T) -> Result<T, Refusal> {
+        let before = self.credentials.clone();
+        let result = change(&mut self.credentials);
+        if self.credentials != before {
+            self.journal_credentials().map_err(|e| Refusal::Conflict(e.to_string()))?;
+        }
+        Ok(result)
+    }
+
+    /// True when `given` is the credential of node `node`'s agent (its
+    /// first use is journaled: the join token can then no longer replace it).
+    pub fn authenticate_node(&mut self, node: u32, given: &str) -> bool {
+        let Some(name) = self.config.nodes.get(node as usize).map(|n| n.name.clone()) else { return false };
+        self.with_credentials(|c| c.check(&name, given)).ok().flatten().is_some()
+    }
+
+    /// True when node `node` has a credential (an agent whose node has none
+    /// must register again, with the join token).
+    pub fn has_credential(&self, node: u32) -> bool {
+        self.config.nodes.get(node as usize).is_some_and(|n| self.credentials.has(&n.name))
     }
 
     /// An agent (re)starts: it takes over the tasks the records have on its
@@ -383,8 +397,9 @@ impl Manager {
     /// removes the rest; operations it was sent but may not have carried out
     /// are replaced by that takeover, except launches not sent yet. A node
     /// declared lost comes back (its tasks were requeued then). Returns the
-    /// node's id. The agent must hold the node's `credential` (see [`Manager::admit`]).
-    pub fn register(&mut self, record: &NodeRecord, credential: &Token) -> Result<u32, Refusal> {
+    /// node's id, and the node credential issued when the node joined with
+    /// the join token (see [`NodeCredentials::admit`]).
+    pub fn register(&mut self, record: &NodeRecord, joiner: Joiner) -> Result<(u32, Option<Token>), Refusal> {
         let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| {
             Refusal::NotFound(format!(
                 "no node named `{}` in this cluster (its nodes are fixed when its journal is created)",
@@ -395,7 +410,7 @@ impl Manager {
         if let Some(why) = unfit_node(&self.config.policy, &policy, record) {
             return Err(Refusal::Conflict(why));
         }
-        self.admit(&record.name, credential)?;
+        let issued = self.with_credentials(|c| c.admit(&record.name, joiner))?.map_err(Refusal::Forbidden)?;
         // A task's last launch not sent yet still stands, with what follows it
         // for that task, if the records hold the task here (a later stop or
         // requeue, e.g. of a cancelled job, voids it).
@@ -424,7 +439,7 @@ impl Manager {
         let events = if self.lost[node] { vec![Event::NodeBack { node: node as u32 }] } else { Vec::new() };
         self.last_seen[node] = self.now();
         self.step_now(events).map_err(|e| Refusal::Conflict(e.to_string()))?;
-        Ok(node as u32)
+        Ok((node as u32, issued))
     }
 
     /// An agent's heartbeat: takes in its reports, numbered from `first`

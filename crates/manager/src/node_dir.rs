@@ -1,7 +1,7 @@
 //! An agent's own state on its machine (`pliant agent --node-dir`), mode
-//! 0700: its node credential (`credential`, 0600: made on first start, sent
-//! with its registrations; the manager keeps the first one a node registers
-//! with, so only this agent can act as the node), the manager's agent
+//! 0700: its node credential (`credential`, 0600: issued by the manager when
+//! the node joined with the join token; only this agent can then act as the
+//! node), the manager's agent
 //! timeout (`agent-timeout-ms`), its last contact with the manager
 //! (`contact`, see `pliant_live::fence`) and its watchdog's process id.
 
@@ -33,14 +33,20 @@ impl NodeDir {
         &self.dir
     }
 
-    /// The node credential: read, or made (random, mode 0600) on first start.
-    pub fn credential(&self) -> Result<Token, String> {
+    /// The node credential, once the manager has issued one.
+    pub fn credential(&self) -> Result<Option<Token>, String> {
+        let file = self.dir.join("credential");
+        match std::fs::read_to_string(&file) {
+            Ok(text) => Token::parse(&text, &file.display().to_string()).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("node credential {}: {e}", file.display())),
+        }
+    }
+
+    /// Keeps the node credential the manager issued (mode 0600).
+    pub fn set_credential(&self, credential: &Token) -> Result<(), String> {
         let file = self.dir.join("credential");
         let fail = |e: std::io::Error| format!("node credential {}: {e}", file.display());
-        if let Ok(text) = std::fs::read_to_string(&file) {
-            return Token::parse(&text, &file.display().to_string());
-        }
-        let token = Token::random()?;
         // Written whole under another name, then renamed: an agent killed
         // meanwhile leaves no half credential.
         let partial = self.dir.join("credential.partial");
@@ -51,9 +57,8 @@ impl NodeDir {
             .mode(0o600)
             .open(&partial)
             .map_err(fail)?;
-        f.write_all(format!("{}\n", token.as_str()).as_bytes()).and_then(|_| f.sync_all()).map_err(fail)?;
-        std::fs::rename(&partial, &file).map_err(fail)?;
-        Ok(token)
+        f.write_all(format!("{}\n", credential.as_str()).as_bytes()).and_then(|_| f.sync_all()).map_err(fail)?;
+        std::fs::rename(&partial, &file).map_err(fail)
     }
 
     /// The agent timeout the manager gave at the last registration, if any.
@@ -84,11 +89,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_credential_is_made_once_and_private() {
+    fn the_credential_is_kept_private() {
         let scratch = pliant_live::scratch::ScratchDir::new("pliant-node-dir").unwrap();
         let node = NodeDir::open(&scratch.path().join("node")).unwrap();
-        let first = node.credential().unwrap();
-        assert_eq!(node.credential().unwrap(), first);
+        assert_eq!(node.credential().unwrap(), None);
+        let issued = Token::random().unwrap();
+        node.set_credential(&issued).unwrap();
+        assert_eq!(node.credential().unwrap(), Some(issued));
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&node.path().join("credential")), 0o600);
         assert_eq!(mode(node.path()), 0o700);

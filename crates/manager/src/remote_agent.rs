@@ -3,12 +3,14 @@
 //! mechanisms (the manager then has it take over the tasks it should hold and
 //! remove the rest), then heartbeats: each heartbeat carries its reports and brings
 //! back the operations to carry out. If the manager declared it lost, it
-//! stops its tasks and registers again. It acts as its node with its own
-//! node credential ([`NodeDir`]); if it cannot reach the manager for the
+//! stops its tasks and registers again. A new node joins with the join
+//! token and is issued its node credential, kept in its [`NodeDir`]; from
+//! then on it registers and acts as its node with that credential alone. If
+//! it cannot reach the manager for the
 //! manager's agent timeout it stops its tasks (fencing), and a watchdog
 //! process does so if the agent itself has died.
 
-use crate::api::{Heartbeat, Orders, Registered, Registration};
+use crate::api::{Heartbeat, Orders, Registered};
 use crate::client::{Client, ClientError};
 use crate::local::{this_node, Offer};
 use crate::node_dir::NodeDir;
@@ -35,12 +37,13 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
 pub struct AgentOptions {
     /// The manager's URL.
     pub manager: String,
-    /// Where the manager's token comes from: `--token-file`, or the state
-    /// directory read when neither it nor `PLIANT_TOKEN` is given (see
-    /// [`Token::for_client`]). Read again at each registration, so an agent
-    /// may start before its manager has written the token.
-    pub token_file: Option<PathBuf>,
-    /// The manager's state directory, for its token file and certificate.
+    /// Where the join token comes from, for a node without a credential yet:
+    /// `--join-token-file`, or the state directory read when neither it nor
+    /// `PLIANT_JOIN_TOKEN` is given (see [`Token::join_for_agent`]). Read
+    /// again at each registration, so an agent may start before its manager
+    /// has written it.
+    pub join_token_file: Option<PathBuf>,
+    /// The manager's state directory, for its join token and certificate.
     pub state_dir: PathBuf,
     /// The manager's certificate, pinned (`--ca`: a file or `sha256:HEX`);
     /// else `PLIANT_CA`, else the state directory's (see [`Pin::for_client`]).
@@ -52,7 +55,7 @@ pub struct AgentOptions {
     pub offer: Offer,
     /// How long a task asked to checkpoint has to save and exit.
     pub checkpoint_grace: std::time::Duration,
-    /// How long the manager may refuse this agent for good (a wrong token,
+    /// How long the manager may refuse this agent for good (a wrong credential,
     /// an unknown node, a node its policy cannot use) before the agent stops.
     pub give_up_after: Duration,
     /// This node's own state: its credential, its last contact (see [`NodeDir`]).
@@ -66,7 +69,7 @@ pub struct AgentOptions {
 /// good (see [`Pacer`]) for `give_up_after`.
 pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     let node_dir = NodeDir::open(&opts.node_dir)?;
-    let credential = node_dir.credential()?;
+    let mut credential = node_dir.credential()?;
     let contact = node_dir.contact();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
     let top = format!("pliant-agent-{}", opts.name);
@@ -86,12 +89,14 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         None => None,
     };
     let mut joiner = Client::new(&opts.manager, None);
-    let mut as_node = Client::new(&opts.manager, None).with_token(Some(credential.clone()));
+    let mut as_node = Client::new(&opts.manager, None).with_token(credential.clone());
     if let Some(t) = timeout {
         as_node = as_node.with_timeout(answer_timeout(t));
     }
-    let registration = Registration { node: record.clone(), credential: credential.as_str().to_string() };
-    let registration = serde_json::to_value(&registration).expect("registrations serialise");
+    let registration = serde_json::to_value(&record).expect("registrations serialise");
+    // Set when the manager refused this node's credential at a registration
+    // (it does not know it: a new cluster): the next one joins with the join token.
+    let mut credential_refused = false;
     let mut node = None;
     // Reports not acknowledged yet, numbered from `first_report` (from this
     // agent's start in µs: a successor's numbers come after), and the last
@@ -109,9 +114,30 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
             fence(&mut agent, &contact, t, &mut reports, log);
         }
         let Some(id) = node else {
-            match Token::for_client(opts.token_file.as_deref(), &opts.state_dir) {
-                Ok(token) => joiner.set_token(token),
-                Err(e) => log(&format!("no token yet: {e}")),
+            // Its own credential, else the join token; nothing is sent without one.
+            let joining = credential.is_none() || credential_refused;
+            let bearer = match credential.clone().filter(|_| !joining) {
+                Some(own) => Ok(Some(own)),
+                None => Token::join_for_agent(opts.join_token_file.as_deref(), &opts.state_dir),
+            };
+            match bearer {
+                Ok(Some(bearer)) => joiner.set_token(Some(bearer)),
+                Ok(None) => {
+                    pacer.refused(
+                        &format!(
+                            "no join token to join with: give --join-token-file (a copy of the manager's \
+                             STATE_DIR/join-token), set {}, or give the --state-dir whose join-token this \
+                             user can read",
+                            crate::token::JOIN_ENV
+                        ),
+                        log,
+                    )?;
+                    continue;
+                }
+                Err(e) => {
+                    pacer.refused(&format!("cannot read the join token: {e}"), log)?;
+                    continue;
+                }
             }
             match Pin::for_client(opts.ca.as_deref(), &opts.state_dir) {
                 Ok(pin) => {
@@ -125,6 +151,19 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
                 Ok(answer) => {
                     let answer: Registered = serde_json::from_value(answer)
                         .map_err(|e| format!("the manager answered the registration with something else: {e}"))?;
+                    if let Some(issued) = &answer.credential {
+                        let issued = Token::parse(issued, "the node credential the manager issued")?;
+                        node_dir.set_credential(&issued)?;
+                        log(&format!(
+                            "joined: node credential kept in {}",
+                            node_dir.path().join("credential").display()
+                        ));
+                        as_node.set_token(Some(issued.clone()));
+                        credential = Some(issued);
+                    } else if joining {
+                        return Err("the manager answered the join token without a node credential".into());
+                    }
+                    credential_refused = false;
                     pacer.got_through();
                     stamp(&contact, sent, log);
                     let told = Duration::from_millis(answer.agent_timeout_ms);
@@ -142,6 +181,10 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
                     log(&format!("registered as node {} ({})", answer.node, record.capacity));
                 }
                 Err(ClientError::Refused { status, message }) if permanent(status, true) => {
+                    if status == 403 && !joining {
+                        credential_refused = true;
+                        log("the manager does not take this node's credential: joining with the join token next");
+                    }
                     pacer.refused(&format!("registration refused: {message} (HTTP {status})"), log)?;
                 }
                 Err(e) => {

@@ -1,15 +1,17 @@
 //! `pliant serve`: the manager as its own process; agents (`pliant agent`)
-//! register over HTTP and heartbeat. A new cluster waits until the number of
+//! join with the join token (`STATE_DIR/join-token`, or
+//! `--join-token-file`), are issued their node credentials, and heartbeat
+//! with them. A new cluster waits until the number of
 //! nodes asked for have registered (the core's nodes are fixed when the
 //! journal is created); a recovered one starts at once and its agents are
 //! told, at their next heartbeat, to take their tasks over.
 
 use crate::api;
-use crate::local::{ManagerSetup, TICK};
+use crate::credentials::NodeCredentials;
+use crate::local::{Agents, ManagerSetup, TICK};
 use crate::manager::{build_policy, default_policy, unfit_node, unix_us, ClusterConfig, Manager, NodeRecord};
 use crate::server::{self, Limits, Request, Response};
 use crate::tls::ServerTls;
-use crate::token::Token;
 use pliant_core::policy::Policy;
 use pliant_core::Micros;
 use pliant_live::fence::requeue_after;
@@ -29,6 +31,9 @@ pub struct ServeOptions {
     pub nodes: usize,
     /// Silence after which an agent is declared lost.
     pub agent_timeout: Duration,
+    /// The join token's file (`--join-token-file`); default
+    /// `STATE_DIR/join-token`, generated on first start.
+    pub join_token_file: Option<std::path::PathBuf>,
 }
 
 /// Runs until `stop` is set.
@@ -38,19 +43,18 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         Some(name) => Some((name.clone(), build_policy(name, &opts.setup.params)?)),
         None => None,
     };
-    let api = opts.setup.open_api(log)?;
-    let (listener, token, state_dir) = (&api.listener, &api.token, &api.state_dir);
+    let api = opts.setup.open_api(Agents::Join(opts.join_token_file.as_deref()), log)?;
+    let (listener, tokens, state_dir) = (&api.listener, &api.tokens, &api.state_dir);
     let recovered = state_dir.join("journal.sqlite").exists();
-    let nodes = if recovered {
-        Vec::new()
+    let (nodes, credentials) = if recovered {
+        Default::default()
     } else {
         log(&format!("manager on {}: waiting for {} agent(s) to register", api.url(), opts.nodes));
-        match gather(listener, token, &api.tls, opts.nodes, policy.as_ref(), opts.agent_timeout, stop, log) {
-            Some(nodes) => nodes,
+        match gather(listener, tokens, &api.tls, opts.nodes, policy.as_ref(), opts.agent_timeout, stop, log) {
+            Some(gathered) => gathered,
             None => return Ok(()),
         }
     };
-    let (nodes, credentials): (Vec<NodeRecord>, Vec<Token>) = nodes.into_iter().unzip();
     let policy = policy.map_or_else(
         || {
             let name = default_policy(&nodes);
@@ -62,10 +66,9 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         |(name, _)| name,
     );
     let fresh = ClusterConfig { policy, params: opts.setup.params.clone(), nodes, epoch_unix_us: unix_us() };
-    let names: Vec<String> = fresh.nodes.iter().map(|n| n.name.clone()).collect();
     let (mut manager, recovered) = Manager::open(state_dir, fresh).map_err(|e| e.to_string())?;
-    for (name, credential) in names.iter().zip(&credentials) {
-        manager.admit(name, credential).map_err(|e| format!("{e:?}"))?;
+    if !recovered {
+        manager.adopt_credentials(credentials).map_err(|e| e.to_string())?;
     }
     manager.set_agent_timeout(opts.agent_timeout);
     if recovered {
@@ -79,7 +82,7 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let timeout = requeue_after(opts.agent_timeout).as_micros() as Micros;
     let manager = Mutex::new(manager);
     std::thread::scope(|s| {
-        s.spawn(|| api::serve(listener, &manager, token, &api.tls, stop));
+        s.spawn(|| api::serve(listener, &manager, tokens, &api.tls, stop));
         let result = (|| {
             while !stop.load(Ordering::SeqCst) {
                 // Until the core's next deadline (a timer, the monitor), at most a tick.
@@ -98,37 +101,56 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     })
 }
 
-/// Answers registrations (with the token) until `count` distinct nodes
-/// have registered; other requests get 503, and a node that cannot carry
-/// out `policy` (when one was given) 409. Returns the nodes with their
-/// credentials; `None` when stopped first.
+/// Answers registrations (with the join token, or a node's own credential)
+/// until `count` distinct nodes have registered; other requests get 503, and
+/// a node that cannot carry out `policy` (when one was given) 409. Returns
+/// the nodes with the credentials issued to them; `None` when stopped first.
 #[allow(clippy::too_many_arguments)]
 fn gather(
     listener: &TcpListener,
-    token: &Token,
+    tokens: &api::Tokens,
     tls: &ServerTls,
     count: usize,
     policy: Option<&(String, Policy)>,
     agent_timeout: Duration,
     stop: &AtomicBool,
     log: &(dyn Fn(&str) + Sync),
-) -> Option<Vec<(NodeRecord, Token)>> {
-    let nodes: Mutex<Vec<(NodeRecord, Token)>> = Mutex::new(Vec::new());
+) -> Option<(Vec<NodeRecord>, NodeCredentials)> {
+    let gathered: Mutex<(Vec<NodeRecord>, NodeCredentials)> = Mutex::default();
     let guard = api::Guard::for_listener(listener);
-    let gathered = || nodes.lock().unwrap_or_else(|e| e.into_inner()).len() >= count;
+    let formed = || gathered.lock().unwrap_or_else(|e| e.into_inner()).0.len() >= count;
     let register = |request: &Request| {
-        if let Some(refusal) = api::refuse_unauthorised(token, guard, request) {
-            return refusal;
-        }
-        let mut nodes = nodes.lock().unwrap_or_else(|e| e.into_inner());
-        if (request.method.as_str(), request.url.as_str()) != ("POST", "/agents/register") {
-            let waiting = format!("waiting for {} of {count} agents to register", count - nodes.len());
-            return Response::error(503, &waiting);
-        }
+        let (nodes, credentials) = &mut *gathered.lock().unwrap_or_else(|e| e.into_inner());
+        let waiting = format!("waiting for {} of {count} agents to register", count - nodes.len());
+        let joiner = match (request.method.as_str(), request.url.as_str()) {
+            ("POST", "/agents/register") => match api::joiner(tokens, request) {
+                Ok(joiner) => joiner,
+                Err(refusal) => return refusal,
+            },
+            // A registered agent's heartbeats wait, as everyone else does, and
+            // its credential counts as used (the join token cannot replace it).
+            // Any other's are told to register again: an agent of a manager
+            // killed as it formed the cluster then joins this one.
+            (_, url) if url.starts_with("/agents/") => {
+                let id = url.split('/').nth(2).and_then(|n| n.parse::<usize>().ok());
+                let known = match (id.and_then(|i| nodes.get(i)), request.bearer.as_deref()) {
+                    (Some(node), Some(bearer)) => credentials.check(&node.name, bearer).is_some(),
+                    _ => false,
+                };
+                if known {
+                    return Response::error(503, &waiting);
+                }
+                return Response::error(409, "not a node of the cluster being formed: register again");
+            }
+            _ => {
+                return api::refuse_unauthorised(&tokens.api, guard, request)
+                    .unwrap_or_else(|| Response::error(503, &waiting))
+            }
+        };
         let Ok(body) = std::str::from_utf8(&request.body) else {
             return Response::error(400, "the body is not UTF-8");
         };
-        let (record, credential) = match api::Registration::parse(body) {
+        let record = match api::registered_node(body) {
             Ok(r) => r,
             Err(refusal) => return api::refusal_response(refusal),
         };
@@ -136,24 +158,27 @@ fn gather(
             log(&format!("refused node `{}`: {why}", record.name));
             return Response::error(409, &why);
         }
-        let node = nodes.iter().position(|(n, _)| n.name == record.name).unwrap_or(nodes.len());
-        if node < nodes.len() {
-            if !nodes[node].1.matches(credential.as_str()) {
-                return Response::error(
-                    403,
-                    &format!("node `{}` registered before with another credential", record.name),
-                );
-            }
-            nodes[node].0 = record;
-        } else if node < count {
-            nodes.push((record, credential));
-        } else {
+        let node = nodes.iter().position(|n| n.name == record.name).unwrap_or(nodes.len());
+        if node >= count {
             return Response::error(503, "the cluster is being formed without this node");
         }
-        let answer = api::Registered { node: node as u32, agent_timeout_ms: agent_timeout.as_millis() as u64 };
+        let issued = match credentials.admit(&record.name, joiner) {
+            Ok(issued) => issued,
+            Err(why) => return Response::error(403, &why),
+        };
+        if node < nodes.len() {
+            nodes[node] = record;
+        } else {
+            nodes.push(record);
+        }
+        let answer = api::Registered {
+            node: node as u32,
+            agent_timeout_ms: agent_timeout.as_millis() as u64,
+            credential: issued.map(|c| c.as_str().to_string()),
+        };
         Response::json(200, &serde_json::to_value(answer).expect("answers serialise"))
     };
-    let running = || !stop.load(Ordering::SeqCst) && !gathered();
+    let running = || !stop.load(Ordering::SeqCst) && !formed();
     server::serve(listener, Limits::default(), Some(tls), &running, &register);
-    (!stop.load(Ordering::SeqCst)).then(|| nodes.into_inner().unwrap_or_else(|e| e.into_inner()))
+    (!stop.load(Ordering::SeqCst)).then(|| gathered.into_inner().unwrap_or_else(|e| e.into_inner()))
 }

@@ -1,21 +1,45 @@
-//! The bearer token that guards the manager's API: every request that
-//! changes something (submit, cancel, agent registration and heartbeats)
-//! must carry `Authorization: Bearer TOKEN`.
+//! The bearer tokens that guard the manager's API. The API token (users):
+//! every request that changes something (submit, cancel) must carry
+//! `Authorization: Bearer TOKEN`. The join token (agents, `pliant serve`
+//! only): a new node registers with it and is issued its own node
+//! credential (see [`crate::credentials`]); it can do nothing else.
 //!
-//! The manager takes it from `--token-file`, or else from `STATE_DIR/token`,
-//! which it creates (mode 0600, 32 random bytes in hex) on first start.
-//! Clients (the CLI, agents) take it from `--token-file`, else
-//! `PLIANT_TOKEN`, else the manager's `STATE_DIR/token` when they can read it.
+//! The manager takes each from its file option (`--token-file`,
+//! `--join-token-file`), or else from `STATE_DIR/token` and
+//! `STATE_DIR/join-token`, which it creates (mode 0600, 32 random bytes in
+//! hex) on first start. Clients (the CLI) take the API token from
+//! `--token-file`, else `PLIANT_TOKEN`, else the manager's `STATE_DIR/token`
+//! when they can read it; agents take the join token likewise from
+//! `--join-token-file`, `PLIANT_JOIN_TOKEN` or `STATE_DIR/join-token`.
 
 use std::io::{Read, Write};
 use std::net::ToSocketAddrs;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Shortest token accepted from a file or the environment.
 const MIN_LEN: usize = 16;
-/// The environment variable clients read the token from.
+/// The environment variable clients read the API token from.
 pub const ENV: &str = "PLIANT_TOKEN";
+/// The environment variable agents read the join token from.
+pub const JOIN_ENV: &str = "PLIANT_JOIN_TOKEN";
+
+/// One of the manager's secrets: where it is kept and looked for.
+struct Kind {
+    /// Its file in the manager's state directory.
+    file: &'static str,
+    /// The environment variable clients read it from.
+    env: &'static str,
+    /// What it is called in messages.
+    what: &'static str,
+    /// Who reads it there, for the message when it is generated.
+    readers: &'static str,
+}
+
+/// The API token (users).
+const API: Kind = Kind { file: "token", env: ENV, what: "API token", readers: "clients" };
+/// The join token (agents).
+const JOIN: Kind = Kind { file: "join-token", env: JOIN_ENV, what: "join token", readers: "agents" };
 
 /// The SHA-256 digest of `bytes` as `sha256:HEX`: what the manager keeps
 /// of a node credential, so that its journal never holds the secret itself
@@ -66,11 +90,25 @@ impl Token {
         std::hint::black_box(diff) == 0
     }
 
-    /// The manager's token: read from `token_file` when given, else from
+    /// The manager's API token: read from `token_file` when given, else from
     /// `STATE_DIR/token`, created with a fresh random token on first start.
     /// `log` hears of a token file others can read.
     pub fn for_manager(state_dir: &Path, token_file: Option<&Path>, log: &dyn Fn(&str)) -> Result<Token, String> {
-        if let Some(file) = token_file {
+        Token::kept(&API, state_dir, token_file, log)
+    }
+
+    /// The manager's join token (for `pliant serve`'s agents), likewise from
+    /// `join_token_file` or `STATE_DIR/join-token`.
+    pub fn join_for_manager(
+        state_dir: &Path,
+        join_token_file: Option<&Path>,
+        log: &dyn Fn(&str),
+    ) -> Result<Token, String> {
+        Token::kept(&JOIN, state_dir, join_token_file, log)
+    }
+
+    fn kept(kind: &Kind, state_dir: &Path, given: Option<&Path>, log: &dyn Fn(&str)) -> Result<Token, String> {
+        if let Some(file) = given {
             let token = read(file)?;
             if let Ok(meta) = std::fs::metadata(file) {
                 if meta.permissions().mode() & 0o077 != 0 {
@@ -79,7 +117,7 @@ impl Token {
             }
             return Ok(token);
         }
-        let file = state_file(state_dir);
+        let file = state_dir.join(kind.file);
         if file.exists() {
             return read(&file);
         }
@@ -91,8 +129,14 @@ impl Token {
             .mode(0o600)
             .open(&file)
             .and_then(|mut f| f.write_all(format!("{}\n", token.0).as_bytes()))
-            .map_err(|e| format!("cannot write the token to {}: {e}", file.display()))?;
-        log(&format!("API token generated in {} (clients read it there or from {ENV})", file.display()));
+            .map_err(|e| format!("cannot write the {} to {}: {e}", kind.what, file.display()))?;
+        log(&format!(
+            "{} generated in {} ({} read it there or from {})",
+            kind.what,
+            file.display(),
+            kind.readers,
+            kind.env
+        ));
         Ok(token)
     }
 
@@ -105,23 +149,29 @@ impl Token {
         Ok(Token(bytes.iter().map(|b| format!("{b:02x}")).collect()))
     }
 
-    /// A client's token: `token_file` when given, else `PLIANT_TOKEN`, else
-    /// the manager's `STATE_DIR/token` if this user can read it; `None` when
-    /// none is found (reads still work; changes get a 401 that says why).
+    /// A client's API token: `token_file` when given, else `PLIANT_TOKEN`,
+    /// else the manager's `STATE_DIR/token` if this user can read it; `None`
+    /// when none is found (reads still work; changes get a 401 that says why).
     pub fn for_client(token_file: Option<&Path>, state_dir: &Path) -> Result<Option<Token>, String> {
-        if let Some(file) = token_file {
+        Token::looked_up(&API, token_file, state_dir)
+    }
+
+    /// An agent's join token: `join_token_file` when given, else
+    /// `PLIANT_JOIN_TOKEN`, else the manager's `STATE_DIR/join-token` if this
+    /// user can read it; `None` when none is found.
+    pub fn join_for_agent(join_token_file: Option<&Path>, state_dir: &Path) -> Result<Option<Token>, String> {
+        Token::looked_up(&JOIN, join_token_file, state_dir)
+    }
+
+    fn looked_up(kind: &Kind, given: Option<&Path>, state_dir: &Path) -> Result<Option<Token>, String> {
+        if let Some(file) = given {
             return read(file).map(Some);
         }
-        if let Ok(text) = std::env::var(ENV) {
-            return Token::parse(&text, ENV).map(Some);
+        if let Ok(text) = std::env::var(kind.env) {
+            return Token::parse(&text, kind.env).map(Some);
         }
-        Ok(read(&state_file(state_dir)).ok())
+        Ok(read(&state_dir.join(kind.file)).ok())
     }
-}
-
-/// Where the manager keeps a token it generated.
-pub fn state_file(state_dir: &Path) -> PathBuf {
-    state_dir.join("token")
 }
 
 fn read(file: &Path) -> Result<Token, String> {

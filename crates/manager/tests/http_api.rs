@@ -1,6 +1,7 @@
 //! The API over real HTTPS on loopback, without a node (agents are played by
 //! hand, so these run anywhere): the token guards every request that changes
-//! something, `/metrics` is valid Prometheus text with the values worked out
+//! something, a node joins with the join token and acts as itself only with
+//! the credential it is issued, `/metrics` is valid Prometheus text with the values worked out
 //! below, the server's limits hold (413 before the body is read, 503
 //! over the connection bound), and a client sends nothing to a server whose
 //! certificate is not the one it pins.
@@ -34,24 +35,33 @@ fn node(name: &str) -> NodeRecord {
 /// A manager served on loopback.
 struct Api<'a> {
     url: String,
-    /// A client with the token, and one without.
+    /// A client with the token, one without, and one with the join token.
     with: Client,
     without: Client,
+    joiner: Client,
     token: &'a Token,
     state_dir: &'a std::path::Path,
     /// The manager's certificate, pinned.
     pin: Pin,
 }
 
-/// A node's registration body with its `credential`.
-fn registration(name: &str, credential: &str) -> Value {
-    let mut body = json!(node(name));
-    body["credential"] = json!(credential);
-    body
+/// A node's registration body.
+fn registration(name: &str) -> Value {
+    json!(node(name))
 }
 
-/// Node credentials of the tests (at least 16 characters).
-const CREDENTIAL: [&str; 3] = ["credential-of-node-0", "credential-of-node-1", "another-credential-0"];
+impl Api<'_> {
+    /// A client acting with `credential`.
+    fn client(&self, credential: &str) -> Client {
+        Client::new(&self.url, Some(self.pin.clone())).with_token(Some(Token::parse(credential, "test").unwrap()))
+    }
+
+    /// Node `name` joins with the join token: its id and the credential it is issued.
+    fn join(&self, name: &str) -> (u64, String) {
+        let answer = self.joiner.post("/agents/register", &registration(name)).unwrap();
+        (answer["node"].as_u64().unwrap(), answer["credential"].as_str().unwrap().to_string())
+    }
+}
 
 /// Runs `body` against a manager of one node `n0` ⟨2 CPU, 600 MB⟩ under
 /// `kill`, served on loopback, with a client that has the token and one that has not.
@@ -66,17 +76,20 @@ fn with_api_on(name: &str, bind: &str, nodes: &[&str], body: impl FnOnce(&Api)) 
     let cfg = ClusterConfig { policy: "kill".into(), params: vec![], nodes, epoch_unix_us: unix_us() };
     let (m, _) = Manager::open(dir.path(), cfg).unwrap();
     let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
+    let join = Token::join_for_manager(dir.path(), None, &|_| {}).unwrap();
+    let tokens = api::Tokens { api: token.clone(), join: Some(join.clone()) };
     let tls = ServerTls::for_manager(dir.path(), &|_| {}).unwrap();
     let pin = Pin::parse(tls.fingerprint()).unwrap();
     let listener = TcpListener::bind(bind).unwrap();
     let url = format!("https://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let (manager, stop) = (Mutex::new(m), AtomicBool::new(false));
     std::thread::scope(|s| {
-        s.spawn(|| api::serve(&listener, &manager, &token, &tls, &stop));
+        s.spawn(|| api::serve(&listener, &manager, &tokens, &tls, &stop));
         let _stop = StopOnDrop(&stop);
         let without = Client::new(&url, Some(pin.clone()));
         let with = without.clone().with_token(Some(token.clone()));
-        body(&Api { url: url.clone(), with, without, token: &token, state_dir: dir.path(), pin })
+        let joiner = without.clone().with_token(Some(join));
+        body(&Api { url: url.clone(), with, without, joiner, token: &token, state_dir: dir.path(), pin })
     });
 }
 
@@ -110,14 +123,20 @@ fn every_change_needs_the_token_and_works_with_it() {
             .with_token(Some(Token::parse("not-the-token-0123456789", "test").unwrap()));
         let job = json!({"command": ["sh", "-c", "sleep 60"], "mem_mb": 100});
         let beat = json!({"reports": []});
-        let mutating: [(&str, &Value); 3] =
-            [("/jobs", &job), ("/jobs/0/cancel", &json!({})), ("/agents/register", &registration("n0", CREDENTIAL[0]))];
+        let mutating: [(&str, &Value); 2] = [("/jobs", &job), ("/jobs/0/cancel", &json!({}))];
         // Before any job exists: every change is refused, and nothing changed.
         for (path, body) in mutating {
             for client in [without, &wrong] {
                 assert_eq!(status(client.post(path, body)), 401, "POST {path} without the right token");
             }
         }
+        // A registration needs the join token (or the node's own credential):
+        // the API token and a wrong one get 403, none 401.
+        for (client, code) in [(without, 401), (&wrong, 403), (with, 403)] {
+            assert_eq!(status(client.post("/agents/register", &registration("n0"))), code);
+        }
+        // The join token submits nothing.
+        assert_eq!(status(api.joiner.post("/jobs", &job)), 401);
         assert_eq!(without.get("/jobs").unwrap(), json!([]), "a refused request changed the jobs");
         match without.post("/jobs", &job) {
             Err(ClientError::Refused { message, .. }) => assert!(message.contains("PLIANT_TOKEN"), "{message}"),
@@ -131,12 +150,13 @@ fn every_change_needs_the_token_and_works_with_it() {
         // With the token, each works (the job is submitted, then cancelled).
         assert_eq!(with.post("/jobs", &job).unwrap()["id"], 0);
         assert_eq!(with.post("/jobs/0/cancel", &json!({})).unwrap()["state"], "cancelled");
-        let registered = with.post("/agents/register", &registration("n0", CREDENTIAL[0])).unwrap();
-        assert_eq!(registered, json!({"node": 0, "agent_timeout_ms": 10_000}));
+        let registered = api.joiner.post("/agents/register", &registration("n0")).unwrap();
+        assert_eq!((&registered["node"], &registered["agent_timeout_ms"]), (&json!(0), &json!(10_000)));
+        let credential = registered["credential"].as_str().unwrap();
+        assert_eq!(credential.len(), 64, "{registered}");
         // The agent registers after the cancellation: it is told to sweep its
         // node, and the cancelled job's launch, never fetched, is not sent.
-        let as_node =
-            Client::new(&api.url, Some(api.pin.clone())).with_token(Some(Token::parse(CREDENTIAL[0], "test").unwrap()));
+        let as_node = api.client(credential);
         let ops = as_node.post("/agents/0/heartbeat", &beat).unwrap()["ops"].clone();
         assert_eq!((ops[0]["op"].as_str(), ops.get(1)), (Some("sweep"), None), "{ops}");
         // Reads need no token.
@@ -145,41 +165,63 @@ fn every_change_needs_the_token_and_works_with_it() {
     });
 }
 
-/// Only node N's agent, with the credential it first registered with, acts
-/// as node N: a heartbeat (reports and order pick-up) for node 0 with the
-/// API token (which is also the join token) or node 1's credential gets
-/// 403, without one 401, and changes nothing — its forged `finished` report
-/// is not taken and node 0's launch stays queued for node 0's agent; the
-/// join token cannot register node 0 again with another credential.
+/// Only node N's agent, with the credential it was issued when it joined,
+/// acts as node N: a heartbeat (order pick-up), a report, or an
+/// acknowledgement for node 0 with the API token, the join token or node 1's
+/// credential gets 403, without one 401, and changes nothing — its forged
+/// `finished` report is not taken, the launch stays queued and is delivered
+/// to node 0's agent afterwards, the nodes' records are as they were. Neither the API token nor node 1's credential can
+/// register node 0; once node 0's agent has used its credential, neither can
+/// the join token.
 #[test]
 fn forged_node_requests_get_403_and_change_nothing() {
     with_api_on("pliant-api-forged", "127.0.0.1:0", &["n0", "n1"], |api| {
         let with = &api.with;
-        let node_client =
-            |c: &str| Client::new(&api.url, Some(api.pin.clone())).with_token(Some(Token::parse(c, "test").unwrap()));
-        for (i, name) in ["n0", "n1"].iter().enumerate() {
-            assert_eq!(with.post("/agents/register", &registration(name, CREDENTIAL[i])).unwrap()["node"], i);
-        }
+        let (n0, c0) = api.join("n0");
+        let (n1, c1) = api.join("n1");
+        assert_eq!((n0, n1), (0, 1));
+        let (node0, node1, joiner) = (api.client(&c0), api.client(&c1), &api.joiner);
+        // Node 0's agent uses its credential: the join token can no longer replace it.
+        assert_eq!(node0.post("/agents/0/heartbeat", &json!({"reports": []})).unwrap()["ops"][0]["op"], "sweep");
         // A whole-node task: first fit puts it on node 0.
         let job = json!({"command": ["sh", "-c", "sleep 60"], "cpu_milli": 2000, "mem_mb": 100});
         assert_eq!(with.post("/jobs", &job).unwrap()["id"], 0);
         let before = with.get("/jobs").unwrap();
         assert_eq!(before[0]["tasks"][0]["node"], 0);
-        let finished = json!({"reports": [{"report": "exited", "task": {"job": 0, "task": 0}, "code": 0,
-            "signal": null, "stderr_tail": ""}]});
-        for (client, code) in [(with, 403), (&node_client(CREDENTIAL[1]), 403), (&api.without, 401)] {
-            // The same endpoint however its path is spelt.
-            for path in
-                ["/agents/0/heartbeat", "/agents/0/heartbeat/", "/agents//0/heartbeat", "/agents/0/heartbeat?x=1"]
-            {
-                assert_eq!(status(client.post(path, &finished)), code, "{path}");
+        let cluster_before = with.get("/cluster").unwrap()["nodes"].clone();
+        let pick_up = json!({"reports": [], "acked": null});
+        let report = json!({"reports": [{"report": "exited", "task": {"job": 0, "task": 0}, "code": 0,
+            "signal": null, "stderr_tail": ""}], "first_report": 1});
+        let ack = json!({"reports": [], "acked": u64::MAX});
+        let forgers = [(with, 403), (joiner, 403), (&node1, 403), (&api.without, 401)];
+        for (client, code) in forgers {
+            for body in [&pick_up, &report, &ack] {
+                // The same endpoint however its path is spelt.
+                for path in
+                    ["/agents/0/heartbeat", "/agents/0/heartbeat/", "/agents//0/heartbeat", "/agents/0/heartbeat?x=1"]
+                {
+                    assert_eq!(status(client.post(path, body)), code, "{path} {body}");
+                }
             }
+            // Nor can it register node 0 again (and so take its orders).
+            let code = if code == 401 { 401 } else { 403 };
+            assert_eq!(status(client.post("/agents/register", &registration("n0"))), code);
         }
-        assert_eq!(status(with.post("/agents/register", &registration("n0", CREDENTIAL[2]))), 403);
         assert_eq!(with.get("/jobs").unwrap(), before, "a forged request changed the jobs");
-        let ops = node_client(CREDENTIAL[0]).post("/agents/0/heartbeat", &json!({"reports": []})).unwrap();
-        let ops = ops["ops"].as_array().unwrap();
-        assert!(ops.iter().any(|op| op["op"] == "launch"), "node 0's launch was taken: {ops:?}");
+        assert_eq!(with.get("/cluster").unwrap()["nodes"], cluster_before, "a forged request changed the nodes");
+        // The real agent gets the launch, then registers again with its own credential.
+        let ops = node0.post("/agents/0/heartbeat", &json!({"reports": []})).unwrap();
+        let launches: Vec<&Value> = ops["ops"].as_array().unwrap().iter().filter(|op| op["op"] == "launch").collect();
+        assert_eq!(launches.len(), 1, "node 0's launch was taken: {ops}");
+        assert_eq!(launches[0]["task"], json!({"job": 0, "task": 0}));
+        let again = node0.post("/agents/register", &registration("n0")).unwrap();
+        assert_eq!((&again["node"], again.get("credential")), (&json!(0), None), "{again}");
+        // Node 1 has not used its credential yet: the join token is issued another
+        // (its answer may have been lost), and the first is void.
+        let (_, c1_again) = api.join("n1");
+        assert_ne!(c1_again, c1);
+        assert_eq!(status(node1.post("/agents/1/heartbeat", &json!({"reports": []}))), 403);
+        assert_eq!(status(api.client(&c1_again).post("/agents/1/heartbeat", &json!({"reports": []}))), 200);
     });
 }
 
@@ -241,6 +283,9 @@ fn off_loopback_reads_need_the_token_and_nothing_echoes_it() {
         assert_eq!(mode(api.state_dir), 0o700, "state directory");
         assert_eq!(mode(&api.state_dir.join("journal.sqlite")), 0o600, "journal");
         assert_eq!(mode(&api.state_dir.join("token")), 0o600, "token");
+        assert_eq!(mode(&api.state_dir.join("join-token")), 0o600, "join token");
+        // The join token reads nothing either.
+        assert_eq!(status(api.joiner.get("/jobs")), 401);
     });
 }
 
@@ -373,4 +418,32 @@ fn connections_over_the_bound_get_503_and_stalled_clients_are_dropped() {
         assert_eq!(raw(&format!("{addr}"), None, "GET / HTTP/1.1\r\n\r\n").0, 200);
         drop(idle);
     });
+}
+
+/// `pliant local` takes no agents (its node runs in its process, and it has
+/// no join token): a registration gets 403 whatever it carries, and so does
+/// a heartbeat for its node.
+#[test]
+fn a_manager_without_a_join_token_takes_no_agent() {
+    let dir = ScratchDir::new("pliant-api-local").unwrap();
+    let cfg =
+        ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("local")], epoch_unix_us: unix_us() };
+    let (m, _) = Manager::open(dir.path(), cfg).unwrap();
+    let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
+    let tokens = api::Tokens { api: token.clone(), join: None };
+    let (manager, guard) = (Mutex::new(m), api::Guard::Changes);
+    let request = |url: &str, bearer: Option<&str>, body: &Value| server::Request {
+        method: "POST".into(),
+        url: url.into(),
+        bearer: bearer.map(String::from),
+        body: body.to_string().into_bytes(),
+    };
+    for bearer in [Some(token.as_str()), Some("a-would-be-join-token"), None] {
+        let answer =
+            api::respond(&manager, &tokens, guard, &request("/agents/register", bearer, &registration("local")));
+        assert_eq!(answer.status, 403, "{bearer:?}: {}", String::from_utf8_lossy(&answer.body));
+        let beat =
+            api::respond(&manager, &tokens, guard, &request("/agents/0/heartbeat", bearer, &json!({"reports": []})));
+        assert_eq!(beat.status, if bearer.is_some() { 403 } else { 401 });
+    }
 }

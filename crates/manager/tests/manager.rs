@@ -6,11 +6,14 @@ use pliant_core::Resources;
 use pliant_live::capabilities::NodeMechanism;
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::scratch::ScratchDir;
-use pliant_manager::api::handle;
+use pliant_manager::api::{self, handle};
+use pliant_manager::credentials::Joiner;
+use pliant_manager::journal::Journal;
 use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
 use pliant_manager::submit::SubmitRequest;
-use pliant_manager::token::Token;
+use pliant_manager::token::digest;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// One node of ⟨2 CPU, 600 MB⟩ that can do everything; `ip`, with the
@@ -37,16 +40,9 @@ fn task(job: u32, task: u32) -> TaskRef {
     TaskRef { job: JobId(job), task }
 }
 
-/// A node agent's credential.
-fn credential() -> Token {
-    Token::parse("the-node-credential", "test").unwrap()
-}
-
-/// `record`'s registration body with [`credential`].
+/// `record`'s registration body.
 fn registration(record: &NodeRecord) -> String {
-    let mut body = json!(record);
-    body["credential"] = json!(credential().as_str());
-    body.to_string()
+    json!(record).to_string()
 }
 
 fn jobs_json(m: &Manager) -> Value {
@@ -192,12 +188,14 @@ fn a_node_that_cannot_carry_out_the_policy_is_refused_not_fatal() {
     without_swap.mechanisms = vec![NodeMechanism::Kill, NodeMechanism::Suspend];
     without_swap.notes = vec!["no swap".into()];
     let m = Mutex::new(m);
-    let (status, body) = handle(&m, "POST", "/agents/register", &registration(&without_swap));
+    let (status, body) = api::register(&m, &registration(&without_swap), Joiner::JoinToken);
     assert_eq!(status, 409, "{body}");
     let error = body["error"].as_str().unwrap();
     assert!(error.contains("policy `gp` needs graceful preemption, which node `n0` cannot do (no swap)"), "{error}");
-    let (status, body) = handle(&m, "POST", "/agents/register", &registration(&cfg.nodes[0]));
-    assert_eq!((status, body), (200, json!({"node": 0, "agent_timeout_ms": 10_000})));
+    let (status, body) = api::register(&m, &registration(&cfg.nodes[0]), Joiner::JoinToken);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!((&body["node"], &body["agent_timeout_ms"]), (&json!(0), &json!(10_000)));
+    assert_eq!(body["credential"].as_str().map(str::len), Some(64), "the node credential issued: {body}");
 }
 
 /// The manager sends agents absolute paths even when its state directory
@@ -284,7 +282,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2);
     // A lost node's heartbeat is refused until it registers again.
     assert!(m.heartbeat(0, None, 0, vec![]).is_err());
-    assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }, &credential()).unwrap(), 0);
+    assert_eq!(m.register(&NodeRecord { name: "n0".into(), ..second }, Joiner::JoinToken).unwrap().0, 0);
     assert_eq!(m.lost_nodes(), &[false, false]);
     // It holds nothing now: it sweeps whatever the killed agent left; the task stays on node 1.
     assert_eq!(m.heartbeat(0, None, 0, vec![]).unwrap().1, vec![AgentOp::Sweep]);
@@ -310,7 +308,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
     // ⟨1 CPU⟩ + ⟨1 CPU⟩ fill the ⟨2 CPU⟩ node; the second launch waits in the outbox.
     let second = submit(&mut m, body);
     let record = m.config().nodes[0].clone();
-    assert_eq!(m.register(&record, &credential()).unwrap(), 0);
+    assert_eq!(m.register(&record, Joiner::JoinToken).unwrap().0, 0);
     let ops = m.take_ops(0);
     match ops.as_slice() {
         [AgentOp::Adopt { task: a, expect: Expected::Running, .. }, AgentOp::Sweep, AgentOp::Launch { task: l, .. }] => {
@@ -323,7 +321,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
         assert_eq!((t.launches, t.node), (1, Some(0)), "job {job}");
     }
     m.cancel(second).unwrap();
-    assert_eq!(m.register(&record, &credential()).unwrap(), 0);
+    assert_eq!(m.register(&record, Joiner::JoinToken).unwrap().0, 0);
     let ops = m.take_ops(0);
     assert!(
         matches!(ops.as_slice(), [AgentOp::Adopt { task: a, .. }, AgentOp::Sweep] if *a == task(first, 0)),
@@ -668,12 +666,23 @@ fn pliant_chooses_among_what_the_node_can_do_and_says_why() {
 
 /// The journal keeps a digest of each node credential, never the credential
 /// itself (issue 21: credentials sat in it in plain text); a restarted
-/// manager still knows the node's own credential from another.
+/// manager still knows the node's own credential from another, and that it
+/// was used (the join token cannot replace it). A journal from before the
+/// join token, with the digest of a credential its agent made, is taken as it is.
 #[test]
 fn the_journal_keeps_no_node_credential_only_its_digest() {
     let dir = ScratchDir::new("pliant-manager-digest").unwrap();
-    let (mut m, _) = Manager::open(dir.path(), config()).unwrap();
-    assert_eq!(m.register(&config().nodes[0], &credential()).unwrap(), 0);
+    let made_by_an_old_agent = "credential-made-by-an-old-agent";
+    let old = Journal::open(&dir.path().join("journal.sqlite")).unwrap();
+    old.put("node_credential_digests", &BTreeMap::from([("n1", digest(made_by_an_old_agent.as_bytes()))])).unwrap();
+    drop(old);
+    let mut cfg = config();
+    cfg.nodes.push(NodeRecord { name: "n1".into(), ..cfg.nodes[0].clone() });
+    let (mut m, _) = Manager::open(dir.path(), cfg.clone()).unwrap();
+    let (node, issued) = m.register(&cfg.nodes[0], Joiner::JoinToken).unwrap();
+    let issued = issued.expect("the join token is issued a node credential");
+    assert_eq!(node, 0);
+    assert!(m.authenticate_node(0, issued.as_str()), "its first heartbeat");
     drop(m);
     let mut stored = Vec::new();
     for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
@@ -682,17 +691,22 @@ fn the_journal_keeps_no_node_credential_only_its_digest() {
         }
     }
     let stored = String::from_utf8_lossy(&stored);
-    assert!(!stored.contains(credential().as_str()), "the journal holds the node credential");
-    // SHA-256 of "the-node-credential".
-    let digest = pliant_manager::token::digest(b"the-node-credential");
+    assert!(!stored.contains(issued.as_str()), "the journal holds the node credential");
+    let digest = digest(issued.as_str().as_bytes());
     assert_eq!(digest.len(), "sha256:".len() + 64);
     assert!(stored.contains(&digest), "the journal holds no digest of the credential");
-    let (mut again, _) = Manager::open(dir.path(), config()).unwrap();
-    assert!(again.is_node_credential(0, credential().as_str()));
-    assert!(!again.is_node_credential(0, "another-node-credential"));
-    let other = Token::parse("another-node-credential", "test").unwrap();
-    assert!(again.register(&config().nodes[0], &other).is_err(), "another credential registers as n0");
-    assert_eq!(again.register(&config().nodes[0], &credential()).unwrap(), 0);
+    let (mut again, _) = Manager::open(dir.path(), cfg.clone()).unwrap();
+    assert!(again.authenticate_node(0, issued.as_str()));
+    assert!(!again.authenticate_node(0, "another-node-credential"));
+    assert!(!again.authenticate_node(1, issued.as_str()), "node 0's credential acts as node 1");
+    let other = Joiner::Credential("another-node-credential");
+    assert!(again.register(&cfg.nodes[0], other).is_err(), "another credential registers as n0");
+    assert!(again.register(&cfg.nodes[0], Joiner::JoinToken).is_err(), "the join token takes n0 over");
+    assert_eq!(again.register(&cfg.nodes[0], Joiner::Credential(issued.as_str())).unwrap(), (0, None));
+    // The old agent's own credential still acts as n1; the join token cannot replace it.
+    assert!(again.authenticate_node(1, made_by_an_old_agent));
+    assert!(again.register(&cfg.nodes[1], Joiner::JoinToken).is_err());
+    assert_eq!(again.register(&cfg.nodes[1], Joiner::Credential(made_by_an_old_agent)).unwrap(), (1, None));
 }
 
 /// A restarted manager's takeover, on a cluster of two: the agent of node 0
