@@ -2,9 +2,8 @@
 //! `pliant local` (⟨2 CPU, 600 MB⟩, a real swap file, the monitor every
 //! second) runs two long jobs that fill the node's CPU and most of its memory,
 //! then four short jobs arriving over them, each needing a CPU a long task
-//! holds (and the memory that is free: the live manager counts a victim's
-//! memory free only once its whole reclaim is done, the simulator as it goes —
-//! a gap of a second or more on a loaded machine, which docs/live.md reports). Every task is the memory-dirtying
+//! holds (and the memory that is free: the agent reports a victim's memory
+//! back as its reclaim goes, as the simulator frees it). Every task is the memory-dirtying
 //! workload, its passes sized to last about 20 s (long) or 10 s (short) on
 //! this machine. `pliant twin STATE_DIR` then replays the run's journal
 //! through the simulator, calibrated by `pliant measure --out` on this
