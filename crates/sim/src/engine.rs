@@ -122,7 +122,10 @@ fn run<'w>(
     let per_heartbeat = policy.per_heartbeat.or(Some(dss as u32));
     let am_start = policy.am_start.or(Some(if dss { pliant_core::SECOND } else { 0 }));
     let policy = Policy { am, backfill, per_heartbeat, am_start, ..policy };
-    let core = Scheduler::new(&cluster.nodes, policy)?;
+    let mut core = Scheduler::new(&cluster.nodes, policy)?;
+    if opts.without_checkpoint_tier {
+        (0..cluster.nodes.len()).for_each(|node| core.without_checkpoint_tier(node));
+    }
     let total = cluster.total();
     let mut run = Run {
         arrivals: jobs.peekable(),
@@ -139,6 +142,7 @@ fn run<'w>(
             ckpt: crate::checkpoint::CheckpointExec::new(cluster.nodes.len()),
             disks: crate::disk_share::DiskShare::new(cluster.nodes.len(), opts.exec.node_disk_mb_s),
             launch_delay: if yarn { 2 * am_start.unwrap_or(0) } else { 0 },
+            own_rates: opts.task_swap_rates.iter().map(|r| ((r.job, r.task), *r)).collect(),
         },
         driver: Driver::new(core),
         events: EventQueue::default(),

@@ -18,7 +18,8 @@
 use crate::disk_share::{shares, DiskShare};
 use crate::event_queue::{Event, EventQueue};
 use crate::pool::{finish_time, PoolExec};
-use crate::{ExecModel, SparkModel};
+use crate::{ExecModel, SparkModel, TaskSwapRates};
+use std::collections::BTreeMap;
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
 use pliant_core::{LiveTable, Micros, Observation, Resources};
@@ -234,6 +235,8 @@ pub(crate) struct Execution {
     /// container up at its next heartbeat and launches it at the one after
     /// (DSS: two AM heartbeats); the container is held meanwhile.
     pub launch_delay: Micros,
+    /// Tasks with swap rates of their own (`SimOptions::task_swap_rates`).
+    pub own_rates: BTreeMap<(u32, u32), TaskSwapRates>,
 }
 
 fn task_ref(job: u32, task: u32) -> TaskRef {
@@ -569,8 +572,16 @@ impl Execution {
         self.next_reclaim_chunk(now, job, task, events);
     }
 
+    /// µs per MB to swap a task out and to read it back.
+    fn swap_us_per_mb(&self, job: u32, task: u32) -> (f64, f64) {
+        let own = self.own_rates.get(&(job, task));
+        let reclaim = own.and_then(|r| r.reclaim_s_per_gb).unwrap_or(self.model.reclaim_s_per_gb);
+        let restore = own.and_then(|r| r.restore_s_per_gb).unwrap_or(self.model.restore_s_per_gb);
+        (reclaim * 1e6 / 1024.0, restore * 1e6 / 1024.0)
+    }
+
     fn next_reclaim_chunk(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
-        let per_mb = self.model.reclaim_s_per_gb * 1e6 / 1024.0;
+        let per_mb = self.swap_us_per_mb(job, task).0;
         let t = self.task(job, task);
         let mb = t.to_reclaim_mb.min(RECLAIM_CHUNK_MB as u64) as u16;
         if mb > 0 {
@@ -597,7 +608,7 @@ impl Execution {
     /// Gives a task its full allocation back: it reads its swapped-out memory
     /// back at the restore rate, holding its CPU without progress (waste).
     pub fn resume(&mut self, now: Micros, job: u32, task: u32, full: Resources, events: &mut EventQueue) {
-        let per_mb = self.model.restore_s_per_gb * 1e6 / 1024.0;
+        let per_mb = self.swap_us_per_mb(job, task).1;
         let t = self.task(job, task);
         let added = full.mem_mb - t.held.mem_mb;
         t.held = full;

@@ -101,6 +101,27 @@ pub struct SimOptions {
     pub slowdown: bool,
     /// Keep every action the core decides, with its time, in `RunRecord::decisions`.
     pub record_decisions: bool,
+    /// No node has a checkpoint tier whose rate the core knows, as on a live
+    /// cluster (whose checkpoints are the tasks' own): the core is told so
+    /// for every node (`Scheduler::without_checkpoint_tier`), and a planner
+    /// that prices checkpoints offers none. The twin replays live runs so.
+    pub without_checkpoint_tier: bool,
+    /// Tasks with swap rates of their own, in place of the execution
+    /// model's for them (the twin's: what a live run showed of each task).
+    pub task_swap_rates: Vec<TaskSwapRates>,
+}
+
+/// One task's own swap rates (see `SimOptions::task_swap_rates`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct TaskSwapRates {
+    /// Its job (its index in the workload).
+    pub job: u32,
+    /// The task within its job.
+    pub task: u32,
+    /// Seconds to swap out 1 GB of it (`None`: the model's `reclaim_s_per_gb`).
+    pub reclaim_s_per_gb: Option<f64>,
+    /// Seconds to read 1 GB of it back (`None`: the model's `restore_s_per_gb`).
+    pub restore_s_per_gb: Option<f64>,
 }
 
 impl Default for SimOptions {
@@ -112,6 +133,8 @@ impl Default for SimOptions {
             exec: ExecModel::default(),
             slowdown: false,
             record_decisions: false,
+            without_checkpoint_tier: false,
+            task_swap_rates: Vec::new(),
         }
     }
 }

@@ -4,9 +4,10 @@
 //! restores read at the same rate; an incremental dump writes 10 %.
 
 use pliant_core::policy::{preset, Params};
+use pliant_core::model::JobClass;
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::{CheckpointCounts, RunRecord};
-use pliant_sim::{simulate, SimOptions};
+use pliant_sim::{simulate, SimOptions, TaskSwapRates};
 use pliant_workload::scenarios::{self, LongJobs};
 use pliant_workload::{Cluster, Job, Task, Workload};
 
@@ -191,4 +192,45 @@ fn a_dump_in_progress_is_not_preempted_for_again() {
     assert_eq!(r.checkpoints.full_dumps, 1);
     assert_eq!((jct(&r, 1), jct(&r, 2)), (60.0, 90.0));
     assert!(close(jct(&r, 0), 398.36), "{}", jct(&r, 0));
+}
+
+/// Nodes without a checkpoint tier (`SimOptions::without_checkpoint_tier`,
+/// as the twin replays a live run): the checkpoint paper's two-job
+/// experiment as `pliant` sees it (a long job ⟨4 CPU, 5 GB⟩ of 60 s, known,
+/// from 0; a short one of the same size at 30 s) checkpoints the long task
+/// where the node has NVM (the default tier), and shrinks it where the node
+/// has none. And a task's own swap rates (`SimOptions::task_swap_rates`, as
+/// the twin replays a live run's tasks) in place of the model's.
+#[test]
+fn nodes_without_a_tier_are_offered_no_dump_and_a_task_swaps_at_its_own_rates() {
+    let sized = |name: &str, class, submit_s| {
+        let mut j = job(name, 0, submit_s);
+        j.class = class;
+        j.phases[0].tasks[0].estimate = Some(60 * SECOND);
+        j
+    };
+    let w = workload(1, vec![sized("long", JobClass::Long, 0), sized("short", JobClass::Short, 30)]);
+    let policy = || preset("pliant", &Params::default()).unwrap();
+    let with_tier = simulate(&w, policy(), &SimOptions::default()).unwrap();
+    let tierless =
+        simulate(&w, policy(), &SimOptions { without_checkpoint_tier: true, ..SimOptions::default() }).unwrap();
+    assert_eq!(with_tier.preemptions.get("checkpoint"), Some(&1));
+    assert_eq!((with_tier.checkpoints.full_dumps, with_tier.checkpoints.local_restores), (1, 1));
+    assert_eq!(tierless.preemptions.get("checkpoint"), None);
+    assert_eq!(tierless.preemptions.get("graceful"), Some(&1));
+    assert_eq!(tierless.checkpoints, CheckpointCounts::default());
+    // The short job waits 3 s for the long task's 1 GB to be swapped out (3 s/GB).
+    assert_eq!(jct(&tierless, 1), 63.0);
+    // At the long task's own rates (as the twin replays a live run's tasks).
+    let own = |reclaim, restore| {
+        let rates = TaskSwapRates { job: 0, task: 0, reclaim_s_per_gb: reclaim, restore_s_per_gb: restore };
+        let opts = SimOptions { without_checkpoint_tier: true, task_swap_rates: vec![rates], ..SimOptions::default() };
+        simulate(&w, policy(), &opts).unwrap()
+    };
+    // Its 1 GB swapped out at 7 s/GB: the short job waits 7 s.
+    assert_eq!(jct(&own(Some(7.0), None), 1), 67.0);
+    // Read back at 1 s/GB instead of 5.1: the long job ends 4.1 s sooner.
+    let faster = own(None, Some(1.0));
+    assert!(close(jct(&faster, 0), jct(&tierless, 0) - 4.1), "{}", jct(&faster, 0));
+    assert_eq!(jct(&faster, 1), 63.0);
 }
