@@ -33,6 +33,10 @@ pub struct TwinArgs {
     /// Execution-model settings for the replay, e.g. `--config` with `pliant measure --out`'s file.
     #[command(flatten)]
     pub settings: SettingsArgs,
+    /// Replay at the reclaim and restore rates of the settings (`--config`,
+    /// `--set`, defaults) even where the run's journal shows its own.
+    #[arg(long)]
+    pub no_journal_rates: bool,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -103,7 +107,13 @@ pub fn run(cmd: LiveCommand) -> Result<(), String> {
         LiveCommand::Dirty(d) => dirtier::run(DirtyArgs { mb: d.mb, passes: d.passes }),
         LiveCommand::Twin(args) => {
             let settings = args.settings.load()?;
-            let report = pliant_twin::twin(&args.state_dir, settings.exec)?;
+            let replay = pliant_twin::Replay {
+                reclaim_from: settings.source("reclaim_s_per_gb").into(),
+                restore_from: settings.source("restore_s_per_gb").into(),
+                exec: settings.exec,
+                journal_rates: !args.no_journal_rates,
+            };
+            let report = pliant_twin::twin(&args.state_dir, replay)?;
             match args.format {
                 Format::Table => print!("{}", pliant_twin::render::table(&report)),
                 Format::Json => println!("{}", serde_json::to_string_pretty(&report).expect("the report serialises")),

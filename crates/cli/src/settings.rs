@@ -8,6 +8,7 @@ use pliant_core::parameter::{ParamError, ParamInfo};
 use pliant_core::policy::Params;
 use pliant_sim::ExecModel;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The `--set` and `--config` flags.
@@ -37,6 +38,9 @@ pub struct Settings {
     /// Execution-model parameters.
     #[serde(flatten)]
     pub exec: ExecModel,
+    /// Where each key not at its default was set: `--config FILE` or `--set`.
+    #[serde(skip)]
+    sources: BTreeMap<String, String>,
 }
 
 impl Settings {
@@ -74,13 +78,20 @@ impl Settings {
                 let at = |e: String| format!("{}:{}: {e}", path.display(), i + 1);
                 let (k, v) = line.split_once('=').ok_or_else(|| at(format!("expected KEY = VALUE, got `{line}`")))?;
                 s.set(k.trim(), v.trim()).map_err(at)?;
+                s.sources.insert(k.trim().into(), format!("--config {}", path.display()));
             }
         }
         for kv in overrides {
             let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set expects KEY=VALUE, got `{kv}`"))?;
             s.set(k.trim(), v.trim())?;
+            s.sources.insert(k.trim().into(), "--set".into());
         }
         Ok(s)
+    }
+
+    /// Where `key` was set: `--config FILE`, `--set`, or `default`.
+    pub fn source(&self, key: &str) -> &str {
+        self.sources.get(key).map_or("default", String::as_str)
     }
 }
 
@@ -119,5 +130,16 @@ mod tests {
         assert!(shown.contains(&("gradual_resumption", "1".into())));
         assert!(shown.contains(&("monitor_interval_s", "3".into())));
         assert!(shown.contains(&("hdd_mb_s", "5 GB in 169.18 s (30.26)".into())));
+    }
+
+    #[test]
+    fn each_key_says_where_it_was_set() {
+        let file = std::env::temp_dir().join(format!("pliant-settings-{}.conf", std::process::id()));
+        std::fs::write(&file, "reclaim_s_per_gb = 7.5\nrestore_s_per_gb = 2\n").unwrap();
+        let s = Settings::load(Some(&file), &["restore_s_per_gb=4".into()]).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!((s.exec.reclaim_s_per_gb, s.exec.restore_s_per_gb), (7.5, 4.0));
+        assert_eq!(s.source("reclaim_s_per_gb"), format!("--config {}", file.display()));
+        assert_eq!((s.source("restore_s_per_gb"), s.source("node_disk_mb_s")), ("--set", "default"));
     }
 }

@@ -9,6 +9,7 @@
 pub mod compare;
 pub mod decision;
 pub mod observed;
+pub mod rates;
 pub mod render;
 
 use pliant_core::policy::Params;
@@ -35,13 +36,28 @@ pub struct TwinReport {
     pub params: Vec<(String, String)>,
     /// The execution model the replay ran with.
     pub exec: ExecModel,
+    /// Its swap rates, where they came from, and what the journal showed of them.
+    pub rates: rates::Rates,
     /// The comparison.
     #[serde(flatten)]
     pub comparison: compare::Comparison,
 }
 
-/// Replays the live run kept in `state_dir` under `exec`.
-pub fn twin(state_dir: &Path, exec: ExecModel) -> Result<TwinReport, String> {
+/// How the replay runs.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    /// The execution model the settings give (`--config`, `--set`, defaults).
+    pub exec: ExecModel,
+    /// Where the settings' `reclaim_s_per_gb` came from (`--config FILE`, `--set`, `default`).
+    pub reclaim_from: String,
+    /// Where their `restore_s_per_gb` came from.
+    pub restore_from: String,
+    /// Run at the rates the run itself showed, where its journal shows them.
+    pub journal_rates: bool,
+}
+
+/// Replays the live run kept in `state_dir` as `replay` says.
+pub fn twin(state_dir: &Path, replay: Replay) -> Result<TwinReport, String> {
     let path = state_dir.join("journal.sqlite");
     if !path.is_file() {
         return Err(format!(
@@ -65,7 +81,27 @@ pub fn twin(state_dir: &Path, exec: ExecModel) -> Result<TwinReport, String> {
     for (k, v) in &config.params {
         params.set(k, v).map_err(|e| e.to_string())?;
     }
-    let opts = SimOptions { exec: exec.clone(), record_decisions: true, ..SimOptions::default() };
+    let shown = rates::from_journal(&steps);
+    let mut exec = replay.exec;
+    let pick = |given: &mut f64, from: String, journal: rates::Shown| {
+        let own = journal.s_per_gb().filter(|_| replay.journal_rates);
+        *given = own.unwrap_or(*given);
+        let from = if own.is_some() { "journal".to_string() } else { from };
+        rates::RateUsed { s_per_gb: *given, from, journal }
+    };
+    let rates = rates::Rates {
+        reclaim: pick(&mut exec.reclaim_s_per_gb, replay.reclaim_from, shown.reclaim),
+        restore: pick(&mut exec.restore_s_per_gb, replay.restore_from, shown.restore),
+        tasks: if replay.journal_rates { shown.per_task() } else { Vec::new() },
+    };
+    // Live nodes have no checkpoint tier the core knows (the manager tells its core so).
+    let opts = SimOptions {
+        exec: exec.clone(),
+        record_decisions: true,
+        without_checkpoint_tier: true,
+        task_swap_rates: rates.tasks.clone(),
+        ..SimOptions::default()
+    };
     let record = simulate(&observed.workload, policy, &opts).map_err(|e| format!("the replay failed: {e}"))?;
     Ok(TwinReport {
         schema_version: SCHEMA_VERSION,
@@ -73,6 +109,7 @@ pub fn twin(state_dir: &Path, exec: ExecModel) -> Result<TwinReport, String> {
         policy: config.policy.clone(),
         params: config.params.clone(),
         exec,
+        rates,
         comparison: compare::compare(&observed, &record, params.monitor_interval()),
     })
 }

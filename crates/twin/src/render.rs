@@ -1,6 +1,7 @@
 //! The twin report as text for a terminal.
 
 use crate::compare::{Divergence, Preemption};
+use crate::rates::RateUsed;
 use crate::TwinReport;
 use std::fmt::Write;
 
@@ -33,10 +34,34 @@ fn preemptions(out: &mut String, live: &[Preemption], sim: &[Preemption]) {
     }
 }
 
+fn rate(out: &mut String, what: &str, r: &RateUsed) {
+    let j = &r.journal;
+    writeln!(
+        out,
+        "{what} {:.2} s/GB from {} (the journal shows {} of {} MB in {:.2} s over the run)",
+        r.s_per_gb, r.from, j.episodes, j.mb, j.seconds
+    )
+    .unwrap();
+}
+
 /// The report: a row per job, the preemption sequences side by side, where they part.
 pub fn table(r: &TwinReport) -> String {
     let c = &r.comparison;
     let mut out = format!("twin of {} (policy {}): {} jobs\n", r.state_dir, r.policy, c.jobs.len());
+    rate(&mut out, "reclaim", &r.rates.reclaim);
+    rate(&mut out, "restore", &r.rates.restore);
+    let s_per_gb = |x: Option<f64>| x.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"));
+    for t in &r.rates.tasks {
+        writeln!(
+            out,
+            "  task {}.{} at its own: reclaim {} s/GB, restore {} s/GB",
+            t.job,
+            t.task,
+            s_per_gb(t.reclaim_s_per_gb),
+            s_per_gb(t.restore_s_per_gb)
+        )
+        .unwrap();
+    }
     writeln!(out, "job                  |  JCT s live  replay   error | queue s live replay | preempt live replay")
         .unwrap();
     for j in &c.jobs {
