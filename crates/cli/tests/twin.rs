@@ -1,18 +1,39 @@
 //! The simulator as the live cluster's twin (issue 26), on real processes:
-//! `pliant local` (⟨2 CPU, 600 MB⟩, a real swap file, the monitor every
-//! second) runs two long jobs that fill the node's CPU and most of its memory,
-//! then four short jobs arriving over them, each needing a CPU a long task
-//! holds (and the memory that is free: the agent reports a victim's memory
-//! back as its reclaim goes, as the simulator frees it). Every task is the memory-dirtying
-//! workload, its passes sized to last about 20 s (long) or 10 s (short) on
-//! this machine. `pliant twin STATE_DIR` then replays the run's journal
-//! through the simulator, calibrated by `pliant measure --out` on this
-//! machine, and again with the papers' defaults:
-//! - under `gp` and under `kill` the replay makes the same preemptions (victim
-//!   and mechanism, in the same order, each within the monitor period);
-//! - each job's JCT is within 15 % of the live one;
+//! `pliant local` (⟨2 CPU, 1000 MB⟩, a real swap file, the monitor every
+//! second) runs ten jobs of known work, all the memory-dirtying workload
+//! dirtying 80 % of its request (the simulator's working set): two long jobs
+//! of ⟨1 CPU, 400 MB⟩ that fill the CPU and most of the memory, about 40 s of
+//! work each, then eight short jobs of about 8 s arriving over them every 3 s,
+//! one in two needing only a core (⟨1 CPU, 150 MB⟩: 200 MB are free) and the
+//! other also memory a long task holds (⟨1 CPU, 500 MB⟩: 300 MB of a
+//! victim's). Together the shorts want more than the two cores, so both long
+//! tasks stay preempted until the last short ends: a long task resumed
+//! between two shorts made the replay preempt it again 9 s before the live
+//! run did in one run of three (its resumption waits for its reclaim to be
+//! done; see docs/live.md). The passes are sized from the dirtier's speed on
+//! this machine now, so the work lasts about as long on a fast machine as on
+//! this one. The agent reports a resumed long task resumed once it has read
+//! its memory back, so the twin counts that time as the replay's restore, not
+//! as work.
+//!
+//! `pliant twin STATE_DIR` then replays the run's journal through the
+//! simulator three ways: at the swap rates the run itself showed (its
+//! journal's reclaim and resume reports, each preempted task at its own:
+//! the twin's default; the calibration where the journal shows none), at the rates
+//! `pliant measure --out` found on this machine just before the run
+//! (`--no-journal-rates --config`), and at the papers' defaults
+//! (`--no-journal-rates`). This machine is shared, and its swap rate has
+//! doubled within a run (docs/live.md): only the run's own rates follow that.
+//! - under `gp` and under `kill` the replay at the run's own rates makes the
+//!   same preemptions (victim and mechanism, in the same order, each within
+//!   the monitor period), and each job's JCT is within 15 % of the live one;
 //! - the calibration makes the worst JCT error no larger than the defaults do
-//!   (by more than 2 points: the rates enter only through resumes here).
+//!   (by more than 2 points: see the assertion); both errors are printed.
+//!
+//! The live manager runs the monitor at its due instants, before what came
+//! in after (as the simulator does): a report taken in by the step that ran a
+//! late monitor used to come before that run live and after it in the replay,
+//! which made `kill`'s preemptions differ in about one run in four.
 //!
 //! Needs root, the cpu, memory and freezer controllers and swapon; without
 //! them it prints `SKIPPED`, or fails under PLIANT_REQUIRE_LIVE=1.
@@ -40,7 +61,7 @@ impl Local {
     fn start(state: &Path, policy: &str, log: &Path) -> Local {
         let url = format!("https://127.0.0.1:{}", free_port());
         let child = Command::new(PLIANT)
-            .args(["local", "--policy", policy, "--cpu", "2", "--mem", "600M", "--set", "monitor_interval_s=1"])
+            .args(["local", "--policy", policy, "--cpu", "2", "--mem", "1000M", "--set", "monitor_interval_s=1"])
             .args(["--listen", url.trim_start_matches("https://"), "--state-dir", state.to_str().unwrap()])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(log).unwrap())
@@ -87,36 +108,58 @@ impl Drop for Local {
     }
 }
 
-/// Passes per second the dirtier makes over `mb` MB on this machine now, so
-/// that the tasks last about as long whatever the machine (the gap between
-/// live and replay is a fraction of a second: it must stay small beside a task).
-fn passes_per_second(mb: u64) -> f64 {
+/// MB the dirtier passes over per second on this machine now (its passes
+/// over a buffer take time in proportion to its size), so that the tasks last
+/// about as long whatever the machine: the gap between live and replay (a
+/// fraction of a second) must stay small beside a task.
+fn mb_passes_per_second() -> f64 {
     let start = Instant::now();
-    let out = pliant(&["dirty", "--mb", &mb.to_string(), "--passes", "400"]);
+    let out = pliant(&["dirty", "--mb", "120", "--passes", "300"]);
     assert!(out.status.success(), "dirty: {}", String::from_utf8_lossy(&out.stderr));
-    400.0 / start.elapsed().as_secs_f64()
+    120.0 * 300.0 / start.elapsed().as_secs_f64()
+}
+
+/// A job of the workload: its name, queue, request, the MB it dirties and
+/// for about how long, alone on a core.
+struct Spec {
+    name: String,
+    queue: &'static str,
+    mem: &'static str,
+    mb: u64,
+    seconds: f64,
+}
+
+/// The ten jobs (see the top of the file).
+fn workload() -> Vec<Spec> {
+    let long = |i| Spec { name: format!("long-{i}"), queue: "long", mem: "400M", mb: 320, seconds: 40.0 };
+    let short = |i: usize| {
+        let (mem, mb) = if i.is_multiple_of(2) { ("150M", 120) } else { ("500M", 400) };
+        Spec { name: format!("short-{i}"), queue: "short", mem, mb, seconds: 8.0 }
+    };
+    (0..2).map(long).chain((0..8).map(short)).collect()
 }
 
 /// Runs the workload under `policy`; returns the state directory's path.
 fn live_run(dir: &Path, policy: &str) -> std::path::PathBuf {
-    // About 20 s for a long task, 10 s for a short one, alone on a core: the
-    // replay's known gap (below a second: see docs/live.md) stays under 10 %.
-    let long_passes = (passes_per_second(150) * 20.0) as u64;
-    let short_passes = (passes_per_second(100) * 10.0) as u64;
+    let jobs = workload();
+    let speed = mb_passes_per_second();
+    let passes: Vec<u64> = jobs.iter().map(|j| (speed / j.mb as f64 * j.seconds) as u64).collect();
     let state = dir.join(format!("state-{policy}"));
     let local = Local::start(&state, policy, &dir.join(format!("{policy}.log")));
-    for i in 0..2 {
-        local.submit(&format!("long-{i}"), "long", "240M", 150, long_passes);
+    for (j, p) in jobs.iter().zip(&passes).take(2) {
+        local.submit(&j.name, j.queue, j.mem, j.mb, *p);
     }
     local.wait_until("both long jobs to run", Duration::from_secs(30), |jobs| {
         jobs.is_some_and(|j| j.iter().filter(|j| j["state"] == "running").count() == 2)
     });
-    for i in 0..4 {
+    for (j, p) in jobs.iter().zip(&passes).skip(2) {
         sleep(Duration::from_millis(3000));
-        local.submit(&format!("short-{i}"), "short", "120M", 100, short_passes);
+        local.submit(&j.name, j.queue, j.mem, j.mb, *p);
     }
-    local.wait_until("every job to finish", Duration::from_secs(240), |jobs| {
-        jobs.is_some_and(|j| j.len() == 6 && j.iter().all(|j| j["state"] == "finished"))
+    // 40 s of work for a long task alone took up to 360 s at load 13 (the
+    // other developers' builds): the limit is for a run that hangs.
+    local.wait_until("every job to finish", Duration::from_secs(1200), |done| {
+        done.is_some_and(|d| d.len() == jobs.len() && d.iter().all(|j| j["state"] == "finished"))
     });
     state
 }
@@ -134,47 +177,90 @@ fn twin(state: &Path, args: &[&str]) -> Value {
 fn the_twin_replays_a_live_run_with_the_same_preemptions() {
     let Some(_lock) = live_machine("twin") else { return };
     let dir = common::temp_dir("twin");
-    let swap = match TempSwap::enable(&dir, 1 << 30) {
+    let swap = match TempSwap::enable(&dir, 3 << 29) {
         Ok(s) => s,
         Err(e) => return skip(&format!("twin: cannot turn on a swap file: {e}")),
     };
-    let calibration = dir.join("machine.conf");
-    let out = pliant(&["measure", "--sizes", "256M", "--out", calibration.to_str().unwrap()]);
-    assert!(out.status.success(), "measure: {}", String::from_utf8_lossy(&out.stderr));
-
     for policy in ["gp", "kill"] {
+        // Calibrated just before the run: this machine's swap rates move with its load.
+        let calibration = dir.join(format!("machine-{policy}.conf"));
+        let out = pliant(&["measure", "--sizes", "256M", "--out", calibration.to_str().unwrap()]);
+        assert!(out.status.success(), "measure: {}", String::from_utf8_lossy(&out.stderr));
         let state = live_run(&dir, policy);
-        let table = pliant(&["twin", state.to_str().unwrap(), "--config", calibration.to_str().unwrap()]);
-        eprintln!("{}", String::from_utf8_lossy(&table.stdout));
-        let calibrated = twin(&state, &["--config", calibration.to_str().unwrap()]);
-        let defaults = twin(&state, &[]);
+        let command = ["twin", state.to_str().unwrap(), "--config", calibration.to_str().unwrap()];
+        let table = pliant(&command);
+        eprintln!("$ pliant {}\n{}", command.join(" "), String::from_utf8_lossy(&table.stdout));
+        let own = twin(&state, &["--config", calibration.to_str().unwrap()]);
+        let calibrated = twin(&state, &["--no-journal-rates", "--config", calibration.to_str().unwrap()]);
+        let defaults = twin(&state, &["--no-journal-rates"]);
         let worst = |r: &Value| r["worst_jct_error"].as_f64().unwrap();
-        let reclaim = |r: &Value| r["exec"]["reclaim_s_per_gb"].as_f64().unwrap();
+        let rate = |r: &Value, which: &str| r["exec"][format!("{which}_s_per_gb")].as_f64().unwrap();
+        let from = |r: &Value, which: &str| r["rates"][which]["from"].as_str().unwrap().to_string();
+        assert_eq!(own["schema_version"], 1);
+
+        // Where each replay's rates came from.
         let file = std::fs::read_to_string(&calibration).unwrap();
-        // (A reclaim that stalled leaves the key out of the file, and the default in force.)
-        let expected = if file.contains("reclaim_s_per_gb =") {
-            format!("reclaim_s_per_gb = {:.3}", reclaim(&calibrated))
-        } else {
-            String::new()
-        };
-        assert!(file.contains(&expected), "{file}");
-        assert_eq!(reclaim(&defaults), 3.0, "the replay without --config runs BIG-C's default");
-        assert_eq!(calibrated["schema_version"], 1);
+        let in_file = format!("--config {}", calibration.display());
+        for which in ["reclaim", "restore"] {
+            let shown = &own["rates"][which]["journal"];
+            let mb = shown["mb"].as_u64().unwrap();
+            if mb >= 32 {
+                assert_eq!(from(&own, which), "journal", "{policy}: {which}: {}", own["rates"]);
+                let seconds = shown["seconds"].as_f64().unwrap();
+                assert!((rate(&own, which) - seconds / (mb as f64 / 1024.0)).abs() < 1e-9, "{}", own["rates"]);
+            }
+            // (A reclaim that stalled leaves its key out of the file, and the default in force.)
+            if file.contains(&format!("{which}_s_per_gb =")) {
+                assert_eq!(from(&calibrated, which), in_file);
+                if mb < 32 {
+                    assert_eq!(from(&own, which), in_file, "{policy}: {which}: the journal shows too little");
+                }
+                assert!(file.contains(&format!("{which}_s_per_gb = {:.3}", rate(&calibrated, which))), "{file}");
+            }
+            assert_eq!(from(&defaults, which), "default");
+        }
+        assert_eq!(rate(&defaults, "reclaim"), 3.0, "the replay without --config runs BIG-C's default");
+        let own_tasks = own["rates"]["tasks"].as_array().unwrap();
+        if policy == "gp" {
+            // Both long tasks are shrunk to their footprint and later resumed:
+            // each is replayed at its own rates.
+            assert_eq!((from(&own, "reclaim"), from(&own, "restore")), ("journal".into(), "journal".into()));
+            let long: Vec<_> = own_tasks.iter().map(|t| (t["job"].as_u64().unwrap(), t["task"].as_u64().unwrap())).collect();
+            assert_eq!(long, vec![(0, 0), (1, 0)], "{}", own["rates"]);
+            assert!(own_tasks.iter().all(|t| t["reclaim_s_per_gb"].is_f64() && t["restore_s_per_gb"].is_f64()));
+        }
+        assert!(calibrated["rates"]["tasks"].as_array().unwrap().is_empty());
+
+        eprintln!("{policy}: tasks at their own rates: {}", serde_json::to_string(own_tasks).unwrap());
         eprintln!(
-            "{policy}: worst JCT error {:.3} calibrated, {:.3} with the paper defaults",
+            "{policy}: worst JCT error {:.3} at the run's own rates (reclaim {:.2}, restore {:.2} s/GB), \
+             {:.3} calibrated ({:.2}, {:.2}), {:.3} with the paper defaults; preemptions: {} live, \
+             divergence at the run's own rates {}, calibrated {}",
+            worst(&own),
+            rate(&own, "reclaim"),
+            rate(&own, "restore"),
             worst(&calibrated),
-            worst(&defaults)
+            rate(&calibrated, "reclaim"),
+            rate(&calibrated, "restore"),
+            worst(&defaults),
+            own["live_preemptions"].as_array().unwrap().len(),
+            own["preemption_divergence"],
+            calibrated["preemption_divergence"],
         );
-        let live_preemptions = calibrated["live_preemptions"].as_array().unwrap();
+        let live_preemptions = own["live_preemptions"].as_array().unwrap();
         assert!(!live_preemptions.is_empty(), "{policy}: the live run preempted nothing");
         assert!(
-            calibrated["preemption_divergence"].is_null(),
+            own["preemption_divergence"].is_null(),
             "{policy}: the preemptions differ: {}",
-            calibrated["preemption_divergence"]
+            own["preemption_divergence"]
         );
-        assert!(worst(&calibrated) <= 0.15, "{policy}: a JCT is {:.1} % off", worst(&calibrated) * 100.0);
-        // The rates enter only through resumes here (a second or two of a long
-        // job's minute): within 2 points of each other is "not worse".
+        assert_eq!(own["jobs"].as_array().unwrap().len(), 10);
+        assert!(worst(&own) <= 0.15, "{policy}: a JCT is {:.1} % off", worst(&own) * 100.0);
+        // Within 2 points is "not worse" here: the rates are measured before
+        // the run and the run's own load moves them (a restore measured at
+        // 5.8 s/GB took 9.4 s/GB live in one run), so where neither reclaim
+        // nor restore decides much the two replays are a second or so apart
+        // either way (0.7 % calibrated against 0.9 % in that run; docs/live.md).
         assert!(worst(&calibrated) <= worst(&defaults) + 0.02, "{policy}: the calibration made the replay worse");
     }
     drop(swap);
