@@ -225,7 +225,8 @@ fn the_twin_replays_a_live_run_with_the_same_preemptions() {
             // Both long tasks are shrunk to their footprint and later resumed:
             // each is replayed at its own rates.
             assert_eq!((from(&own, "reclaim"), from(&own, "restore")), ("journal".into(), "journal".into()));
-            let long: Vec<_> = own_tasks.iter().map(|t| (t["job"].as_u64().unwrap(), t["task"].as_u64().unwrap())).collect();
+            let long: Vec<_> =
+                own_tasks.iter().map(|t| (t["job"].as_u64().unwrap(), t["task"].as_u64().unwrap())).collect();
             assert_eq!(long, vec![(0, 0), (1, 0)], "{}", own["rates"]);
             assert!(own_tasks.iter().all(|t| t["reclaim_s_per_gb"].is_f64() && t["restore_s_per_gb"].is_f64()));
         }

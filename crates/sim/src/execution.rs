@@ -19,11 +19,11 @@ use crate::disk_share::{shares, DiskShare};
 use crate::event_queue::{Event, EventQueue};
 use crate::pool::{finish_time, PoolExec};
 use crate::{ExecModel, SparkModel, TaskSwapRates};
-use std::collections::BTreeMap;
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
 use pliant_core::{LiveTable, Micros, Observation, Resources};
 use pliant_workload::Job;
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 /// Largest amount of memory reported reclaimed in one step, in MB (it fits

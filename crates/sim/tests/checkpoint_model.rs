@@ -3,8 +3,8 @@
 //! from Table 3: 5 GB = 5120 MB dumps in 169.18 s on HDD, 2.92 s on NVM;
 //! restores read at the same rate; an incremental dump writes 10 %.
 
-use pliant_core::policy::{preset, Params};
 use pliant_core::model::JobClass;
+use pliant_core::policy::{preset, Params};
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::{CheckpointCounts, RunRecord};
 use pliant_sim::{simulate, SimOptions, TaskSwapRates};

@@ -278,7 +278,8 @@ mod tests {
     // and a run that swapped out less than MIN_MB gives no rate.
     #[test]
     fn a_killed_task_reads_nothing_back_and_a_small_reclaim_gives_no_rate() {
-        let suspend = "Suspend { task: TaskRef { job: JobId(1), task: 0 }, footprint: Resources { cpu_milli: 10, mem_mb: 64 } }";
+        let suspend =
+            "Suspend { task: TaskRef { job: JobId(1), task: 0 }, footprint: Resources { cpu_milli: 10, mem_mb: 64 } }";
         let kill = "Kill { task: TaskRef { job: JobId(1), task: 0 } }";
         let launch = "Launch { task: TaskRef { job: JobId(1), task: 0 }, node: NodeId(0), resources: Resources { cpu_milli: 1000, mem_mb: 400 } }";
         let steps = [
@@ -298,7 +299,9 @@ mod tests {
     // 4 s (16 s/GB); the run's rate is 12 s/GB.
     #[test]
     fn each_task_has_its_own_rate_and_the_run_the_sum() {
-        let shrink = |job| format!("Shrink {{ task: TaskRef {{ job: JobId({job}), task: 0 }}, to: Resources {{ cpu_milli: 10, mem_mb: 64 }} }}");
+        let shrink = |job| {
+            format!("Shrink {{ task: TaskRef {{ job: JobId({job}), task: 0 }}, to: Resources {{ cpu_milli: 10, mem_mb: 64 }} }}")
+        };
         let freed = |job, freed_mb| {
             let task = TaskRef { job: JobId(job), task: 0 };
             report(AgentReport::Reclaimed { task, mem_mb: freed_mb, freed_mb, took_ms: 1 })
