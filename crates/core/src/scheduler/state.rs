@@ -70,6 +70,8 @@ pub(crate) struct TaskRuntime {
     pub reclaiming_mb: u64,
     /// What it has given up and is promised back on its node (while preempted).
     pub promise: Resources,
+    /// It is among the view's preempted tasks awaiting resumption.
+    pub preempted: bool,
     /// Footprint memory still booked while a suspended task is being reclaimed.
     pub footprint_mb: u64,
     /// Times its node was offered to it since it was preempted (delayed resumption).
@@ -117,6 +119,7 @@ impl TaskRuntime {
             reclaiming_mb: 0,
             footprint_mb: 0,
             promise: Resources::ZERO,
+            preempted: false,
             offers: 0,
             image: None,
             io_op: None,
@@ -145,8 +148,11 @@ pub(crate) struct PhaseRuntime {
     pub downstream: Vec<u32>,
     /// When its barrier cleared (its tasks became runnable).
     pub released: Micros,
-    /// Nodes its finished tasks ran on, one entry per task.
+    /// Nodes its finished tasks ran on, one entry per task, kept only when
+    /// a `local` phase reads them (`feeds_local`).
     pub ran_on: Vec<NodeId>,
+    /// A `local` phase depends on it.
+    pub feeds_local: bool,
 }
 
 /// How a job stands.
@@ -192,6 +198,7 @@ impl JobState {
                 downstream: Vec::new(),
                 released: req.submit,
                 ran_on: Vec::new(),
+                feeds_local: false,
             });
             first += n;
         }
@@ -202,6 +209,7 @@ impl JobState {
         for (i, p) in req.phases.iter_mut().enumerate() {
             for &d in &p.deps {
                 phases[d as usize].downstream.push(i as u32);
+                phases[d as usize].feeds_local |= p.local;
             }
             // Each task's request and estimate are in `tasks` now: the
             // request's copies go (memory follows the live tasks).
