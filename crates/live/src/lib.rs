@@ -22,5 +22,6 @@ pub mod protocol;
 pub mod reclaim;
 pub mod scratch;
 pub mod slurm_job;
+pub mod slurm_node;
 pub mod stepper;
 pub mod swap;

@@ -9,7 +9,7 @@
 //! on one machine keep apart. pliant never creates, kills in or removes
 //! these cgroups: Slurm does.
 
-use crate::cgroup::{CgroupError, Foreign, Layout, MemoryStats};
+use crate::cgroup::{CgroupError, Foreign, Layout, MemoryLimit, MemoryStats};
 use std::time::{Duration, Instant};
 
 const MB: u64 = 1 << 20;
@@ -40,6 +40,22 @@ impl SlurmJobCgroup {
     /// Slurm job `job` of user `uid` on `node`, if its cgroup is there.
     pub fn open(layout: &Layout, node: &str, uid: u32, job: u64) -> Option<SlurmJobCgroup> {
         layout.foreign(&Self::relative_path(node, uid, job)).map(|cgroup| SlurmJobCgroup { cgroup })
+    }
+
+    /// Slurm job `job` on `node`, whoever owns it, if its cgroup is there
+    /// (the node's agent knows a job by its id alone).
+    pub fn find(layout: &Layout, node: &str, job: u64) -> Option<SlurmJobCgroup> {
+        let top = layout.foreign(&format!("slurm_{node}"))?;
+        let uid = std::fs::read_dir(top.path()).ok()?.flatten().find_map(|e| {
+            let uid = e.file_name().to_str()?.strip_prefix("uid_")?.parse::<u32>().ok()?;
+            e.path().join(format!("job_{job}")).is_dir().then_some(uid)
+        })?;
+        Self::open(layout, node, uid, job)
+    }
+
+    /// A handle on the job's memory limit alone, for a thread that lowers it.
+    pub fn memory_limit(&self) -> MemoryLimit {
+        self.cgroup.memory_limit()
     }
 
     /// Lowers the job's memory limit to `mb`: the kernel swaps out what is

@@ -15,7 +15,9 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod agent;
 pub mod journal;
+pub mod link;
 pub mod options;
 pub mod records;
 pub mod tools;
