@@ -10,25 +10,12 @@
 //! these cgroups: Slurm does.
 
 use crate::cgroup::{CgroupError, Foreign, Layout, MemoryLimit, MemoryStats};
-use std::time::{Duration, Instant};
-
-const MB: u64 = 1 << 20;
+use std::time::Duration;
 
 /// One Slurm job's cgroup on its node.
 #[derive(Debug)]
 pub struct SlurmJobCgroup {
     cgroup: Foreign,
-}
-
-/// What lowering a job's memory limit did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LimitLowered {
-    /// Memory charged to the job before, MB.
-    pub before_mb: u64,
-    /// Memory charged to it once the limit held, MB.
-    pub after_mb: u64,
-    /// How long the kernel took to reclaim down to the limit.
-    pub took: Duration,
 }
 
 impl SlurmJobCgroup {
@@ -56,17 +43,6 @@ impl SlurmJobCgroup {
     /// A handle on the job's memory limit alone, for a thread that lowers it.
     pub fn memory_limit(&self) -> MemoryLimit {
         self.cgroup.memory_limit()
-    }
-
-    /// Lowers the job's memory limit to `mb`: the kernel swaps out what is
-    /// above it (waiting up to `patience` while reclaim stalls).
-    pub fn limit_to(&self, mb: u64, patience: Duration) -> Result<LimitLowered, CgroupError> {
-        let before = self.cgroup.memory()?.usage;
-        let start = Instant::now();
-        self.cgroup.set_memory_limit(Some(mb * MB), patience)?;
-        let took = start.elapsed();
-        let after = self.cgroup.memory()?.usage;
-        Ok(LimitLowered { before_mb: before / MB, after_mb: after / MB, took })
     }
 
     /// Lifts the limit pliant set. Under `CR_Core` Slurm's own limit on the

@@ -276,6 +276,8 @@ fn look(task: TaskRef, held: &mut Held, out: &mut Vec<AgentReport>) -> Result<()
     let Some(cgroup) = &held.cgroup else { return Ok(()) };
     if let Some(restoring) = &mut held.restoring {
         if restoring.done(cgroup.memory()?.swap, Instant::now()) {
+            let took = restoring.started.elapsed().as_millis();
+            eprintln!("pliant agent: job {}: its memory is back ({took} ms after its limit was lifted)", slurm_id(task));
             held.restoring = None;
             out.push(AgentReport::Resumed { task });
         }

@@ -227,3 +227,80 @@ pub fn respond(link: &Mutex<NodeLink>, request: &Request) -> Response {
         _ => Response::error(404, &format!("no such endpoint: {} {path} (a Slurm controller serves its agents only)", request.method)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pliant_core::model::{JobId, TaskRef};
+    use pliant_core::Resources;
+    use serde_json::{json, Value};
+
+    fn post(link: &Mutex<NodeLink>, url: &str, bearer: &str, body: Value) -> (u16, Value) {
+        let request = Request {
+            method: "POST".into(),
+            url: url.into(),
+            bearer: Some(bearer.into()),
+            body: body.to_string().into_bytes(),
+        };
+        let r = respond(link, &request);
+        (r.status, serde_json::from_slice(&r.body).unwrap())
+    }
+
+    fn registration(name: &str) -> Value {
+        json!({ "name": name, "capacity": Resources::ZERO, "mechanisms": [], "notes": [] })
+    }
+
+    fn beat(reports: Vec<AgentReport>, first_report: u64, acked: Option<u64>) -> Value {
+        serde_json::to_value(Heartbeat { reports, first_report, acked }).unwrap()
+    }
+
+    /// A node joins with the join token and acts with the credential it was
+    /// issued alone; its reports are taken once; its orders count as carried
+    /// out once acknowledged; a controller opened anew on the same state
+    /// still knows its credential and names its jobs again.
+    #[test]
+    fn agents_join_report_once_acknowledge_and_outlive_a_controller_restart() {
+        let dir = pliant_live::scratch::ScratchDir::new("pliant-slurm-link").unwrap();
+        let join = Token::random().unwrap();
+        let names = vec!["n1".to_string(), "n2".to_string()];
+        let link = Mutex::new(NodeLink::open(dir.path(), names.clone(), join.clone()).unwrap());
+        assert!(!link.lock().unwrap().present(0), "no agent yet: the controller waits for one");
+        assert_eq!(post(&link, "/agents/register", "not-the-join-token", registration("n1")).0, 403);
+        assert_eq!(post(&link, "/agents/register", join.as_str(), registration("elsewhere")).0, 404);
+        let (status, answer) = post(&link, "/agents/register", join.as_str(), registration("n1"));
+        assert_eq!(status, 200, "{answer}");
+        let credential = answer["credential"].as_str().unwrap().to_string();
+        assert!(link.lock().unwrap().present(0) && !link.lock().unwrap().present(1));
+        assert_eq!(link.lock().unwrap().take_to_adopt(), vec![0]);
+        // Only n1's credential acts as n1.
+        assert_eq!(post(&link, "/agents/0/heartbeat", join.as_str(), beat(vec![], 0, None)).0, 403);
+        assert_eq!(post(&link, "/agents/1/heartbeat", &credential, beat(vec![], 0, None)).0, 403);
+        let task = TaskRef { job: JobId(7), task: 0 };
+        let resume = AgentOp::Resume { task, limits: Resources::new(1000, 700) };
+        link.lock().unwrap().push(0, resume.clone());
+        let reclaimed = AgentReport::Reclaimed { task, mem_mb: 100, freed_mb: 90, took_ms: 5 };
+        let (status, orders) = post(&link, "/agents/0/heartbeat", &credential, beat(vec![reclaimed.clone()], 50, None));
+        assert_eq!(status, 200);
+        let batch = orders["batch"].as_u64().unwrap();
+        assert_eq!(orders["ops"].as_array().unwrap().len(), 1);
+        assert!(link.lock().unwrap().take_carried_out().is_empty(), "not acknowledged yet");
+        // The answer was lost: the report comes again, with one more; the
+        // batch is not acknowledged and goes again.
+        let resumed = AgentReport::Resumed { task };
+        let (_, again) =
+            post(&link, "/agents/0/heartbeat", &credential, beat(vec![reclaimed.clone(), resumed.clone()], 50, None));
+        assert_eq!(again["ops"].as_array().unwrap().len(), 1);
+        let again_batch = again["batch"].as_u64().unwrap();
+        assert_ne!(again_batch, batch);
+        assert_eq!(link.lock().unwrap().take_reports(), vec![(0, reclaimed), (0, resumed)]);
+        post(&link, "/agents/0/heartbeat", &credential, beat(vec![], 52, Some(again_batch)));
+        assert_eq!(link.lock().unwrap().take_carried_out(), vec![(0, resume)]);
+        // A new controller: the credential still acts as n1, and n1's jobs are named again.
+        drop(link);
+        let link = Mutex::new(NodeLink::open(dir.path(), names, join).unwrap());
+        assert!(link.lock().unwrap().take_to_adopt().is_empty(), "not before its agent is heard");
+        assert_eq!(post(&link, "/agents/0/heartbeat", &credential, beat(vec![], 52, Some(again_batch))).0, 200);
+        assert_eq!(link.lock().unwrap().take_to_adopt(), vec![0]);
+        assert!(link.lock().unwrap().take_carried_out().is_empty(), "an old batch's acknowledgement is no new one's");
+    }
+}
