@@ -148,7 +148,12 @@ impl SlurmNode {
                         resume(task, held, out)
                     }
                     Expected::Frozen(limits) | Expected::Shrunk(limits) => {
-                        // What is owed was above the limit the job holds now.
+                        // Counted afresh: what is owed (above the limit the job
+                        // holds now) is what the controller has not heard of,
+                        // whatever an earlier controller was told.
+                        if let Some(mut earlier) = held.reclaim.take() {
+                            earlier.write.wait();
+                        }
                         held.limit_mb = limits.mem_mb + owed_mb;
                         let graceful = matches!(expect, Expected::Shrunk(_));
                         lower(task, held, limits.mem_mb, graceful, out)
@@ -277,7 +282,10 @@ fn look(task: TaskRef, held: &mut Held, out: &mut Vec<AgentReport>) -> Result<()
     if let Some(restoring) = &mut held.restoring {
         if restoring.done(cgroup.memory()?.swap, Instant::now()) {
             let took = restoring.started.elapsed().as_millis();
-            eprintln!("pliant agent: job {}: its memory is back ({took} ms after its limit was lifted)", slurm_id(task));
+            eprintln!(
+                "pliant agent: job {}: its memory is back ({took} ms after its limit was lifted)",
+                slurm_id(task)
+            );
             held.restoring = None;
             out.push(AgentReport::Resumed { task });
         }

@@ -107,7 +107,10 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
                     if let Some(issued) = &answer.credential {
                         let issued = Token::parse(issued, "the node credential the controller issued")?;
                         node_dir.set_credential(&issued)?;
-                        log(&format!("joined: node credential kept in {}", node_dir.path().join("credential").display()));
+                        log(&format!(
+                            "joined: node credential kept in {}",
+                            node_dir.path().join("credential").display()
+                        ));
                         as_node.set_token(Some(issued.clone()));
                         credential = Some(issued);
                     } else if joining {
@@ -124,7 +127,11 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
                         credential_refused = true;
                         log("the controller does not take this node's credential: joining with the join token next");
                     }
-                    refused(format!("registration refused: {message} (HTTP {status})"), &mut pause, &mut refused_since)?;
+                    refused(
+                        format!("registration refused: {message} (HTTP {status})"),
+                        &mut pause,
+                        &mut refused_since,
+                    )?;
                 }
                 Err(e) => {
                     pause = (pause * 2).min(MAX_BACKOFF);
@@ -158,7 +165,11 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
             Err(ClientError::Refused { status, message }) if matches!(status, 401 | 403 | 404 | 409) => {
                 // Registered again, this agent has its jobs named again.
                 node = None;
-                refused(format!("heartbeat refused: {message} (HTTP {status}): registering again"), &mut pause, &mut refused_since)?;
+                refused(
+                    format!("heartbeat refused: {message} (HTTP {status}): registering again"),
+                    &mut pause,
+                    &mut refused_since,
+                )?;
             }
             // Reports are kept and go with the next heartbeat that gets through.
             Err(e) => {

@@ -768,7 +768,8 @@ impl Controller {
                 }
                 let at = self.now() as f64 / 1e6;
                 eprintln!("pliant slurm: job {slurm_id} placed on {} at {at:.3} s", node_name(node));
-                if let Some(op) = adoption(&t) {
+                // Named as running: a restored job reads nothing back from swap.
+                if let Some(op) = adoption(&Tracked { phase: Phase::Running, ..t.clone() }) {
                     self.order(node, op);
                 }
                 if restore {
@@ -781,7 +782,10 @@ impl Controller {
                     return false;
                 }
                 let limits = Resources::new(0, footprint_mb);
-                self.order(node, AgentOp::Preempt { task: channel_task(slurm_id), mechanism: NodeMechanism::Immediate, limits });
+                self.order(
+                    node,
+                    AgentOp::Preempt { task: channel_task(slurm_id), mechanism: NodeMechanism::Immediate, limits },
+                );
             }
             Effect::Freeze { slurm_id } => {
                 if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
@@ -791,7 +795,10 @@ impl Controller {
             Effect::Shrink { slurm_id, mem_mb } => {
                 let Some(node) = self.agent_of(&t) else { return false };
                 let limits = Resources::new(t.limits.cpu_milli, mem_mb);
-                self.order(node, AgentOp::Preempt { task: channel_task(slurm_id), mechanism: NodeMechanism::Graceful, limits });
+                self.order(
+                    node,
+                    AgentOp::Preempt { task: channel_task(slurm_id), mechanism: NodeMechanism::Graceful, limits },
+                );
             }
             Effect::Resume { slurm_id } => {
                 // Memory first, so that the job does not thrash against the
@@ -825,11 +832,12 @@ impl Controller {
     fn agent_of(&mut self, t: &Tracked) -> Option<u32> {
         let node = t.node?;
         let link = self.link.as_ref()?;
-        if link.lock().unwrap_or_else(|e| e.into_inner()).present(node as usize) {
+        let link = link.lock().unwrap_or_else(|e| e.into_inner());
+        if link.present(node as usize) {
             self.agentless.remove(&node);
             return Some(node);
         }
-        if self.agentless.insert(node) {
+        if link.missing(node as usize) && self.agentless.insert(node) {
             eprintln!(
                 "pliant slurm: warning: node {} has no agent (`pliant agent --slurm` there): job {}'s memory is \
                  reclaimed or given back once one registers",

@@ -14,8 +14,8 @@
 //! replays it and then squares it with what Slurm shows.
 #![warn(missing_docs)]
 
-pub mod controller;
 pub mod agent;
+pub mod controller;
 pub mod journal;
 pub mod link;
 pub mod options;

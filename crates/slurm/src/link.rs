@@ -54,6 +54,7 @@ pub struct NodeLink {
     delivery: Delivery,
     reports: Vec<(usize, AgentReport)>,
     carried_out: Vec<(usize, AgentOp)>,
+    opened: Instant,
 }
 
 impl NodeLink {
@@ -81,12 +82,19 @@ impl NodeLink {
             credentials_file,
             reports: Vec::new(),
             carried_out: Vec::new(),
+            opened: Instant::now(),
         })
     }
 
     /// True when `node`'s agent was heard within [`AGENT_TIMEOUT`].
     pub fn present(&self, node: usize) -> bool {
         self.nodes[node].last_heard.is_some_and(|t| t.elapsed() < AGENT_TIMEOUT)
+    }
+
+    /// True when `node` has no agent and has had time to be heard from
+    /// ([`AGENT_TIMEOUT`] since the controller started): worth saying.
+    pub fn missing(&self, node: usize) -> bool {
+        !self.present(node) && self.opened.elapsed() >= AGENT_TIMEOUT
     }
 
     /// Queues an order for `node`'s agent.
@@ -140,9 +148,10 @@ impl NodeLink {
             Some(b) => Joiner::Credential(b),
             None => return unauthorised("a node's agent registers with the join token (STATE_DIR/join-token)"),
         };
-        let record = match std::str::from_utf8(&request.body).map_err(|e| e.to_string()).and_then(|body| {
-            registered_node(body).map_err(|_| "malformed registration".to_string())
-        }) {
+        let record = match std::str::from_utf8(&request.body)
+            .map_err(|e| e.to_string())
+            .and_then(|body| registered_node(body).map_err(|_| "malformed registration".to_string()))
+        {
             Ok(r) => r,
             Err(e) => return Response::error(400, &e),
         };
@@ -182,8 +191,7 @@ impl NodeLink {
                 &format!("only node {node}'s agent, with the node credential it was issued, may act as node {node}"),
             );
         };
-        let beat: Heartbeat = match std::str::from_utf8(&request.body).ok().and_then(|b| serde_json::from_str(b).ok())
-        {
+        let beat: Heartbeat = match std::str::from_utf8(&request.body).ok().and_then(|b| serde_json::from_str(b).ok()) {
             Some(beat) => beat,
             None => return Response::error(400, "malformed heartbeat"),
         };
@@ -224,7 +232,10 @@ pub fn respond(link: &Mutex<NodeLink>, request: &Request) -> Response {
     match (request.method.as_str(), parts.as_slice()) {
         ("POST", ["agents", "register"]) => link.register(request),
         ("POST", ["agents", node, "heartbeat"]) => link.heartbeat(node, request),
-        _ => Response::error(404, &format!("no such endpoint: {} {path} (a Slurm controller serves its agents only)", request.method)),
+        _ => Response::error(
+            404,
+            &format!("no such endpoint: {} {path} (a Slurm controller serves its agents only)", request.method),
+        ),
     }
 }
 
