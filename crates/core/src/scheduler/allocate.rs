@@ -31,8 +31,11 @@ impl Scheduler {
             };
             return pass.allocate(view, now, &mut start);
         }
-        // The most under-served queue first: lowest used / guaranteed dominant share.
-        let mut order: Vec<usize> = (0..self.view.queues.len()).collect();
+        // The most under-served queue first: lowest used / guaranteed dominant
+        // share. The pass's lists are buffers kept between passes.
+        let mut order = std::mem::take(&mut self.pass_order);
+        order.clear();
+        order.extend(0..self.view.queues.len());
         let total = self.view.total;
         let served = |q: &super::state::QueueState| {
             let g = q.guaranteed.dominant_share(&total).max(f64::MIN_POSITIVE);
@@ -40,13 +43,21 @@ impl Scheduler {
         };
         let queues = &self.view.queues;
         order.sort_by(|&a, &b| served(&queues[a]).total_cmp(&served(&queues[b])).then(a.cmp(&b)));
-
         // Request sizes that found no node in this pass: bigger ones won't either.
-        let mut no_room: Vec<Resources> = Vec::new();
+        let mut no_room = std::mem::take(&mut self.pass_no_room);
+        no_room.clear();
+        self.allocate_queues(now, &order, &mut no_room, out);
+        self.pass_order = order;
+        self.pass_no_room = no_room;
+    }
+
+    /// Serves the queues in `order` (see `allocate`); `no_room` collects the
+    /// request sizes that found no node.
+    fn allocate_queues(&mut self, now: Micros, order: &[usize], no_room: &mut Vec<Resources>, out: &mut Vec<Action>) {
         // Classes held back by a task that found no room (FIFO: nothing overtakes it).
         let mut blocked = [false; 2];
         let class_index = |c: JobClass| c as usize;
-        for qi in order {
+        for &qi in order {
             // Walk the per-class waiting sets merged in service order.
             let mut cursor: [Option<ServiceKey>; 2] = [None, None];
             loop {

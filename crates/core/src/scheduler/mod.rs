@@ -74,6 +74,10 @@ pub struct Scheduler {
     /// The fair scheduler's node-by-node pass with YARN-ME's sizing, for
     /// `Fair` and `ShortestRemaining` order.
     node_pass: Option<NodePass>,
+    /// The allocation pass's queue order, a buffer kept between passes.
+    pass_order: Vec<usize>,
+    /// The allocation pass's request sizes that found no node, a buffer kept between passes.
+    pass_no_room: Vec<Resources>,
 }
 
 impl Scheduler {
@@ -142,6 +146,8 @@ impl Scheduler {
             policy,
             view,
             heartbeat: false,
+            pass_order: Vec::new(),
+            pass_no_room: Vec::new(),
         };
         s.share_capacity();
         Ok(s)
@@ -205,10 +211,12 @@ impl Scheduler {
             pass.job_ended(&mut self.view, job);
         }
         self.view.touch(job);
-        let j = &self.view.jobs[job];
+        let j = &mut self.view.jobs[job];
         let q = &mut self.view.queues[j.queue];
         q.active.remove(&j.key);
-        q.waiting[j.req.class as usize].remove(&j.key);
+        if std::mem::take(&mut j.waiting) {
+            q.waiting[j.req.class as usize].remove(&j.key);
+        }
     }
 
     /// A task stops holding resources: its sizing bookkeeping is undone;

@@ -147,6 +147,8 @@ pub(crate) struct JobState {
     pub running: u32,
     pub unfinished: u32,
     pub status: JobStatus,
+    /// It is in its queue's waiting set (`View::sync_waiting`).
+    pub waiting: bool,
     /// Memory its running tasks hold, MB (the fair scheduler's order).
     pub held_mb: u64,
     /// Estimated run time of its unfinished tasks, summed (shortest remaining job first).
@@ -209,6 +211,7 @@ impl JobState {
             running: 0,
             unfinished,
             status: JobStatus::Active,
+            waiting: false,
             held_mb: 0,
             work_left,
         };

@@ -233,16 +233,20 @@ impl View {
 
     /// Whether job `job` is in its queue's waiting set.
     pub(crate) fn is_waiting(&self, job: usize) -> bool {
-        self.jobs.get(job).is_some_and(|j| self.queues[j.queue].waiting[j.req.class as usize].contains(&j.key))
+        self.jobs.get(job).is_some_and(|j| j.waiting)
     }
 
     /// Keeps a job in its queue's waiting set exactly while it is active and
     /// has runnable pending tasks.
     pub(crate) fn sync_waiting(&mut self, job: usize) {
         self.touch(job);
-        let j = &self.jobs[job];
+        let j = &mut self.jobs[job];
+        let wait = j.status == JobStatus::Active && !j.pending.is_empty();
+        if wait == std::mem::replace(&mut j.waiting, wait) {
+            return;
+        }
         let waiting = &mut self.queues[j.queue].waiting[j.req.class as usize];
-        if j.status == JobStatus::Active && !j.pending.is_empty() {
+        if wait {
             waiting.insert(j.key);
         } else {
             waiting.remove(&j.key);
