@@ -777,10 +777,11 @@ impl Controller {
                 }
             }
             Effect::Suspend { slurm_id, footprint_mb } => {
-                let Some(node) = self.agent_of(&t) else { return false };
+                // Slurm's part first: without an agent the job is at least stopped.
                 if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
                     return false;
                 }
+                let Some(node) = self.agent_of(&t) else { return false };
                 let limits = Resources::new(0, footprint_mb);
                 self.order(
                     node,
