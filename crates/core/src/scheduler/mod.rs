@@ -5,6 +5,7 @@ mod allocate;
 mod locality;
 mod pending;
 mod state;
+mod tasks;
 pub(crate) mod view;
 
 use crate::action::{Action, MechanismKind};
@@ -74,8 +75,9 @@ pub struct Scheduler {
     /// The fair scheduler's node-by-node pass with YARN-ME's sizing, for
     /// `Fair` and `ShortestRemaining` order.
     node_pass: Option<NodePass>,
-    /// The allocation pass's queue order, a buffer kept between passes.
-    pass_order: Vec<usize>,
+    /// The allocation pass's queues in order with how served each is, a
+    /// buffer kept between passes.
+    pass_order: Vec<(f64, usize)>,
     /// The allocation pass's request sizes that found no node, a buffer kept between passes.
     pass_no_room: Vec<Resources>,
 }
@@ -243,7 +245,9 @@ impl Scheduler {
         job.running -= 1;
         job.unfinished -= 1;
         job.phases[phase as usize].unfinished -= 1;
-        job.phases[phase as usize].ran_on.push(node);
+        if job.phases[phase as usize].feeds_local {
+            job.phases[phase as usize].ran_on.push(node);
+        }
         let phase_done = job.phases[phase as usize].unfinished == 0;
         if phase_done {
             job.finish_phase(phase);
@@ -403,7 +407,11 @@ impl Scheduler {
         let queue = job.queue;
         let mut freed = Vec::new();
         let mut owed = Vec::new();
-        for (i, t) in job.tasks.iter_mut().enumerate().filter(|(_, t)| !t.state.is_terminal()) {
+        for i in 0..job.tasks.len() {
+            if job.tasks.state(i).is_terminal() {
+                continue;
+            }
+            let t = &mut job.tasks[i];
             if t.state.holds_resources() {
                 freed.push((t.node, t.allocated));
                 owed.push(TaskRef { job: id, task: i as u32 });

@@ -271,22 +271,38 @@ impl View {
 
     /// Whether `task` is among the preempted awaiting resumption.
     pub(crate) fn is_preempted(&self, task: TaskRef) -> bool {
-        self.preempted.contains(&(self.jobs[task.job.0 as usize].key, task.task))
+        let job = &self.jobs[task.job.0 as usize];
+        job.tasks.get(task.task as usize).is_some_and(|t| t.preempted)
     }
 
     /// Puts `task` among the preempted (it gave something up).
     pub(crate) fn add_preempted(&mut self, task: TaskRef) {
-        self.preempted.insert((self.jobs[task.job.0 as usize].key, task.task));
+        let key = self.jobs[task.job.0 as usize].key;
+        self.task_mut(task).preempted = true;
+        self.preempted.insert((key, task.task));
     }
 
     /// Takes `task` off the preempted.
     pub(crate) fn remove_preempted(&mut self, task: TaskRef) {
-        self.preempted.remove(&(self.jobs[task.job.0 as usize].key, task.task));
+        let job = &mut self.jobs[task.job.0 as usize];
+        let i = task.task as usize;
+        if job.tasks.get(i).is_some_and(|t| t.preempted) {
+            job.tasks[i].preempted = false;
+            self.preempted.remove(&(job.key, task.task));
+        }
     }
 
     /// The preempted tasks in service order.
     pub(crate) fn preempted(&self) -> Vec<TaskRef> {
-        self.preempted.iter().map(|&(key, task)| TaskRef { job: crate::model::JobId(key.2), task }).collect()
+        let mut tasks = Vec::new();
+        self.preempted_into(&mut tasks);
+        tasks
+    }
+
+    /// The preempted tasks in service order, into `into` (cleared first).
+    pub(crate) fn preempted_into(&self, into: &mut Vec<TaskRef>) {
+        into.clear();
+        into.extend(self.preempted.iter().map(|&(key, task)| TaskRef { job: crate::model::JobId(key.2), task }));
     }
 
     /// Adds to (or, negative, takes from) the memory being reclaimed.

@@ -116,7 +116,7 @@ impl Cost {
                     if budget.is_zero() {
                         return;
                     }
-                    let run_time = job.tasks[ti as usize].estimate.unwrap_or(0);
+                    let run_time = job.tasks.estimate(ti as usize).unwrap_or(0);
                     if let Some(i) = (0..n).find(|&i| req.fits_in(&avail[i])) {
                         avail[i] -= req;
                         continue;
@@ -273,10 +273,11 @@ impl Cost {
             // Per phase, the CPU its running tasks hold (they meet at its barrier).
             phase_cpu.clear();
             phase_cpu.resize(job.req.phases.len(), 0);
-            for t in job.tasks.iter().filter(|t| matches!(t.state, TaskState::Running | TaskState::Shrunk)) {
+            for (_, t) in job.tasks.changed().filter(|(_, t)| matches!(t.state, TaskState::Running | TaskState::Shrunk))
+            {
                 phase_cpu[t.phase as usize] += t.allocated.cpu_milli;
             }
-            for (i, t) in job.tasks.iter().enumerate() {
+            for (i, t) in job.tasks.changed() {
                 let running = t.state == TaskState::Running;
                 let shrunk = t.state == TaskState::Shrunk && t.reclaiming_mb == 0;
                 if !(running || shrunk) {
@@ -292,7 +293,7 @@ impl Cost {
                     has_image: t.image.is_some(),
                     siblings_cpu: if coupled { phase_cpu[t.phase as usize] - t.allocated.cpu_milli } else { 0 },
                 };
-                let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
+                let task = TaskRef { job: JobId(job.req.id.0), task: i };
                 let order = (Reverse(remaining), Reverse(job.req.id), Reverse(t.started), Reverse(task));
                 found.push((t.node.0 as usize, order, victim));
             }
