@@ -78,13 +78,6 @@ impl NodeVictims {
     }
 }
 
-/// Pending tasks of one job in a row with equal requests.
-struct Run {
-    level: PriorityLevel,
-    req: Resources,
-    tasks: u32,
-}
-
 /// Where a first-fit scan over the nodes may start, per request size seen in
 /// this pass: no node before the start fits a request that large. Room only
 /// shrinks during a pass, except on a node that just gave victims up, which
@@ -118,7 +111,21 @@ impl FirstFit {
 
 /// Preemption by priority level (checkpoint paper §3.1).
 #[derive(Debug, Clone)]
-pub(crate) struct Levels;
+pub(crate) struct Levels {
+    /// Jobs wait in priority order (`JobOrder::Priority`): in each waiting
+    /// set the free level's jobs come last, so a look for preemptors stops
+    /// at the first of them.
+    pub priority_order: bool,
+    /// A monitor run's lists, buffers kept between runs.
+    pub buffers: LevelsBuffers,
+}
+
+/// What [`Levels::plan`] works in, kept between monitor runs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LevelsBuffers {
+    keys: Vec<ServiceKey>,
+    avail: Vec<Resources>,
+}
 
 impl Planner for Levels {
     fn clone_box(&self) -> Box<dyn Planner> {
@@ -127,10 +134,12 @@ impl Planner for Levels {
 
     fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
         let mut takes = Vec::new();
-        let preemptors = preemptors(view);
-        let Some(top) = preemptors.iter().map(|r| r.level).max() else { return takes };
+        let LevelsBuffers { keys, avail } = &mut self.buffers;
+        let priority_order = self.priority_order;
+        let Some(top) = preemptor_jobs(view, priority_order, keys) else { return takes };
         let n = view.node_count();
-        let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i) + mechanism.freeing(i)).collect();
+        avail.clear();
+        avail.extend((0..n).map(|i| view.node_free(i) + mechanism.freeing(i)));
         let mut victims: Option<NodeVictims> = None;
         // First fit in free room, and in free room plus the victims below each level.
         let mut free_fit = FirstFit::default();
@@ -138,7 +147,13 @@ impl Planner for Levels {
         // Requests (with their level) that found no node even with victims: room only
         // shrinks during the pass, so no request as big at a level as low finds one.
         let mut hopeless: Vec<(PriorityLevel, Resources)> = Vec::new();
-        for Run { level, req, tasks } in preemptors {
+        // The preemptors' requests in service order, as runs of equal requests of one job.
+        let runs = keys.iter().flat_map(|key| {
+            let job = view.job(key.2 as usize);
+            let level = PriorityLevel::of(job.req.priority);
+            job.pending.runs().map(move |(req, tasks)| (level, req, tasks))
+        });
+        for (level, req, tasks) in runs {
             for _ in 0..tasks {
                 // A hopeless request ends its run: the rest are as big, at its level.
                 if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
@@ -150,8 +165,9 @@ impl Planner for Levels {
                     avail[i] -= req;
                     continue;
                 }
-                let victims =
-                    victims.get_or_insert_with(|| NodeVictims::new(n, find_victims(view, mechanism, now, top)));
+                let victims = victims.get_or_insert_with(|| {
+                    NodeVictims::new(n, find_victims(view, mechanism, now, top, priority_order))
+                });
                 let at_level = &mut victim_fit[level as usize];
                 let fit =
                     (at_level.start(req)..n).find(|&i| req.fits_in(&(avail[i] + victims.below[i][level as usize])));
@@ -176,42 +192,65 @@ impl Planner for Levels {
     }
 }
 
-/// The requests of pending tasks above the free level (only they can
-/// preempt), in service order, as runs of equal requests of one job.
-fn preemptors(view: &View) -> Vec<Run> {
-    let mut keys: Vec<ServiceKey> = view.queues().iter().flat_map(|q| q.waiting.iter().flatten().copied()).collect();
-    keys.sort_unstable();
-    let mut out: Vec<Run> = Vec::new();
-    for key in keys {
-        let job = view.job(key.2 as usize);
-        let level = PriorityLevel::of(job.req.priority);
-        if level == PriorityLevel::Free {
-            continue;
+/// The waiting jobs with pending tasks above the free level (only they can
+/// preempt), in service order, into `keys` (cleared first); returns the
+/// highest level among them, if any. `priority_order`: see [`Levels`].
+fn preemptor_jobs(view: &View, priority_order: bool, keys: &mut Vec<ServiceKey>) -> Option<PriorityLevel> {
+    keys.clear();
+    let mut top = None;
+    for set in view.queues().iter().flat_map(|q| q.waiting.iter()) {
+        for &key in set {
+            let job = view.job(key.2 as usize);
+            let level = PriorityLevel::of(job.req.priority);
+            if level == PriorityLevel::Free {
+                if priority_order {
+                    break;
+                }
+                continue;
+            }
+            if !job.pending.is_empty() {
+                keys.push(key);
+                top = top.max(Some(level));
+            }
         }
-        out.extend(job.pending.runs().map(|(req, tasks)| Run { level, req, tasks }));
     }
-    out
+    keys.sort_unstable();
+    top
 }
 
 /// Running tasks below `top` with their nodes. Victim order: lowest level
 /// first; then, when the mechanism estimates costs (adaptive checkpointing),
 /// the cheapest (§5.2.2: memory over the node's checkpoint bandwidth),
 /// otherwise the lowest priority; then the youngest (least work to lose).
-fn find_victims(view: &View, mechanism: &dyn Mechanism, now: Micros, top: PriorityLevel) -> Vec<(usize, Victim)> {
+/// The order they are found in does not matter (each node's are sorted);
+/// under `priority_order` (see [`Levels`]) the active jobs are walked from
+/// the lowest priority up, as far as the first at `top`.
+fn find_victims(
+    view: &View,
+    mechanism: &dyn Mechanism,
+    now: Micros,
+    top: PriorityLevel,
+    priority_order: bool,
+) -> Vec<(usize, Victim)> {
     let mut found = Vec::new();
-    for key in view.queues().iter().flat_map(|q| q.active.iter()) {
-        let job = view.job(key.2 as usize);
-        let level = PriorityLevel::of(job.req.priority);
-        if job.running == 0 || level >= top {
-            continue;
-        }
-        // `running` counts the tasks that hold resources: none lie past the last.
-        let holders = job.tasks.changed().filter(|(_, t)| t.state.holds_resources());
-        for (i, t) in holders.take(job.running as usize).filter(|(_, t)| t.state == TaskState::Running) {
-            let task = TaskRef { job: JobId(job.req.id.0), task: i };
-            let cost = mechanism.victim_cost(view, now, task).unwrap_or(job.req.priority as u64);
-            let order = (level, cost, Reverse(t.started), task);
-            found.push((t.node.0 as usize, Victim { order, resources: t.allocated }));
+    for queue in view.queues() {
+        for key in queue.active.iter().rev() {
+            let job = view.job(key.2 as usize);
+            let level = PriorityLevel::of(job.req.priority);
+            if level >= top && priority_order {
+                break;
+            }
+            if job.running == 0 || level >= top {
+                continue;
+            }
+            // `running` counts the tasks that hold resources: none lie past the last.
+            let holders = job.tasks.changed().filter(|(_, t)| t.state.holds_resources());
+            for (i, t) in holders.take(job.running as usize).filter(|(_, t)| t.state == TaskState::Running) {
+                let task = TaskRef { job: JobId(job.req.id.0), task: i };
+                let cost = mechanism.victim_cost(view, now, task).unwrap_or(job.req.priority as u64);
+                let order = (level, cost, Reverse(t.started), task);
+                found.push((t.node.0 as usize, Victim { order, resources: t.allocated }));
+            }
         }
     }
     found
