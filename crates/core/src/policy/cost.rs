@@ -226,17 +226,18 @@ fn transfer(mb: u64, per_gb: Micros) -> Micros {
 /// holds back the phase's slowest member (the part of its request `v` would
 /// have stopped, beyond the phase's largest so far).
 fn siblings_idle(v: &Victim, siblings: u64, part: u64) -> u64 {
-    let request = v.request.cpu_milli.max(1) as u128;
-    let own = v.request.cpu_milli.saturating_sub(v.held.cpu_milli) as u128;
-    let slowest = v.phase_stopped_ppm as u128;
-    let raise = if slowest * request <= own * 1_000_000 {
+    // 64-bit: millicores times millionths stay far below 2^64 (the monitor
+    // asks often).
+    let request = v.request.cpu_milli.max(1);
+    let own = v.request.cpu_milli.saturating_sub(v.held.cpu_milli);
+    let slowest = v.phase_stopped_ppm;
+    if slowest.saturating_mul(request) <= own.saturating_mul(1_000_000) {
         // It is the slowest already (or nothing is stopped): all it stops more.
-        siblings as u128 * part as u128 / request
+        siblings.saturating_mul(part) / request
     } else {
-        let after = ((own + part as u128) * 1_000_000 / request).min(1_000_000);
-        siblings as u128 * after.saturating_sub(slowest) / 1_000_000
-    };
-    raise as u64
+        let after = ((own + part).saturating_mul(1_000_000) / request).min(1_000_000);
+        siblings.saturating_mul(after.saturating_sub(slowest)) / 1_000_000
+    }
 }
 
 /// What the waiting work needs.
@@ -523,7 +524,8 @@ mod tests {
         let r = Rates::default();
         let fresh = Victim { siblings_cpu: 12_000, ..victim(4, 8, 100) };
         let behind = Victim { phase_stopped_ppm: 250_000, ..fresh };
-        let need = |cores| Need { left: Resources::cores_gb(cores, 0), waiting_cpu: 1000, run: 30 * SECOND, io_queue: 0 };
+        let need =
+            |cores| Need { left: Resources::cores_gb(cores, 0), waiting_cpu: 1000, run: 30 * SECOND, io_queue: 0 };
         let cost = |m, v: &Victim, cores| estimate(m, v, &need(cores), &r).unwrap().cost();
         assert_eq!(cost(MechanismKind::Graceful, &fresh, 1), 120 * SECOND);
         assert_eq!(cost(MechanismKind::Graceful, &behind, 1), 30 * SECOND);
