@@ -25,14 +25,19 @@ impl NodeIndex {
         NodeIndex { nodes: free.len(), leaves, tree }
     }
 
-    /// Records node `node`'s new free resources. The climb stops at the
-    /// first ancestor whose maximum does not change: those above keep theirs.
+    /// Records node `node`'s new free resources. Nothing moves when they are
+    /// unchanged; otherwise the climb stops at the first ancestor whose
+    /// maximum does not change: those above keep theirs.
     pub fn update(&mut self, node: usize, free: Resources) {
         let mut i = self.leaves + node;
+        if self.tree[i] == free {
+            return;
+        }
         self.tree[i] = free;
+        let mut max = free;
         while i > 1 {
+            max = max.max(&self.tree[i ^ 1]);
             i /= 2;
-            let max = self.tree[2 * i].max(&self.tree[2 * i + 1]);
             if self.tree[i] == max {
                 return;
             }
@@ -46,19 +51,35 @@ impl NodeIndex {
     }
 
     /// The lowest-numbered node at index `from` or later where `req` fits.
+    /// The subtrees right of `from` are visited left to right without
+    /// recursion: into one whose maximum covers `req`, past one whose does
+    /// not (a covering maximum may combine two nodes, so a descent can fail
+    /// and carry on to the right).
     pub fn first_fit(&self, req: Resources, from: usize) -> Option<usize> {
-        self.search(1, 0, self.leaves, req, from)
-    }
-
-    fn search(&self, i: usize, lo: usize, hi: usize, req: Resources, from: usize) -> Option<usize> {
-        if hi <= from || lo >= self.nodes || !req.fits_in(&self.tree[i]) {
+        if from >= self.nodes {
             return None;
         }
-        if hi - lo == 1 {
-            return Some(lo);
+        // The largest subtree whose leftmost leaf is `from`: climb while a left child.
+        let leaf = self.leaves + from;
+        let mut i = leaf >> leaf.trailing_zeros();
+        loop {
+            if req.fits_in(&self.tree[i]) {
+                if i >= self.leaves {
+                    let node = i - self.leaves;
+                    return (node < self.nodes).then_some(node);
+                }
+                i *= 2;
+            } else {
+                // The next subtree to the right: climb while a right child.
+                while i % 2 == 1 {
+                    i /= 2;
+                }
+                if i == 0 {
+                    return None;
+                }
+                i += 1;
+            }
         }
-        let mid = (lo + hi) / 2;
-        self.search(2 * i, lo, mid, req, from).or_else(|| self.search(2 * i + 1, mid, hi, req, from))
     }
 }
 
@@ -86,6 +107,8 @@ mod tests {
             let req = Resources::new(req.0, req.1);
             let scan = (from..nodes.len()).find(|&i| req.fits_in(&nodes[i]));
             prop_assert_eq!(index.first_fit(req, from), scan);
+            let max = nodes.iter().fold(Resources::ZERO, |acc, n| acc.max(n));
+            prop_assert_eq!(index.max_free(), max);
         }
     }
 }

@@ -74,6 +74,11 @@ pub struct Scheduler {
     /// The fair scheduler's node-by-node pass with YARN-ME's sizing, for
     /// `Fair` and `ShortestRemaining` order.
     node_pass: Option<NodePass>,
+    /// The allocation pass's queues in order with how served each is, a
+    /// buffer kept between passes.
+    pass_order: Vec<(f64, usize)>,
+    /// The allocation pass's request sizes that found no node, a buffer kept between passes.
+    pass_no_room: Vec<Resources>,
 }
 
 impl Scheduler {
@@ -142,6 +147,8 @@ impl Scheduler {
             policy,
             view,
             heartbeat: false,
+            pass_order: Vec::new(),
+            pass_no_room: Vec::new(),
         };
         s.share_capacity();
         Ok(s)
@@ -205,10 +212,12 @@ impl Scheduler {
             pass.job_ended(&mut self.view, job);
         }
         self.view.touch(job);
-        let j = &self.view.jobs[job];
+        let j = &mut self.view.jobs[job];
         let q = &mut self.view.queues[j.queue];
         q.active.remove(&j.key);
-        q.waiting[j.req.class as usize].remove(&j.key);
+        if std::mem::take(&mut j.waiting) {
+            q.waiting[j.req.class as usize].remove(&j.key);
+        }
     }
 
     /// A task stops holding resources: its sizing bookkeeping is undone;
@@ -235,7 +244,9 @@ impl Scheduler {
         job.running -= 1;
         job.unfinished -= 1;
         job.phases[phase as usize].unfinished -= 1;
-        job.phases[phase as usize].ran_on.push(node);
+        if job.phases[phase as usize].feeds_local {
+            job.phases[phase as usize].ran_on.push(node);
+        }
         let phase_done = job.phases[phase as usize].unfinished == 0;
         if phase_done {
             job.finish_phase(phase);

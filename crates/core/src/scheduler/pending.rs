@@ -58,6 +58,11 @@ impl PendingTasks {
         }
     }
 
+    /// Makes room for `more` tasks.
+    pub fn reserve(&mut self, more: usize) {
+        self.tasks.reserve(more);
+    }
+
     /// Drops every task.
     pub fn clear(&mut self) {
         self.tasks.clear();

@@ -69,6 +69,8 @@ pub(crate) struct TaskRuntime {
     pub reclaiming_mb: u64,
     /// What it has given up and is promised back on its node (while preempted).
     pub promise: Resources,
+    /// It is among the view's preempted tasks awaiting resumption.
+    pub preempted: bool,
     /// Footprint memory still booked while a suspended task is being reclaimed.
     pub footprint_mb: u64,
     /// Times its node was offered to it since it was preempted (delayed resumption).
@@ -121,8 +123,11 @@ pub(crate) struct PhaseRuntime {
     pub downstream: Vec<u32>,
     /// When its barrier cleared (its tasks became runnable).
     pub released: Micros,
-    /// Nodes its finished tasks ran on, one entry per task.
+    /// Nodes its finished tasks ran on, one entry per task, kept only when
+    /// a `local` phase reads them (`feeds_local`).
     pub ran_on: Vec<NodeId>,
+    /// A `local` phase depends on it.
+    pub feeds_local: bool,
 }
 
 /// How a job stands.
@@ -147,6 +152,8 @@ pub(crate) struct JobState {
     pub running: u32,
     pub unfinished: u32,
     pub status: JobStatus,
+    /// It is in its queue's waiting set (`View::sync_waiting`).
+    pub waiting: bool,
     /// Memory its running tasks hold, MB (the fair scheduler's order).
     pub held_mb: u64,
     /// Estimated run time of its unfinished tasks, summed (shortest remaining job first).
@@ -166,6 +173,7 @@ impl JobState {
                 downstream: Vec::new(),
                 released: req.submit,
                 ran_on: Vec::new(),
+                feeds_local: false,
             });
             for t in &p.tasks {
                 tasks.push(TaskRuntime {
@@ -182,6 +190,7 @@ impl JobState {
                     reclaiming_mb: 0,
                     footprint_mb: 0,
                     promise: Resources::ZERO,
+                    preempted: false,
                     offers: 0,
                     image: None,
                     io_op: None,
@@ -192,6 +201,7 @@ impl JobState {
         for (i, p) in req.phases.iter_mut().enumerate() {
             for &d in &p.deps {
                 phases[d as usize].downstream.push(i as u32);
+                phases[d as usize].feeds_local |= p.local;
             }
             // Each task's request and estimate are in `tasks` now: the
             // request's copies go (memory follows the live tasks).
@@ -209,6 +219,7 @@ impl JobState {
             running: 0,
             unfinished,
             status: JobStatus::Active,
+            waiting: false,
             held_mb: 0,
             work_left,
         };
@@ -222,7 +233,9 @@ impl JobState {
 
     /// Makes a phase's tasks runnable once its barrier is passed.
     pub fn release_phase(&mut self, phase: u32) {
-        for t in self.phases[phase as usize].tasks.clone() {
+        let tasks = self.phases[phase as usize].tasks.clone();
+        self.pending.reserve(tasks.len());
+        for t in tasks {
             self.pending.push_back(t, self.tasks[t as usize].request);
         }
         // An empty phase finishes at once and releases its downstream phases.

@@ -233,16 +233,20 @@ impl View {
 
     /// Whether job `job` is in its queue's waiting set.
     pub(crate) fn is_waiting(&self, job: usize) -> bool {
-        self.jobs.get(job).is_some_and(|j| self.queues[j.queue].waiting[j.req.class as usize].contains(&j.key))
+        self.jobs.get(job).is_some_and(|j| j.waiting)
     }
 
     /// Keeps a job in its queue's waiting set exactly while it is active and
     /// has runnable pending tasks.
     pub(crate) fn sync_waiting(&mut self, job: usize) {
         self.touch(job);
-        let j = &self.jobs[job];
+        let j = &mut self.jobs[job];
+        let wait = j.status == JobStatus::Active && !j.pending.is_empty();
+        if wait == std::mem::replace(&mut j.waiting, wait) {
+            return;
+        }
         let waiting = &mut self.queues[j.queue].waiting[j.req.class as usize];
-        if j.status == JobStatus::Active && !j.pending.is_empty() {
+        if wait {
             waiting.insert(j.key);
         } else {
             waiting.remove(&j.key);
@@ -267,22 +271,35 @@ impl View {
 
     /// Whether `task` is among the preempted awaiting resumption.
     pub(crate) fn is_preempted(&self, task: TaskRef) -> bool {
-        self.preempted.contains(&(self.jobs[task.job.0 as usize].key, task.task))
+        self.task(task).preempted
     }
 
     /// Puts `task` among the preempted (it gave something up).
     pub(crate) fn add_preempted(&mut self, task: TaskRef) {
-        self.preempted.insert((self.jobs[task.job.0 as usize].key, task.task));
+        let key = self.jobs[task.job.0 as usize].key;
+        self.task_mut(task).preempted = true;
+        self.preempted.insert((key, task.task));
     }
 
     /// Takes `task` off the preempted.
     pub(crate) fn remove_preempted(&mut self, task: TaskRef) {
-        self.preempted.remove(&(self.jobs[task.job.0 as usize].key, task.task));
+        let job = &mut self.jobs[task.job.0 as usize];
+        if std::mem::take(&mut job.tasks[task.task as usize].preempted) {
+            self.preempted.remove(&(job.key, task.task));
+        }
     }
 
     /// The preempted tasks in service order.
     pub(crate) fn preempted(&self) -> Vec<TaskRef> {
-        self.preempted.iter().map(|&(key, task)| TaskRef { job: crate::model::JobId(key.2), task }).collect()
+        let mut tasks = Vec::new();
+        self.preempted_into(&mut tasks);
+        tasks
+    }
+
+    /// The preempted tasks in service order, into `into` (cleared first).
+    pub(crate) fn preempted_into(&self, into: &mut Vec<TaskRef>) {
+        into.clear();
+        into.extend(self.preempted.iter().map(|&(key, task)| TaskRef { job: crate::model::JobId(key.2), task }));
     }
 
     /// Adds to (or, negative, takes from) the memory being reclaimed.

@@ -9,7 +9,6 @@ use crate::action::{Action, MechanismKind};
 use crate::model::{TaskRef, TaskState};
 use crate::scheduler::view::View;
 use crate::{CoreError, Micros, Resources};
-use std::collections::HashMap;
 
 /// Immediate (§3.2) or graceful (§3.3) preemption with delayed resumption (§4.3).
 #[derive(Debug, Clone)]
@@ -24,6 +23,48 @@ pub(crate) struct Container {
     pub delayed_resumption: u32,
     /// A gracefully preempted container may take back part of what it gave up.
     pub gradual_resumption: bool,
+    /// The heartbeat's buffers, kept between heartbeats.
+    pub offers: OfferBuffers,
+}
+
+/// What [`offer_resumptions`] works in, kept between heartbeats so that a
+/// heartbeat allocates nothing: the preempted tasks, and per node what they
+/// hold and what is held back for them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OfferBuffers {
+    candidates: Vec<TaskRef>,
+    preempted_hold: NodeSums,
+    held_back: NodeSums,
+}
+
+/// Resources summed per node (dense node ids); clearing it costs the nodes
+/// it touched, not every node.
+#[derive(Debug, Clone, Default)]
+struct NodeSums {
+    sums: Vec<Resources>,
+    touched: Vec<u32>,
+}
+
+impl NodeSums {
+    /// Node `node`'s sum, to read or add to (zero until added to).
+    fn at(&mut self, node: u32) -> &mut Resources {
+        let i = node as usize;
+        if self.sums.len() <= i {
+            self.sums.resize(i + 1, Resources::ZERO);
+        }
+        if self.sums[i].is_zero() {
+            self.touched.push(node);
+        }
+        &mut self.sums[i]
+    }
+
+    /// Every sum back to zero.
+    fn clear(&mut self) {
+        for &n in &self.touched {
+            self.sums[n as usize] = Resources::ZERO;
+        }
+        self.touched.clear();
+    }
 }
 
 impl Mechanism for Container {
@@ -49,7 +90,7 @@ impl Mechanism for Container {
 
     fn offer(&mut self, view: &mut View, out: &mut Vec<Action>) {
         let gradual = (self.gradual_resumption && self.graceful).then_some(self.gp_step);
-        offer_resumptions(view, self.delayed_resumption, gradual, out);
+        offer_resumptions(view, self.delayed_resumption, gradual, &mut self.offers, out);
     }
 }
 
@@ -63,23 +104,30 @@ impl Mechanism for Container {
 /// room an older one needs — unless the older one could not fit even once
 /// everything but the other preempted tasks there has left (then holding
 /// room for it would only deadlock them).
-pub(crate) fn offer_resumptions(view: &mut View, delayed: u32, gradual: Option<Resources>, out: &mut Vec<Action>) {
-    let candidates = view.preempted();
-    let mut preempted_hold: HashMap<u32, Resources> = HashMap::new();
-    for &task in &candidates {
+pub(crate) fn offer_resumptions(
+    view: &mut View,
+    delayed: u32,
+    gradual: Option<Resources>,
+    buffers: &mut OfferBuffers,
+    out: &mut Vec<Action>,
+) {
+    let OfferBuffers { candidates, preempted_hold, held_back } = buffers;
+    view.preempted_into(candidates);
+    preempted_hold.clear();
+    held_back.clear();
+    for &task in candidates.iter() {
         let t = view.task(task);
-        *preempted_hold.entry(t.node.0).or_default() += t.allocated;
+        *preempted_hold.at(t.node.0) += t.allocated;
     }
-    let mut held_back: HashMap<u32, Resources> = HashMap::new();
-    for task in candidates {
+    for &task in candidates.iter() {
         let t = view.task(task);
         if !matches!(t.state, TaskState::Suspended | TaskState::Shrunk) {
             continue;
         }
         let missing = t.request - t.allocated;
         let node = t.node;
-        let claimed = held_back.entry(node.0).or_default();
-        let others = preempted_hold[&node.0].saturating_sub(&t.allocated);
+        let others = preempted_hold.at(node.0).saturating_sub(&t.allocated);
+        let claimed = held_back.at(node.0);
         let attainable = view.node_capacity(node.0 as usize).saturating_sub(&others).saturating_sub(claimed);
         if !missing.fits_in(&attainable) {
             continue;

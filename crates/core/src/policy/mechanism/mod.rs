@@ -131,16 +131,19 @@ pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
         gp_step: spec.gp_step,
         delayed_resumption: spec.delayed_resumption,
         gradual_resumption: spec.gradual_resumption,
+        offers: Default::default(),
     };
     match spec.mechanism {
         MechanismSpec::Kill => Box::new(kill::Kill { max_attempts }),
         MechanismSpec::Immediate => Box::new(container(false)),
         MechanismSpec::Graceful => Box::new(container(true)),
-        MechanismSpec::Suspend => Box::new(suspend::Suspend { delayed_resumption: spec.delayed_resumption }),
+        MechanismSpec::Suspend => {
+            Box::new(suspend::Suspend { delayed_resumption: spec.delayed_resumption, offers: Default::default() })
+        }
         MechanismSpec::Cheapest => Box::new(cheapest::Cheapest {
             kill: kill::Kill { max_attempts },
             container: container(true),
-            suspend: suspend::Suspend { delayed_resumption: spec.delayed_resumption },
+            suspend: suspend::Suspend { delayed_resumption: spec.delayed_resumption, offers: Default::default() },
             checkpoint: spec.rates.checkpoint.map(|c| {
                 let spec = CheckpointSpec { tier: c.tier, adaptive: false, storage: c.storage };
                 checkpoint::Checkpoint::new(spec, max_attempts, nodes)

@@ -4,7 +4,7 @@
 //! back. It resumes on its own node once its CPU is free there, after delayed
 //! resumption D (BIG-C §4.3), as a container does.
 
-use super::container::offer_resumptions;
+use super::container::{offer_resumptions, OfferBuffers};
 use super::{Mechanism, Preempted, Take};
 use crate::action::{Action, MechanismKind};
 use crate::model::TaskState;
@@ -16,6 +16,8 @@ use crate::{Micros, Resources};
 pub(crate) struct Suspend {
     /// Offers of its node a frozen task waits for before resuming (D).
     pub delayed_resumption: u32,
+    /// The heartbeat's buffers, kept between heartbeats.
+    pub offers: OfferBuffers,
 }
 
 impl Mechanism for Suspend {
@@ -49,6 +51,6 @@ impl Mechanism for Suspend {
     }
 
     fn offer(&mut self, view: &mut View, out: &mut Vec<Action>) {
-        offer_resumptions(view, self.delayed_resumption, None, out);
+        offer_resumptions(view, self.delayed_resumption, None, &mut self.offers, out);
     }
 }
