@@ -111,9 +111,8 @@ below are made the same way):
      (not kept: it would change every preset's output) summed the cores a running executor held with no
      stage task while its stage's pool was empty, waiting for the stage's slowest executor. Long jobs,
      core-hours, means over seeds 1–3, pliant against fifo: `high-load` 13.8 / 1.5, `low-load` 11.8 /
-     1.7, `multi-load` 17.6 / 2.8, `google-like` 94.3 / 17.6 — more than pliant's waste (1.2–13.9) and
-     its stalled task time (0.1–1.5 task-h), and far less than the short jobs take from the long ones
-     during a burst (the sweep under each failed point).
+     1.7, `multi-load` 17.6 / 2.8, `google-like` 94.3 / 17.6: more than pliant's waste (1.2–13.9
+     core-h) and its stalled task time (0.1–1.5 task-h).
 6. **A phase held back already is held back only by the excess.** A stage ends with its slowest
    executor, so stopping a second executor of a phase by no more than its slowest member is stopped
    idles no sibling further; the model priced every stop as if the phase had none (docs/cost-model.md,
@@ -123,12 +122,12 @@ below are made the same way):
    already held back. Long p90: `low-load` and `google-like` −1.5 %, `multi-load` −3.2 % (now within
    1.25 × fifo's, by under 0.1 %), `high-load` +1.3 %; `mixed` −0.6 %; waste −9 % (`high-load`) to −46 %
    (`mixed`). The counter of item 5 did not fall (`high-load` 14.8, `low-load` 12.5, `multi-load` 17.8,
-   `google-like` 94.7 core-h): the barrier idle comes from single executors stopped while their
-   siblings run, which no choice among the victims of one node avoids. `two-job`, `reservation` and
+   `google-like` 94.7 core-h): it comes from executors stopped alone while their siblings run, not
+   from second stops in phases held back already. `two-job`, `reservation` and
    `google-day` are unchanged (no coupled phase held back). Tried and not kept: the victim's own cores
    counted beyond the slowest too (long p90 +1.2 % to +3.0 % against item 6 alone on the four BIG-C
-   scenarios); Algorithm 2's order replaced by the job with the least expected JCT (elapsed +
-   remaining) or by the youngest job first (long p90 −1.4 % to +3.5 %, no further point held, and
+   scenarios); Algorithm 2's order replaced (with item 6) by the job with the least expected JCT
+   (elapsed + remaining) or by the youngest job first (long p90 −1.4 % to +3.5 %, no further point held, and
    `google-like`'s short p95 went over its bound).
 
 What still fails, and why (the tables under each scenario):
