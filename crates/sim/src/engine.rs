@@ -5,12 +5,13 @@
 
 use crate::event_queue::{Event, EventQueue};
 use crate::execution::{Execution, JobExec, Usage};
+use crate::records::Records;
 use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
 use pliant_core::{Action, Driver, LiveTable, MechanismKind, Micros, Observation, Pass, Scheduler};
-use pliant_metrics::{JobRecord, RunRecord, Sample, SimCost};
+use pliant_metrics::{RunRecord, Sample, SimCost};
 use pliant_workload::{Cluster, Job, Workload};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -27,9 +28,9 @@ struct Run<'w, J: Iterator<Item = Cow<'w, Job>>> {
     exec: Execution,
     events: EventQueue,
     /// Per workload job, in submission order.
-    records: Vec<JobRecord>,
+    records: Records,
     /// The workload job behind each core job (a resubmission shares its origin's).
-    origin: Vec<usize>,
+    origin: Vec<u32>,
     preemptions: BTreeMap<String, u64>,
     /// The execution model's reports being told to the core (a buffer kept
     /// between events, so that telling them allocates nothing).
@@ -69,13 +70,19 @@ pub fn simulate(workload: &Workload, policy: Policy, opts: &SimOptions) -> Resul
 /// submission times (`jobs` in submission order): the run holds only the
 /// jobs that have arrived and not yet ended, so a workload made as it is
 /// taken (`pliant_workload::scenarios::stream`) is never held whole.
-/// Slowdown (`opts.slowdown`) is not measured: it runs every job again, alone.
+/// Slowdown (`opts.slowdown`) is refused: it runs every job again, alone,
+/// so it needs the whole workload ([`simulate`]).
 pub fn simulate_stream(
     cluster: &Cluster,
     jobs: impl Iterator<Item = Job>,
     policy: Policy,
     opts: &SimOptions,
 ) -> Result<RunRecord, SimError> {
+    if opts.slowdown {
+        return Err(SimError::Refused(
+            "slowdown runs every job again alone, which needs the whole workload: simulate it, do not stream it",
+        ));
+    }
     Ok(run(cluster, jobs.map(Cow::Owned), policy, opts, None)?.0)
 }
 
@@ -142,7 +149,7 @@ fn run<'w>(
         },
         driver: Driver::new(core),
         events: EventQueue::default(),
-        records: Vec::new(),
+        records: Records::default(),
         origin: Vec::new(),
         preemptions: BTreeMap::new(),
         telling: Vec::new(),
@@ -188,7 +195,7 @@ fn run<'w>(
         cluster_cores: run.total_cpu / 1000.0,
         makespan: now,
         cost: SimCost { events: run.processed, wall_seconds: started.elapsed().as_secs_f64() },
-        jobs: run.records,
+        jobs: run.records.into_records(),
         decisions: run.decisions.unwrap_or_default(),
         choices: run.choices,
     };
@@ -273,17 +280,13 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 let job_done = self.exec.finish(now, job, task, &mut self.events);
                 self.driver.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
                 if job_done {
-                    let index = self.origin[job as usize];
-                    let rec = &mut self.records[index];
+                    let index = self.origin[job as usize] as usize;
+                    let rec = self.records.get_mut(index);
                     rec.stalled += self.exec.jobs[job as usize].stalled;
                     self.exec.release(job);
                     self.live.remove(index);
                     // A resubmission's end is its owner's; the first attempt's is the job's.
-                    if rec.failed {
-                        rec.retry_end = Some(now);
-                    } else {
-                        rec.end = Some(now);
-                    }
+                    rec.end(now);
                     self.job_ended(true);
                 }
             }
@@ -371,21 +374,10 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
     /// Job `job` arrives: it is kept while its owner waits for it, its
     /// record begun. Returns its workload index.
     fn arrive(&mut self, job: Cow<'w, Job>) -> usize {
-        self.records.push(JobRecord {
-            name: job.name.clone(),
-            class: job.class,
-            priority: job.priority,
-            submit: job.submit,
-            first_start: None,
-            end: None,
-            failed: false,
-            tasks: job.tasks().count() as u32,
-            preemptions: 0,
-            stalled: 0,
-            retry_end: None,
-            alone: None,
-        });
-        self.live.push(job)
+        let index = self.records.arrive(&job);
+        let id = self.live.push(job);
+        debug_assert_eq!(index, id, "records and live jobs are both by arrival");
+        id
     }
 
     /// Submits workload job `index` at `now` as the next core job (dense ids
@@ -393,8 +385,8 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
     fn submit(&mut self, index: usize, now: Micros) -> JobRequest {
         let job = &self.live[index];
         let id = JobId(self.exec.jobs.len() as u32);
-        self.exec.jobs.push(JobExec::new(job, &self.exec.model));
-        self.origin.push(index);
+        self.exec.jobs.push(JobExec::waiting(job));
+        self.origin.push(index as u32);
         JobRequest { submit: now, ..job.request(id) }
     }
 
@@ -408,7 +400,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
 
     fn count_preemption(&mut self, job: JobId, mechanism: MechanismKind) {
         *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
-        self.records[self.origin[job.0 as usize]].preemptions += 1;
+        self.records.get_mut(self.origin[job.0 as usize] as usize).preemptions += 1;
     }
 
     fn apply(&mut self, now: Micros, action: Action) {
@@ -418,8 +410,12 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
         }
         match action {
             Action::Launch { task, node, resources } => {
-                let rec = &mut self.records[self.origin[task.job.0 as usize]];
-                rec.first_start.get_or_insert(now);
+                let index = self.origin[task.job.0 as usize] as usize;
+                self.records.get_mut(index).started(now);
+                let job = &mut self.exec.jobs[task.job.0 as usize];
+                if !job.started() {
+                    job.start(&self.live[index], &self.exec.model);
+                }
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
             Action::Kill { task } => {
@@ -457,9 +453,10 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             }
             Action::FailJob { job } => {
                 self.exec.fail(now, job.0, &mut self.events);
-                let index = self.origin[job.0 as usize];
-                self.records[index].failed = true;
-                self.records[index].stalled += self.exec.jobs[job.0 as usize].stalled;
+                let index = self.origin[job.0 as usize] as usize;
+                let rec = self.records.get_mut(index);
+                rec.fail();
+                rec.stalled += self.exec.jobs[job.0 as usize].stalled;
                 let resubmit = self.exec.model.resubmit_failed;
                 self.job_ended(!resubmit);
                 if !resubmit {

@@ -126,15 +126,29 @@ pub(crate) struct JobExec {
     pub tasks: Vec<TaskExec>,
     pub phases: Vec<PhaseExec>,
     pub unfinished: u32,
-    /// The true memory elasticity of its tasks, if any.
-    pub elastic: Option<pliant_workload::JobElasticity>,
+    /// The true memory elasticity of its tasks, if any (boxed: most jobs
+    /// have none, and every live job has this record).
+    pub elastic: Option<Box<pliant_workload::JobElasticity>>,
     /// Task-time its tasks have spent preempted without progress, µs.
     pub stalled: Micros,
 }
 
 impl JobExec {
-    pub fn new(job: &Job, model: &ExecModel) -> Self {
-        let mut tasks = Vec::with_capacity(job.phases.iter().map(|p| p.tasks.len()).sum());
+    /// A job that has arrived: its tasks' state is made at its first launch
+    /// ([`JobExec::start`]), so a job that only waits holds none.
+    pub fn waiting(job: &Job) -> Self {
+        let unfinished = job.tasks().count() as u32;
+        JobExec { tasks: Vec::new(), phases: Vec::new(), unfinished, elastic: job.elastic.map(Box::new), stalled: 0 }
+    }
+
+    /// Whether its tasks' state has been made (a task of it was launched).
+    pub fn started(&self) -> bool {
+        !self.phases.is_empty()
+    }
+
+    /// Makes its tasks' state from `job`, the job it was made from, before its first launch.
+    pub fn start(&mut self, job: &Job, model: &ExecModel) {
+        let mut tasks = Vec::with_capacity(self.unfinished as usize);
         let mut phases = Vec::with_capacity(job.phases.len());
         for (pi, p) in job.phases.iter().enumerate() {
             let start = tasks.len() as u32;
@@ -182,8 +196,8 @@ impl JobExec {
                 feeds_local: job.phases.iter().any(|q| q.local && q.deps.contains(&(pi as u32))),
             });
         }
-        let unfinished = tasks.len() as u32;
-        JobExec { tasks, phases, unfinished, elastic: job.elastic, stalled: 0 }
+        self.tasks = tasks;
+        self.phases = phases;
     }
 }
 
@@ -435,7 +449,7 @@ impl Execution {
         t.slowdown = 1.0;
         t.spill_per_us = 0.0;
         t.disk_cap = f64::INFINITY;
-        if let Some(e) = self.jobs[job as usize].elastic {
+        if let Some(e) = self.jobs[job as usize].elastic.as_deref().copied() {
             let t = self.task(job, task);
             let ideal_mb = (t.requested.mem_mb as f64 * e.true_ideal_scale).round() as u64;
             let runtime = e.truth.runtime(t.duration, ideal_mb, held.mem_mb);

@@ -16,6 +16,7 @@ mod event_queue;
 mod execution;
 mod locality;
 mod pool;
+mod records;
 
 pub use engine::{simulate, simulate_counting, simulate_stream};
 
@@ -122,6 +123,9 @@ pub enum SimError {
     /// The core refused an observation (a bug in the body or the core).
     #[error("core error: {0}")]
     Core(#[from] CoreError),
+    /// The run was asked for something it cannot do (the option says what).
+    #[error("{0}")]
+    Refused(&'static str),
     /// Jobs remain but nothing can move any more: nothing runs and nothing
     /// arrives (for example long jobs under `reserve` with every node
     /// reserved), or for an hour of simulated time no task progressed and the

@@ -228,6 +228,24 @@ fn runs_are_deterministic() {
     }
 }
 
+/// A workload streamed job by job gives the record the whole workload does;
+/// slowdown, which reruns every job alone, is refused on a stream rather
+/// than left out.
+#[test]
+fn a_streamed_run_is_the_whole_runs_and_refuses_slowdown() {
+    let w = pliant_workload::scenarios::build("mixed", 2, 0.3, pliant_workload::scenarios::LongJobs::Spark).unwrap();
+    for p in ["fifo", "kill", "gp", "checkpoint-ssd", "pliant"] {
+        let policy = preset(p, &Params::default()).unwrap();
+        let streamed =
+            pliant_sim::simulate_stream(&w.cluster, w.jobs.clone().into_iter(), policy, &SimOptions::default());
+        assert_eq!(strip_wall(streamed.unwrap()), strip_wall(run(&w, p)), "{p}");
+    }
+    let slowdown = SimOptions { slowdown: true, ..SimOptions::default() };
+    let policy = preset("fifo", &Params::default()).unwrap();
+    let refused = pliant_sim::simulate_stream(&w.cluster, w.jobs.into_iter(), policy, &slowdown).unwrap_err();
+    assert!(refused.to_string().contains("slowdown"), "{refused}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
     /// Conservation: the CPU time integrated over the run equals the work of every

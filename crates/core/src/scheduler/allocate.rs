@@ -86,7 +86,7 @@ impl Scheduler {
                 }
                 let class = self.view.jobs[id].req.class;
                 while let Some(ti) = self.view.jobs[id].pending.front() {
-                    let req = self.view.jobs[id].tasks[ti as usize].request;
+                    let req = self.view.jobs[id].tasks.request(ti as usize);
                     let node = match self.slot_for(now, id, ti, req) {
                         SlotChoice::Take(node) => Some(node),
                         SlotChoice::Wait => break,
@@ -140,7 +140,7 @@ fn launch(
     size: Resources,
     out: &mut Vec<Action>,
 ) {
-    if let Some(image) = view.job(job).tasks[task as usize].image {
+    if let Some(image) = view.job(job).tasks.get(task as usize).and_then(|t| t.image) {
         return mechanism.restore(view, now, job, task, image, node, out);
     }
     let j = view.job_mut(job);

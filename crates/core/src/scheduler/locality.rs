@@ -26,7 +26,7 @@ impl Scheduler {
     /// read their output, on the nodes those ran on.
     fn preferred_nodes(&self, job: usize, task: u32) -> Option<Vec<NodeId>> {
         let j = &self.view.jobs[job];
-        let phase = j.tasks[task as usize].phase as usize;
+        let phase = j.tasks.phase(task as usize) as usize;
         let req = &j.req.phases[phase];
         if !req.local {
             return None;
@@ -52,7 +52,7 @@ impl Scheduler {
             return SlotChoice::Take(node);
         }
         let j = &self.view.jobs[job];
-        let until = j.phases[j.tasks[task as usize].phase as usize].released + self.policy.locality_wait;
+        let until = j.phases[j.tasks.phase(task as usize) as usize].released + self.policy.locality_wait;
         if now < until {
             self.view.wake_at(until);
             return SlotChoice::Wait;

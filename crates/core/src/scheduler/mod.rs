@@ -5,6 +5,7 @@ mod allocate;
 mod locality;
 mod pending;
 mod state;
+mod tasks;
 pub(crate) mod view;
 
 use crate::action::{Action, MechanismKind};
@@ -406,7 +407,11 @@ impl Scheduler {
         let queue = job.queue;
         let mut freed = Vec::new();
         let mut owed = Vec::new();
-        for (i, t) in job.tasks.iter_mut().enumerate().filter(|(_, t)| !t.state.is_terminal()) {
+        for i in 0..job.tasks.len() {
+            if job.tasks.state(i).is_terminal() {
+                continue;
+            }
+            let t = &mut job.tasks[i];
             if t.state.holds_resources() {
                 freed.push((t.node, t.allocated));
                 owed.push(TaskRef { job: id, task: i as u32 });

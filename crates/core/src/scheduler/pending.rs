@@ -1,77 +1,100 @@
-//! A job's runnable pending tasks, in order, with the runs of equal requests
-//! among them kept alongside: a monitor pass reads a job's few runs instead
-//! of every one of its waiting tasks.
+//! A job's runnable pending tasks, in order, kept as spans: consecutive
+//! task indices that ask the same request. A phase's waiting tasks are one
+//! span or a few, whatever their number, and a monitor pass reads a job's
+//! few runs of equal requests instead of every one of its waiting tasks.
 
 use crate::Resources;
 use std::collections::VecDeque;
 
-/// Pending tasks (indices into the job's tasks) and their runs of equal
-/// requests. Runs are never empty and two neighbours never ask the same.
+/// Tasks `first .. first + count`, each asking `request`.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    first: u32,
+    count: u32,
+    request: Resources,
+}
+
+/// Pending tasks (indices into the job's tasks) in order. Spans are never
+/// empty; two neighbours asking the same request are not consecutive.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PendingTasks {
-    tasks: VecDeque<u32>,
-    runs: VecDeque<(Resources, u32)>,
+    spans: VecDeque<Span>,
 }
 
 impl PendingTasks {
     /// The next task to place.
     pub fn front(&self) -> Option<u32> {
-        self.tasks.front().copied()
+        self.spans.front().map(|s| s.first)
     }
 
     /// The waiting tasks in order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.tasks.iter().copied()
+        self.spans.iter().flat_map(|s| s.first..s.first + s.count)
     }
 
     /// Whether no task waits.
     pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
+        self.spans.is_empty()
     }
 
     /// Drops the next task (it was placed).
     pub fn pop_front(&mut self) {
-        if self.tasks.pop_front().is_some() {
-            let front = self.runs.front_mut().expect("a task is in a run");
-            front.1 -= 1;
-            if front.1 == 0 {
-                self.runs.pop_front();
+        if let Some(front) = self.spans.front_mut() {
+            front.first += 1;
+            front.count -= 1;
+            if front.count == 0 {
+                self.spans.pop_front();
             }
         }
     }
 
     /// Puts `task`, asking `request`, first in line.
     pub fn push_front(&mut self, task: u32, request: Resources) {
-        self.tasks.push_front(task);
-        match self.runs.front_mut() {
-            Some(run) if run.0 == request => run.1 += 1,
-            _ => self.runs.push_front((request, 1)),
+        match self.spans.front_mut() {
+            Some(s) if s.request == request && task.checked_add(1) == Some(s.first) => {
+                s.first = task;
+                s.count += 1;
+            }
+            _ => self.push(true, Span { first: task, count: 1, request }),
         }
     }
 
     /// Puts `task`, asking `request`, last in line.
     pub fn push_back(&mut self, task: u32, request: Resources) {
-        self.tasks.push_back(task);
-        match self.runs.back_mut() {
-            Some(run) if run.0 == request => run.1 += 1,
-            _ => self.runs.push_back((request, 1)),
+        match self.spans.back_mut() {
+            Some(s) if s.request == request && s.first.checked_add(s.count) == Some(task) => s.count += 1,
+            _ => self.push(false, Span { first: task, count: 1, request }),
         }
     }
 
-    /// Makes room for `more` tasks.
-    pub fn reserve(&mut self, more: usize) {
-        self.tasks.reserve(more);
+    /// Adds a span at the front or the back; the first takes no more room than itself.
+    fn push(&mut self, front: bool, span: Span) {
+        if self.spans.capacity() == 0 {
+            self.spans.reserve_exact(1);
+        }
+        if front {
+            self.spans.push_front(span);
+        } else {
+            self.spans.push_back(span);
+        }
     }
 
     /// Drops every task.
     pub fn clear(&mut self) {
-        self.tasks.clear();
-        self.runs.clear();
+        self.spans.clear();
     }
 
     /// The runs, in order: a request and how many tasks in a row ask it.
     pub fn runs(&self) -> impl Iterator<Item = (Resources, u32)> + '_ {
-        self.runs.iter().copied()
+        let mut spans = self.spans.iter().peekable();
+        std::iter::from_fn(move || {
+            let first = spans.next()?;
+            let mut n = first.count;
+            while let Some(s) = spans.next_if(|s| s.request == first.request) {
+                n += s.count;
+            }
+            Some((first.request, n))
+        })
     }
 }
 
@@ -82,16 +105,17 @@ mod tests {
 
     proptest! {
         /// Whatever is pushed and popped at either end, the runs are the
-        /// tasks' requests run-length encoded: maximal, none empty.
+        /// tasks' requests run-length encoded: maximal, none empty; the
+        /// tasks come out in order.
         #[test]
-        fn runs_are_the_requests_run_length_encoded(ops in prop::collection::vec((0u8..4, 0u64..3), 0..60)) {
+        fn runs_are_the_requests_run_length_encoded(ops in prop::collection::vec((0u8..4, 0u64..3, 0u32..6), 0..60)) {
             let mut p = PendingTasks::default();
             let mut model: VecDeque<(u32, Resources)> = VecDeque::new();
-            for (i, (op, size)) in ops.into_iter().enumerate() {
+            for (op, size, i) in ops {
                 let r = Resources::cores_gb(size, 1);
                 match op {
-                    0 => { p.push_back(i as u32, r); model.push_back((i as u32, r)); }
-                    1 => { p.push_front(i as u32, r); model.push_front((i as u32, r)); }
+                    0 => { p.push_back(i, r); model.push_back((i, r)); }
+                    1 => { p.push_front(i, r); model.push_front((i, r)); }
                     2 => { p.pop_front(); model.pop_front(); }
                     _ => { p.clear(); model.clear(); }
                 }
@@ -104,6 +128,7 @@ mod tests {
                 }
                 prop_assert_eq!(p.runs().collect::<Vec<_>>(), runs);
                 prop_assert_eq!(p.front(), model.front().map(|&(t, _)| t));
+                prop_assert_eq!(p.iter().collect::<Vec<_>>(), model.iter().map(|&(t, _)| t).collect::<Vec<_>>());
             }
         }
     }

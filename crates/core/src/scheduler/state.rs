@@ -2,6 +2,7 @@
 //! sees them.
 
 use super::pending::PendingTasks;
+use super::tasks::Tasks;
 use crate::action::MechanismKind;
 use crate::model::{JobRequest, NodeId, TaskState};
 use crate::{Micros, Resources};
@@ -102,6 +103,30 @@ pub(crate) struct Image {
 }
 
 impl TaskRuntime {
+    /// A task of phase `phase` asking `request` that has only waited.
+    pub fn waiting(phase: u32, request: Resources, estimate: Option<Micros>) -> Self {
+        TaskRuntime {
+            state: TaskState::Pending,
+            phase,
+            request,
+            estimate,
+            node: NodeId(0),
+            allocated: Resources::ZERO,
+            attempts: 0,
+            started: 0,
+            ran_before: 0,
+            running_since: None,
+            reclaiming_mb: 0,
+            footprint_mb: 0,
+            promise: Resources::ZERO,
+            preempted: false,
+            offers: 0,
+            image: None,
+            io_op: None,
+            disk_milli: 0,
+        }
+    }
+
     /// Run time of the current attempt up to `now`, suspensions excluded.
     pub fn ran(&self, now: Micros) -> Micros {
         self.ran_before + self.running_since.map_or(0, |since| now.saturating_sub(since))
@@ -145,7 +170,7 @@ pub(crate) struct JobState {
     pub req: JobRequest,
     pub queue: usize,
     pub key: ServiceKey,
-    pub tasks: Vec<TaskRuntime>,
+    pub tasks: Tasks,
     pub phases: Vec<PhaseRuntime>,
     /// Runnable pending tasks (their phase's barrier is passed), in order.
     pub pending: PendingTasks,
@@ -162,42 +187,25 @@ pub(crate) struct JobState {
 
 impl JobState {
     pub fn new(mut req: JobRequest, queue: usize, key: ServiceKey) -> Self {
-        let mut tasks = Vec::with_capacity(req.task_count());
         let mut phases: Vec<PhaseRuntime> = Vec::with_capacity(req.phases.len());
-        for (i, p) in req.phases.iter().enumerate() {
-            let first = tasks.len() as u32;
+        let mut first = 0;
+        for p in &req.phases {
+            let n = p.tasks.len() as u32;
             phases.push(PhaseRuntime {
-                tasks: first..first + p.tasks.len() as u32,
-                unfinished: p.tasks.len() as u32,
+                tasks: first..first + n,
+                unfinished: n,
                 upstream_left: p.deps.len() as u32,
                 downstream: Vec::new(),
                 released: req.submit,
                 ran_on: Vec::new(),
                 feeds_local: false,
             });
-            for t in &p.tasks {
-                tasks.push(TaskRuntime {
-                    state: TaskState::Pending,
-                    phase: i as u32,
-                    request: t.resources,
-                    estimate: t.estimate,
-                    node: NodeId(0),
-                    allocated: Resources::ZERO,
-                    attempts: 0,
-                    started: 0,
-                    ran_before: 0,
-                    running_since: None,
-                    reclaiming_mb: 0,
-                    footprint_mb: 0,
-                    promise: Resources::ZERO,
-                    preempted: false,
-                    offers: 0,
-                    image: None,
-                    io_op: None,
-                    disk_milli: 0,
-                });
-            }
+            first += n;
         }
+        let asks =
+            req.phases.iter().zip(0u32..).flat_map(|(p, i)| p.tasks.iter().map(move |t| (t.resources, t.estimate, i)));
+        let tasks = Tasks::new(asks);
+        let work_left = req.phases.iter().flat_map(|p| &p.tasks).map(|t| t.estimate.unwrap_or(0)).sum();
         for (i, p) in req.phases.iter_mut().enumerate() {
             for &d in &p.deps {
                 phases[d as usize].downstream.push(i as u32);
@@ -208,7 +216,6 @@ impl JobState {
             p.tasks = Vec::new();
         }
         let unfinished = tasks.len() as u32;
-        let work_left = tasks.iter().map(|t| t.estimate.unwrap_or(0)).sum();
         let mut job = JobState {
             req,
             queue,
@@ -233,10 +240,8 @@ impl JobState {
 
     /// Makes a phase's tasks runnable once its barrier is passed.
     pub fn release_phase(&mut self, phase: u32) {
-        let tasks = self.phases[phase as usize].tasks.clone();
-        self.pending.reserve(tasks.len());
-        for t in tasks {
-            self.pending.push_back(t, self.tasks[t as usize].request);
+        for t in self.phases[phase as usize].tasks.clone() {
+            self.pending.push_back(t, self.tasks.request(t as usize));
         }
         // An empty phase finishes at once and releases its downstream phases.
         if self.phases[phase as usize].unfinished == 0 {
@@ -266,13 +271,14 @@ impl JobState {
             if p.unfinished == 0 {
                 continue;
             }
-            let live =
-                || self.tasks[p.tasks.start as usize..p.tasks.end as usize].iter().filter(|t| !t.state.is_terminal());
-            let longest = live().map(|t| t.estimate.unwrap_or(0)).max().unwrap_or(0);
+            let tasks = &self.tasks;
+            let live = || (p.tasks.start as usize..p.tasks.end as usize).filter(|&i| !tasks.state(i).is_terminal());
+            let estimate = |i: usize| tasks.estimate(i).unwrap_or(0);
+            let longest = live().map(estimate).max().unwrap_or(0);
             let left = if req.coupled {
-                longest.saturating_sub(live().map(|t| t.ran(now)).min().unwrap_or(0))
+                longest.saturating_sub(live().map(|i| tasks.ran(i, now)).min().unwrap_or(0))
             } else {
-                live().map(|t| t.estimate.unwrap_or(0).saturating_sub(t.ran(now))).max().unwrap_or(0)
+                live().map(|i| estimate(i).saturating_sub(tasks.ran(i, now))).max().unwrap_or(0)
             };
             total += left;
         }

@@ -271,7 +271,8 @@ impl View {
 
     /// Whether `task` is among the preempted awaiting resumption.
     pub(crate) fn is_preempted(&self, task: TaskRef) -> bool {
-        self.task(task).preempted
+        let job = &self.jobs[task.job.0 as usize];
+        job.tasks.get(task.task as usize).is_some_and(|t| t.preempted)
     }
 
     /// Puts `task` among the preempted (it gave something up).
@@ -284,7 +285,9 @@ impl View {
     /// Takes `task` off the preempted.
     pub(crate) fn remove_preempted(&mut self, task: TaskRef) {
         let job = &mut self.jobs[task.job.0 as usize];
-        if std::mem::take(&mut job.tasks[task.task as usize].preempted) {
+        let i = task.task as usize;
+        if job.tasks.get(i).is_some_and(|t| t.preempted) {
+            job.tasks[i].preempted = false;
             self.preempted.remove(&(job.key, task.task));
         }
     }

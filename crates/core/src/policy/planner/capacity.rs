@@ -118,11 +118,10 @@ fn victim_jobs(
             remaining: job.estimated_remaining(now),
             containers: job
                 .tasks
-                .iter()
-                .enumerate()
+                .changed()
                 .filter(|(_, t)| running(t))
                 .map(|(i, t)| Container {
-                    task: TaskRef { job: JobId(job.req.id.0), task: i as u32 },
+                    task: TaskRef { job: JobId(job.req.id.0), task: i },
                     resources: mechanism.frees(t.allocated),
                     started: t.started,
                 })

@@ -116,7 +116,7 @@ impl Cost {
                     if budget.is_zero() {
                         return;
                     }
-                    let run_time = job.tasks[ti as usize].estimate.unwrap_or(0);
+                    let run_time = job.tasks.estimate(ti as usize).unwrap_or(0);
                     if let Some(i) = (0..n).find(|&i| req.fits_in(&avail[i])) {
                         avail[i] -= req;
                         continue;
@@ -275,7 +275,7 @@ impl Cost {
             // stopped (shrunk, frozen or restoring: the barrier waits for it).
             phase_cpu.clear();
             phase_cpu.resize(job.req.phases.len(), (0, 0));
-            for t in job.tasks.iter() {
+            for (_, t) in job.tasks.changed() {
                 let stopped_ppm = match t.state {
                     TaskState::Running => 0,
                     TaskState::Shrunk => {
@@ -291,7 +291,7 @@ impl Cost {
                 }
                 phase.1 = phase.1.max(stopped_ppm);
             }
-            for (i, t) in job.tasks.iter().enumerate() {
+            for (i, t) in job.tasks.changed() {
                 let running = t.state == TaskState::Running;
                 let shrunk = t.state == TaskState::Shrunk && t.reclaiming_mb == 0;
                 if !(running || shrunk) {
@@ -308,7 +308,7 @@ impl Cost {
                     siblings_cpu: if coupled { phase_cpu[t.phase as usize].0 - t.allocated.cpu_milli } else { 0 },
                     phase_stopped_ppm: if coupled { phase_cpu[t.phase as usize].1 } else { 0 },
                 };
-                let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
+                let task = TaskRef { job: JobId(job.req.id.0), task: i };
                 let order = (Reverse(remaining), Reverse(job.req.id), Reverse(t.started), Reverse(task));
                 found.push((t.node.0 as usize, order, victim));
             }

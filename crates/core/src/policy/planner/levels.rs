@@ -206,9 +206,9 @@ fn find_victims(view: &View, mechanism: &dyn Mechanism, now: Micros, top: Priori
             continue;
         }
         // `running` counts the tasks that hold resources: none lie past the last.
-        let holders = job.tasks.iter().enumerate().filter(|(_, t)| t.state.holds_resources());
+        let holders = job.tasks.changed().filter(|(_, t)| t.state.holds_resources());
         for (i, t) in holders.take(job.running as usize).filter(|(_, t)| t.state == TaskState::Running) {
-            let task = TaskRef { job: JobId(job.req.id.0), task: i as u32 };
+            let task = TaskRef { job: JobId(job.req.id.0), task: i };
             let cost = mechanism.victim_cost(view, now, task).unwrap_or(job.req.priority as u64);
             let order = (level, cost, Reverse(t.started), task);
             found.push((t.node.0 as usize, Victim { order, resources: t.allocated }));

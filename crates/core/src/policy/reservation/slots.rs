@@ -182,7 +182,7 @@ impl SlotBook {
         if job.unfinished == 0 {
             return;
         }
-        let phase = job.tasks[task.task as usize].phase;
+        let phase = job.tasks.phase(task.task as usize);
         let expires = match spec {
             ReservationSpec::Timeout { timeout } => {
                 return self.book_hold(view, jid, Hold { node, res, phase, expires: Some(now + timeout) });
@@ -203,9 +203,8 @@ impl SlotBook {
                     let running: Vec<f64> = p
                         .tasks
                         .clone()
-                        .map(|t| &job.tasks[t as usize])
-                        .filter(|t| t.state == TaskState::Running)
-                        .map(|t| t.ran(now) as f64)
+                        .filter(|&t| job.tasks.state(t as usize) == TaskState::Running)
+                        .map(|t| job.tasks.ran(t as usize, now) as f64)
                         .collect();
                     if let Some(fit) = Pareto::fit_censored(&observed.0, &running) {
                         let d = fit.deadline(isolation, m);
@@ -317,7 +316,7 @@ impl SlotBook {
             let running: Vec<(u32, NodeId)> = j.phases[phase as usize]
                 .tasks
                 .clone()
-                .filter(|&t| j.tasks[t as usize].state == TaskState::Running)
+                .filter(|&t| j.tasks.state(t as usize) == TaskState::Running)
                 .filter(|&t| !self.copies.contains_key(&(job, t)))
                 .map(|t| (t, j.tasks[t as usize].node))
                 .collect();

@@ -289,16 +289,16 @@ impl NodePass {
         let Some(ti) = j.pending.front() else {
             return Need { cpu_milli: u64::MAX, mem_mb: u64::MAX, runtime: Micros::MAX, am: false };
         };
-        let t = &j.tasks[ti as usize];
-        let ideal = t.estimate.unwrap_or(0);
-        match (self.sizing, j.req.elastic, t.estimate) {
+        let (request, estimate) = (j.tasks.request(ti as usize), j.tasks.estimate(ti as usize));
+        let ideal = estimate.unwrap_or(0);
+        match (self.sizing, j.req.elastic, estimate) {
             (Sizing::Elastic(spec), Some(e), Some(_)) => Need {
-                cpu_milli: t.request.cpu_milli,
-                mem_mb: least_size_mb(&spec, &e, t.request.mem_mb).min(t.request.mem_mb),
+                cpu_milli: request.cpu_milli,
+                mem_mb: least_size_mb(&spec, &e, request.mem_mb).min(request.mem_mb),
                 runtime: if e.profile.never_faster() { ideal } else { 0 },
                 am: false,
             },
-            _ => Need { cpu_milli: t.request.cpu_milli, mem_mb: t.request.mem_mb, runtime: ideal, am: false },
+            _ => Need { cpu_milli: request.cpu_milli, mem_mb: request.mem_mb, runtime: ideal, am: false },
         }
     }
 
@@ -492,13 +492,12 @@ impl NodePass {
             // DSS: no ApplicationMaster goes into a reserved node's gap.
             return (by.is_none() && self.am.fits_in(&free)).then_some((self.am, 0));
         }
-        let t = &j.tasks[ti as usize];
-        let req = t.request;
+        let (req, estimate) = (j.tasks.request(ti as usize), j.tasks.estimate(ti as usize));
         let ends_by = |runtime: Micros| by.is_none_or(|b| now + runtime <= b);
         if req.fits_in(&free) {
-            return ends_by(t.estimate.unwrap_or(0)).then_some((req, 0));
+            return ends_by(estimate.unwrap_or(0)).then_some((req, 0));
         }
-        let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.sizing, j.req.elastic, t.estimate) else {
+        let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.sizing, j.req.elastic, estimate) else {
             return None;
         };
         // No size runs faster than the ideal: a task that cannot end by `by`
@@ -580,7 +579,7 @@ impl NodePass {
         launch: &mut Launch,
     ) -> bool {
         let Some(ti) = view.job(reserved).pending.front() else { return false };
-        let need = if self.am_first(reserved) { self.am } else { view.job(reserved).tasks[ti as usize].request };
+        let need = if self.am_first(reserved) { self.am } else { view.job(reserved).tasks.request(ti as usize) };
         let node_free = view.node_free(n);
         let mut free = node_free;
         let mut room_at = Micros::MAX;
@@ -651,7 +650,7 @@ impl NodePass {
         }
         let j = view.job(job);
         let Some(ti) = j.pending.front() else { return };
-        let req = j.tasks[ti as usize].request;
+        let req = j.tasks.request(ti as usize);
         let free = view.node_free(n);
         if j.req.elastic.is_some() && !req.fits_in(&free) && req.cpu_milli <= free.cpu_milli {
             self.timeline_stale = false;

@@ -99,8 +99,8 @@ impl SnapshotCache {
                 seen.resize(j.tasks.len(), Seen::default());
             }
             // `running` counts the tasks that hold resources: none lie past the last.
-            let holders = j.tasks[from..].iter().zip(from as u32..).filter(|(t, _)| t.state.holds_resources());
-            for (t, ti) in holders.take(j.running as usize) {
+            let holders = j.tasks.changed_from(from).filter(|(_, t)| t.state.holds_resources());
+            for (ti, t) in holders.take(j.running as usize) {
                 let s = &mut seen[ti as usize];
                 let same = s.snapshot != 0
                     && s.snapshot == last
@@ -164,8 +164,9 @@ impl SnapshotCache {
     pub fn waiting_runs(&mut self, ji: usize, j: &JobState) -> Vec<(Resources, Micros, u32)> {
         self.grow(ji);
         if self.estimates[ji] == Estimates::Unknown {
-            let first = j.tasks.first().map_or(0, |t| t.estimate.unwrap_or(0));
-            let same = j.tasks.iter().all(|t| t.estimate.unwrap_or(0) == first);
+            let estimate = |i: usize| j.tasks.estimate(i).unwrap_or(0);
+            let first = if j.tasks.len() == 0 { 0 } else { estimate(0) };
+            let same = (0..j.tasks.len()).all(|i| estimate(i) == first);
             self.estimates[ji] = if same { Estimates::Same(first) } else { Estimates::Mixed };
         }
         if let Estimates::Same(estimate) = self.estimates[ji] {
@@ -173,8 +174,8 @@ impl SnapshotCache {
         }
         let mut runs: Vec<(Resources, Micros, u32)> = Vec::new();
         for ti in j.pending.iter() {
-            let t = &j.tasks[ti as usize];
-            let task = (t.request, t.estimate.unwrap_or(0));
+            let ti = ti as usize;
+            let task = (j.tasks.request(ti), j.tasks.estimate(ti).unwrap_or(0));
             match runs.last_mut() {
                 Some(run) if (run.0, run.1) == task => run.2 += 1,
                 _ => runs.push((task.0, task.1, 1)),

@@ -1,0 +1,174 @@
+//! A job's tasks as the core keeps them. A task that has only waited since
+//! its job came is its ask (estimate and phase, 24 bytes; its request is
+//! kept once for each run of tasks asking the same); its whole
+//! [`TaskRuntime`] is made the first time it is changed (launched, restored,
+//! failed), so a job's backlog of waiting tasks holds no runtime records.
+
+use super::state::TaskRuntime;
+use crate::model::TaskState;
+use crate::{Micros, Resources};
+use std::ops::{Index, IndexMut};
+
+/// What a task asks for but its request, which never changes, and where its record is.
+#[derive(Debug, Clone, Copy)]
+struct Ask {
+    estimate: Option<Micros>,
+    phase: u32,
+    /// Its record's index in `records`, or [`WAITED`].
+    slot: u32,
+}
+
+/// What `slot` holds for a task that has only waited.
+const WAITED: u32 = u32::MAX;
+
+/// A job's tasks by index: each one's ask, and the runtime record of those
+/// that have been changed. Indexing reads a record (a task that has only
+/// waited has none: ask [`Tasks::state`], [`Tasks::request`] and the like);
+/// indexing mutably makes it first.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tasks {
+    asks: Vec<Ask>,
+    /// The requests: each run of tasks asking the same as its first task's index and request.
+    requests: Vec<(u32, Resources)>,
+    records: Vec<TaskRuntime>,
+}
+
+impl Tasks {
+    /// Tasks asking `request` and `estimate` in phase `phase`, in order; none changed yet.
+    pub fn new(asks: impl Iterator<Item = (Resources, Option<Micros>, u32)>) -> Self {
+        let mut requests: Vec<(u32, Resources)> = Vec::new();
+        let asks = asks
+            .zip(0u32..)
+            .map(|((request, estimate, phase), i)| {
+                if requests.last().is_none_or(|r| r.1 != request) {
+                    requests.push((i, request));
+                }
+                Ask { estimate, phase, slot: WAITED }
+            })
+            .collect();
+        requests.shrink_to_fit();
+        Tasks { asks, requests, records: Vec::new() }
+    }
+
+    /// Number of tasks.
+    pub fn len(&self) -> usize {
+        self.asks.len()
+    }
+
+    /// The record of task `i`, unless it has only waited (or does not exist).
+    pub fn get(&self, i: usize) -> Option<&TaskRuntime> {
+        match self.asks.get(i) {
+            Some(ask) if ask.slot != WAITED => Some(&self.records[ask.slot as usize]),
+            _ => None,
+        }
+    }
+
+    /// The record of task `i` to change (made now if it has only waited),
+    /// unless the task does not exist.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut TaskRuntime> {
+        let ask = self.asks.get_mut(i)?;
+        if ask.slot == WAITED {
+            ask.slot = self.records.len() as u32;
+            let request = Self::request_in(&self.requests, i);
+            self.records.push(TaskRuntime::waiting(ask.phase, request, ask.estimate));
+        }
+        Some(&mut self.records[ask.slot as usize])
+    }
+
+    /// Task `i`'s state.
+    pub fn state(&self, i: usize) -> TaskState {
+        self.get(i).map_or(TaskState::Pending, |t| t.state)
+    }
+
+    /// What task `i` asks for.
+    pub fn request(&self, i: usize) -> Resources {
+        assert!(i < self.asks.len(), "no task {i}");
+        Self::request_in(&self.requests, i)
+    }
+
+    /// Task `i`'s request in `requests` (see `Tasks::requests`).
+    fn request_in(requests: &[(u32, Resources)], i: usize) -> Resources {
+        requests[requests.partition_point(|r| r.0 as usize <= i) - 1].1
+    }
+
+    /// Its owner's estimate of task `i`'s run time.
+    pub fn estimate(&self, i: usize) -> Option<Micros> {
+        self.asks[i].estimate
+    }
+
+    /// Task `i`'s phase.
+    pub fn phase(&self, i: usize) -> u32 {
+        self.asks[i].phase
+    }
+
+    /// Run time of task `i`'s current attempt up to `now` (none for a task that has only waited).
+    pub fn ran(&self, i: usize, now: Micros) -> Micros {
+        self.get(i).map_or(0, |t| t.ran(now))
+    }
+
+    /// The tasks that have a record (every one that ever held resources),
+    /// with their indices, in task order.
+    pub fn changed(&self) -> impl Iterator<Item = (u32, &TaskRuntime)> + '_ {
+        self.changed_from(0)
+    }
+
+    /// As [`Tasks::changed`], from task `from` on.
+    pub fn changed_from(&self, from: usize) -> impl Iterator<Item = (u32, &TaskRuntime)> + '_ {
+        let asks = self.asks.get(from..).unwrap_or_default();
+        let changed = asks.iter().zip(from as u32..).filter(|(ask, _)| ask.slot != WAITED);
+        changed.map(|(ask, i)| (i, &self.records[ask.slot as usize]))
+    }
+}
+
+impl Index<usize> for Tasks {
+    type Output = TaskRuntime;
+    fn index(&self, i: usize) -> &TaskRuntime {
+        self.get(i).unwrap_or_else(|| panic!("task {i} has only waited: it has no record"))
+    }
+}
+
+impl IndexMut<usize> for Tasks {
+    fn index_mut(&mut self, i: usize) -> &mut TaskRuntime {
+        self.get_mut(i).unwrap_or_else(|| panic!("no task {i}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_has_a_record_once_changed_and_reads_its_ask_before() {
+        let (r, big) = (Resources::cores_gb(1, 1), Resources::cores_gb(2, 2));
+        let mut tasks = Tasks::new([(r, Some(5), 0), (big, None, 1), (big, Some(9), 1), (r, Some(7), 1)].into_iter());
+        assert_eq!(tasks.requests.len(), 3);
+        assert_eq!((0..4).map(|i| tasks.request(i)).collect::<Vec<_>>(), [r, big, big, r]);
+        let _ = tasks.get_mut(1);
+        assert_eq!((tasks[1].request, tasks[1].estimate, tasks[1].phase), (big, None, 1));
+        tasks = Tasks::new([(r, Some(5), 0), (r, None, 1), (r, Some(7), 1)].into_iter());
+        assert_eq!(tasks.len(), 3);
+        assert!(tasks.get(1).is_none() && tasks.changed().next().is_none());
+        assert_eq!(
+            (tasks.state(2), tasks.request(2), tasks.estimate(2), tasks.phase(2)),
+            (TaskState::Pending, r, Some(7), 1)
+        );
+        assert_eq!(tasks.ran(2, 100), 0);
+        tasks[2].state = TaskState::Running;
+        tasks[2].running_since = Some(10);
+        tasks[0].state = TaskState::Finished;
+        assert_eq!(
+            (tasks.state(2), tasks.ran(2, 100), tasks[2].estimate, tasks[2].phase),
+            (TaskState::Running, 90, Some(7), 1)
+        );
+        let changed: Vec<(u32, TaskState)> = tasks.changed().map(|(i, t)| (i, t.state)).collect();
+        assert_eq!(changed, [(0, TaskState::Finished), (2, TaskState::Running)]);
+        assert!(tasks.get_mut(3).is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "task 1 has only waited")]
+    fn a_task_that_only_waited_has_no_record_to_read() {
+        let tasks = Tasks::new([(Resources::ZERO, None, 0); 2].into_iter());
+        let _ = &tasks[1];
+    }
+}
