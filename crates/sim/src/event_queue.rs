@@ -1,7 +1,7 @@
 //! The event queue: a binary heap ordered by (time, sequence number), so that
 //! simultaneous events are handled in the order they were scheduled, the same
-//! way on every run. An entry is 32 bytes: the time, the sequence number and
-//! a 16-byte event.
+//! way on every run. An entry is 32 bytes: the time and the sequence number
+//! in one 16-byte key, and a 16-byte event.
 
 use pliant_core::Micros;
 use std::cmp::Ordering;
@@ -87,19 +87,25 @@ impl Event {
     }
 }
 
-/// A queued event: the heap's root is the earliest time, then the lowest
-/// sequence number.
-#[derive(Debug)]
+/// A queued event under its key: the time in the high 64 bits, the sequence
+/// number in the low, so that one comparison orders by time, then by the
+/// order of scheduling (the heap's root is the earliest).
+#[derive(Debug, Clone, Copy)]
 struct Entry {
-    time: Micros,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Entry {
+    fn time(&self) -> Micros {
+        (self.key >> 64) as Micros
+    }
 }
 
 impl Ord for Entry {
     fn cmp(&self, other: &Self) -> Ordering {
         // Reversed: `BinaryHeap` is a max-heap.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -111,7 +117,7 @@ impl PartialOrd for Entry {
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
+        self.key == other.key
     }
 }
 
@@ -127,18 +133,18 @@ pub struct EventQueue {
 impl EventQueue {
     /// Schedules `event` at `time`.
     pub fn push(&mut self, time: Micros, event: Event) {
-        self.heap.push(Entry { time, seq: self.seq, event });
+        self.heap.push(Entry { key: (time as u128) << 64 | self.seq as u128, event });
         self.seq += 1;
     }
 
     /// The time of the earliest event.
     pub fn peek_time(&self) -> Option<Micros> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(Entry::time)
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Micros, Event)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        self.heap.pop().map(|e| (e.time(), e.event))
     }
 }
 
@@ -150,6 +156,30 @@ mod tests {
     fn entries_are_compact() {
         assert_eq!(std::mem::size_of::<Event>(), 16);
         assert_eq!(std::mem::size_of::<Entry>(), 32);
+    }
+
+    proptest::proptest! {
+        /// Whatever is pushed and popped, events come out by time, then in
+        /// the order they were pushed.
+        #[test]
+        fn pops_in_time_then_push_order(ops in proptest::collection::vec(proptest::option::of(0u64..20), 0..200)) {
+            let mut q = EventQueue::default();
+            let mut model = std::collections::BTreeMap::new();
+            for (n, op) in ops.into_iter().enumerate() {
+                let event = Event::TaskFinish { job: n as u32, task: 0, epoch: 0 };
+                match op {
+                    Some(time) => {
+                        q.push(time, event);
+                        model.insert((time, n), event);
+                    }
+                    None => {
+                        let expected = model.pop_first().map(|((time, _), e)| (time, e));
+                        proptest::prop_assert_eq!(q.pop(), expected);
+                    }
+                }
+                proptest::prop_assert_eq!(q.peek_time(), model.keys().next().map(|&(time, _)| time));
+            }
+        }
     }
 
     #[test]

@@ -115,11 +115,13 @@ impl Scheduler {
     /// leave preempted containers' promised room alone if they can, and into
     /// it only if nowhere else has room, so preempted work resumes sooner.
     fn find_node(&self, req: Resources, class: JobClass) -> Option<NodeId> {
+        let view = &self.view;
+        // With nothing promised anywhere, free room is where long work may go.
+        let long_index = if view.promising > 0 { &view.long_index } else { &view.free_index };
         let found = match class {
-            JobClass::Short => {
-                self.view.long_index.first_fit(req, 0).or_else(|| self.view.free_index.first_fit(req, 0))
-            }
-            JobClass::Long => self.view.long_index.first_fit(req, self.view.first_shared_node),
+            JobClass::Short if view.promising == 0 => view.free_index.first_fit(req, 0),
+            JobClass::Short => long_index.first_fit(req, 0).or_else(|| view.free_index.first_fit(req, 0)),
+            JobClass::Long => long_index.first_fit(req, view.first_shared_node),
         };
         found.map(|i| NodeId(i as u32))
     }

@@ -120,6 +120,7 @@ impl Scheduler {
         let mut view = View {
             nodes,
             long_index: free_index.clone(),
+            promising: 0,
             promised: vec![Resources::ZERO; n],
             free_index,
             first_shared_node: short_only,

@@ -21,7 +21,11 @@ pub struct View {
     /// back on resumption: long work may not be placed into them.
     pub(super) promised: Vec<Resources>,
     /// Free resources less `promised`, per node: where long tasks may go.
+    /// Kept only while some node has something promised (`promising`);
+    /// otherwise it would equal `free_index`, which stands in for it.
     pub(super) long_index: NodeIndex,
+    /// How many nodes have something promised.
+    pub(super) promising: usize,
     /// Nodes before this index are only for short jobs.
     pub(super) first_shared_node: usize,
     pub(super) total: Resources,
@@ -179,7 +183,9 @@ impl View {
         }
         let free = self.nodes[i].free();
         self.free_index.update(i, free);
-        self.long_index.update(i, free.saturating_sub(&self.promised[i]));
+        if self.promising > 0 {
+            self.long_index.update(i, free.saturating_sub(&self.promised[i]));
+        }
     }
 
     /// Frees `res` of `queue`'s on `node`.
@@ -319,7 +325,19 @@ impl View {
         let old = std::mem::replace(&mut t.promise, new);
         let node = t.node;
         let p = &mut self.promised[node.0 as usize];
+        let was = p.is_zero();
         *p = p.saturating_sub(&old) + new;
+        match (was, p.is_zero()) {
+            (true, false) => {
+                if self.promising == 0 {
+                    // Nothing was promised: `long_index` is `free_index` again.
+                    self.long_index.clone_from(&self.free_index);
+                }
+                self.promising += 1;
+            }
+            (false, true) => self.promising -= 1,
+            _ => {}
+        }
         self.refresh_node(node);
     }
 

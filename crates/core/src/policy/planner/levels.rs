@@ -79,6 +79,7 @@ impl NodeVictims {
 }
 
 /// Pending tasks of one job in a row with equal requests.
+#[derive(Debug, Clone, Copy)]
 struct Run {
     level: PriorityLevel,
     req: Resources,
@@ -118,7 +119,22 @@ impl FirstFit {
 
 /// Preemption by priority level (checkpoint paper §3.1).
 #[derive(Debug, Clone)]
-pub(crate) struct Levels;
+pub(crate) struct Levels {
+    /// Jobs wait in priority order (`JobOrder::Priority`): in each waiting
+    /// set the free level's jobs come last, so a look for preemptors stops
+    /// at the first of them.
+    pub priority_order: bool,
+    /// A monitor run's lists, buffers kept between runs.
+    pub buffers: LevelsBuffers,
+}
+
+/// What [`Levels::plan`] works in, kept between monitor runs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LevelsBuffers {
+    keys: Vec<ServiceKey>,
+    runs: Vec<Run>,
+    avail: Vec<Resources>,
+}
 
 impl Planner for Levels {
     fn clone_box(&self) -> Box<dyn Planner> {
@@ -127,10 +143,12 @@ impl Planner for Levels {
 
     fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
         let mut takes = Vec::new();
-        let preemptors = preemptors(view);
+        let LevelsBuffers { keys, runs: preemptors, avail } = &mut self.buffers;
+        find_preemptors(view, self.priority_order, keys, preemptors);
         let Some(top) = preemptors.iter().map(|r| r.level).max() else { return takes };
         let n = view.node_count();
-        let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i) + mechanism.freeing(i)).collect();
+        avail.clear();
+        avail.extend((0..n).map(|i| view.node_free(i) + mechanism.freeing(i)));
         let mut victims: Option<NodeVictims> = None;
         // First fit in free room, and in free room plus the victims below each level.
         let mut free_fit = FirstFit::default();
@@ -138,7 +156,7 @@ impl Planner for Levels {
         // Requests (with their level) that found no node even with victims: room only
         // shrinks during the pass, so no request as big at a level as low finds one.
         let mut hopeless: Vec<(PriorityLevel, Resources)> = Vec::new();
-        for Run { level, req, tasks } in preemptors {
+        for &Run { level, req, tasks } in preemptors.iter() {
             for _ in 0..tasks {
                 // A hopeless request ends its run: the rest are as big, at its level.
                 if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
@@ -178,11 +196,21 @@ impl Planner for Levels {
 
 /// The requests of pending tasks above the free level (only they can
 /// preempt), in service order, as runs of equal requests of one job.
-fn preemptors(view: &View) -> Vec<Run> {
-    let mut keys: Vec<ServiceKey> = view.queues().iter().flat_map(|q| q.waiting.iter().flatten().copied()).collect();
+/// `priority_order`: see [`Levels`]. Into `out` (cleared first), with
+/// `keys` as a buffer.
+fn find_preemptors(view: &View, priority_order: bool, keys: &mut Vec<ServiceKey>, out: &mut Vec<Run>) {
+    keys.clear();
+    out.clear();
+    for set in view.queues().iter().flat_map(|q| q.waiting.iter()) {
+        for &key in set {
+            if priority_order && PriorityLevel::of(view.job(key.2 as usize).req.priority) == PriorityLevel::Free {
+                break;
+            }
+            keys.push(key);
+        }
+    }
     keys.sort_unstable();
-    let mut out: Vec<Run> = Vec::new();
-    for key in keys {
+    for &key in keys.iter() {
         let job = view.job(key.2 as usize);
         let level = PriorityLevel::of(job.req.priority);
         if level == PriorityLevel::Free {
@@ -190,7 +218,6 @@ fn preemptors(view: &View) -> Vec<Run> {
         }
         out.extend(job.pending.runs().map(|(req, tasks)| Run { level, req, tasks }));
     }
-    out
 }
 
 /// Running tasks below `top` with their nodes. Victim order: lowest level

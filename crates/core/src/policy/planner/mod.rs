@@ -53,7 +53,10 @@ pub(crate) fn build(policy: &Policy) -> Option<Box<dyn Planner>> {
             gp_step: spec.gp_step,
             footprint: spec.footprint,
         }),
-        PlannerSpec::PriorityLevels => Box::new(levels::Levels),
+        PlannerSpec::PriorityLevels => Box::new(levels::Levels {
+            priority_order: policy.order == crate::policy::JobOrder::Priority,
+            buffers: Default::default(),
+        }),
         PlannerSpec::Cost => Box::new(cost::Cost {
             preempts: policy.queues.iter().map(|q| q.preempts).collect(),
             rates: spec.rates,
