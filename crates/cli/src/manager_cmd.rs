@@ -25,7 +25,8 @@ pub enum ManagerCommand {
     /// Run the manager alone; agents (`pliant agent`) register over HTTP.
     Serve(ServeArgs),
     /// Run this machine's agent for a manager started with `pliant serve`
-    /// (needs root or a delegated cgroup, and swap for ip and gp).
+    /// (needs root or a delegated cgroup, and swap for ip and gp); with
+    /// --slurm, a Slurm node's agent for `pliant slurm` (as root).
     Agent(AgentArgs),
     /// Submit a job to a manager.
     Submit(SubmitArgs),
@@ -167,6 +168,13 @@ pub struct AgentArgs {
     /// /var/lib/pliant/node-NAME.
     #[arg(long)]
     node_dir: Option<PathBuf>,
+    /// A Slurm node's agent for `pliant slurm` (--manager is the
+    /// controller's URL, --state-dir its state directory): it launches
+    /// nothing, and reclaims, shrinks and restores the memory of the job
+    /// cgroups Slurm's task/cgroup made on this node when the controller
+    /// says (--name: the node's Slurm NodeName).
+    #[arg(long)]
+    slurm: bool,
     #[command(flatten)]
     node: NodeArgs,
 }
@@ -356,6 +364,9 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 program: std::env::current_exe().map_err(|e| format!("cannot find the pliant executable: {e}"))?,
                 name,
             };
+            if a.slurm {
+                return pliant_slurm::agent::run(&opts, stop_on_signals(), &|line| eprintln!("pliant agent: {line}"));
+            }
             run_agent(&opts, stop_on_signals(), &|line| eprintln!("pliant agent: {line}"))
         }
         ManagerCommand::AgentWatchdog(a) => {

@@ -26,6 +26,14 @@ pub struct SlurmArgs {
     /// directory takes over where the last run stopped.
     #[arg(long, default_value = "pliant-slurm-state")]
     state_dir: PathBuf,
+    /// Address the node agents (`pliant agent --slurm`, one per node) reach
+    /// the controller on, over TLS (its certificate in STATE_DIR/tls).
+    #[arg(long, default_value = "0.0.0.0:7467")]
+    listen: String,
+    /// File holding the join token with which node agents join (default:
+    /// STATE_DIR/join-token, generated on first start, mode 0600).
+    #[arg(long)]
+    join_token_file: Option<PathBuf>,
     /// How often Slurm is read, in milliseconds.
     #[arg(long, default_value_t = 200)]
     poll_ms: u64,
@@ -51,13 +59,32 @@ fn show(state_dir: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Binds `address`, waiting up to 5 s while it is in use: a controller
+/// restarted at once after a crash may find its port held for a moment.
+fn bind(address: &str) -> std::io::Result<std::net::TcpListener> {
+    let start = std::time::Instant::now();
+    loop {
+        match std::net::TcpListener::bind(address) {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && start.elapsed() < Duration::from_secs(5) => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Runs the controller until SIGINT or SIGTERM.
 pub fn run(args: SlurmArgs) -> Result<(), String> {
     if args.show {
         return show(&args.state_dir);
     }
+    let log = |line: &str| eprintln!("pliant slurm: {line}");
+    let state_dir = pliant_manager::state_dir::prepare(&args.state_dir, &log)?;
+    let tls = pliant_manager::tls::ServerTls::for_manager(&state_dir, &log)?;
+    let join = pliant_manager::token::Token::join_for_manager(&state_dir, args.join_token_file.as_deref(), &log)?;
+    let listener = bind(&args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let (mut controller, recovered) =
-        Controller::open(&args.state_dir, &args.partition, &args.policy, &args.sets).map_err(|e| e.to_string())?;
+        Controller::open(&state_dir, &args.partition, &args.policy, &args.sets, join).map_err(|e| e.to_string())?;
     let c = controller.config();
     let nodes: Vec<String> = c.nodes.iter().map(|n| format!("{} ({})", n.name, n.capacity)).collect();
     eprintln!(
@@ -67,17 +94,36 @@ pub fn run(args: SlurmArgs) -> Result<(), String> {
         c.policy,
         nodes.join(", ")
     );
+    log(&format!(
+        "node agents join on https://{} (certificate {}, join token in {})",
+        pliant_manager::local::address(&listener),
+        tls.fingerprint(),
+        args.join_token_file.unwrap_or_else(|| state_dir.join("join-token")).display()
+    ));
     let stop = stop_on_signals();
+    let link = controller.link().expect("an opened controller has its agents' channel");
     let period = Duration::from_millis(args.poll_ms.max(1));
-    while !stop.load(Ordering::SeqCst) {
-        if let Err(e) = controller.poll() {
-            match e {
-                pliant_slurm::controller::ControllerError::Tool(e) => eprintln!("pliant slurm: warning: {e}"),
-                e => return Err(e.to_string()),
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let running = || !stop.load(Ordering::SeqCst);
+            let answer = |r: &pliant_manager::server::Request| pliant_slurm::link::respond(&link, r);
+            pliant_manager::server::serve(&listener, Default::default(), Some(&tls), &running, &answer);
+        });
+        let result = (|| {
+            while !stop.load(Ordering::SeqCst) {
+                if let Err(e) = controller.poll() {
+                    match e {
+                        pliant_slurm::controller::ControllerError::Tool(e) => eprintln!("pliant slurm: warning: {e}"),
+                        e => return Err(e.to_string()),
+                    }
+                }
+                std::thread::sleep(controller.pause(period));
             }
-        }
-        std::thread::sleep(controller.pause(period));
-    }
+            Ok(())
+        })();
+        stop.store(true, Ordering::SeqCst);
+        result
+    })?;
     eprintln!("pliant slurm: stopped; held jobs stay held, running ones run on");
     Ok(())
 }

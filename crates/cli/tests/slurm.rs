@@ -41,38 +41,95 @@ fn test_cluster_has_two_nodes() {
 
 const PLIANT: &str = env!("CARGO_BIN_EXE_pliant");
 
-/// `pliant slurm` running against a test cluster; killed when dropped.
+/// `pliant slurm` running against a test cluster, listening on the
+/// cluster's bridge, and one `pliant agent --slurm` per node, each in its
+/// node's network namespace, reaching the controller over the bridge; all
+/// killed (by their pids) when dropped.
 struct PliantSlurm {
     child: std::process::Child,
     log: std::path::PathBuf,
+    /// Where the controller listens (kept across its restarts).
+    address: String,
+    /// Each node's agent, with its log.
+    agents: Vec<(std::process::Child, std::path::PathBuf)>,
 }
 
 impl PliantSlurm {
     fn start(cluster: &SlurmCluster, policy: &str, state: &std::path::Path) -> PliantSlurm {
-        let log = state.with_extension("log");
-        let out = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
-        let child = std::process::Command::new(PLIANT)
-            .args(["slurm", "--partition", "pliant", "--policy", policy, "--poll-ms", "100"])
+        let address = format!("{}:{}", cluster.gateway(), common::live::free_port());
+        let child = PliantSlurm::controller(cluster, policy, state, &address);
+        let agents = (0..cluster.nodes.len()).map(|i| PliantSlurm::agent(cluster, i, state, &address)).collect();
+        PliantSlurm { child, log: state.with_extension("log"), address, agents }
+    }
+
+    fn controller(cluster: &SlurmCluster, policy: &str, state: &std::path::Path, address: &str) -> std::process::Child {
+        let out = std::fs::OpenOptions::new().create(true).append(true).open(state.with_extension("log")).unwrap();
+        std::process::Command::new(PLIANT)
+            .args(["slurm", "--partition", "pliant", "--policy", policy, "--poll-ms", "100", "--listen", address])
             .args(["--set", "monitor_interval_s=0.5", "--state-dir"])
             .arg(state)
             .env("SLURM_CONF", cluster.conf())
             .stdout(std::process::Stdio::null())
             .stderr(out)
             .spawn()
+            .unwrap()
+    }
+
+    /// Node `i`'s agent: it joins with the controller's join token and pins
+    /// its certificate, both read from the controller's state directory.
+    fn agent(
+        cluster: &SlurmCluster,
+        i: usize,
+        state: &std::path::Path,
+        address: &str,
+    ) -> (std::process::Child, std::path::PathBuf) {
+        let node = &cluster.nodes[i];
+        let log = state.with_file_name(format!("agent-{node}.log"));
+        let out = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
+        let child = cluster
+            .on_node(i, PLIANT)
+            .args(["agent", "--slurm", "--name", node, "--manager", &format!("https://{address}"), "--state-dir"])
+            .arg(state)
+            .arg("--node-dir")
+            .arg(state.with_file_name(format!("node-{node}")))
+            .stdout(std::process::Stdio::null())
+            .stderr(out)
+            .spawn()
             .unwrap();
-        PliantSlurm { child, log }
+        (child, log)
     }
 
+    /// The controller's log, then each agent's.
     fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        let mut text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        for (_, log) in &self.agents {
+            text += &format!("--- {}\n", log.display());
+            text += &std::fs::read_to_string(log).unwrap_or_default();
+        }
+        text
     }
 
-    /// SIGKILL, then a new controller on the same journal.
+    /// The agents' logs alone.
+    fn agent_log(&self) -> String {
+        self.agents.iter().map(|(_, log)| std::fs::read_to_string(log).unwrap_or_default()).collect()
+    }
+
+    /// SIGKILL, then a new controller on the same journal and address.
     fn crash_and_restart(&mut self, cluster: &SlurmCluster, policy: &str, state: &std::path::Path) {
         let _ = self.child.kill();
         let _ = self.child.wait();
         eprintln!("pliant slurm SIGKILLed; restarting it");
-        *self = PliantSlurm::start(cluster, policy, state);
+        self.child = PliantSlurm::controller(cluster, policy, state, &self.address);
+    }
+
+    /// SIGKILL node `i`'s agent, then a new one (it registers with the node
+    /// credential the first was issued).
+    fn crash_and_restart_agent(&mut self, cluster: &SlurmCluster, i: usize, state: &std::path::Path) {
+        let (child, _) = &mut self.agents[i];
+        let _ = child.kill();
+        let _ = child.wait();
+        eprintln!("the agent of {} SIGKILLed; restarting it", cluster.nodes[i]);
+        self.agents[i].0 = PliantSlurm::agent(cluster, i, state, &self.address).0;
     }
 }
 
@@ -80,6 +137,10 @@ impl Drop for PliantSlurm {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        for (agent, _) in &mut self.agents {
+            let _ = agent.kill();
+            let _ = agent.wait();
+        }
     }
 }
 
@@ -344,16 +405,32 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
     cluster.wait_until("the short job to start", Duration::from_secs(60), |c| started_ns(c, "short").is_some());
     let started = started_ns(cluster, "short").unwrap();
     let waited_s = (started - submitted) as f64 / 1e9;
-    // The victim: suspended in Slurm, its cgroup down to the footprint.
-    let victim = scene.victim(" limited to ");
+    // The victim: suspended in Slurm, its cgroup down to the footprint by
+    // its node's agent, which says when its reclaim is over.
+    let victim = scene.victim(" gave back ");
+    let limited = format!("pliant agent: job {victim} limited to ");
+    cluster.wait_until("the victim's reclaim to end on its node", Duration::from_secs(120), |_| {
+        scene.pliant.agent_log().contains(&limited)
+    });
     let log = scene.pliant.log();
-    let reclaim_s: f64 = log
+    let reclaim_s: f64 = scene
+        .pliant
+        .agent_log()
         .lines()
         .filter(|l| l.contains(" limited to "))
         .filter_map(|l| l.rsplit_once(" in ")?.1.strip_suffix(" ms")?.parse::<f64>().ok())
         .sum::<f64>()
         / 1000.0;
-    let victim_node = &scene.nodes[scene.longs.iter().position(|id| *id == victim).unwrap()];
+    let victim_index = scene.longs.iter().position(|id| *id == victim).unwrap();
+    let victim_node = &scene.nodes[victim_index].clone();
+    // Its agent ran in its node's network namespace only: the reclaim was on that node.
+    assert!(
+        scene.pliant.agents.iter().any(|(_, l)| {
+            l.to_string_lossy().ends_with(&format!("agent-{victim_node}.log"))
+                && std::fs::read_to_string(l).unwrap_or_default().contains(&limited)
+        }),
+        "{log}"
+    );
     let usage = std::fs::read_to_string(cluster.job_memory_cgroup(victim_node, victim).join("memory.usage_in_bytes"))
         .unwrap()
         .trim()
@@ -404,7 +481,13 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
     assert!(state == "SUSPENDED" || shrunk, "{policy}: victim {victim} is {state}, limit {limit_mb} MB\n{log}");
     let mut scene = scene;
     if crash {
-        scene.pliant.crash_and_restart(&scene.cluster, policy, &scene.state());
+        // The victim's agent and the controller both die while it is
+        // suspended; the new agent registers with its node credential and
+        // the new controller names the victim to it again.
+        let state = scene.state();
+        let node = scene.cluster.nodes.iter().position(|n| n == victim_node).unwrap();
+        scene.pliant.crash_and_restart_agent(&scene.cluster, node, &state);
+        scene.pliant.crash_and_restart(&scene.cluster, policy, &state);
     }
     let outs = scene.finish(short);
     for (i, out) in outs.iter().enumerate() {
@@ -412,9 +495,14 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
         assert_eq!(out.lines().filter(|l| l.starts_with("start ")).count(), 1, "long{i}:\n{out}");
     }
     let log = scene.pliant.log();
-    assert!(log.contains(&format!("job {victim} resumed")), "{log}");
+    // Slurm resumes it once its agent has lifted its limit, and the agent
+    // reports it back once its memory has come back from swap.
+    let resumed = log.find(&format!("pliant slurm: job {victim} resumed")).unwrap_or_else(|| panic!("{log}"));
+    let back = log.find(&format!("pliant slurm: job {victim} has its memory back")).unwrap_or_else(|| panic!("{log}"));
+    assert!(resumed < back, "{log}");
     if crash {
         assert!(log.contains("took over partition"), "{log}");
+        assert!(log.matches("registered as node").count() >= 3, "the victim's agent registered again:\n{log}");
     }
     Some(BigC { waited_s, reclaim_s, victim_usage_mb })
 }

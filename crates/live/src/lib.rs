@@ -5,8 +5,10 @@
 //! Architecture invariant: the policy lives in `pliant-core`; this crate only
 //! carries out its actions ([`dispatch`] is the single mapping) and reports
 //! what it observes. It touches only cgroups it created (named `pliant…`),
-//! processes it started and swap files it made; on Slurm (`slurm_job`) it
-//! only lowers and lifts the memory limits of the job cgroups Slurm made.
+//! processes it started and swap files it made; on Slurm (`slurm_node` on
+//! `slurm_job`, run by a node's `pliant agent --slurm`) it only lowers and
+//! lifts the memory limits of the job cgroups Slurm made, and freezes and
+//! thaws them.
 #![warn(missing_docs)]
 
 pub mod agent;
@@ -22,5 +24,6 @@ pub mod protocol;
 pub mod reclaim;
 pub mod scratch;
 pub mod slurm_job;
+pub mod slurm_node;
 pub mod stepper;
 pub mod swap;

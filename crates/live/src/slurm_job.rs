@@ -9,26 +9,13 @@
 //! on one machine keep apart. pliant never creates, kills in or removes
 //! these cgroups: Slurm does.
 
-use crate::cgroup::{CgroupError, Foreign, Layout, MemoryStats};
-use std::time::{Duration, Instant};
-
-const MB: u64 = 1 << 20;
+use crate::cgroup::{CgroupError, Foreign, Layout, MemoryLimit, MemoryStats};
+use std::time::Duration;
 
 /// One Slurm job's cgroup on its node.
 #[derive(Debug)]
 pub struct SlurmJobCgroup {
     cgroup: Foreign,
-}
-
-/// What lowering a job's memory limit did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LimitLowered {
-    /// Memory charged to the job before, MB.
-    pub before_mb: u64,
-    /// Memory charged to it once the limit held, MB.
-    pub after_mb: u64,
-    /// How long the kernel took to reclaim down to the limit.
-    pub took: Duration,
 }
 
 impl SlurmJobCgroup {
@@ -42,15 +29,20 @@ impl SlurmJobCgroup {
         layout.foreign(&Self::relative_path(node, uid, job)).map(|cgroup| SlurmJobCgroup { cgroup })
     }
 
-    /// Lowers the job's memory limit to `mb`: the kernel swaps out what is
-    /// above it (waiting up to `patience` while reclaim stalls).
-    pub fn limit_to(&self, mb: u64, patience: Duration) -> Result<LimitLowered, CgroupError> {
-        let before = self.cgroup.memory()?.usage;
-        let start = Instant::now();
-        self.cgroup.set_memory_limit(Some(mb * MB), patience)?;
-        let took = start.elapsed();
-        let after = self.cgroup.memory()?.usage;
-        Ok(LimitLowered { before_mb: before / MB, after_mb: after / MB, took })
+    /// Slurm job `job` on `node`, whoever owns it, if its cgroup is there
+    /// (the node's agent knows a job by its id alone).
+    pub fn find(layout: &Layout, node: &str, job: u64) -> Option<SlurmJobCgroup> {
+        let top = layout.foreign(&format!("slurm_{node}"))?;
+        let uid = std::fs::read_dir(top.path()).ok()?.flatten().find_map(|e| {
+            let uid = e.file_name().to_str()?.strip_prefix("uid_")?.parse::<u32>().ok()?;
+            e.path().join(format!("job_{job}")).is_dir().then_some(uid)
+        })?;
+        Self::open(layout, node, uid, job)
+    }
+
+    /// A handle on the job's memory limit alone, for a thread that lowers it.
+    pub fn memory_limit(&self) -> MemoryLimit {
+        self.cgroup.memory_limit()
     }
 
     /// Lifts the limit pliant set. Under `CR_Core` Slurm's own limit on the

@@ -1,20 +1,22 @@
 //! The controller: pliant's core driving a Slurm partition.
 //!
-//! Each poll reads `squeue --json`, turns what changed into events (a new
-//! held job, a job that completed, memory a victim gave back), runs one
+//! Each poll reads `squeue --json` and what the node agents reported
+//! ([`crate::link`]), turns what changed into events (a new held job, a job
+//! that completed, memory a victim gave back), runs one
 //! scheduling step of the core through the live step driver
 //! (`pliant_live::stepper`, the manager's too; a monitor run due goes first,
 //! at its due instant, as in the simulator), journals it, and then carries
 //! its actions out through
-//! Slurm and the job cgroups Slurm made:
+//! Slurm and, on the job cgroups Slurm made, through each node's agent
+//! (`pliant agent --slurm`, [`crate::agent`]):
 //!
 //! | core action | on Slurm |
 //! |---|---|
-//! | Launch, Restore | `scontrol update JobId=… NodeList=… StartTime=now`, `scontrol release` |
-//! | Suspend (BIG-C IP) | `scontrol suspend`, freeze the job cgroup, lower its memory limit to the footprint |
-//! | Shrink (BIG-C GP) | lower the job cgroup's memory limit (its CPU step is not enforced: Slurm's cpuset stays); suspend it through Slurm when it swaps |
+//! | Launch, Restore | `scontrol update JobId=… NodeList=… StartTime=now`, `scontrol release`; the node's agent is told of the job |
+//! | Suspend (BIG-C IP) | `scontrol suspend`; the agent freezes the job cgroup and lowers its memory limit to the footprint |
+//! | Shrink (BIG-C GP) | the agent lowers the job cgroup's memory limit (its CPU step is not enforced: Slurm's cpuset stays); suspended through Slurm when the agent reports it swaps |
 //! | Freeze (Slurm's own SUSPEND) | `scontrol suspend` |
-//! | Resume | lift the memory limit, then `scontrol resume` |
+//! | Resume | the agent lifts the memory limit; once it has, `scontrol resume` |
 //! | Kill | `scontrol requeuehold` |
 //! | Checkpoint | `scancel --signal=USR1 --full`; once the job has exited, `scontrol requeuehold` |
 //! | FailJob | `scancel` |
@@ -23,27 +25,23 @@
 //! this module is the only place of the crate that reads a clock.
 
 use crate::journal::{Journal, JournalError, Step};
+use crate::link::NodeLink;
 use crate::options::parse_comment;
 use crate::records::SlurmJob;
 use crate::tools::{SlurmTools, ToolError};
 use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
-use pliant_live::cgroup::{CgroupError, Layout, MemoryStats};
 use pliant_live::dispatch::{node_op, NodeOp};
-use pliant_live::slurm_job::{LimitLowered, SlurmJobCgroup};
+use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::{LiveBody, StepError, Stepping};
 use pliant_manager::manager::{build_policy, unix_us};
+use pliant_manager::token::Token;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use std::time::{Duration, Instant};
-
-/// How long a memory-limit write may wait for reclaim.
-const RECLAIM_PATIENCE: Duration = Duration::from_secs(60);
-/// How long a graceful shrink of a running job may stall before the job
-/// counts as swapping.
-const SHRINK_PATIENCE: Duration = Duration::from_secs(1);
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// A node of the managed partition, in core order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,18 +179,18 @@ pub struct Tracked {
 }
 
 /// What a step leaves to do on Slurm and the nodes, for one Slurm job
-/// (`slurm_id`); a memory limit's drop is reported to the core when `report`.
+/// (`slurm_id`); what a memory limit's drop frees, the node's agent reports.
 #[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     /// Placed on `node` and released (`restore`: after a checkpoint).
     Place { slurm_id: u64, node: u32, restore: bool },
     /// Suspended in Slurm, its memory reclaimed to `footprint_mb` (BIG-C IP).
-    Suspend { slurm_id: u64, footprint_mb: u64, report: bool },
+    Suspend { slurm_id: u64, footprint_mb: u64 },
     /// Suspended in Slurm, its memory kept (Slurm's own SUSPEND).
     Freeze { slurm_id: u64 },
     /// Running under a memory limit of `mem_mb` (BIG-C GP).
-    Shrink { slurm_id: u64, mem_mb: u64, report: bool },
+    Shrink { slurm_id: u64, mem_mb: u64 },
     /// Its memory limit lifted, resumed in Slurm.
     Resume { slurm_id: u64 },
     /// Requeued, held (kill).
@@ -271,7 +269,10 @@ pub struct Controller {
     stepping: Stepping,
     config: ControllerConfig,
     tools: SlurmTools,
-    layout: Option<Layout>,
+    /// The node agents; `None` for a view of the journal.
+    link: Option<Arc<Mutex<NodeLink>>>,
+    /// Nodes said to have no agent (said once until one is there).
+    agentless: BTreeSet<u32>,
     jobs: Vec<Tracked>,
     by_slurm: HashMap<u64, usize>,
     /// `None` for a view of the journal ([`Controller::view`]), which never writes.
@@ -280,8 +281,6 @@ pub struct Controller {
     inbox: Vec<Event>,
     /// Effects waiting for their job to reach the Slurm state they need.
     deferred: Vec<Effect>,
-    /// Memory counters of shrunk jobs at the last poll (to see them swap).
-    watched: HashMap<u64, MemoryStats>,
     /// Jobs of the partition pliant will not manage (said once).
     refused: BTreeSet<u64>,
 }
@@ -290,13 +289,15 @@ impl Controller {
     /// Opens the controller whose journal is in `state_dir`. A new journal
     /// takes the partition, policy and parameters given and reads the
     /// partition's nodes from `sinfo`; an existing one keeps its own and is
-    /// replayed, then squared with what Slurm shows. Returns the controller
-    /// and whether it recovered a journal.
+    /// replayed, then squared with what Slurm shows. Node agents join with
+    /// `join` ([`Controller::link`] serves them). Returns the controller and
+    /// whether it recovered a journal.
     pub fn open(
         state_dir: &Path,
         partition: &str,
         policy: &str,
         params: &[(String, String)],
+        join: Token,
     ) -> Result<(Controller, bool), ControllerError> {
         std::fs::create_dir_all(state_dir).map_err(|e| config_error(format!("{}: {e}", state_dir.display())))?;
         let (mut journal, (existing, steps)) =
@@ -319,6 +320,8 @@ impl Controller {
             }
         };
         let mut c = Controller::replayed(config, Some(journal), steps)?;
+        let names = c.config.nodes.iter().map(|n| n.name.clone()).collect();
+        c.link = Some(Arc::new(Mutex::new(NodeLink::open(state_dir, names, join).map_err(config_error)?)));
         if recovered {
             c.recover()?;
         }
@@ -355,17 +358,22 @@ impl Controller {
             stepping: Stepping::new(Driver::new(core)),
             config,
             tools: SlurmTools,
-            layout: Layout::detect().ok(),
+            link: None,
+            agentless: BTreeSet::new(),
             jobs: Vec::new(),
             by_slurm: HashMap::new(),
             journal,
             inbox: Vec::new(),
             deferred: Vec::new(),
-            watched: HashMap::new(),
             refused: BTreeSet::new(),
         };
         c.replay(steps)?;
         Ok(c)
+    }
+
+    /// The channel to the node agents, for the server that answers them.
+    pub fn link(&self) -> Option<Arc<Mutex<NodeLink>>> {
+        self.link.clone()
     }
 
     /// The configuration.
@@ -396,7 +404,7 @@ impl Controller {
         let snapshot = self.tools.jobs()?;
         let mut events = std::mem::take(&mut self.inbox);
         self.observe(&snapshot, &mut events);
-        self.watch_swapping(&mut events);
+        self.hear_agents(&snapshot, &mut events);
         let now = self.now();
         let effects = self.live_step(now, events)?;
         self.deferred.extend(effects);
@@ -472,26 +480,63 @@ impl Controller {
         events.push(Event::Submitted { slurm_id: sj.id, uid: sj.user_id, spec });
     }
 
-    /// BIG-C GP §4.2: a shrunk job that swaps is suspended (through Slurm).
-    fn watch_swapping(&mut self, events: &mut Vec<Event>) {
-        let shrunk: Vec<(u64, u32, u32)> = self
-            .jobs
-            .iter()
-            .filter(|t| t.phase == Phase::Shrunk && t.owed_mb == 0)
-            .filter_map(|t| Some((t.slurm_id, t.uid, t.node?)))
-            .collect();
-        self.watched.retain(|id, _| shrunk.iter().any(|(s, _, _)| s == id));
-        for (slurm_id, uid, node) in shrunk {
-            let Some(cgroup) = self.job_cgroup(node, uid, slurm_id) else { continue };
-            let Ok(now) = cgroup.memory() else { continue };
-            match self.watched.insert(slurm_id, now) {
-                Some(before) if now.swapping_since(&before) && self.act(&self.tools.suspend(slurm_id)) => {
-                    let _ = cgroup.begin_freeze();
-                    eprintln!("pliant slurm: job {slurm_id} swaps while shrunk: suspended");
+    /// Takes in what the node agents reported and did: memory a victim
+    /// gave back, a shrunk job that swaps (BIG-C GP §4.2: then suspended
+    /// through Slurm too), a resumed job whose memory is back; a memory
+    /// limit lifted, after which Slurm resumes the job. Nodes whose agent
+    /// is new (or all, after a restart) have their jobs named again.
+    fn hear_agents(&mut self, snapshot: &[SlurmJob], events: &mut Vec<Event>) {
+        let Some(link) = self.link.clone() else { return };
+        let mut link = link.lock().unwrap_or_else(|e| e.into_inner());
+        let state: HashMap<u64, &str> = snapshot.iter().map(|j| (j.id, j.state.as_str())).collect();
+        for (node, report) in link.take_reports() {
+            let slurm_id = pliant_live::slurm_node::slurm_id(report.task());
+            let name = &self.config.nodes[node].name;
+            match report {
+                AgentReport::Reclaimed { mem_mb, freed_mb, took_ms, .. } => {
+                    eprintln!(
+                        "pliant slurm: job {slurm_id} gave back {mem_mb} MB ({freed_mb} MB in use) in {took_ms} ms on {name}"
+                    );
+                    events.push(Event::Reclaimed { slurm_id, mem_mb });
+                }
+                AgentReport::Swapping { .. } => {
+                    if state.get(&slurm_id) == Some(&"RUNNING") {
+                        self.act(&self.tools.suspend(slurm_id));
+                    }
+                    eprintln!("pliant slurm: job {slurm_id} swaps while it shrinks: suspended");
                     events.push(Event::Swapping { slurm_id });
                 }
-                _ => {}
+                AgentReport::Resumed { .. } => {
+                    eprintln!("pliant slurm: job {slurm_id} has its memory back on {name}");
+                    events.push(Event::Resumed { slurm_id });
+                }
+                AgentReport::Lost { reason, .. } => {
+                    eprintln!("pliant slurm: warning: the agent of {name} could not act on job {slurm_id}: {reason}")
+                }
+                AgentReport::Exited { .. } | AgentReport::Checkpointed { .. } => {}
             }
+        }
+        for (_, op) in link.take_carried_out() {
+            let lifted = match op {
+                AgentOp::Resume { task, .. } => task,
+                AgentOp::Adopt { task, expect: Expected::Restoring(_), .. } => task,
+                _ => continue,
+            };
+            let slurm_id = pliant_live::slurm_node::slurm_id(lifted);
+            let Some(&i) = self.by_slurm.get(&slurm_id) else { continue };
+            if state.get(&slurm_id) == Some(&"SUSPENDED") && !self.act(&self.tools.resume(slurm_id)) {
+                continue;
+            }
+            self.jobs[i].slurm_suspended = false;
+            eprintln!("pliant slurm: job {slurm_id} resumed");
+        }
+        for node in link.take_to_adopt() {
+            for t in self.jobs.iter().filter(|t| t.node == Some(node as u32)) {
+                if let Some(op) = adoption(t) {
+                    link.push(node, op);
+                }
+            }
+            link.push(node, AgentOp::Sweep);
         }
     }
 
@@ -631,14 +676,13 @@ impl Controller {
                         // Mirrors the core's booking: what the limit drops by is owed back.
                         t.owed_mb += t.limits.mem_mb.saturating_sub(limits.mem_mb);
                         t.limits = t.limits.min(&limits);
-                        let report = t.owed_mb > 0;
                         if mechanism == NodeMechanism::Immediate {
                             t.phase = Phase::Suspended;
                             t.slurm_suspended = true;
-                            effects.push(Effect::Suspend { slurm_id, footprint_mb: limits.mem_mb, report });
+                            effects.push(Effect::Suspend { slurm_id, footprint_mb: limits.mem_mb });
                         } else {
                             t.phase = Phase::Shrunk;
-                            effects.push(Effect::Shrink { slurm_id, mem_mb: t.limits.mem_mb, report });
+                            effects.push(Effect::Shrink { slurm_id, mem_mb: t.limits.mem_mb });
                         }
                     }
                 }
@@ -662,7 +706,8 @@ impl Controller {
 
     /// After a journal replay: whatever the records say was decided but
     /// Slurm does not show carried out is done again (Slurm is the truth of
-    /// what runs; the records of what pliant decided).
+    /// what runs; the records of what pliant decided). What the node agents
+    /// hold is named to them again at their first heartbeat ([`adoption`]).
     fn recover(&mut self) -> Result<(), ControllerError> {
         let snapshot = self.tools.jobs()?;
         let state: HashMap<u64, &SlurmJob> = snapshot.iter().map(|j| (j.id, j)).collect();
@@ -673,13 +718,7 @@ impl Controller {
                 (Phase::Running | Phase::Restoring, "PENDING", Some(node)) => {
                     Some(Effect::Place { slurm_id: id, node, restore: t.phase == Phase::Restoring })
                 }
-                (Phase::Suspended, _, _) if t.slurm_suspended && t.limits.mem_mb < t.spec.mem_mb => {
-                    Some(Effect::Suspend { slurm_id: id, footprint_mb: t.limits.mem_mb, report: t.owed_mb > 0 })
-                }
                 (Phase::Suspended, "RUNNING", _) => Some(Effect::Freeze { slurm_id: id }),
-                (Phase::Shrunk, _, _) => {
-                    Some(Effect::Shrink { slurm_id: id, mem_mb: t.limits.mem_mb, report: t.owed_mb > 0 })
-                }
                 (Phase::Restoring, _, _) => Some(Effect::Resume { slurm_id: id }),
                 (Phase::Running, "SUSPENDED", _) => Some(Effect::Resume { slurm_id: id }),
                 (Phase::Waiting, "PENDING", _) if !sj.is_held() => {
@@ -729,62 +768,45 @@ impl Controller {
                 }
                 let at = self.now() as f64 / 1e6;
                 eprintln!("pliant slurm: job {slurm_id} placed on {} at {at:.3} s", node_name(node));
+                // Named as running: a restored job reads nothing back from swap.
+                if let Some(op) = adoption(&Tracked { phase: Phase::Running, ..t.clone() }) {
+                    self.order(node, op);
+                }
                 if restore {
                     self.inbox.push(Event::Resumed { slurm_id });
                 }
             }
-            Effect::Suspend { slurm_id, footprint_mb, report } => {
+            Effect::Suspend { slurm_id, footprint_mb } => {
+                // Slurm's part first: without an agent the job is at least stopped.
                 if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
                     return false;
                 }
-                let Some(cgroup) = t.node.and_then(|n| self.job_cgroup(n, t.uid, slurm_id)) else { return false };
-                let _ = cgroup.begin_freeze();
-                return self.lower(slurm_id, &cgroup, footprint_mb, report, Instant::now());
+                let Some(node) = self.agent_of(&t) else { return false };
+                let limits = Resources::new(0, footprint_mb);
+                self.order(
+                    node,
+                    AgentOp::Preempt { task: channel_task(slurm_id), mechanism: NodeMechanism::Immediate, limits },
+                );
             }
             Effect::Freeze { slurm_id } => {
                 if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
                     return false;
                 }
             }
-            Effect::Shrink { slurm_id, mem_mb, report } => {
-                let Some(cgroup) = t.node.and_then(|n| self.job_cgroup(n, t.uid, slurm_id)) else { return false };
-                let start = Instant::now();
-                match cgroup.limit_to(mem_mb, SHRINK_PATIENCE) {
-                    Ok(done) => self.reclaimed(slurm_id, mem_mb, done, start, report),
-                    // Reclaim stalls while the job runs: it swaps, and BIG-C GP
-                    // freezes a container that swaps (§4.2); frozen, it gives
-                    // its memory back.
-                    Err(CgroupError::LimitBusy { .. }) => {
-                        if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
-                            return false;
-                        }
-                        let _ = cgroup.begin_freeze();
-                        eprintln!("pliant slurm: job {slurm_id} swaps while it shrinks: suspended");
-                        self.jobs[i].slurm_suspended = true;
-                        self.inbox.push(Event::Swapping { slurm_id });
-                        return self.lower(slurm_id, &cgroup, mem_mb, report, start);
-                    }
-                    Err(e) => {
-                        eprintln!("pliant slurm: warning: job {slurm_id}: limiting its memory to {mem_mb} MB: {e}");
-                        return false;
-                    }
-                }
+            Effect::Shrink { slurm_id, mem_mb } => {
+                let Some(node) = self.agent_of(&t) else { return false };
+                let limits = Resources::new(t.limits.cpu_milli, mem_mb);
+                self.order(
+                    node,
+                    AgentOp::Preempt { task: channel_task(slurm_id), mechanism: NodeMechanism::Graceful, limits },
+                );
             }
             Effect::Resume { slurm_id } => {
                 // Memory first, so that the job does not thrash against the
-                // footprint when it runs again.
-                if let Some(cgroup) = t.node.and_then(|n| self.job_cgroup(n, t.uid, slurm_id)) {
-                    if let Err(e) = cgroup.lift().and_then(|()| cgroup.thaw()) {
-                        eprintln!("pliant slurm: warning: job {slurm_id}: giving its memory back: {e}");
-                        return false;
-                    }
-                }
-                if slurm_state == "SUSPENDED" && !self.act(&self.tools.resume(slurm_id)) {
-                    return false;
-                }
-                self.jobs[i].slurm_suspended = false;
-                eprintln!("pliant slurm: job {slurm_id} resumed");
-                self.inbox.push(Event::Resumed { slurm_id });
+                // footprint when it runs again: Slurm resumes it once the
+                // agent has lifted its limit ([`Controller::hear_agents`]).
+                let Some(node) = self.agent_of(&t) else { return false };
+                self.order(node, AgentOp::Resume { task: channel_task(slurm_id), limits: t.limits });
             }
             Effect::Requeue { slurm_id } => {
                 if !self.act(&self.tools.requeue_held(slurm_id)) {
@@ -805,37 +827,32 @@ impl Controller {
         true
     }
 
-    /// Lowers a job's memory limit to `mb` (an operation that began at
-    /// `start`); reports what the core is owed when `report`.
-    fn lower(&mut self, slurm_id: u64, cgroup: &SlurmJobCgroup, mb: u64, report: bool, start: Instant) -> bool {
-        match cgroup.limit_to(mb, RECLAIM_PATIENCE) {
-            Ok(done) => {
-                self.reclaimed(slurm_id, mb, done, start, report);
-                true
-            }
-            Err(e) => {
-                eprintln!("pliant slurm: warning: job {slurm_id}: limiting its memory to {mb} MB: {e}");
-                false
-            }
+    /// The node of a placed job whose agent is there; `None` (said once
+    /// per node) when it has none: its cgroups are acted on only through
+    /// its agent, so the effect waits for one.
+    fn agent_of(&mut self, t: &Tracked) -> Option<u32> {
+        let node = t.node?;
+        let link = self.link.as_ref()?;
+        let link = link.lock().unwrap_or_else(|e| e.into_inner());
+        if link.present(node as usize) {
+            self.agentless.remove(&node);
+            return Some(node);
         }
+        if link.missing(node as usize) && self.agentless.insert(node) {
+            eprintln!(
+                "pliant slurm: warning: node {} has no agent (`pliant agent --slurm` there): job {}'s memory is \
+                 reclaimed or given back once one registers",
+                self.config.nodes[node as usize].name, t.slurm_id
+            );
+        }
+        None
     }
 
-    /// Logs a limit that holds and queues the report of what it freed.
-    fn reclaimed(&mut self, slurm_id: u64, mb: u64, done: LimitLowered, start: Instant, report: bool) {
-        eprintln!(
-            "pliant slurm: job {slurm_id} limited to {mb} MB: {} MB -> {} MB in {} ms",
-            done.before_mb,
-            done.after_mb,
-            start.elapsed().as_millis()
-        );
-        let i = self.by_slurm[&slurm_id];
-        if report {
-            self.inbox.push(Event::Reclaimed { slurm_id, mem_mb: self.jobs[i].owed_mb });
+    /// Queues an order for `node`'s agent.
+    fn order(&self, node: u32, op: AgentOp) {
+        if let Some(link) = &self.link {
+            link.lock().unwrap_or_else(|e| e.into_inner()).push(node as usize, op);
         }
-    }
-
-    fn job_cgroup(&self, node: u32, uid: u32, slurm_id: u64) -> Option<SlurmJobCgroup> {
-        SlurmJobCgroup::open(self.layout.as_ref()?, &self.config.nodes[node as usize].name, uid, slurm_id)
     }
 
     /// Logs a failed Slurm command; true when it succeeded.
@@ -874,6 +891,35 @@ impl LiveBody for Controller {
     fn carry_out(&mut self, _: Micros, action: &Action, effects: &mut Vec<Effect>) {
         self.decide(action, effects);
     }
+}
+
+/// The task that stands for Slurm job `slurm_id` on the agents' channel.
+fn channel_task(slurm_id: u64) -> TaskRef {
+    TaskRef { job: JobId(slurm_id as u32), task: 0 }
+}
+
+/// How a placed job is named to its node's agent: its allocation and the
+/// state it should be in (`None` when it is not on a node).
+fn adoption(t: &Tracked) -> Option<AgentOp> {
+    t.node?;
+    let expect = match t.phase {
+        Phase::Waiting | Phase::Over => return None,
+        Phase::Running => Expected::Running,
+        Phase::Shrunk => Expected::Shrunk(t.limits),
+        // Reclaimed (BIG-C IP, or shrunk and swapping), or kept whole (Slurm's SUSPEND).
+        Phase::Suspended if t.limits.mem_mb < t.spec.mem_mb => Expected::Frozen(t.limits),
+        Phase::Suspended => Expected::Running,
+        Phase::Restoring => Expected::Restoring(t.limits),
+        Phase::Checkpointing => Expected::Checkpointing,
+    };
+    Some(AgentOp::Adopt {
+        task: channel_task(t.slurm_id),
+        log_dir: Default::default(),
+        checkpoint_dir: Default::default(),
+        resources: full(&t.spec),
+        expect,
+        owed_mb: t.owed_mb,
+    })
 }
 
 /// A job's full allocation.

@@ -14,8 +14,10 @@
 //! replays it and then squares it with what Slurm shows.
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod controller;
 pub mod journal;
+pub mod link;
 pub mod options;
 pub mod records;
 pub mod tools;

@@ -35,6 +35,8 @@ pub struct SlurmCluster {
     /// The node names (also their hostnames and cgroup names `slurm_<name>`).
     pub nodes: [String; 2],
     netns: Vec<String>,
+    /// The bridge's /24, `10.213.X`.
+    net: String,
     bridge: Option<String>,
     made_netns_dir: bool,
     daemons: Vec<(String, Child)>,
@@ -75,6 +77,7 @@ impl SlurmCluster {
             dir,
             nodes,
             netns: Vec::new(),
+            net: String::new(),
             bridge: None,
             made_netns_dir: false,
             daemons: Vec::new(),
@@ -94,6 +97,7 @@ impl SlurmCluster {
         self.start_munged()?;
         // A private /24 per test process, used only inside namespaces it made.
         let net = format!("10.213.{}", 100 + tag % 100);
+        self.net = net.clone();
         let bridge = format!("psb{tag}");
         run("ip", &["link", "add", &bridge, "type", "bridge"])?;
         self.bridge = Some(bridge.clone());
@@ -222,6 +226,20 @@ impl SlurmCluster {
             ),
         };
         conf
+    }
+
+    /// The address of this machine on the cluster's bridge, where the
+    /// nodes reach `slurmctld` (and `pliant slurm`).
+    pub fn gateway(&self) -> String {
+        format!("{}.1", self.net)
+    }
+
+    /// A command run in node `i`'s network namespace (as its `slurmd` is):
+    /// `nsenter` execs it, so the child's pid is the program's.
+    pub fn on_node(&self, i: usize, program: &str) -> Command {
+        let mut cmd = Command::new("nsenter");
+        cmd.arg(format!("--net=/run/netns/{}", self.netns[i])).arg(program);
+        cmd
     }
 
     /// The cluster's `slurm.conf`.

@@ -238,6 +238,12 @@ impl Foreign {
     pub fn thaw(&self) -> Result<(), CgroupError> {
         foreign!(self, g => g.set_frozen(false, true))
     }
+
+    /// A handle on the memory limit alone, for a thread that lowers it
+    /// while the caller goes on (see [`Cgroup::memory_limit`]).
+    pub fn memory_limit(&self) -> MemoryLimit {
+        MemoryLimit { inner: self.inner.clone() }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -151,8 +151,11 @@ impl CgroupV1 {
             usage: read_u64(&dir.join("memory.usage_in_bytes"))?,
             // v1 reports "no limit" as the largest page-aligned i64.
             limit: (limit < 1 << 62).then_some(limit),
-            swap: keyed(&stat, "swap").unwrap_or(0),
-            major_faults: keyed(&stat, "pgmajfault").unwrap_or(0),
+            // Hierarchical (`total_`): a Slurm job's processes are in its
+            // step cgroups below it; for a cgroup without children they are
+            // the cgroup's own figures.
+            swap: keyed(&stat, "total_swap").or_else(|| keyed(&stat, "swap")).unwrap_or(0),
+            major_faults: keyed(&stat, "total_pgmajfault").or_else(|| keyed(&stat, "pgmajfault")).unwrap_or(0),
             failcnt: read_u64(&dir.join("memory.failcnt"))?,
         })
     }

@@ -78,14 +78,6 @@ impl NodeVictims {
     }
 }
 
-/// Pending tasks of one job in a row with equal requests.
-#[derive(Debug, Clone, Copy)]
-struct Run {
-    level: PriorityLevel,
-    req: Resources,
-    tasks: u32,
-}
-
 /// Where a first-fit scan over the nodes may start, per request size seen in
 /// this pass: no node before the start fits a request that large. Room only
 /// shrinks during a pass, except on a node that just gave victims up, which
@@ -132,7 +124,6 @@ pub(crate) struct Levels {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LevelsBuffers {
     keys: Vec<ServiceKey>,
-    runs: Vec<Run>,
     avail: Vec<Resources>,
 }
 
@@ -143,9 +134,9 @@ impl Planner for Levels {
 
     fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
         let mut takes = Vec::new();
-        let LevelsBuffers { keys, runs: preemptors, avail } = &mut self.buffers;
-        find_preemptors(view, self.priority_order, keys, preemptors);
-        let Some(top) = preemptors.iter().map(|r| r.level).max() else { return takes };
+        let LevelsBuffers { keys, avail } = &mut self.buffers;
+        let priority_order = self.priority_order;
+        let Some(top) = preemptor_jobs(view, priority_order, keys) else { return takes };
         let n = view.node_count();
         avail.clear();
         avail.extend((0..n).map(|i| view.node_free(i) + mechanism.freeing(i)));
@@ -156,7 +147,13 @@ impl Planner for Levels {
         // Requests (with their level) that found no node even with victims: room only
         // shrinks during the pass, so no request as big at a level as low finds one.
         let mut hopeless: Vec<(PriorityLevel, Resources)> = Vec::new();
-        for &Run { level, req, tasks } in preemptors.iter() {
+        // The preemptors' requests in service order, as runs of equal requests of one job.
+        let runs = keys.iter().flat_map(|key| {
+            let job = view.job(key.2 as usize);
+            let level = PriorityLevel::of(job.req.priority);
+            job.pending.runs().map(move |(req, tasks)| (level, req, tasks))
+        });
+        for (level, req, tasks) in runs {
             for _ in 0..tasks {
                 // A hopeless request ends its run: the rest are as big, at its level.
                 if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
@@ -168,8 +165,9 @@ impl Planner for Levels {
                     avail[i] -= req;
                     continue;
                 }
-                let victims =
-                    victims.get_or_insert_with(|| NodeVictims::new(n, find_victims(view, mechanism, now, top)));
+                let victims = victims.get_or_insert_with(|| {
+                    NodeVictims::new(n, find_victims(view, mechanism, now, top, priority_order))
+                });
                 let at_level = &mut victim_fit[level as usize];
                 let fit =
                     (at_level.start(req)..n).find(|&i| req.fits_in(&(avail[i] + victims.below[i][level as usize])));
@@ -194,51 +192,65 @@ impl Planner for Levels {
     }
 }
 
-/// The requests of pending tasks above the free level (only they can
-/// preempt), in service order, as runs of equal requests of one job.
-/// `priority_order`: see [`Levels`]. Into `out` (cleared first), with
-/// `keys` as a buffer.
-fn find_preemptors(view: &View, priority_order: bool, keys: &mut Vec<ServiceKey>, out: &mut Vec<Run>) {
+/// The waiting jobs with pending tasks above the free level (only they can
+/// preempt), in service order, into `keys` (cleared first); returns the
+/// highest level among them, if any. `priority_order`: see [`Levels`].
+fn preemptor_jobs(view: &View, priority_order: bool, keys: &mut Vec<ServiceKey>) -> Option<PriorityLevel> {
     keys.clear();
-    out.clear();
+    let mut top = None;
     for set in view.queues().iter().flat_map(|q| q.waiting.iter()) {
         for &key in set {
-            if priority_order && PriorityLevel::of(view.job(key.2 as usize).req.priority) == PriorityLevel::Free {
-                break;
+            let job = view.job(key.2 as usize);
+            let level = PriorityLevel::of(job.req.priority);
+            if level == PriorityLevel::Free {
+                if priority_order {
+                    break;
+                }
+                continue;
             }
-            keys.push(key);
+            if !job.pending.is_empty() {
+                keys.push(key);
+                top = top.max(Some(level));
+            }
         }
     }
     keys.sort_unstable();
-    for &key in keys.iter() {
-        let job = view.job(key.2 as usize);
-        let level = PriorityLevel::of(job.req.priority);
-        if level == PriorityLevel::Free {
-            continue;
-        }
-        out.extend(job.pending.runs().map(|(req, tasks)| Run { level, req, tasks }));
-    }
+    top
 }
 
 /// Running tasks below `top` with their nodes. Victim order: lowest level
 /// first; then, when the mechanism estimates costs (adaptive checkpointing),
 /// the cheapest (§5.2.2: memory over the node's checkpoint bandwidth),
 /// otherwise the lowest priority; then the youngest (least work to lose).
-fn find_victims(view: &View, mechanism: &dyn Mechanism, now: Micros, top: PriorityLevel) -> Vec<(usize, Victim)> {
+/// The order they are found in does not matter (each node's are sorted);
+/// under `priority_order` (see [`Levels`]) the active jobs are walked from
+/// the lowest priority up, as far as the first at `top`.
+fn find_victims(
+    view: &View,
+    mechanism: &dyn Mechanism,
+    now: Micros,
+    top: PriorityLevel,
+    priority_order: bool,
+) -> Vec<(usize, Victim)> {
     let mut found = Vec::new();
-    for key in view.queues().iter().flat_map(|q| q.active.iter()) {
-        let job = view.job(key.2 as usize);
-        let level = PriorityLevel::of(job.req.priority);
-        if job.running == 0 || level >= top {
-            continue;
-        }
-        // `running` counts the tasks that hold resources: none lie past the last.
-        let holders = job.tasks.changed().filter(|(_, t)| t.state.holds_resources());
-        for (i, t) in holders.take(job.running as usize).filter(|(_, t)| t.state == TaskState::Running) {
-            let task = TaskRef { job: JobId(job.req.id.0), task: i };
-            let cost = mechanism.victim_cost(view, now, task).unwrap_or(job.req.priority as u64);
-            let order = (level, cost, Reverse(t.started), task);
-            found.push((t.node.0 as usize, Victim { order, resources: t.allocated }));
+    for queue in view.queues() {
+        for key in queue.active.iter().rev() {
+            let job = view.job(key.2 as usize);
+            let level = PriorityLevel::of(job.req.priority);
+            if level >= top && priority_order {
+                break;
+            }
+            if job.running == 0 || level >= top {
+                continue;
+            }
+            // `running` counts the tasks that hold resources: none lie past the last.
+            let holders = job.tasks.changed().filter(|(_, t)| t.state.holds_resources());
+            for (i, t) in holders.take(job.running as usize).filter(|(_, t)| t.state == TaskState::Running) {
+                let task = TaskRef { job: JobId(job.req.id.0), task: i };
+                let cost = mechanism.victim_cost(view, now, task).unwrap_or(job.req.priority as u64);
+                let order = (level, cost, Reverse(t.started), task);
+                found.push((t.node.0 as usize, Victim { order, resources: t.allocated }));
+            }
         }
     }
     found
