@@ -23,6 +23,9 @@ PREEMPTIVE = ["kill", "ip", "gp", "suspend", "priority-kill", "checkpoint-hdd", 
 WASTE_BOUND = ["kill", "ip", "gp", "priority-kill"]
 TOLERANCE = 1.05
 FIFO_BOUND = 1.25
+# The short queue's guaranteed share, BIG-C §5.1's 95 % (the default) and below: how much of the
+# cluster the short jobs may take back bounds what the long jobs lose (see `share_sweep`).
+SHORT_SHARES = [0.95, 0.8, 0.6, 0.4, 0.2]
 
 
 def presets():
@@ -88,15 +91,57 @@ below are made the same way):
    no further point hold (`low-load` still 696 s against the bound of 676 s); it is not in the model
    (docs/cost-model.md says what it would change live).
 
+5. **Where the long p90 goes, measured** (before the change of item 6; `pliant simulate --scenario S
+   --seed N --policies fifo,pliant --out DIR`, DIR's `jobs.csv` and `preemptions.csv`; the long jobs at
+   or above the p90, 4–5 of 37–49 per seed, 19 of 182 on `google-like`):
+   - *Two kinds of tail job.* Jobs that run while the short bursts come, shrunk again and again, and
+     jobs that queue behind them. On `low-load` seed 1 the four jobs submitted at t = 0 took 303 of the
+     599 preemptions (44–133 each) and are four of the five tail jobs: each ran 2.3–3.1 × as long as
+     under fifo, in a queue of 0 s. On `high-load` seed 1 one such job (40 shrinks, 1,110 s against
+     369) heads the tail; the next five were preempted 0–2 times and queued 560–595 s (fifo: 128–497 s).
+     Means over the tail jobs, pliant against fifo, queue s / run s: `high-load` 304–462 / 542–674
+     against 82–220 / 314–379 (seeds 1–3), `low-load` 77–180 / 434–804 against 45–87 / 323–361,
+     `multi-load` 104–615 / 407–854 against 92–449 / 364–389, `google-like` 274–1,572 / 1,176–1,233
+     against 200–1,087 / 847–870.
+   - *Preemptions go to few jobs.* Algorithm 2's order (longest remaining job first) sends them to the
+     oldest big jobs: on `high-load` seed 1, 24 of the 46 long jobs were never preempted and one took
+     71; the more a job was preempted, the longer it ran against fifo (correlation 0.88 over the 46
+     jobs, 0.81 on `low-load` seed 1).
+   - *Siblings idle at barriers.* A counter added to the simulator's pool for this measurement only
+     (not kept: it would change every preset's output) summed the cores a running executor held with no
+     stage task while its stage's pool was empty, waiting for the stage's slowest executor. Long jobs,
+     core-hours, means over seeds 1–3, pliant against fifo: `high-load` 13.8 / 1.5, `low-load` 11.8 /
+     1.7, `multi-load` 17.6 / 2.8, `google-like` 94.3 / 17.6: more than pliant's waste (1.2–13.9
+     core-h) and its stalled task time (0.1–1.5 task-h).
+6. **A phase held back already is held back only by the excess.** A stage ends with its slowest
+   executor, so stopping a second executor of a phase by no more than its slowest member is stopped
+   idles no sibling further; the model priced every stop as if the phase had none (docs/cost-model.md,
+   `stopped`). The siblings' term now counts only the part of a stop beyond the phase's slowest member
+   (shrunk by its part of its request, frozen or restoring whole), and an executor shrunk already is
+   priced by its part of its request, not of what it holds. Preemption now goes first to the phases
+   already held back. Long p90: `low-load` and `google-like` −1.5 %, `multi-load` −3.2 % (now within
+   1.25 × fifo's, by under 0.1 %), `high-load` +1.3 %; `mixed` −0.6 %; waste −9 % (`high-load`) to −46 %
+   (`mixed`). The counter of item 5 did not fall (`high-load` 14.8, `low-load` 12.5, `multi-load` 17.8,
+   `google-like` 94.7 core-h): it comes from executors stopped alone while their siblings run, not
+   from second stops in phases held back already. `two-job`, `reservation` and
+   `google-day` are unchanged (no coupled phase held back). Tried and not kept: the victim's own cores
+   counted beyond the slowest too (long p90 +1.2 % to +3.0 % against item 6 alone on the four BIG-C
+   scenarios); Algorithm 2's order replaced (with item 6) by the job with the least expected JCT
+   (elapsed + remaining) or by the youngest job first (long p90 −1.4 % to +3.5 %, no further point held, and
+   `google-like`'s short p95 went over its bound).
+
 What still fails, and why (the tables under each scenario):
 
-- *long p90 ≤ 1.25 × fifo's* on the four BIG-C scenarios: no preemptive preset meets it on any of them
-  (the best preemptive long p90 is above the bound on each: see the tables); pliant's is the least of
-  all preemptive presets or within 0.1 % of it. Every preemption stops some long job for a short
-  one's run; fifo stops none and pays in short-job latency (its short p95 is 9–15 × pliant's).
+- *long p90 ≤ 1.25 × fifo's* on `high-load`, `low-load` and `google-like` (`multi-load` holds by under
+  0.1 %): no preemptive preset meets it there (the best preemptive long p90 is above the bound on each:
+  see the tables); pliant's is the least of all preemptive presets or within 0.3 % of it. What bounds
+  it is how much the short jobs take, not how pliant takes it: under each failed point, the sweep of
+  the short queue's guaranteed share (BIG-C §5.1's 95 %) shows the long p90 coming under 1.25 × fifo's
+  only where the short p95 is far outside its own bound. fifo stops no long job and pays in short-job
+  latency (its short p95 is 9–15 × pliant's).
 - Points held by a margin under a few percent (`high-load`'s and `google-like`'s short p95,
-  `reservation`'s waste, which equals `kill`'s: pliant kills every victim there, as `kill` does) can
-  tip either way on other seeds."""
+  `multi-load`'s long p90 against fifo, `reservation`'s waste, which equals `kill`'s: pliant kills every
+  victim there, as `kill` does) can tip either way on other seeds."""
 
 REFUSED = {}
 
@@ -209,6 +254,29 @@ def per_job(scenario, scale, seed, who, cls):
         print(f"| {j} | {a['tasks']} | {jct(a):.0f} ({queue(a):.0f}) | {jct(b):.0f} ({queue(b):.0f}) | {took} |")
 
 
+def share_sweep(scenario, scale, runs):
+    """What bounds pliant's long p90 against fifo's: the same runs with the short queue's guaranteed
+    share lowered, so that the short jobs may take less back; the short p95 and long p90 against their
+    bounds."""
+    short_bound = TOLERANCE * best(runs, PREEMPTIVE, short_p95)[1]
+    long_bound = FIFO_BOUND * mean([long_p90(r["fifo"]) for r in runs])
+    print(f"\nWhat bounds it: `pliant` with the short queue's guaranteed share lowered (`--set short_share=X`,"
+          f" seeds 1–3; BIG-C §5.1: 0.95). Bounds: short p95 ≤ {short_bound:.2f} s, long p90 ≤ {long_bound:.2f} s.\n")
+    print("| short_share | short p95 s | within | long p90 s | within 1.25 × fifo |")
+    print("|---|---|---|---|---|")
+    for share in SHORT_SHARES:
+        rs = []
+        for seed in SEEDS:
+            cmd = [PLIANT, "simulate", "--scenario", scenario, "--seed", str(seed), "--scale", str(scale),
+                   "--policies", "pliant", "--set", f"short_share={share}", "--format", "json"]
+            print(f"running {' '.join(cmd)}", file=sys.stderr)
+            done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            rs.append(json.loads(done.stdout)["results"][0])
+        sp, lp = mean([short_p95(r) for r in rs]), mean([long_p90(r) for r in rs])
+        yes = lambda v, b: "yes" if v <= b + 1e-9 else "**no**"
+        print(f"| {share} | {sp:.1f} | {yes(sp, short_bound)} | {lp:.1f} | {yes(lp, long_bound)} |")
+
+
 def why(scenario, scale, runs, failed):
     """The runs behind each failed point: pliant against the preset that sets the bound, seed by seed,
     then job by job on the seed where pliant trails most."""
@@ -229,6 +297,8 @@ def why(scenario, scale, runs, failed):
         metric, cls = (short_p95, "short") if name.startswith("short") else (long_p90, "long")
         if name.startswith("waste"):
             continue
+        if who == "fifo":
+            share_sweep(scenario, scale, runs)
         worst = max(zip(SEEDS, runs), key=lambda sr: metric(sr[1]["pliant"]) - metric(sr[1][who]))[0]
         per_job(scenario, scale, worst, who, cls)
 

@@ -3,7 +3,7 @@
 use crate::experiment::{write_resolved, RunDescription};
 use crate::progress;
 use crate::settings::SettingsArgs;
-use crate::workload_args::WorkloadArgs;
+use crate::workload_args::{Loaded, Streamed, WorkloadArgs};
 use clap::{Args, ValueEnum};
 use pliant_core::policy::{preset, PRESETS};
 use pliant_core::policy::{Params, Policy};
@@ -11,7 +11,7 @@ use pliant_metrics::RunRecord;
 use pliant_report::{
     comparison_json, comparison_table, counted, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv, write_preemptions_csv,
 };
-use pliant_sim::{simulate_counting, SimOptions};
+use pliant_sim::{simulate_counting, simulate_stream_counting, SimOptions};
 use pliant_workload::Workload;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -71,6 +71,32 @@ pub struct SimulateArgs {
 /// Runs the policies on one workload, in parallel on the available cores, keeping
 /// their order, with a progress bar per policy (its jobs ended) on a terminal.
 pub fn run_all(workload: &Workload, policies: Vec<Policy>, opts: SimOptions) -> Result<Vec<RunRecord>, String> {
+    run_each(workload.jobs.len(), policies, |policy, ended| {
+        simulate_counting(workload, policy, &opts, Some(ended)).map_err(|e| e.to_string())
+    })
+}
+
+/// As [`run_all`], each run taking the streamed workload's jobs anew as it
+/// reaches them: it holds only its live jobs, not the workload.
+pub fn run_streamed(workload: &Streamed, policies: Vec<Policy>, opts: SimOptions) -> Result<Vec<RunRecord>, String> {
+    run_each(workload.jobs, policies, |policy, ended| {
+        let mut jobs = workload.jobs()?;
+        let run = simulate_stream_counting(&workload.cluster, jobs.by_ref(), policy, &opts, Some(ended));
+        match jobs.error() {
+            Some(e) => Err(e.to_string()),
+            None => run.map_err(|e| e.to_string()),
+        }
+    })
+}
+
+/// Runs `simulate` for every policy, in parallel on the available cores,
+/// keeping their order, with a progress bar per policy (its `ended` count of
+/// `jobs`) on a terminal.
+fn run_each(
+    jobs: usize,
+    policies: Vec<Policy>,
+    simulate: impl Fn(Policy, &AtomicU64) -> Result<RunRecord, String> + Sync,
+) -> Result<Vec<RunRecord>, String> {
     let ended: Vec<AtomicU64> = policies.iter().map(|_| AtomicU64::new(0)).collect();
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let stack = progress::stack();
@@ -79,7 +105,7 @@ pub fn run_all(workload: &Workload, policies: Vec<Policy>, opts: SimOptions) -> 
         .iter()
         .map(|p| {
             let template = format!("{{prefix:{width}}} {{bar:30}} {{pos}}/{{len}} jobs ended, {{elapsed}}");
-            stack.add(progress::bar(workload.jobs.len() as u64, &template).with_prefix(p.name.clone()))
+            stack.add(progress::bar(jobs as u64, &template).with_prefix(p.name.clone()))
         })
         .collect();
     let indexed: Vec<(usize, Policy)> = policies.into_iter().enumerate().collect();
@@ -95,7 +121,7 @@ pub fn run_all(workload: &Workload, policies: Vec<Policy>, opts: SimOptions) -> 
             }
         });
         let results = parallel_map(indexed, |(i, p)| {
-            let run = simulate_counting(workload, p.clone(), &opts, Some(&ended[*i]));
+            let run = simulate(p.clone(), &ended[*i]);
             bars[*i].set_position(ended[*i].load(Ordering::Relaxed));
             run.map_err(|e| format!("policy {}: {e}", p.name))
         });
@@ -167,24 +193,30 @@ fn write_outputs(dir: &Path, title: &str, json: &str, runs: &[RunRecord]) -> Res
 
 /// Runs `pliant simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), String> {
-    let (name, workload) = args.workload.load(args.workload.seed)?;
+    let loaded = args.workload.load_for_runs(args.workload.seed, args.slowdown)?;
     let settings = args.run.settings.load()?;
     let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
     let preempting = policies.iter().any(|p| p.preemption.is_some());
     let opts = SimOptions { exec: settings.exec.clone(), slowdown: args.slowdown, ..SimOptions::default() };
     let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
-    let runs = run_all(&workload, policies, opts)?;
+    let (name, runs, jobs, nodes) = match loaded {
+        Loaded::Whole(name, w) => {
+            let runs = run_all(&w, policies, opts)?;
+            (name, runs, w.jobs.len(), w.cluster.nodes.len())
+        }
+        Loaded::Streamed(s) => {
+            let runs = run_streamed(&s, policies, opts)?;
+            (s.name, runs, s.jobs, s.cluster.nodes.len())
+        }
+    };
     let (seed, scale) = (args.workload.seed, args.workload.scale);
     let doc = comparison_json(&name, seed, scale, &settings, &runs);
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
     match args.run.format {
         Format::Json => println!("{json}"),
         Format::Table => {
-            let title = format!(
-                "{name} (seed {seed}, scale {scale}): {} on {}",
-                counted(workload.jobs.len(), "job"),
-                counted(workload.cluster.nodes.len(), "node")
-            );
+            let title =
+                format!("{name} (seed {seed}, scale {scale}): {} on {}", counted(jobs, "job"), counted(nodes, "node"));
             print!("{}", comparison_table(&title, &runs));
         }
     }

@@ -5,10 +5,11 @@ use clap::Args;
 use pliant_core::model::ElasticityProfile;
 use pliant_core::policy::PRESETS;
 use pliant_trace::{LoadOptions, Target};
-use pliant_workload::scenarios::{self, LongJobs, DEFAULT_SCENARIO, SCENARIOS};
-use pliant_workload::{read_workload, Workload};
+use pliant_workload::scenarios::{self, LongJobs, ScenarioJobs, DEFAULT_SCENARIO, SCENARIOS};
+use pliant_workload::{read_job_line, read_workload, Cluster, FormatError, Job, JobReader, Workload};
 use std::fs::File;
 use std::io::BufReader;
+use std::io::{BufRead, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// Which workload to replay and how to shape it.
@@ -116,19 +117,192 @@ impl WorkloadArgs {
             }
             return Ok((path.display().to_string(), w));
         }
+        self.check_scale()?;
+        let name = self.scenario_name();
+        let long_jobs = LongJobs::from_name(&self.long_jobs).expect("clap checked it");
+        let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| unknown_scenario(name))?;
+        Ok((name.to_string(), w))
+    }
+
+    /// Refuses a scale no scenario takes.
+    fn check_scale(&self) -> Result<(), String> {
         if !(self.scale.is_finite() && self.scale > 0.0 && self.scale <= 10_000.0) {
             return Err(format!("--scale must be a number in (0, 10000], got {}", self.scale));
         }
-        let name = self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
-        if name == "two-job" && self.scale != 1.0 {
+        if self.scenario_name() == "two-job" && self.scale != 1.0 {
             return Err("two-job is fixed (two jobs on one machine): --scale does not apply to it".into());
         }
-        let long_jobs = LongJobs::from_name(&self.long_jobs).expect("clap checked it");
-        let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| {
-            let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
-            format!("unknown scenario `{name}` (known: {})", known.join(", "))
-        })?;
-        Ok((name.to_string(), w))
+        Ok(())
+    }
+}
+
+/// The error for a scenario name that is not built in.
+fn unknown_scenario(name: &str) -> String {
+    let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
+    format!("unknown scenario `{name}` (known: {})", known.join(", "))
+}
+
+/// A workload to replay: held whole, or taken job by job by each run.
+pub enum Loaded {
+    /// Every job in memory (shared by the runs).
+    Whole(String, Workload),
+    /// Jobs each run takes anew, one by one in submission order.
+    Streamed(Streamed),
+}
+
+/// A workload each run streams: a run holds only its live jobs.
+pub struct Streamed {
+    /// The workload's display name.
+    pub name: String,
+    /// Its cluster.
+    pub cluster: Cluster,
+    /// How many jobs it has.
+    pub jobs: usize,
+    source: Source,
+}
+
+/// Where a streamed workload's jobs come from.
+enum Source {
+    /// A synthetic scenario, drawn again for each run.
+    Scenario { name: String, seed: u64, scale: f64, long: LongJobs },
+    /// A native file, read again for each run, its jobs in the order of
+    /// `order`: (submission, byte offset, line) of each, by submission
+    /// (stable: the file's order among equal ones, as a whole read sorts them).
+    File { path: PathBuf, order: Vec<(u64, u64, usize)> },
+}
+
+/// A streamed workload's jobs for one run; a file that stops reading (it
+/// changed since it was checked) ends the jobs and keeps the error.
+pub struct StreamJobs<'a> {
+    jobs: Box<dyn Iterator<Item = Result<Job, FormatError>> + Send + 'a>,
+    path: Option<PathBuf>,
+    error: Option<String>,
+}
+
+impl Iterator for StreamJobs<'_> {
+    type Item = Job;
+    fn next(&mut self) -> Option<Job> {
+        match self.jobs.next()? {
+            Ok(job) => Some(job),
+            Err(e) => {
+                let path = self.path.as_deref().unwrap_or(Path::new("-")).display();
+                self.error = Some(format!("{path}:{}: {} (the file changed while it was replayed)", e.line, e.reason));
+                None
+            }
+        }
+    }
+}
+
+impl StreamJobs<'_> {
+    /// Why the jobs ended early, if they did.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+}
+
+impl Streamed {
+    /// The jobs, anew, in submission order.
+    pub fn jobs(&self) -> Result<StreamJobs<'_>, String> {
+        match &self.source {
+            Source::Scenario { name, seed, scale, long } => {
+                let (_, jobs) = scenarios::stream(name, *seed, *scale, *long).expect("a scenario that streamed");
+                Ok(StreamJobs { jobs: Box::new(jobs.map(Ok)), path: None, error: None })
+            }
+            Source::File { path, order } => {
+                let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+                let (mut input, mut at, mut text) = (BufReader::new(file), 0, String::new());
+                let cluster = &self.cluster;
+                let jobs = order.iter().map(move |&(_, offset, line)| {
+                    let read = |e: std::io::Error| FormatError { line, reason: format!("cannot read: {e}") };
+                    if offset != at {
+                        input.seek(SeekFrom::Start(offset)).map_err(read)?;
+                    }
+                    text.clear();
+                    at = offset + input.read_line(&mut text).map_err(read)? as u64;
+                    let job = read_job_line(&text, line, cluster, 0)?;
+                    job.ok_or_else(|| FormatError { line, reason: "no job on this line any more".into() })
+                });
+                Ok(StreamJobs { jobs: Box::new(jobs), path: Some(path.clone()), error: None })
+            }
+        }
+    }
+}
+
+/// Reads a native workload file through past its cluster record (on line
+/// `cluster_line`), checking every job against `cluster`, and returns
+/// (submission, byte offset, line) of each job by submission (stable).
+fn index_jobs(path: &Path, cluster_line: usize, cluster: &Cluster) -> Result<Vec<(u64, u64, usize)>, String> {
+    let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+    let (mut input, mut text, mut offset, mut line) = (BufReader::new(file), String::new(), 0u64, 0);
+    let mut order = Vec::new();
+    loop {
+        text.clear();
+        let read =
+            input.read_line(&mut text).map_err(|e| format!("{}:{}: cannot read: {e}", path.display(), line + 1))?;
+        if read == 0 {
+            break;
+        }
+        line += 1;
+        if line > cluster_line {
+            let job = read_job_line(&text, line, cluster, cluster_line)
+                .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
+            if let Some(job) = job {
+                order.push((job.submit, offset, line));
+            }
+        }
+        offset += read as u64;
+    }
+    order.sort_by_key(|&(submit, _, _)| submit);
+    Ok(order)
+}
+
+/// A native workload file's reader, past its cluster record.
+fn open_native(path: &Path) -> Result<JobReader<BufReader<File>>, String> {
+    let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+    JobReader::new(BufReader::new(file)).map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))
+}
+
+impl WorkloadArgs {
+    /// The workload for `seed`, streamed where it can be: a synthetic
+    /// scenario (`mixed`, `high-load`, `low-load`, `multi-load`), drawn as
+    /// each run reaches its jobs, or a native file replayed as it is (no
+    /// window, sample or rescaling), read through once to check it and to
+    /// note where each job is (24 bytes a job), then read again by each run
+    /// in submission order.
+    /// `whole` asks for every job in memory (slowdown runs each alone).
+    pub fn load_for_runs(&self, seed: u64, whole: bool) -> Result<Loaded, String> {
+        if whole {
+            let (name, w) = self.load(seed)?;
+            return Ok(Loaded::Whole(name, w));
+        }
+        if let Some(path) = &self.workload {
+            let plain = self.window.is_none() && self.sample == 1.0 && self.nodes.is_none() && self.scale == 1.0;
+            if !(plain && is_native(path)) {
+                let (name, w) = self.load(seed)?;
+                return Ok(Loaded::Whole(name, w));
+            }
+            let reader = open_native(path)?;
+            let (cluster, cluster_line) = (reader.cluster().clone(), reader.cluster_line());
+            drop(reader);
+            let order = index_jobs(path, cluster_line, &cluster)?;
+            let name = path.display().to_string();
+            let jobs = order.len();
+            let source = Source::File { path: path.clone(), order };
+            return Ok(Loaded::Streamed(Streamed { name, cluster, jobs, source }));
+        }
+        self.check_scale()?;
+        let name = self.scenario_name();
+        let long = LongJobs::from_name(&self.long_jobs).expect("clap checked it");
+        match scenarios::stream(name, seed, self.scale, long) {
+            Some((cluster, ScenarioJobs::Drawn(jobs))) => {
+                let source = Source::Scenario { name: name.to_string(), seed, scale: self.scale, long };
+                Ok(Loaded::Streamed(Streamed { name: name.to_string(), cluster, jobs: jobs.size_hint().0, source }))
+            }
+            Some((cluster, listed)) => {
+                Ok(Loaded::Whole(name.to_string(), Workload { cluster, jobs: listed.collect() }))
+            }
+            None => Err(unknown_scenario(name)),
+        }
     }
 }
 

@@ -215,6 +215,40 @@ fn workload_file_runs_and_impossible_runs_are_reported() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A native file is replayed streamed, each run reading its jobs in
+/// submission order wherever they are in the file: the per-job records are
+/// those of the whole file read at once (`--slowdown` reads it so), and a
+/// bad line is still named with its file and line.
+#[test]
+fn a_native_file_streams_in_submission_order() {
+    let dir = temp_dir("stream");
+    let path = dir.join("w.jsonl");
+    let job = |name: &str, submit: u32, secs: u32| {
+        format!(
+            "{{\"job\":{{\"name\":\"{name}\",\"submit_s\":{submit},\"class\":\"short\",\"phases\":[{{\"tasks\":[{{\"count\":2,\"cpu\":4,\"mem_mb\":4096,\"duration_s\":{secs}}}]}}]}}}}\n"
+        )
+    };
+    let mut text = "# out of order on purpose\n{\"cluster\":{\"nodes\":[{\"cpu\":8,\"mem_mb\":8192}]}}\n\n".to_string();
+    for (name, submit, secs) in [("c", 30, 5), ("a", 0, 40), ("b", 10, 20), ("b2", 10, 7), ("d", 5, 9)] {
+        text += &job(name, submit, secs);
+    }
+    std::fs::write(&path, &text).unwrap();
+    let (p, streamed, whole) = (path.to_str().unwrap(), dir.join("streamed"), dir.join("whole"));
+    for (out, extra) in [(&streamed, None), (&whole, Some("--slowdown"))] {
+        let mut args = vec!["simulate", "--workload", p, "--policies", "fifo,kill", "--out", out.to_str().unwrap()];
+        args.extend(extra);
+        assert!(pliant(&args).status.success());
+    }
+    let csv = std::fs::read_to_string(streamed.join("jobs.csv")).unwrap();
+    assert_eq!(csv, std::fs::read_to_string(whole.join("jobs.csv")).unwrap());
+    let names: Vec<&str> = csv.lines().skip(1).take(5).map(|l| l.split(',').nth(1).unwrap()).collect();
+    assert_eq!(names, ["a", "d", "b", "b2", "c"]);
+    std::fs::write(&path, text + "{\"cluster\":{\"nodes\":[{\"cpu\":8,\"mem_mb\":8192}]}}\n").unwrap();
+    let e = error_of(&["simulate", "--workload", p, "--policies", "fifo"]);
+    assert!(e.contains("w.jsonl:9:") && e.contains("second cluster record (first at line 2)"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn catalogues_list_scenarios_presets_and_keys() {
     let out = String::from_utf8(pliant(&["scenarios"]).stdout).unwrap();

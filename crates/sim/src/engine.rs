@@ -78,12 +78,24 @@ pub fn simulate_stream(
     policy: Policy,
     opts: &SimOptions,
 ) -> Result<RunRecord, SimError> {
+    simulate_stream_counting(cluster, jobs, policy, opts, None)
+}
+
+/// As [`simulate_stream`], adding one to `ended_jobs` as each job finishes
+/// or fails, so that another thread can show progress.
+pub fn simulate_stream_counting(
+    cluster: &Cluster,
+    jobs: impl Iterator<Item = Job>,
+    policy: Policy,
+    opts: &SimOptions,
+    ended_jobs: Option<&AtomicU64>,
+) -> Result<RunRecord, SimError> {
     if opts.slowdown {
         return Err(SimError::Refused(
             "slowdown runs every job again alone, which needs the whole workload: simulate it, do not stream it",
         ));
     }
-    Ok(run(cluster, jobs.map(Cow::Owned), policy, opts, None)?.0)
+    Ok(run(cluster, jobs.map(Cow::Owned), policy, opts, ended_jobs)?.0)
 }
 
 /// As [`simulate`], adding one to `ended_jobs` as each job finishes or fails,

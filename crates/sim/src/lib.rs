@@ -18,7 +18,7 @@ mod locality;
 mod pool;
 mod records;
 
-pub use engine::{simulate, simulate_counting, simulate_stream};
+pub use engine::{simulate, simulate_counting, simulate_stream, simulate_stream_counting};
 
 use pliant_core::declare_params;
 use pliant_core::model::StorageModel;

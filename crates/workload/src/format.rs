@@ -317,9 +317,113 @@ fn job_from(rec: JobRecord, line: usize) -> Result<Job, String> {
 /// Reads a workload from a JSON Lines stream and validates it. Errors name
 /// the line; the caller adds the file name.
 pub fn read_workload(input: impl BufRead) -> Result<Workload, FormatError> {
-    let mut cluster: Option<(Cluster, usize)> = None;
-    let mut jobs = Vec::new();
-    for (i, line) in input.lines().enumerate() {
+    let jobs = JobReader::new(input)?;
+    let cluster = jobs.cluster().clone();
+    let mut jobs = jobs.collect::<Result<Vec<Job>, FormatError>>()?;
+    jobs.sort_by_key(|j| j.submit);
+    Ok(Workload { cluster, jobs })
+}
+
+/// A workload stream read job by job: the cluster record first (read by
+/// [`JobReader::new`]), then each job, validated against it, as it is
+/// taken, in the stream's order (which [`read_workload`] sorts by
+/// submission; a caller that streams checks the order itself). Holds one line
+/// at a time.
+pub struct JobReader<R: BufRead> {
+    lines: std::iter::Enumerate<std::io::Lines<R>>,
+    cluster: Cluster,
+    /// The cluster record's line.
+    cluster_line: usize,
+    /// An error was returned: nothing more is read.
+    failed: bool,
+}
+
+impl<R: BufRead> JobReader<R> {
+    /// Reads up to and including the cluster record (the first record).
+    pub fn new(input: R) -> Result<Self, FormatError> {
+        let mut lines = input.lines().enumerate();
+        match next_record(&mut lines)? {
+            Some((n, Record::Cluster(c))) => {
+                let c = cluster_from(c).map_err(|reason| FormatError { line: n, reason })?;
+                c.validate().map_err(|e| FormatError { line: n, reason: e.to_string() })?;
+                Ok(JobReader { lines, cluster: c, cluster_line: n, failed: false })
+            }
+            Some((n, Record::Job(_))) => Err(FormatError { line: n, reason: "a job before the cluster record".into() }),
+            None => Err(FormatError {
+                line: 0,
+                reason: "no cluster record: the first line must be {\"cluster\":{...}}".into(),
+            }),
+        }
+    }
+
+    /// The cluster the jobs run on.
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// The cluster record's line (1-based).
+    pub fn cluster_line(&self) -> usize {
+        self.cluster_line
+    }
+
+    fn next_job(&mut self) -> Result<Option<Job>, FormatError> {
+        for (i, line) in self.lines.by_ref() {
+            let n = i + 1;
+            let text = line.map_err(|e| FormatError { line: n, reason: format!("cannot read: {e}") })?;
+            if let Some(job) = read_job_line(&text, n, &self.cluster, self.cluster_line)? {
+                return Ok(Some(job));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl<R: BufRead> Iterator for JobReader<R> {
+    type Item = Result<Job, FormatError>;
+
+    /// The next job; after an error, nothing.
+    fn next(&mut self) -> Option<Result<Job, FormatError>> {
+        if self.failed {
+            return None;
+        }
+        let next = self.next_job().transpose();
+        self.failed = matches!(next, Some(Err(_)));
+        next
+    }
+}
+
+/// The job on line `line` of a workload stream, `text`, validated against
+/// `cluster`, whose record is on line `cluster_line` (`None` for a blank or
+/// `#` line): for a caller that reads the stream's lines in an order of its
+/// own, past the cluster record.
+pub fn read_job_line(
+    text: &str,
+    line: usize,
+    cluster: &Cluster,
+    cluster_line: usize,
+) -> Result<Option<Job>, FormatError> {
+    let text = text.trim();
+    if text.is_empty() || text.starts_with('#') {
+        return Ok(None);
+    }
+    let rec: Record = serde_json::from_str(text).map_err(|e| FormatError { line, reason: json_reason(&e) })?;
+    match rec {
+        Record::Cluster(_) => {
+            Err(FormatError { line, reason: format!("a second cluster record (first at line {cluster_line})") })
+        }
+        Record::Job(j) => {
+            let job = job_from(j, line).map_err(|reason| FormatError { line, reason })?;
+            job.validate(&cluster.nodes).map_err(|e| FormatError { line, reason: e.to_string() })?;
+            Ok(Some(job))
+        }
+    }
+}
+
+/// The next record of `lines` (blank and `#` lines skipped) with its 1-based line number.
+fn next_record<R: BufRead>(
+    lines: &mut std::iter::Enumerate<std::io::Lines<R>>,
+) -> Result<Option<(usize, Record)>, FormatError> {
+    for (i, line) in lines.by_ref() {
         let n = i + 1;
         let line = line.map_err(|e| FormatError { line: n, reason: format!("cannot read: {e}") })?;
         let text = line.trim();
@@ -327,36 +431,9 @@ pub fn read_workload(input: impl BufRead) -> Result<Workload, FormatError> {
             continue;
         }
         let rec: Record = serde_json::from_str(text).map_err(|e| FormatError { line: n, reason: json_reason(&e) })?;
-        match rec {
-            Record::Cluster(c) => {
-                if let Some((_, first)) = cluster {
-                    return Err(FormatError {
-                        line: n,
-                        reason: format!("a second cluster record (first at line {first})"),
-                    });
-                }
-                let c = cluster_from(c).map_err(|reason| FormatError { line: n, reason })?;
-                c.validate().map_err(|e| FormatError { line: n, reason: e.to_string() })?;
-                cluster = Some((c, n));
-            }
-            Record::Job(j) => {
-                let Some((c, _)) = &cluster else {
-                    return Err(FormatError { line: n, reason: "a job before the cluster record".into() });
-                };
-                let job = job_from(j, n).map_err(|reason| FormatError { line: n, reason })?;
-                job.validate(&c.nodes).map_err(|e| FormatError { line: n, reason: e.to_string() })?;
-                jobs.push(job);
-            }
-        }
+        return Ok(Some((n, rec)));
     }
-    let Some((cluster, _)) = cluster else {
-        return Err(FormatError {
-            line: 0,
-            reason: "no cluster record: the first line must be {\"cluster\":{...}}".into(),
-        });
-    };
-    jobs.sort_by_key(|j| j.submit);
-    Ok(Workload { cluster, jobs })
+    Ok(None)
 }
 
 fn group<T: PartialEq + Copy>(items: &[T]) -> Vec<(T, u32)> {

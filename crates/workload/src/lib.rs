@@ -8,5 +8,5 @@ mod model;
 pub mod scenarios;
 pub mod straggler_study;
 
-pub use format::{read_workload, write_workload, FormatError};
+pub use format::{read_job_line, read_workload, write_workload, FormatError, JobReader};
 pub use model::{Cluster, Job, JobElasticity, Phase, StageTasks, Task, ValidationError, Workload, DSS_AM};

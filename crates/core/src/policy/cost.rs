@@ -151,6 +151,11 @@ pub struct Victim {
     /// barrier it must reach too (a coupled phase: Spark executors, whose
     /// stage cannot end while one of them is stopped); 0 otherwise.
     pub siblings_cpu: u64,
+    /// The largest part of its CPU request any task of its coupled phase
+    /// (itself included) has stopped already, in millionths: the phase's
+    /// slowest member, which its barrier waits for (1,000,000 for a frozen
+    /// one; 0 outside a coupled phase).
+    pub phase_stopped_ppm: u64,
 }
 
 /// One mechanism's estimate for one victim and one need.
@@ -216,6 +221,25 @@ fn transfer(mb: u64, per_gb: Micros) -> Micros {
     (mb as u128 * per_gb as u128 / 1024) as u64
 }
 
+/// The CPU of `v`'s `siblings` that idles at their barrier while `part` of
+/// `v`'s CPU is stopped: the siblings' CPU times how much further that stop
+/// holds back the phase's slowest member (the part of its request `v` would
+/// have stopped, beyond the phase's largest so far).
+fn siblings_idle(v: &Victim, siblings: u64, part: u64) -> u64 {
+    // 64-bit: millicores times millionths stay far below 2^64 (the monitor
+    // asks often).
+    let request = v.request.cpu_milli.max(1);
+    let own = v.request.cpu_milli.saturating_sub(v.held.cpu_milli);
+    let slowest = v.phase_stopped_ppm;
+    if slowest.saturating_mul(request) <= own.saturating_mul(1_000_000) {
+        // It is the slowest already (or nothing is stopped): all it stops more.
+        siblings.saturating_mul(part) / request
+    } else {
+        let after = ((own + part).saturating_mul(1_000_000) / request).min(1_000_000);
+        siblings.saturating_mul(after.saturating_sub(slowest)) / 1_000_000
+    }
+}
+
 /// What the waiting work needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Need {
@@ -241,10 +265,13 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
     // progress, and its whole phase's end moves by that part of the time,
     // with its siblings idle at the barrier meanwhile (docs/results/bigc.md:
     // a frozen executor's job runs longer by about its stalled time, its
-    // other executors waiting at the stage barrier).
+    // other executors waiting at the stage barrier) — but only for the part
+    // of the stop beyond what the phase's slowest member makes them wait
+    // already: a stage ends with its slowest executor, so stopping a second
+    // one no more than the first holds the barrier back no further.
     let stopped = |part: u64, free_after: Micros, siblings_wait: bool| {
         let siblings = match v.siblings_cpu {
-            s if s > 0 && siblings_wait => (s as u128 * part as u128 / v.held.cpu_milli.max(1) as u128) as u64,
+            s if s > 0 && siblings_wait => siblings_idle(v, s, part),
             _ => 0,
         };
         core_time(part + siblings, free_after + run)
@@ -385,6 +412,7 @@ mod tests {
             running: true,
             has_image: false,
             siblings_cpu: 0,
+            phase_stopped_ppm: 0,
         }
     }
 
@@ -480,6 +508,39 @@ mod tests {
         let kill = cost(MechanismKind::Kill, &coupled);
         assert_eq!((kill.lost, kill.stopped, kill.cost()), (400 * SECOND, 120 * SECOND, 520 * SECOND));
         assert_eq!(cost(MechanismKind::Suspend, &victim(4, 8, 100)).cost(), 120 * SECOND);
+    }
+
+    // The same coupled victim (4 cores, 12 of siblings, a 1-core task to
+    // run 30 s) in a phase whose slowest member has stopped a quarter of
+    // its CPU already: the barrier waits for that one, so a shrink by a
+    // quarter of this one idles no sibling more (1 × 30 = 30 core-s, not
+    // 120), a shrink by half holds it back a further quarter ((2 + 12 / 4)
+    // × 30 = 150) and a freeze three quarters ((4 + 9) × 30 = 390, not
+    // 480). Beside a frozen sibling a freeze costs only its own cores. A
+    // victim shrunk by a quarter already, the slowest itself, holds the
+    // barrier back by each core more over its request: (1 + 12 / 4) × 30.
+    #[test]
+    fn a_phase_held_back_already_is_held_back_only_by_the_excess() {
+        let r = Rates::default();
+        let fresh = Victim { siblings_cpu: 12_000, ..victim(4, 8, 100) };
+        let behind = Victim { phase_stopped_ppm: 250_000, ..fresh };
+        let need =
+            |cores| Need { left: Resources::cores_gb(cores, 0), waiting_cpu: 1000, run: 30 * SECOND, io_queue: 0 };
+        let cost = |m, v: &Victim, cores| estimate(m, v, &need(cores), &r).unwrap().cost();
+        assert_eq!(cost(MechanismKind::Graceful, &fresh, 1), 120 * SECOND);
+        assert_eq!(cost(MechanismKind::Graceful, &behind, 1), 30 * SECOND);
+        assert_eq!(cost(MechanismKind::Graceful, &behind, 2), 150 * SECOND);
+        assert_eq!(cost(MechanismKind::Suspend, &behind, 1), 390 * SECOND);
+        let frozen_sibling = Victim { phase_stopped_ppm: 1_000_000, ..fresh };
+        assert_eq!(cost(MechanismKind::Suspend, &frozen_sibling, 1), 120 * SECOND);
+        let shrunk = Victim {
+            held: Resources::new(3000, 8192),
+            running: false,
+            siblings_cpu: 12_000,
+            phase_stopped_ppm: 250_000,
+            ..victim(4, 8, 100)
+        };
+        assert_eq!(cost(MechanismKind::Graceful, &shrunk, 1), 120 * SECOND);
     }
 
     // A memory-only need: suspend in place frees none of it; a shrink takes

@@ -270,12 +270,26 @@ impl Cost {
                 continue;
             }
             let remaining = job.estimated_remaining(now);
-            // Per phase, the CPU its running tasks hold (they meet at its barrier).
+            // Per phase, the CPU its running tasks hold (they meet at its
+            // barrier), and the largest part of its request a task of it has
+            // stopped (shrunk, frozen or restoring: the barrier waits for it).
             phase_cpu.clear();
-            phase_cpu.resize(job.req.phases.len(), 0);
-            for (_, t) in job.tasks.changed().filter(|(_, t)| matches!(t.state, TaskState::Running | TaskState::Shrunk))
-            {
-                phase_cpu[t.phase as usize] += t.allocated.cpu_milli;
+            phase_cpu.resize(job.req.phases.len(), (0, 0));
+            for (_, t) in job.tasks.changed() {
+                let stopped_ppm = match t.state {
+                    TaskState::Running => 0,
+                    TaskState::Shrunk => {
+                        let request = t.request.cpu_milli.max(1);
+                        request.saturating_sub(t.allocated.cpu_milli) * 1_000_000 / request
+                    }
+                    TaskState::Suspended | TaskState::Restoring => 1_000_000,
+                    _ => continue,
+                };
+                let phase = &mut phase_cpu[t.phase as usize];
+                if matches!(t.state, TaskState::Running | TaskState::Shrunk) {
+                    phase.0 += t.allocated.cpu_milli;
+                }
+                phase.1 = phase.1.max(stopped_ppm);
             }
             for (i, t) in job.tasks.changed() {
                 let running = t.state == TaskState::Running;
@@ -291,7 +305,8 @@ impl Cost {
                     killable: !(coupled && t.attempts >= self.max_attempts),
                     running,
                     has_image: t.image.is_some(),
-                    siblings_cpu: if coupled { phase_cpu[t.phase as usize] - t.allocated.cpu_milli } else { 0 },
+                    siblings_cpu: if coupled { phase_cpu[t.phase as usize].0 - t.allocated.cpu_milli } else { 0 },
+                    phase_stopped_ppm: if coupled { phase_cpu[t.phase as usize].1 } else { 0 },
                 };
                 let task = TaskRef { job: JobId(job.req.id.0), task: i };
                 let order = (Reverse(remaining), Reverse(job.req.id), Reverse(t.started), Reverse(task));
