@@ -205,6 +205,13 @@ impl NodePass {
         if self.keyed.len() <= job {
             self.keyed.resize(job + 1, None);
         }
+        // Still waiting under the same key with the same need (a job the
+        // pass itself re-keyed as it launched): it stays where it is.
+        if let Some(key) = self.keyed[job].filter(|_| view.is_waiting(job)) {
+            if key == self.order_key(view, job) && order.get(&key) == Some(&self.need(view, job)) {
+                return;
+            }
+        }
         let before = self.keyed[job].take().and_then(|key| order.remove(&key));
         if view.job_status(job) == JobStatus::Active {
             self.active.insert(job as u32);
