@@ -149,19 +149,10 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
             let sent = SystemTime::now();
             match joiner.post("/agents/register", &registration) {
                 Ok(answer) => {
-                    let answer: Registered = serde_json::from_value(answer)
-                        .map_err(|e| format!("the manager answered the registration with something else: {e}"))?;
-                    if let Some(issued) = &answer.credential {
-                        let issued = Token::parse(issued, "the node credential the manager issued")?;
-                        node_dir.set_credential(&issued)?;
-                        log(&format!(
-                            "joined: node credential kept in {}",
-                            node_dir.path().join("credential").display()
-                        ));
+                    let (answer, issued) = take_registration(answer, "manager", joining, &node_dir, log)?;
+                    if let Some(issued) = issued {
                         as_node.set_token(Some(issued.clone()));
                         credential = Some(issued);
-                    } else if joining {
-                        return Err("the manager answered the join token without a node credential".into());
                     }
                     credential_refused = false;
                     pacer.got_through();
@@ -348,7 +339,7 @@ fn permanent(status: u16, registering: bool) -> bool {
 /// answers; after a failure, twice as long each time up to [`MAX_BACKOFF`];
 /// and an error once the manager has refused the agent for good for longer
 /// than the agent's patience.
-struct Pacer {
+pub struct Pacer {
     pause: Duration,
     longest: Duration,
     patience: Duration,
@@ -356,35 +347,38 @@ struct Pacer {
 }
 
 impl Pacer {
-    fn new(patience: Duration) -> Pacer {
+    /// A pace that gives up once refusals have lasted `patience`.
+    pub fn new(patience: Duration) -> Pacer {
         Pacer { pause: HEARTBEAT, longest: MAX_BACKOFF, patience, refused_since: None }
     }
 
     /// Sleeps for the current pause, waking early when `stop` is set.
-    fn wait(&self, stop: &AtomicBool) {
+    pub fn wait(&self, stop: &AtomicBool) {
         let until = Instant::now() + self.pause;
         while !stop.load(Ordering::SeqCst) && Instant::now() < until {
             std::thread::sleep(until.saturating_duration_since(Instant::now()).min(HEARTBEAT));
         }
     }
 
-    fn got_through(&mut self) {
+    /// The peer answered: back to a heartbeat's pause, refusals forgotten.
+    pub fn got_through(&mut self) {
         self.pause = HEARTBEAT;
         self.refused_since = None;
     }
 
     /// Pauses at most `longest` from now on (a quarter of the agent timeout,
     /// so that the fencing deadline is not slept through).
-    fn limit(&mut self, longest: Duration) {
+    pub fn limit(&mut self, longest: Duration) {
         self.longest = longest.clamp(HEARTBEAT, MAX_BACKOFF);
     }
 
-    fn failed(&mut self) {
+    /// A failure that may pass (no answer): the pause doubles.
+    pub fn failed(&mut self) {
         self.pause = (self.pause * 2).min(self.longest);
     }
 
     /// A permanent refusal: logged, then an error once refusals have lasted the patience.
-    fn refused(&mut self, why: &str, log: &dyn Fn(&str)) -> Result<(), String> {
+    pub fn refused(&mut self, why: &str, log: &dyn Fn(&str)) -> Result<(), String> {
         self.failed();
         let since = *self.refused_since.get_or_insert_with(Instant::now);
         if since.elapsed() >= self.patience {
@@ -396,6 +390,31 @@ impl Pacer {
         log(&format!("{why}; retrying in {:.1} s", self.pause.as_secs_f64()));
         Ok(())
     }
+}
+
+/// Reads the answer to a registration and keeps the node credential it
+/// issues in `node_dir`, returned for the requests that follow; an agent
+/// that joined with the join token must be issued one. `peer` names who
+/// answered ("manager", "controller").
+pub fn take_registration(
+    answer: Value,
+    peer: &str,
+    joining: bool,
+    node_dir: &NodeDir,
+    log: &dyn Fn(&str),
+) -> Result<(Registered, Option<Token>), String> {
+    let answer: Registered = serde_json::from_value(answer)
+        .map_err(|e| format!("the {peer} answered the registration with something else: {e}"))?;
+    let Some(issued) = &answer.credential else {
+        if joining {
+            return Err(format!("the {peer} answered the join token without a node credential"));
+        }
+        return Ok((answer, None));
+    };
+    let issued = Token::parse(issued, &format!("the node credential the {peer} issued"))?;
+    node_dir.set_credential(&issued)?;
+    log(&format!("joined: node credential kept in {}", node_dir.path().join("credential").display()));
+    Ok((answer, Some(issued)))
 }
 
 fn orders_of(answer: Value) -> Result<Orders, String> {

@@ -16,15 +16,15 @@ use pliant_live::capabilities::NodeMechanism;
 use pliant_live::cgroup::Layout;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::slurm_node::SlurmNode;
-use pliant_manager::api::{Heartbeat, Orders, Registered};
+use pliant_manager::api::{Heartbeat, Orders};
 use pliant_manager::client::{Client, ClientError};
 use pliant_manager::manager::{unix_us, NodeRecord};
 use pliant_manager::node_dir::NodeDir;
-use pliant_manager::remote_agent::{AgentOptions, HEARTBEAT, MAX_BACKOFF};
+use pliant_manager::remote_agent::{take_registration, AgentOptions, Pacer};
 use pliant_manager::tls::Pin;
 use pliant_manager::token::Token;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long one request to the controller may take.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
@@ -54,23 +54,9 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
     let mut reports: Vec<AgentReport> = Vec::new();
     let mut first_report = unix_us();
     let mut applied: Option<u64> = None;
-    let mut pause = HEARTBEAT;
-    let mut refused_since: Option<Instant> = None;
-    let refused = |why: String, pause: &mut Duration, since: &mut Option<Instant>| -> Result<(), String> {
-        *pause = (*pause * 2).min(MAX_BACKOFF);
-        let since = *since.get_or_insert_with(Instant::now);
-        if since.elapsed() >= opts.give_up_after {
-            let waited = since.elapsed().as_secs_f64();
-            return Err(format!("{why}; refused for {waited:.0} s (--give-up-after): this agent stops"));
-        }
-        log(&format!("{why}; retrying in {:.1} s", pause.as_secs_f64()));
-        Ok(())
-    };
+    let mut pacer = Pacer::new(opts.give_up_after);
     while !stop.load(Ordering::SeqCst) {
-        let until = Instant::now() + pause;
-        while !stop.load(Ordering::SeqCst) && Instant::now() < until {
-            std::thread::sleep(until.saturating_duration_since(Instant::now()).min(HEARTBEAT));
-        }
+        pacer.wait(stop);
         let Some(id) = node else {
             let joining = credential.is_none() || credential_refused;
             let bearer = match credential.clone().filter(|_| !joining) {
@@ -80,16 +66,14 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
             match bearer {
                 Ok(Some(bearer)) => joiner.set_token(Some(bearer)),
                 Ok(None) => {
-                    refused(
-                        "no join token: give --join-token-file (a copy of the controller's STATE_DIR/join-token)"
-                            .into(),
-                        &mut pause,
-                        &mut refused_since,
+                    pacer.refused(
+                        "no join token: give --join-token-file (a copy of the controller's STATE_DIR/join-token)",
+                        log,
                     )?;
                     continue;
                 }
                 Err(e) => {
-                    refused(format!("cannot read the join token: {e}"), &mut pause, &mut refused_since)?;
+                    pacer.refused(&format!("cannot read the join token: {e}"), log)?;
                     continue;
                 }
             }
@@ -102,21 +86,13 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
             }
             match joiner.post("/agents/register", &registration) {
                 Ok(answer) => {
-                    let answer: Registered = serde_json::from_value(answer)
-                        .map_err(|e| format!("the controller answered the registration with something else: {e}"))?;
-                    if let Some(issued) = &answer.credential {
-                        let issued = Token::parse(issued, "the node credential the controller issued")?;
-                        node_dir.set_credential(&issued)?;
-                        log(&format!(
-                            "joined: node credential kept in {}",
-                            node_dir.path().join("credential").display()
-                        ));
+                    let (answer, issued) = take_registration(answer, "controller", joining, &node_dir, log)?;
+                    if let Some(issued) = issued {
                         as_node.set_token(Some(issued.clone()));
                         credential = Some(issued);
-                    } else if joining {
-                        return Err("the controller answered the join token without a node credential".into());
                     }
-                    (credential_refused, refused_since, pause) = (false, None, HEARTBEAT);
+                    credential_refused = false;
+                    pacer.got_through();
                     // Orders of an earlier registration are void; the controller names the jobs again.
                     applied = None;
                     node = Some(answer.node);
@@ -127,14 +103,10 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
                         credential_refused = true;
                         log("the controller does not take this node's credential: joining with the join token next");
                     }
-                    refused(
-                        format!("registration refused: {message} (HTTP {status})"),
-                        &mut pause,
-                        &mut refused_since,
-                    )?;
+                    pacer.refused(&format!("registration refused: {message} (HTTP {status})"), log)?;
                 }
                 Err(e) => {
-                    pause = (pause * 2).min(MAX_BACKOFF);
+                    pacer.failed();
                     log(&format!("cannot register yet: {e}"));
                 }
             }
@@ -146,7 +118,7 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
         let beat = serde_json::to_value(beat).expect("reports serialise");
         match as_node.post(&format!("/agents/{id}/heartbeat"), &beat) {
             Ok(answer) => {
-                (refused_since, pause) = (None, HEARTBEAT);
+                pacer.got_through();
                 first_report += count as u64;
                 reports.drain(..count);
                 let orders: Orders = serde_json::from_value(answer)
@@ -165,15 +137,11 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
             Err(ClientError::Refused { status, message }) if matches!(status, 401 | 403 | 404 | 409) => {
                 // Registered again, this agent has its jobs named again.
                 node = None;
-                refused(
-                    format!("heartbeat refused: {message} (HTTP {status}): registering again"),
-                    &mut pause,
-                    &mut refused_since,
-                )?;
+                pacer.refused(&format!("heartbeat refused: {message} (HTTP {status}): registering again"), log)?;
             }
             // Reports are kept and go with the next heartbeat that gets through.
             Err(e) => {
-                pause = (pause * 2).min(MAX_BACKOFF);
+                pacer.failed();
                 log(&format!("heartbeat failed: {e}"));
             }
         }
