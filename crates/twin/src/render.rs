@@ -38,7 +38,7 @@ fn rate(out: &mut String, what: &str, r: &RateUsed) {
     let j = &r.journal;
     writeln!(
         out,
-        "{what} {:.2} s/GB from {} (the journal shows {} of {} MB in {:.2} s over the run)",
+        "{what} {:.2} s/GB from {} (the journal shows {} {what}s moving {} MB in {:.2} s over the run)",
         r.s_per_gb, r.from, j.episodes, j.mb, j.seconds
     )
     .unwrap();
