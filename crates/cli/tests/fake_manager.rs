@@ -108,7 +108,9 @@ fn a_fake_manager_on_the_manager_s_address_gets_no_credential() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    wait_until("the fake manager to listen", || TcpStream::connect(&listen).is_ok());
+    // A connection to itself (its own port taken as the source) is not the fake listening.
+    let listening = || TcpStream::connect(&listen).is_ok_and(|s| s.local_addr().ok() != s.peer_addr().ok());
+    wait_until("the fake manager to listen", listening);
     let status = std::fs::read_to_string(format!("/proc/{}/status", fake.id())).unwrap();
     let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap().split_whitespace().nth(1).unwrap().to_string();
     assert_eq!(uid, NOBODY, "the fake manager is not unprivileged");

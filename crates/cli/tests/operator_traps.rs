@@ -35,8 +35,10 @@ impl Serve {
 
     /// [`Serve::start`] on `port`.
     fn start_at(dir: &Path, port: u16, args: &[&str]) -> Serve {
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("serve.log")).unwrap();
-        let child = Command::new(PLIANT)
+        let log_path = dir.join("serve.log");
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).unwrap();
+        let before = log.metadata().unwrap().len() as usize;
+        let mut child = Command::new(PLIANT)
             .arg("serve")
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .args(args)
@@ -44,9 +46,21 @@ impl Serve {
             .stderr(log)
             .spawn()
             .unwrap();
+        // It says "manager on URL" once it listens. A connection alone would
+        // not tell: it may reach another listener, or the client itself.
         let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(start.elapsed() < Duration::from_secs(20), "serve did not listen");
+        loop {
+            let text = std::fs::read(&log_path).unwrap();
+            if String::from_utf8_lossy(&text[before..]).contains("manager on ") {
+                break;
+            }
+            let exited = child.try_wait().unwrap();
+            let waited = start.elapsed() > Duration::from_secs(20);
+            assert!(
+                exited.is_none() && !waited,
+                "serve did not listen ({exited:?}):\n{}",
+                String::from_utf8_lossy(&text)
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         // It made its certificate, in its state directory, before it listened.
