@@ -253,6 +253,29 @@ pub(crate) struct Execution {
     pub own_rates: BTreeMap<(u32, u32), TaskSwapRates>,
 }
 
+/// Settles task `task` of `j` to `now` (a pool executor's in-flight tasks);
+/// returns its rate.
+fn settle_in(j: &mut JobExec, now: Micros, task: u32) -> f64 {
+    let t = &mut j.tasks[task as usize];
+    let (work, rate) = (t.rate * now.saturating_sub(t.since.max(t.work_from)) as f64, t.rate);
+    t.since = now;
+    let p = &mut j.phases[t.phase as usize];
+    match p.pool.as_mut() {
+        Some(pool) => pool.advance((task - p.tasks.start) as usize, work),
+        None => t.done = (t.done + work).min(t.duration as f64),
+    }
+    rate
+}
+
+/// Counts task `t`'s CPU use at `busy` (its rate, or 0 when idle) in the
+/// usage integrals; `node_cpu` is its node's CPU.
+fn count_busy(t: &mut TaskExec, busy: f64, node_cpu: u64, usage: &mut Usage) {
+    let used = t.requested.cpu_milli as f64 * (busy - t.busy);
+    t.busy = busy;
+    usage.busy_cpu += used;
+    usage.busy_nodes += used / node_cpu as f64;
+}
+
 fn task_ref(job: u32, task: u32) -> TaskRef {
     TaskRef { job: JobId(job), task }
 }
@@ -288,57 +311,42 @@ impl Execution {
     /// Settles a task's progress to `now` (a pool executor's in-flight tasks);
     /// returns its rate.
     fn settle(&mut self, now: Micros, job: u32, task: u32) -> f64 {
-        let slot = self.pool_slot(job, task);
-        let t = &mut self.jobs[job as usize].tasks[task as usize];
-        let (work, rate) = (t.rate * now.saturating_sub(t.since.max(t.work_from)) as f64, t.rate);
-        t.since = now;
-        match slot {
-            Some((pi, e)) => self.pool(job, pi).advance(e, work),
-            None => t.done = (t.done + work).min(t.duration as f64),
-        }
-        rate
+        settle_in(&mut self.jobs[job as usize], now, task)
     }
 
     /// Settles a task's progress to `now` and gives it a new rate, scheduling
     /// its finish (a pool executor: its next stage task's) if it progresses.
     fn set_rate(&mut self, now: Micros, job: u32, task: u32, rate: f64, events: &mut EventQueue) {
-        self.settle(now, job, task);
-        let slot = self.pool_slot(job, task);
-        let t = &mut self.jobs[job as usize].tasks[task as usize];
+        let j = &mut self.jobs[job as usize];
+        settle_in(j, now, task);
+        let t = &mut j.tasks[task as usize];
+        let p = &mut j.phases[t.phase as usize];
         t.rate = rate;
         t.epoch += 1;
-        let epoch = t.epoch;
-        let finish = match slot {
-            _ if rate <= 0.0 => None,
-            None => Some(finish_time(now.max(t.work_from), t.duration as f64 - t.done, rate)),
-            Some((pi, e)) => {
-                // An executor with nothing left to run ends now.
-                let pool = self.pool(job, pi);
-                if pool.done() {
+        let (finish, idle) = match p.pool.as_mut() {
+            None if rate <= 0.0 => (None, false),
+            None => (Some(finish_time(now.max(t.work_from), t.duration as f64 - t.done, rate)), false),
+            Some(pool) => {
+                let e = (task - p.tasks.start) as usize;
+                let finish = if rate <= 0.0 {
+                    None
+                } else if pool.done() {
+                    // An executor with nothing left to run ends now.
                     Some(now)
                 } else {
                     pool.pull(e);
                     pool.next_left(e).map(|left| finish_time(now, left, rate))
-                }
+                };
+                // A pool executor with no stage task in flight (waiting at a
+                // barrier) holds its cores but uses none.
+                (finish, pool.idle(e))
             }
         };
-        // A pool executor with no stage task in flight (waiting at a barrier)
-        // holds its cores but uses none.
-        let idle = slot.is_some_and(|(pi, e)| self.pool(job, pi).idle(e));
-        self.set_busy(job, task, if idle { 0.0 } else { rate });
+        let epoch = t.epoch;
+        count_busy(t, if idle { 0.0 } else { rate }, self.node_cpu[t.node as usize], &mut self.usage);
         if let Some(at) = finish {
             events.push(at, Event::TaskFinish { job, task, epoch });
         }
-    }
-
-    /// Counts a task's CPU use at `busy` (its rate, or 0 when idle) in the usage integrals.
-    fn set_busy(&mut self, job: u32, task: u32, busy: f64) {
-        let t = &mut self.jobs[job as usize].tasks[task as usize];
-        let used = t.requested.cpu_milli as f64 * (busy - t.busy);
-        t.busy = busy;
-        let node_cpu = self.node_cpu[t.node as usize] as f64;
-        self.usage.busy_cpu += used;
-        self.usage.busy_nodes += used / node_cpu;
     }
 
     /// Lets the progressing executors of a pool phase pull tasks again (after

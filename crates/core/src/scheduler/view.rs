@@ -323,6 +323,10 @@ impl View {
         let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
         let new = if preempted { t.request.saturating_sub(&t.allocated) } else { Resources::ZERO };
         let old = std::mem::replace(&mut t.promise, new);
+        if old == new {
+            // Nothing promised changed: both indexes are up to date.
+            return;
+        }
         let node = t.node;
         let p = &mut self.promised[node.0 as usize];
         let was = p.is_zero();
