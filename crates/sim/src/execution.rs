@@ -276,6 +276,21 @@ fn count_busy(t: &mut TaskExec, busy: f64, node_cpu: u64, usage: &mut Usage) {
     usage.busy_nodes += used / node_cpu as f64;
 }
 
+/// Starts or stops task `t`'s stall clock as it enters or leaves a
+/// preempted state without progress (frozen, suspended, restoring); a
+/// stall that ends adds to its job's `stalled`.
+fn track_stall(t: &mut TaskExec, stalled: &mut Micros, now: Micros) {
+    let stalls = t.running && (t.frozen || t.restoring);
+    match (stalls, t.stalled_since) {
+        (true, None) => t.stalled_since = Some(now),
+        (false, Some(since)) => {
+            t.stalled_since = None;
+            *stalled += now - since;
+        }
+        _ => {}
+    }
+}
+
 fn task_ref(job: u32, task: u32) -> TaskRef {
     TaskRef { job: JobId(job), task }
 }
@@ -423,28 +438,13 @@ impl Execution {
             1.0
         };
         for i in members {
-            self.track_stall(now, job, i);
-            let t = &self.jobs[job as usize].tasks[i as usize];
+            let j = &mut self.jobs[job as usize];
+            let t = &mut j.tasks[i as usize];
+            track_stall(t, &mut j.stalled, now);
             let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
             if rate != t.rate {
                 self.set_rate(now, job, i, rate, events);
             }
-        }
-    }
-
-    /// Starts or stops a task's stall clock as it enters or leaves a
-    /// preempted state without progress (frozen, suspended, restoring).
-    fn track_stall(&mut self, now: Micros, job: u32, task: u32) {
-        let j = &mut self.jobs[job as usize];
-        let t = &mut j.tasks[task as usize];
-        let stalled = t.running && (t.frozen || t.restoring);
-        match (stalled, t.stalled_since) {
-            (true, None) => t.stalled_since = Some(now),
-            (false, Some(since)) => {
-                t.stalled_since = None;
-                j.stalled += now - since;
-            }
-            _ => {}
         }
     }
 
@@ -485,18 +485,22 @@ impl Execution {
     pub(crate) fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         self.end_copy(job, task);
         self.set_rate(now, job, task, 0.0, events);
-        let t = self.task(job, task);
+        let j = &mut self.jobs[job as usize];
+        let t = &mut j.tasks[task as usize];
         t.running = false;
         t.frozen = false;
         t.restoring = false;
-        self.track_stall(now, job, task);
-        let t = self.task(job, task);
+        // Its stall clock stops with it (see `track_stall`).
+        let stalled = t.stalled_since.take();
         t.swapped_mb = 0;
         t.to_reclaim_mb = 0;
         t.mem_epoch += 1;
         let (mem, node) = (t.held.mem_mb, t.node);
         t.held = Resources::ZERO;
         t.disk_cap = f64::INFINITY;
+        if let Some(since) = stalled {
+            j.stalled += now - since;
+        }
         self.usage.held_mem -= mem;
         self.running_tasks -= 1;
         if self.disks.stop(node, job, task) {
