@@ -451,7 +451,8 @@ impl Execution {
     /// Starts (or restarts, from zero) a task on `node` holding `held`.
     pub fn launch(&mut self, now: Micros, job: u32, task: u32, node: u32, held: Resources, events: &mut EventQueue) {
         let speed = self.speed_on(job, task, node);
-        let t = self.task(job, task);
+        let j = &mut self.jobs[job as usize];
+        let t = &mut j.tasks[task as usize];
         t.speed = speed;
         t.ever_started = true;
         t.running = true;
@@ -460,8 +461,7 @@ impl Execution {
         t.slowdown = 1.0;
         t.spill_per_us = 0.0;
         t.disk_cap = f64::INFINITY;
-        if let Some(e) = self.jobs[job as usize].elastic.as_deref().copied() {
-            let t = self.task(job, task);
+        if let Some(e) = j.elastic.as_deref() {
             let ideal_mb = (t.requested.mem_mb as f64 * e.true_ideal_scale).round() as u64;
             let runtime = e.truth.runtime(t.duration, ideal_mb, held.mem_mb);
             t.slowdown = runtime as f64 / t.duration.max(1) as f64;
@@ -470,12 +470,10 @@ impl Execution {
                 self.disks.start(node, job, task);
             }
         }
-        let delay = self.launch_delay;
-        let t = self.task(job, task);
         t.done = 0.0;
         t.rate = 0.0;
         t.since = now;
-        t.work_from = now + delay;
+        t.work_from = now + self.launch_delay;
         self.usage.held_mem += held.mem_mb;
         self.running_tasks += 1;
         self.update_rates(now, job, task, events);
