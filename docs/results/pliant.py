@@ -156,8 +156,9 @@ What still fails, and why (the tables under each scenario):
   takes: under each failed point, two sweeps of `pliant` trace the trade-off. Lowering the short
   queue's guaranteed share (BIG-C §5.1's 95 %) brings the long p90 under 1.25 × fifo's only where the
   short p95 is far outside its own bound; BIG-C's delayed resumption D (§4.3, Fig. 7a) lowers the long
-  p90 as it falls, and the short p95 rises over its bound before the long p90 reaches its own
-  (`google-like`: 1,741.5 s against 1,740.1 at D = 0, short p95 0.8 % over). A line under the sweeps
+  p90 as it falls, but not to the bound: at D = 0 `low-load`'s is 683.1 s against 676.1, `google-like`'s
+  1,741.5 against 1,740.1 with its short p95 then 0.8 % over its own bound, `high-load`'s 955.2 against
+  897.2 with its short p95 0.6 % over. A line under the sweeps
   says which preset or setting meets both bounds: none does. Barrier idle does not follow the long p90
   along either sweep (at D = 0 it is above D = 3's, the long p90 below), so the idling that the
   simulator's pool makes (a shrunk executor slows all its in-flight tasks) is not by itself what holds
