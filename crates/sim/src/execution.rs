@@ -42,6 +42,9 @@ pub(crate) struct TaskExec {
     /// The rate its CPU use is counted at in the usage integrals: `rate`, or
     /// 0 for a pool executor with nothing in flight.
     pub busy: f64,
+    /// The rate a pool executor with nothing in flight could progress at
+    /// (it waits at its stage's barrier), counted as barrier idle; else 0.
+    pub idle: f64,
     pub since: Micros,
     /// It does no work before this instant (launched after it was placed:
     /// see `Execution::launch_delay`).
@@ -159,6 +162,7 @@ impl JobExec {
                     done: 0.0,
                     rate: 0.0,
                     busy: 0.0,
+                    idle: 0.0,
                     since: 0,
                     work_from: 0,
                     epoch: 0,
@@ -211,10 +215,15 @@ pub(crate) struct Usage {
     pub busy_nodes: f64,
     /// Memory (MB) held by running tasks.
     pub held_mem: u64,
+    /// CPU (millicores) held by running pool executors with no stage task in
+    /// flight: waiting at their stage's barrier for its slowest executor.
+    pub barrier_idle_cpu: f64,
     pub last: Micros,
     pub cpu_area: f64,
     pub mem_area: f64,
     pub node_area: f64,
+    /// Millicore-µs of `barrier_idle_cpu`.
+    pub barrier_idle_area: f64,
 }
 
 impl Usage {
@@ -224,6 +233,7 @@ impl Usage {
         self.cpu_area += self.busy_cpu * dt;
         self.mem_area += self.held_mem as f64 * dt;
         self.node_area += self.busy_nodes * dt;
+        self.barrier_idle_area += self.barrier_idle_cpu * dt;
         self.last = now;
     }
 }
@@ -268,10 +278,13 @@ fn settle_in(j: &mut JobExec, now: Micros, task: u32) -> f64 {
 }
 
 /// Counts task `t`'s CPU use at `busy` (its rate, or 0 when idle) in the
-/// usage integrals; `node_cpu` is its node's CPU.
-fn count_busy(t: &mut TaskExec, busy: f64, node_cpu: u64, usage: &mut Usage) {
+/// usage integrals, and the CPU it holds idle at a barrier at `idle`;
+/// `node_cpu` is its node's CPU.
+fn count_busy(t: &mut TaskExec, busy: f64, idle: f64, node_cpu: u64, usage: &mut Usage) {
     let used = t.requested.cpu_milli as f64 * (busy - t.busy);
+    usage.barrier_idle_cpu += t.requested.cpu_milli as f64 * (idle - t.idle);
     t.busy = busy;
+    t.idle = idle;
     usage.busy_cpu += used;
     usage.busy_nodes += used / node_cpu as f64;
 }
@@ -358,7 +371,8 @@ impl Execution {
             }
         };
         let epoch = t.epoch;
-        count_busy(t, if idle { 0.0 } else { rate }, self.node_cpu[t.node as usize], &mut self.usage);
+        let (busy, idle) = if idle { (0.0, rate) } else { (rate, 0.0) };
+        count_busy(t, busy, idle, self.node_cpu[t.node as usize], &mut self.usage);
         if let Some(at) = finish {
             events.push(at, Event::TaskFinish { job, task, epoch });
         }
