@@ -213,8 +213,8 @@ impl Planner for Levels {
                         NodeVictims::new(n, find_victims(view, mechanism, now, top, priority_order))
                     });
                     let at_level = &mut victim_fit[level as usize];
-                    let fit = (at_level.start(req)..n)
-                        .find(|&i| req.fits_in(&(avail[i] + victims.below[i][level as usize])));
+                    let fit =
+                        (at_level.start(req)..n).find(|&i| req.fits_in(&(avail[i] + victims.below[i][level as usize])));
                     at_level.record(req, fit.unwrap_or(n));
                     let Some(i) = fit else {
                         hopeless.push((level, req));
@@ -254,7 +254,8 @@ impl Planner for Levels {
 fn merged_preemptors(view: &View) -> impl Iterator<Item = ServiceKey> + '_ {
     let mut sets: Vec<_> = view.queues().iter().flat_map(|q| q.waiting.iter()).map(|s| s.iter().peekable()).collect();
     std::iter::from_fn(move || {
-        let (i, _) = sets.iter_mut().enumerate().filter_map(|(i, s)| s.peek().map(|&&k| (i, k))).min_by_key(|&(_, k)| k)?;
+        let (i, _) =
+            sets.iter_mut().enumerate().filter_map(|(i, s)| s.peek().map(|&&k| (i, k))).min_by_key(|&(_, k)| k)?;
         sets[i].next().copied()
     })
     .take_while(|key| PriorityLevel::of(u8::MAX - key.0) != PriorityLevel::Free)
