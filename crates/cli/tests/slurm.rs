@@ -325,14 +325,15 @@ impl Scene {
         (0..2).map(|i| output(&self.cluster, &format!("long{i}"))).collect()
     }
 
-    /// Once `victim` has its memory back (pliant's log says so) and `short`
-    /// has ended, each long job makes two more passes (one whole pass checks
-    /// the victim's memory after its restore) and stops: running the rest of
-    /// its passes would prove nothing more.
-    fn stop_longs(&self, victim: u64, short: u64) {
-        let back = format!("pliant slurm: job {victim} has its memory back");
-        self.cluster.wait_until("the victim's memory back and the short job over", Duration::from_secs(300), |c| {
-            self.pliant.log().contains(&back) && c.job(short)["job_state"].as_str().is_some_and(is_over)
+    /// Once `victim` has its memory back (pliant's log says so) and the
+    /// `shorts` have ended, each long job makes two more passes (one whole
+    /// pass checks a resumed job's memory after its restore) and stops:
+    /// running the rest of its passes would prove nothing more.
+    fn stop_longs(&self, victim: Option<u64>, shorts: &[u64]) {
+        let back = victim.map(|v| format!("pliant slurm: job {v} has its memory back"));
+        self.cluster.wait_until("the victim's memory back and the short jobs over", Duration::from_secs(300), |c| {
+            back.as_ref().is_none_or(|b| self.pliant.log().contains(b))
+                && shorts.iter().all(|s| c.job(*s)["job_state"].as_str().is_some_and(is_over))
         });
         let at = |c: &SlurmCluster| [0, 1].map(|i| passes(c, &format!("long{i}")));
         let over = |c: &SlurmCluster, i: usize| output(c, &format!("long{i}")).contains("\ndone ");
@@ -518,7 +519,7 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
         scene.pliant.crash_and_restart_agent(&scene.cluster, node, &state);
         scene.pliant.crash_and_restart(&scene.cluster, policy, &state);
     }
-    scene.stop_longs(victim, short);
+    scene.stop_longs(Some(victim), &[short]);
     let outs = scene.finish(short);
     for (i, out) in outs.iter().enumerate() {
         assert_eq!(fresh_starts(out), 1, "long{i} started more than once:\n{out}");
@@ -619,6 +620,7 @@ fn controller_sigkilled_at_five_seeded_points_every_job_ends_once() {
         scene.pliant.crash_and_restart(&scene.cluster, "ip", &state);
     }
     submit_short(&scene, &mut shorts);
+    scene.stop_longs(None, &shorts.iter().map(|(id, _)| *id).collect::<Vec<_>>());
     let outs = scene.finish_all(&shorts);
     let log = scene.pliant.log();
     for (i, out) in outs.iter().enumerate() {
