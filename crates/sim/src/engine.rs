@@ -5,6 +5,7 @@
 
 use crate::event_queue::{Event, EventQueue};
 use crate::execution::{Execution, JobExec, Usage};
+use crate::held::HeldJob;
 use crate::records::Records;
 use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, JobRequest, TaskRef};
@@ -23,7 +24,7 @@ struct Run<'w, J: Iterator<Item = Cow<'w, Job>>> {
     arrivals: Peekable<J>,
     /// The jobs that arrived and whose owner still waits for them, by
     /// workload index (a failed one is submitted again from it).
-    live: LiveTable<Cow<'w, Job>>,
+    live: LiveTable<HeldJob>,
     driver: Driver,
     exec: Execution,
     events: EventQueue,
@@ -391,7 +392,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
     /// record begun. Returns its workload index.
     fn arrive(&mut self, job: Cow<'w, Job>) -> usize {
         let index = self.records.arrive(&job);
-        let id = self.live.push(job);
+        let id = self.live.push(HeldJob::new(job.into_owned()));
         debug_assert_eq!(index, id, "records and live jobs are both by arrival");
         id
     }
@@ -403,7 +404,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
         let id = JobId(self.exec.jobs.len() as u32);
         self.exec.jobs.push(JobExec::waiting(job));
         self.origin.push(index as u32);
-        JobRequest { submit: now, ..job.request(id) }
+        job.request(id, now)
     }
 
     /// A core job ended; `owner_done` when its owner has nothing more to wait for.

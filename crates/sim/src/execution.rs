@@ -22,7 +22,7 @@ use crate::{ExecModel, SparkModel, TaskSwapRates};
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
 use pliant_core::{LiveTable, Micros, Observation, Resources};
-use pliant_workload::Job;
+use crate::held::HeldJob;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -137,9 +137,9 @@ pub(crate) struct JobExec {
 impl JobExec {
     /// A job that has arrived: its tasks' state is made at its first launch
     /// ([`JobExec::start`]), so a job that only waits holds none.
-    pub fn waiting(job: &Job) -> Self {
-        let unfinished = job.tasks().count() as u32;
-        JobExec { tasks: Vec::new(), phases: Vec::new(), unfinished, elastic: job.elastic.map(Box::new), stalled: 0 }
+    pub fn waiting(job: &HeldJob) -> Self {
+        let unfinished = job.task_count() as u32;
+        JobExec { tasks: Vec::new(), phases: Vec::new(), unfinished, elastic: job.elastic.clone(), stalled: 0 }
     }
 
     /// Whether its tasks' state has been made (a task of it was launched).
@@ -148,12 +148,12 @@ impl JobExec {
     }
 
     /// Makes its tasks' state from `job`, the job it was made from, before its first launch.
-    pub fn start(&mut self, job: &Job, model: &ExecModel) {
+    pub fn start(&mut self, job: &HeldJob, model: &ExecModel) {
         let mut tasks = Vec::with_capacity(self.unfinished as usize);
-        let mut phases = Vec::with_capacity(job.phases.len());
-        for (pi, p) in job.phases.iter().enumerate() {
+        let mut phases = Vec::with_capacity(job.phases().count());
+        for (pi, (p, p_tasks)) in job.phases().enumerate() {
             let start = tasks.len() as u32;
-            for t in &p.tasks {
+            for t in p_tasks {
                 tasks.push(TaskExec {
                     duration: t.duration,
                     done: 0.0,
@@ -185,16 +185,16 @@ impl JobExec {
                 });
             }
             let pool = (model.spark_model == SparkModel::Pool && !p.stages.is_empty())
-                .then(|| PoolExec::new(p.stages.clone(), p.tasks.iter().map(|t| t.slots()).collect()));
+                .then(|| PoolExec::new(p.stages.to_vec(), p_tasks.iter().map(|t| t.slots()).collect()));
             let coupled = p.coupled && pool.is_none();
             phases.push(PhaseExec {
                 coupled,
                 tasks: start..tasks.len() as u32,
                 pool,
                 local: p.local,
-                deps: p.deps.clone(),
+                deps: p.deps.to_vec(),
                 ran_on: Vec::new(),
-                feeds_local: job.phases.iter().any(|q| q.local && q.deps.contains(&(pi as u32))),
+                feeds_local: job.phases().any(|(q, _)| q.local && q.deps.contains(&(pi as u32))),
             });
         }
         self.tasks = tasks;
