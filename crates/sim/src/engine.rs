@@ -198,7 +198,7 @@ fn run<'w>(
     let policy = run.driver.core().policy().clone();
     let energy =
         opts.power.idle_w * nodes * to_secs_f64(now) + (opts.power.peak_w - opts.power.idle_w) * u.node_area / 1e6;
-    let record = RunRecord {
+    let mut record = RunRecord {
         policy: run.driver.core().policy().name.clone(),
         cpu_mean: u.cpu_area / span / run.total_cpu,
         mem_mean: u.mem_area / span / run.total_mem,
@@ -212,10 +212,15 @@ fn run<'w>(
         cluster_cores: run.total_cpu / 1000.0,
         makespan: now,
         cost: SimCost { events: run.processed, wall_seconds: started.elapsed().as_secs_f64() },
-        jobs: run.records.into_records(),
+        jobs: Vec::new(),
         decisions: run.decisions.unwrap_or_default(),
         choices: run.choices,
     };
+    let records = run.records;
+    // The rest of the run (its tables at their largest) is freed before the
+    // per-job records are made, so that the two are never held at once.
+    drop((run.driver, run.exec, run.live, run.events, run.origin));
+    record.jobs = records.into_records();
     Ok((record, policy))
 }
 
