@@ -17,12 +17,12 @@
 
 use crate::disk_share::{shares, DiskShare};
 use crate::event_queue::{Event, EventQueue};
+use crate::held::HeldJob;
 use crate::pool::{finish_time, PoolExec};
 use crate::{ExecModel, SparkModel, TaskSwapRates};
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
 use pliant_core::{LiveTable, Micros, Observation, Resources};
-use crate::held::HeldJob;
 use std::collections::BTreeMap;
 use std::ops::Range;
 

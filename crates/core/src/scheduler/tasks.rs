@@ -1,5 +1,5 @@
 //! A job's tasks as the core keeps them. A task that has only waited since
-//! its job came is its ask (estimate and phase, 24 bytes; its request is
+//! its job came is its ask (estimate and phase, 16 bytes; its request is
 //! kept once for each run of tasks asking the same); its whole
 //! [`TaskRuntime`] is made the first time it is changed (launched, restored,
 //! failed), so a job's backlog of waiting tasks holds no runtime records.
@@ -12,14 +12,30 @@ use std::ops::{Index, IndexMut};
 /// What a task asks for but its request, which never changes, and where its record is.
 #[derive(Debug, Clone, Copy)]
 struct Ask {
-    estimate: Option<Micros>,
+    /// Its estimate (0 when it has none: see [`NO_ESTIMATE`]).
+    estimate: Micros,
+    /// Its phase, with [`NO_ESTIMATE`] set when it has no estimate.
     phase: u32,
     /// Its record's index in `records`, or [`WAITED`].
     slot: u32,
 }
 
+impl Ask {
+    fn estimate(&self) -> Option<Micros> {
+        (self.phase & NO_ESTIMATE == 0).then_some(self.estimate)
+    }
+
+    fn phase(&self) -> u32 {
+        self.phase & !NO_ESTIMATE
+    }
+}
+
 /// What `slot` holds for a task that has only waited.
 const WAITED: u32 = u32::MAX;
+
+/// The bit of `Ask::phase` that says the task has no estimate (phases are
+/// numbered below it).
+const NO_ESTIMATE: u32 = 1 << 31;
 
 /// A job's tasks by index: each one's ask, and the runtime record of those
 /// that have been changed. Indexing reads a record (a task that has only
@@ -27,9 +43,9 @@ const WAITED: u32 = u32::MAX;
 /// indexing mutably makes it first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tasks {
-    asks: Vec<Ask>,
+    asks: Box<[Ask]>,
     /// The requests: each run of tasks asking the same as its first task's index and request.
-    requests: Vec<(u32, Resources)>,
+    requests: Box<[(u32, Resources)]>,
     records: Vec<TaskRuntime>,
 }
 
@@ -43,11 +59,12 @@ impl Tasks {
                 if requests.last().is_none_or(|r| r.1 != request) {
                     requests.push((i, request));
                 }
-                Ask { estimate, phase, slot: WAITED }
+                assert!(phase < NO_ESTIMATE, "phase {phase}: too many phases");
+                let phase = if estimate.is_some() { phase } else { phase | NO_ESTIMATE };
+                Ask { estimate: estimate.unwrap_or(0), phase, slot: WAITED }
             })
             .collect();
-        requests.shrink_to_fit();
-        Tasks { asks, requests, records: Vec::new() }
+        Tasks { asks, requests: requests.into_boxed_slice(), records: Vec::new() }
     }
 
     /// Number of tasks.
@@ -70,7 +87,7 @@ impl Tasks {
         if ask.slot == WAITED {
             ask.slot = self.records.len() as u32;
             let request = Self::request_in(&self.requests, i);
-            self.records.push(TaskRuntime::waiting(ask.phase, request, ask.estimate));
+            self.records.push(TaskRuntime::waiting(ask.phase(), request, ask.estimate()));
         }
         Some(&mut self.records[ask.slot as usize])
     }
@@ -93,12 +110,12 @@ impl Tasks {
 
     /// Its owner's estimate of task `i`'s run time.
     pub fn estimate(&self, i: usize) -> Option<Micros> {
-        self.asks[i].estimate
+        self.asks[i].estimate()
     }
 
     /// Task `i`'s phase.
     pub fn phase(&self, i: usize) -> u32 {
-        self.asks[i].phase
+        self.asks[i].phase()
     }
 
     /// Run time of task `i`'s current attempt up to `now` (none for a task that has only waited).
