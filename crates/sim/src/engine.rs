@@ -397,7 +397,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
     /// record begun. Returns its workload index.
     fn arrive(&mut self, job: Cow<'w, Job>) -> usize {
         let index = self.records.arrive(&job);
-        let id = self.live.push(HeldJob::new(job.into_owned()));
+        let id = self.live.push(HeldJob::new(&job));
         debug_assert_eq!(index, id, "records and live jobs are both by arrival");
         id
     }

@@ -153,7 +153,12 @@ impl JobExec {
         let mut phases = Vec::with_capacity(job.phases().count());
         for (pi, (p, p_tasks)) in job.phases().enumerate() {
             let start = tasks.len() as u32;
+            let pooled = model.spark_model == SparkModel::Pool && !p.stages.is_empty();
+            let mut slots = Vec::new();
             for t in p_tasks {
+                if pooled {
+                    slots.push(t.slots());
+                }
                 tasks.push(TaskExec {
                     duration: t.duration,
                     done: 0.0,
@@ -184,8 +189,7 @@ impl JobExec {
                     disk_cap: f64::INFINITY,
                 });
             }
-            let pool = (model.spark_model == SparkModel::Pool && !p.stages.is_empty())
-                .then(|| PoolExec::new(p.stages.to_vec(), p_tasks.iter().map(|t| t.slots()).collect()));
+            let pool = pooled.then(|| PoolExec::new(p.stages.to_vec(), slots));
             let coupled = p.coupled && pool.is_none();
             phases.push(PhaseExec {
                 coupled,

@@ -1,12 +1,14 @@
 //! A job as the run holds it from its arrival until its owner stops waiting
 //! for it: only what the run reads again (its request to the core, made anew
 //! for a resubmission, and its tasks' truth for the execution model at its
-//! first launch), in exact-size allocations. Its name, class and the like
-//! are in its record (`records`) from its arrival on.
+//! first launch), in exact-size allocations: per task its duration, its
+//! requests as runs of equal ones, and its estimates only where they are
+//! neither all absent nor each its task's duration. Its name is in its
+//! record (`records`) from its arrival on.
 
 use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRequest};
-use pliant_core::Micros;
-use pliant_workload::{Job, JobElasticity, Phase, StageTasks, Task};
+use pliant_core::{Micros, Resources};
+use pliant_workload::{Job, JobElasticity, StageTasks, Task};
 
 /// One phase of a held job: its tasks are `HeldJob::tasks[previous end .. end]`.
 #[derive(Debug)]
@@ -23,25 +25,38 @@ pub(crate) struct HeldPhase {
     pub stages: Box<[StageTasks]>,
 }
 
+/// The owner's estimates of a held job's tasks.
+#[derive(Debug)]
+enum Estimates {
+    /// Each task's estimate is its true duration.
+    Durations,
+    /// No task has one.
+    Absent,
+    /// Each task's own, in task order.
+    Each(Box<[Option<Micros>]>),
+}
+
 /// A job as the run holds it (see the module's doc).
 #[derive(Debug)]
 pub(crate) struct HeldJob {
     class: JobClass,
     priority: u8,
-    /// Every task, phases in order.
-    tasks: Box<[Task]>,
+    /// Every task's true duration, phases in order.
+    durations: Box<[Micros]>,
+    /// The requests: each run of tasks asking the same as its first task's index and request.
+    requests: Box<[(u32, Resources)]>,
+    estimates: Estimates,
     phases: Box<[HeldPhase]>,
     /// Its memory elasticity, if any (boxed: most jobs have none).
     pub elastic: Option<Box<JobElasticity>>,
 }
 
 impl HeldJob {
-    /// What the run keeps of `job`, which it takes (its tasks' storage is
-    /// reused where it can be).
-    pub fn new(job: Job) -> Self {
-        let Job { phases, class, priority, elastic, .. } = job;
+    /// What the run keeps of `job`.
+    pub fn new(job: &Job) -> Self {
         let mut end = 0;
-        let held = phases
+        let phases = job
+            .phases
             .iter()
             .map(|p| {
                 end += p.tasks.len() as u32;
@@ -54,22 +69,51 @@ impl HeldJob {
                 }
             })
             .collect();
-        let tasks = match <[Phase; 1]>::try_from(phases) {
-            Ok([only]) => only.tasks.into_boxed_slice(),
-            Err(phases) => phases.into_iter().flat_map(|p| p.tasks).collect(),
+        let mut requests: Vec<(u32, Resources)> = Vec::new();
+        for (t, i) in job.tasks().zip(0u32..) {
+            if requests.last().is_none_or(|r| r.1 != t.request) {
+                requests.push((i, t.request));
+            }
+        }
+        let estimates = if job.tasks().all(|t| t.estimate == Some(t.duration)) {
+            Estimates::Durations
+        } else if job.tasks().all(|t| t.estimate.is_none()) {
+            Estimates::Absent
+        } else {
+            Estimates::Each(job.tasks().map(|t| t.estimate).collect())
         };
-        HeldJob { class, priority, tasks, phases: held, elastic: elastic.map(Box::new) }
+        HeldJob {
+            class: job.class,
+            priority: job.priority,
+            durations: job.tasks().map(|t| t.duration).collect(),
+            requests: requests.into_boxed_slice(),
+            estimates,
+            phases,
+            elastic: job.elastic.map(Box::new),
+        }
     }
 
     /// Number of tasks.
     pub fn task_count(&self) -> usize {
-        self.tasks.len()
+        self.durations.len()
+    }
+
+    /// Task `i` as the workload gave it.
+    fn task(&self, i: usize) -> Task {
+        let request = self.requests[self.requests.partition_point(|r| r.0 as usize <= i) - 1].1;
+        let duration = self.durations[i];
+        let estimate = match &self.estimates {
+            Estimates::Durations => Some(duration),
+            Estimates::Absent => None,
+            Estimates::Each(each) => each[i],
+        };
+        Task { request, duration, estimate }
     }
 
     /// Its phases, each with its tasks, in order.
-    pub fn phases(&self) -> impl Iterator<Item = (&HeldPhase, &[Task])> + '_ {
+    pub fn phases(&self) -> impl Iterator<Item = (&HeldPhase, impl Iterator<Item = Task> + '_)> + '_ {
         let starts = std::iter::once(0).chain(self.phases.iter().map(|p| p.end));
-        self.phases.iter().zip(starts).map(|(p, from)| (p, &self.tasks[from as usize..p.end as usize]))
+        self.phases.iter().zip(starts).map(|(p, from)| (p, (from as usize..p.end as usize).map(|i| self.task(i))))
     }
 
     /// What the core is told of it, submitted at `submit` as core job `id`
@@ -86,7 +130,7 @@ impl HeldJob {
                     deps: p.deps.to_vec(),
                     coupled: p.coupled,
                     local: p.local,
-                    tasks: tasks.iter().map(|t| TaskRequest { resources: t.request, estimate: t.estimate }).collect(),
+                    tasks: tasks.map(|t| TaskRequest { resources: t.request, estimate: t.estimate }).collect(),
                 })
                 .collect(),
             elastic: self.elastic.as_ref().map(|e| e.estimate),
@@ -97,7 +141,7 @@ impl HeldJob {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pliant_core::Resources;
+    use pliant_workload::Phase;
 
     fn task(cores: u64, duration: Micros) -> Task {
         Task { request: Resources::cores_gb(cores, 1), duration, estimate: Some(duration + 1) }
@@ -118,10 +162,10 @@ mod tests {
             ],
             elastic: None,
         };
-        let held = HeldJob::new(job.clone());
+        let held = HeldJob::new(&job);
         assert_eq!(held.request(JobId(4), 9), JobRequest { submit: 9, ..job.request(JobId(4)) });
         assert_eq!(held.task_count(), 3);
-        let phases: Vec<_> = held.phases().map(|(p, t)| (p.deps.to_vec(), p.coupled, p.local, t.to_vec())).collect();
+        let phases: Vec<_> = held.phases().map(|(p, t)| (p.deps.to_vec(), p.coupled, p.local, t.collect())).collect();
         assert_eq!(
             phases,
             [
@@ -131,7 +175,15 @@ mod tests {
             ]
         );
         assert_eq!(held.phases().nth(1).map(|(p, _)| p.stages.to_vec()), Some(stages));
-        let one = Job { phases: vec![Phase::independent(vec![task(1, 4)])], ..job };
-        assert_eq!(HeldJob::new(one.clone()).request(JobId(0), 5), one.request(JobId(0)));
+        // Estimates kept as they were given: each its duration, all absent, or neither.
+        let one = |tasks: Vec<Task>| Job { phases: vec![Phase::independent(tasks)], ..job.clone() };
+        let exact = |d| Task { estimate: Some(d), ..task(1, d) };
+        let absent = |d| Task { estimate: None, ..task(1, d) };
+        for tasks in [vec![exact(4), exact(6)], vec![absent(4), absent(6)], vec![exact(4), absent(6)], vec![]] {
+            let j = one(tasks.clone());
+            let held = HeldJob::new(&j);
+            assert_eq!(held.request(JobId(0), 5), j.request(JobId(0)));
+            assert_eq!(held.phases().flat_map(|(_, t)| t).collect::<Vec<_>>(), tasks);
+        }
     }
 }
