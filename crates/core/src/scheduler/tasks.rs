@@ -83,8 +83,14 @@ impl Tasks {
     /// The record of task `i` to change (made now if it has only waited),
     /// unless the task does not exist.
     pub fn get_mut(&mut self, i: usize) -> Option<&mut TaskRuntime> {
+        let count = self.asks.len();
         let ask = self.asks.get_mut(i)?;
         if ask.slot == WAITED {
+            if self.records.len() == self.records.capacity() {
+                // Room grows as a vector's does, but never past a record per task.
+                let room = self.records.len().max(4).min(count - self.records.len());
+                self.records.reserve_exact(room);
+            }
             ask.slot = self.records.len() as u32;
             let request = Self::request_in(&self.requests, i);
             self.records.push(TaskRuntime::waiting(ask.phase(), request, ask.estimate()));
