@@ -124,8 +124,8 @@ pub(crate) struct PhaseExec {
 /// A job's true state.
 #[derive(Debug, Clone)]
 pub(crate) struct JobExec {
-    pub tasks: Vec<TaskExec>,
-    pub phases: Vec<PhaseExec>,
+    pub tasks: Box<[TaskExec]>,
+    pub phases: Box<[PhaseExec]>,
     pub unfinished: u32,
     /// The true memory elasticity of its tasks, if any (boxed: most jobs
     /// have none, and every live job has this record).
@@ -139,7 +139,7 @@ impl JobExec {
     /// ([`JobExec::start`]), so a job that only waits holds none.
     pub fn waiting(job: &HeldJob) -> Self {
         let unfinished = job.task_count() as u32;
-        JobExec { tasks: Vec::new(), phases: Vec::new(), unfinished, elastic: job.elastic.clone(), stalled: 0 }
+        JobExec { tasks: Box::default(), phases: Box::default(), unfinished, elastic: job.elastic.clone(), stalled: 0 }
     }
 
     /// Whether its tasks' state has been made (a task of it was launched).
@@ -201,8 +201,8 @@ impl JobExec {
                 feeds_local: job.phases().any(|(q, _)| q.local && q.deps.contains(&(pi as u32))),
             });
         }
-        self.tasks = tasks;
-        self.phases = phases;
+        self.tasks = tasks.into_boxed_slice();
+        self.phases = phases.into_boxed_slice();
     }
 }
 

@@ -171,7 +171,8 @@ pub(crate) struct Submitted {
     pub submit: Micros,
     pub class: JobClass,
     pub priority: u8,
-    pub elastic: Option<Elasticity>,
+    /// Its tasks' memory elasticity (boxed: most jobs have none).
+    pub elastic: Option<Box<Elasticity>>,
 }
 
 /// How a job stands.
@@ -190,7 +191,7 @@ pub(crate) struct JobState {
     pub queue: usize,
     pub key: ServiceKey,
     pub tasks: Tasks,
-    pub phases: Vec<PhaseRuntime>,
+    pub phases: Box<[PhaseRuntime]>,
     /// Runnable pending tasks (their phase's barrier is passed), in order.
     pub pending: PendingTasks,
     pub running: u32,
@@ -234,14 +235,14 @@ impl JobState {
             requested.iter().zip(0u32..).flat_map(|(p, i)| p.tasks.iter().map(move |t| (t.resources, t.estimate, i)));
         let tasks = Tasks::new(asks);
         let work_left = requested.iter().flat_map(|p| &p.tasks).map(|t| t.estimate.unwrap_or(0)).sum();
-        let req = Submitted { id, submit, class, priority, elastic };
+        let req = Submitted { id, submit, class, priority, elastic: elastic.map(Box::new) };
         let unfinished = tasks.len() as u32;
         let mut job = JobState {
             req,
             queue,
             key,
             tasks,
-            phases,
+            phases: phases.into_boxed_slice(),
             pending: PendingTasks::default(),
             running: 0,
             unfinished,
