@@ -78,6 +78,7 @@ struct OutputSpec {
     dir: Option<PathBuf>,
     format: Option<Spanned<String>>,
     slowdown: Option<bool>,
+    barrier_idle: Option<bool>,
 }
 
 /// `FILE:LINE: reason`.
@@ -258,6 +259,9 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
             if e.outputs.slowdown == Some(true) {
                 flags.push("--slowdown");
             }
+            if e.outputs.barrier_idle == Some(true) {
+                flags.push("--barrier-idle");
+            }
             "simulate"
         }
         Some(sweep) => {
@@ -345,6 +349,8 @@ struct ResolvedOutputs {
     format: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     slowdown: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    barrier_idle: Option<bool>,
 }
 
 /// A swept value as TOML: a number when it reads as one, else a string.
@@ -370,6 +376,8 @@ pub struct RunDescription<'a> {
     pub format: &'a str,
     /// Whether slowdowns were measured (simulate only).
     pub slowdown: Option<bool>,
+    /// `Some(true)` when barrier idle was measured (simulate only).
+    pub barrier_idle: Option<bool>,
     /// The sweep: key, values, seed count and metrics.
     pub sweep: Option<(&'a str, &'a [String], u64, &'a [String])>,
 }
@@ -429,7 +437,11 @@ pub fn write_resolved(dir: &Path, run: &RunDescription) -> Result<(), String> {
         cluster,
         parameters,
         sweep,
-        outputs: ResolvedOutputs { format: run.format.to_string(), slowdown: run.slowdown },
+        outputs: ResolvedOutputs {
+            format: run.format.to_string(),
+            slowdown: run.slowdown,
+            barrier_idle: run.barrier_idle,
+        },
     };
     let body = toml::to_string(&resolved).map_err(|e| e.to_string())?;
     let text = format!("# The resolved experiment of these results: `pliant run {RESOLVED_NAME}` reruns it.\n{body}");

@@ -66,6 +66,10 @@ pub struct SimulateArgs {
     /// (JCT over JCT alone, SSR §VI) per class in the JSON.
     #[arg(long)]
     slowdown: bool,
+    /// Also report the core-hours Spark executors held waiting at a stage
+    /// barrier for its slowest executor (`barrier_idle_core_hours` in the JSON).
+    #[arg(long)]
+    barrier_idle: bool,
 }
 
 /// Runs the policies on one workload, in parallel on the available cores, keeping
@@ -197,7 +201,12 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     let settings = args.run.settings.load()?;
     let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
     let preempting = policies.iter().any(|p| p.preemption.is_some());
-    let opts = SimOptions { exec: settings.exec.clone(), slowdown: args.slowdown, ..SimOptions::default() };
+    let opts = SimOptions {
+        exec: settings.exec.clone(),
+        slowdown: args.slowdown,
+        barrier_idle: args.barrier_idle,
+        ..SimOptions::default()
+    };
     let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
     let (name, runs, jobs, nodes) = match loaded {
         Loaded::Whole(name, w) => {
@@ -228,6 +237,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             settings: &settings,
             format: args.run.format.name(),
             slowdown: Some(args.slowdown),
+            barrier_idle: args.barrier_idle.then_some(true),
             sweep: None,
         };
         write_resolved(dir, &run)?;

@@ -89,7 +89,8 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         let policy = policies[p.value][p.policy].clone();
         // Slowdowns need every job run alone too: only when a metric asks for them.
         let slowdown = args.metrics.iter().any(|m| m.contains(".slowdown."));
-        let opts = SimOptions { exec: settings[p.value].exec.clone(), slowdown, ..SimOptions::default() };
+        let barrier_idle = args.metrics.iter().any(|m| m.starts_with("barrier_idle"));
+        let opts = SimOptions { exec: settings[p.value].exec.clone(), slowdown, barrier_idle, ..SimOptions::default() };
         let name = policy.name.clone();
         let run = simulate(&workloads[p.seed], policy, &opts).map_err(|e| format!("policy {name}: {e}"))?;
         bar.inc(1);
@@ -122,6 +123,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
             settings: &base,
             format: args.run.format.name(),
             slowdown: None,
+            barrier_idle: None,
             sweep: Some((&sweep.key, &sweep.values, args.seeds, &args.metrics)),
         };
         write_resolved(dir, &run)?;

@@ -79,12 +79,14 @@ fn bigc_fig7_experiment_gives_what_sweep_gives_and_its_resolved_file_reruns_it()
 fn resolved_experiment_of_a_simulate_reruns_it_with_its_parameters() {
     let dir = temp_dir("exp-resolved");
     let (a, b) = (dir.join("simulate"), dir.join("rerun"));
-    let args = ["simulate", "--scale", "0.3", "--seed", "2", "--policies", "fifo,gp", "--set", "gp_units=4"];
+    let args =
+        ["simulate", "--scale", "0.3", "--seed", "2", "--policies", "fifo,gp", "--set", "gp_units=4", "--barrier-idle"];
     let mut first = args.to_vec();
     first.extend(["--out", a.to_str().unwrap()]);
     ok(&first);
     let resolved = read(&a, "experiment.toml");
-    for line in ["policies = [\"fifo\", \"gp\"]", "scenario = \"mixed\"", "scale = 0.3", "seed = 2", "gp_units = 4"] {
+    let lines = ["policies = [\"fifo\", \"gp\"]", "scenario = \"mixed\"", "scale = 0.3", "seed = 2", "gp_units = 4"];
+    for line in lines.into_iter().chain(["barrier_idle = true"]) {
         assert!(resolved.lines().any(|l| l == line), "missing `{line}` in\n{resolved}");
     }
     ok(&["run", a.join("experiment.toml").to_str().unwrap(), "--out", b.to_str().unwrap()]);
@@ -96,6 +98,15 @@ fn resolved_experiment_of_a_simulate_reruns_it_with_its_parameters() {
     plain.extend(["--out", default.to_str().unwrap()]);
     ok(&plain);
     assert_ne!(read(&a, "jobs.csv"), read(&default, "jobs.csv"));
+    // Barrier idle is in the JSON (and measured: the executors of mixed's
+    // Spark jobs wait at barriers under fifo too) only when asked for.
+    let idle = |dir: &Path| {
+        let doc: serde_json::Value = serde_json::from_str(&read(dir, "results.json")).unwrap();
+        doc["results"][0].get("barrier_idle_core_hours").map(|v| v.as_f64().unwrap())
+    };
+    assert!(idle(&a).is_some_and(|h| h > 0.0), "{:?}", idle(&a));
+    assert_eq!(idle(&default), None);
+    assert!(!read(&default, "experiment.toml").contains("barrier_idle"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -118,6 +118,10 @@ pub struct RunRecord {
     pub lost_core_seconds: f64,
     /// Core-seconds of slots reserved and idle (SSR's utilisation loss).
     pub reserved_core_seconds: f64,
+    /// Core-seconds running Spark executors held with no stage task in
+    /// flight, waiting at their stage's barrier for its slowest executor
+    /// (only when asked for: `SimOptions::barrier_idle`).
+    pub barrier_idle_core_seconds: Option<f64>,
     /// Energy in joules (per-node linear power model).
     pub energy_joules: f64,
     /// Preemptions by mechanism name.

@@ -29,6 +29,10 @@ pub struct PolicyResult {
     pub reserved_idle_core_seconds: f64,
     /// The waste in core-hours.
     pub waste_core_hours: f64,
+    /// Core-hours running Spark executors held waiting at their stage's
+    /// barrier for its slowest executor (only with `simulate --barrier-idle`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub barrier_idle_core_hours: Option<f64>,
     /// The waste as a percentage of the cluster's capacity (cores × makespan).
     pub waste_pct_capacity: f64,
     /// Dumps (full, incremental), restores (local, remote) and adaptive kills.
@@ -103,6 +107,7 @@ fn policy_result(run: &RunRecord) -> PolicyResult {
         classes,
         jct_vs_kill: None,
         waste_core_hours: run.waste_core_seconds / 3600.0,
+        barrier_idle_core_hours: run.barrier_idle_core_seconds.map(|s| s / 3600.0),
         waste_pct_capacity: if capacity > 0.0 { 100.0 * run.waste_core_seconds / capacity } else { 0.0 },
         checkpoints: run.checkpoints,
         utilization: Utilization { cpu_mean: run.cpu_mean, mem_mean: run.mem_mean },

@@ -42,6 +42,9 @@ pub(crate) struct TaskExec {
     /// The rate its CPU use is counted at in the usage integrals: `rate`, or
     /// 0 for a pool executor with nothing in flight.
     pub busy: f64,
+    /// The rate a pool executor with nothing in flight could progress at
+    /// (it waits at its stage's barrier), counted as barrier idle; else 0.
+    pub idle: f64,
     pub since: Micros,
     /// It does no work before this instant (launched after it was placed:
     /// see `Execution::launch_delay`).
@@ -164,6 +167,7 @@ impl JobExec {
                     done: 0.0,
                     rate: 0.0,
                     busy: 0.0,
+                    idle: 0.0,
                     since: 0,
                     work_from: 0,
                     epoch: 0,
@@ -215,10 +219,15 @@ pub(crate) struct Usage {
     pub busy_nodes: f64,
     /// Memory (MB) held by running tasks.
     pub held_mem: u64,
+    /// CPU (millicores) held by running pool executors with no stage task in
+    /// flight: waiting at their stage's barrier for its slowest executor.
+    pub barrier_idle_cpu: f64,
     pub last: Micros,
     pub cpu_area: f64,
     pub mem_area: f64,
     pub node_area: f64,
+    /// Millicore-µs of `barrier_idle_cpu`.
+    pub barrier_idle_area: f64,
 }
 
 impl Usage {
@@ -228,6 +237,7 @@ impl Usage {
         self.cpu_area += self.busy_cpu * dt;
         self.mem_area += self.held_mem as f64 * dt;
         self.node_area += self.busy_nodes * dt;
+        self.barrier_idle_area += self.barrier_idle_cpu * dt;
         self.last = now;
     }
 }
@@ -329,17 +339,21 @@ impl Execution {
         // A pool executor with no stage task in flight (waiting at a barrier)
         // holds its cores but uses none.
         let idle = slot.is_some_and(|(pi, e)| self.pool(job, pi).idle(e));
-        self.set_busy(job, task, if idle { 0.0 } else { rate });
+        let (busy, idle) = if idle { (0.0, rate) } else { (rate, 0.0) };
+        self.set_busy(job, task, busy, idle);
         if let Some(at) = finish {
             events.push(at, Event::TaskFinish { job, task, epoch });
         }
     }
 
-    /// Counts a task's CPU use at `busy` (its rate, or 0 when idle) in the usage integrals.
-    fn set_busy(&mut self, job: u32, task: u32, busy: f64) {
+    /// Counts a task's CPU use at `busy` (its rate, or 0 when idle) in the
+    /// usage integrals, and the CPU it holds idle at a barrier at `idle`.
+    fn set_busy(&mut self, job: u32, task: u32, busy: f64, idle: f64) {
         let t = &mut self.jobs[job as usize].tasks[task as usize];
         let used = t.requested.cpu_milli as f64 * (busy - t.busy);
+        self.usage.barrier_idle_cpu += t.requested.cpu_milli as f64 * (idle - t.idle);
         t.busy = busy;
+        t.idle = idle;
         let node_cpu = self.node_cpu[t.node as usize] as f64;
         self.usage.busy_cpu += used;
         self.usage.busy_nodes += used / node_cpu;

@@ -111,6 +111,9 @@ pub struct SimOptions {
     /// Tasks with swap rates of their own, in place of the execution
     /// model's for them (the twin's: what a live run showed of each task).
     pub task_swap_rates: Vec<TaskSwapRates>,
+    /// Report the core-seconds Spark executors held idle at a stage barrier
+    /// (`RunRecord::barrier_idle_core_seconds`; a measurement, not a decision).
+    pub barrier_idle: bool,
 }
 
 /// One task's own swap rates (see `SimOptions::task_swap_rates`).
@@ -137,6 +140,7 @@ impl Default for SimOptions {
             record_decisions: false,
             without_checkpoint_tier: false,
             task_swap_rates: Vec::new(),
+            barrier_idle: false,
         }
     }
 }

@@ -149,6 +149,7 @@ fn spark(executors: usize, cores: u64, tasks: u32, secs: u64) -> Job {
 /// of 10 s; with `short`, a ⟨2, 1 GB⟩ query of 15 s at t = 5. The monitor runs
 /// every second (so it acts at 5), resumes without delay, and swapping costs
 /// nothing, so that the executor is stopped exactly for the query's 5–20 s.
+/// Barrier idle is measured.
 fn pool_run(policy: &str, short: bool, spark_model: &str) -> RunRecord {
     let mut jobs = vec![spark(2, 2, 8, 10)];
     if short {
@@ -156,26 +157,30 @@ fn pool_run(policy: &str, short: bool, spark_model: &str) -> RunRecord {
     }
     let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(4, 4)] }, jobs };
     let params = Params { monitor_interval_s: 1.0, delayed_resumption: 0, ..Params::default() };
-    let mut opts = SimOptions::default();
+    let mut opts = SimOptions { barrier_idle: true, ..SimOptions::default() };
     for (k, v) in [("reclaim_s_per_gb", "0"), ("restore_s_per_gb", "0"), ("spark_model", spark_model)] {
         opts.exec.set_key(k, v).unwrap().unwrap();
     }
     simulate(&w, preset(policy, &params).unwrap(), &opts).unwrap()
 }
 
-/// 8 tasks on 4 cores: two waves of 10 s, the stage ends at 20 s. A second
-/// stage of 6 tasks of 5 s starts at the barrier: 4 run 20–25, 2 run 25–30.
+/// 8 tasks on 4 cores: two waves of 10 s, the stage ends at 20 s, both
+/// executors busy to the end (no barrier idle). A second stage of 6 tasks of
+/// 5 s starts at the barrier: 4 run 20–25, 2 run 25–30 (barrier idle is
+/// measured only when asked for).
 #[test]
 fn a_pool_stage_runs_in_waves() {
     let r = pool_run("fifo", false, "pool");
     assert_eq!(secs(r.jobs[0].jct()), 20.0);
+    assert_eq!(r.barrier_idle_core_seconds, Some(0.0));
     let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
     assert!((core_seconds - 80.0).abs() < 1e-6, "{core_seconds}");
 
     let mut j = spark(2, 2, 8, 10);
     j.phases[0].stages.push(StageTasks { count: 6, duration: 5 * SECOND });
     let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(4, 4)] }, jobs: vec![j] };
-    assert_eq!(secs(run(&w, "fifo").jobs[0].jct()), 30.0);
+    let r = run(&w, "fifo");
+    assert_eq!((secs(r.jobs[0].jct()), r.barrier_idle_core_seconds), (30.0, None));
 }
 
 /// ip suspends executor 1 at t = 5 with its 2 tasks half done; the query runs
@@ -184,8 +189,9 @@ fn a_pool_stage_runs_in_waves() {
 /// 25); the pool is empty, so the stage ends with executor 0's last tasks at 30 s.
 /// In lockstep the suspension stops both at 5 s of their 20 s: they end at
 /// 20 + 15 = 35 s. Executor 1 was stalled 5–20 (15 task-s); it waits idle at
-/// the end 25–30, using no CPU: cores did executor 0's 2 × 30, executor 1's
-/// 2 × (5 + 5) and the query's 2 × 15 = 110 core-s.
+/// the end 25–30, using no CPU (2 × 5 = 10 core-s idle at the barrier): cores
+/// did executor 0's 2 × 30, executor 1's 2 × (5 + 5) and the query's 2 × 15 =
+/// 110 core-s.
 #[test]
 fn a_frozen_executor_holds_only_its_in_flight_tasks() {
     let r = pool_run("ip", true, "pool");
@@ -195,14 +201,16 @@ fn a_frozen_executor_holds_only_its_in_flight_tasks() {
     assert_eq!((r.jobs[0].stalled, r.jobs[1].stalled), (15 * SECOND, 0));
     let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
     assert!((core_seconds - 110.0).abs() < 1e-6, "{core_seconds}");
+    let idle = r.barrier_idle_core_seconds.unwrap();
+    assert!((idle - 10.0).abs() < 1e-6, "{idle}");
     assert_eq!(secs(pool_run("ip", true, "lockstep").jobs[0].jct()), 35.0);
 }
 
 /// kill kills executor 1 at t = 5: its 2 half-done tasks go back to the pool
 /// (2 × 5 s × 1 core = 10 core-s lost), 6 left. Executor 0 pulls 2 at 10 (4
 /// left) and 2 at 20 (2 left); the query ends at 20 and executor 1 restarts
-/// and pulls the last 2: both end at 30 s. Cores did 80 core-s of tasks + the
-/// 10 lost + the query's 30.
+/// and pulls the last 2: both end at 30 s, neither idle at the barrier. Cores
+/// did 80 core-s of tasks + the 10 lost + the query's 30.
 #[test]
 fn a_killed_executors_in_flight_tasks_rerun() {
     let r = pool_run("kill", true, "pool");
@@ -212,6 +220,7 @@ fn a_killed_executors_in_flight_tasks_rerun() {
     assert_eq!(r.jobs[0].stalled, 0);
     let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
     assert!((core_seconds - 120.0).abs() < 1e-6, "{core_seconds}");
+    assert_eq!(r.barrier_idle_core_seconds, Some(0.0));
 }
 
 fn strip_wall(mut r: RunRecord) -> RunRecord {
