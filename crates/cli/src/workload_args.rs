@@ -181,7 +181,7 @@ enum Source {
     /// `order`: (submission, byte offset, line) of each, by submission
     /// (stable: the file's order among equal ones, as a whole read sorts them).
     /// The file a trace was imported to, if it was, is removed when the runs end.
-    File { path: PathBuf, order: Vec<(u64, u64, usize)>, _imported: Option<Imported> },
+    File { path: PathBuf, order: JobPlaces, _imported: Option<Imported> },
 }
 
 /// A streamed workload's jobs for one run; a file that stops reading (it
@@ -244,7 +244,7 @@ impl Streamed {
 /// Reads a native workload file through past its cluster record (on line
 /// `cluster_line`), checking every job against `cluster`, and returns
 /// (submission, byte offset, line) of each job by submission (stable).
-fn index_jobs(path: &Path, cluster_line: usize, cluster: &Cluster) -> Result<Vec<(u64, u64, usize)>, String> {
+fn index_jobs(path: &Path, cluster_line: usize, cluster: &Cluster) -> Result<JobPlaces, String> {
     let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
     let (mut input, mut text, mut offset, mut line) = (BufReader::new(file), String::new(), 0u64, 0);
     let mut order = Vec::new();
@@ -370,8 +370,11 @@ impl Drop for Imported {
     }
 }
 
-/// A native file's cluster and its jobs' places by submission (see [`index_jobs`]).
-fn index_native(path: &Path) -> Result<(Cluster, Vec<(u64, u64, usize)>), String> {
+/// Where each job of a native file is: (submission, byte offset, line), by submission.
+type JobPlaces = Vec<(u64, u64, usize)>;
+
+/// A native file's cluster and its jobs' places (see [`index_jobs`]).
+fn index_native(path: &Path) -> Result<(Cluster, JobPlaces), String> {
     let reader = open_native(path)?;
     let (cluster, cluster_line) = (reader.cluster().clone(), reader.cluster_line());
     drop(reader);
