@@ -36,6 +36,15 @@ enum Estimates {
     Each(Box<[Option<Micros>]>),
 }
 
+/// The phase of a job that is one plain phase (its tasks are all the job's).
+static PLAIN: std::sync::LazyLock<HeldPhase> = std::sync::LazyLock::new(|| HeldPhase {
+    end: 0,
+    coupled: false,
+    local: false,
+    deps: Box::default(),
+    stages: Box::default(),
+});
+
 /// A job as the run holds it (see the module's doc).
 #[derive(Debug)]
 pub(crate) struct HeldJob {
@@ -43,10 +52,17 @@ pub(crate) struct HeldJob {
     priority: u8,
     /// Every task's true duration, phases in order.
     durations: Box<[Micros]>,
-    /// The requests: each run of tasks asking the same as its first task's index and request.
-    requests: Box<[(u32, Resources)]>,
+    /// What the first task asks for.
+    first_request: Resources,
+    /// Every later run of tasks asking the same, as its first task's index
+    /// and request (empty when every task asks the first's).
+    more_requests: Box<[(u32, Resources)]>,
     estimates: Estimates,
+    /// Its phases, unless it is one plain phase ([`HeldJob::plain`]).
     phases: Box<[HeldPhase]>,
+    /// It is one independent phase, neither coupled nor local nor a pool
+    /// (as most jobs are): `phases` is empty, and [`PLAIN`] stands for it.
+    plain: bool,
     /// Its memory elasticity, if any (boxed: most jobs have none).
     pub elastic: Option<Box<JobElasticity>>,
 }
@@ -54,41 +70,55 @@ pub(crate) struct HeldJob {
 impl HeldJob {
     /// What the run keeps of `job`.
     pub fn new(job: &Job) -> Self {
+        let plain = match job.phases.as_slice() {
+            [only] => only.deps.is_empty() && !only.coupled && !only.local && only.stages.is_empty(),
+            _ => false,
+        };
         let mut end = 0;
-        let phases = job
-            .phases
-            .iter()
-            .map(|p| {
-                end += p.tasks.len() as u32;
-                HeldPhase {
-                    end,
-                    coupled: p.coupled,
-                    local: p.local,
-                    deps: p.deps.as_slice().into(),
-                    stages: p.stages.as_slice().into(),
-                }
-            })
-            .collect();
-        let mut requests: Vec<(u32, Resources)> = Vec::new();
-        for (t, i) in job.tasks().zip(0u32..) {
-            if requests.last().is_none_or(|r| r.1 != t.request) {
-                requests.push((i, t.request));
+        let phases = match plain {
+            true => Box::default(),
+            false => job
+                .phases
+                .iter()
+                .map(|p| {
+                    end += p.tasks.len() as u32;
+                    HeldPhase {
+                        end,
+                        coupled: p.coupled,
+                        local: p.local,
+                        deps: p.deps.as_slice().into(),
+                        stages: p.stages.as_slice().into(),
+                    }
+                })
+                .collect(),
+        };
+        let count = job.phases.iter().map(|p| p.tasks.len()).sum();
+        let first_request = job.phases.iter().find_map(|p| p.tasks.first()).map_or(Resources::ZERO, |t| t.request);
+        let (mut durations, mut more_requests) = (Vec::with_capacity(count), Vec::new());
+        let (mut last, mut exact, mut absent) = (first_request, true, true);
+        for (t, i) in job.phases.iter().flat_map(|p| &p.tasks).zip(0u32..) {
+            durations.push(t.duration);
+            if t.request != last {
+                more_requests.push((i, t.request));
+                last = t.request;
             }
+            exact &= t.estimate == Some(t.duration);
+            absent &= t.estimate.is_none();
         }
-        let estimates = if job.tasks().all(|t| t.estimate == Some(t.duration)) {
-            Estimates::Durations
-        } else if job.tasks().all(|t| t.estimate.is_none()) {
-            Estimates::Absent
-        } else {
-            Estimates::Each(job.tasks().map(|t| t.estimate).collect())
+        let estimates = match (exact, absent) {
+            (true, _) => Estimates::Durations,
+            (_, true) => Estimates::Absent,
+            _ => Estimates::Each(job.tasks().map(|t| t.estimate).collect()),
         };
         HeldJob {
             class: job.class,
             priority: job.priority,
-            durations: job.tasks().map(|t| t.duration).collect(),
-            requests: requests.into_boxed_slice(),
+            durations: durations.into_boxed_slice(),
+            first_request,
+            more_requests: more_requests.into_boxed_slice(),
             estimates,
             phases,
+            plain,
             elastic: job.elastic.map(Box::new),
         }
     }
@@ -100,7 +130,10 @@ impl HeldJob {
 
     /// Task `i` as the workload gave it.
     fn task(&self, i: usize) -> Task {
-        let request = self.requests[self.requests.partition_point(|r| r.0 as usize <= i) - 1].1;
+        let request = match self.more_requests.partition_point(|r| r.0 as usize <= i) {
+            0 => self.first_request,
+            run => self.more_requests[run - 1].1,
+        };
         let duration = self.durations[i];
         let estimate = match &self.estimates {
             Estimates::Durations => Some(duration),
@@ -112,8 +145,10 @@ impl HeldJob {
 
     /// Its phases, each with its tasks, in order.
     pub fn phases(&self) -> impl Iterator<Item = (&HeldPhase, impl Iterator<Item = Task> + '_)> + '_ {
+        let plain = self.plain.then(|| (&*PLAIN, 0..self.durations.len()));
         let starts = std::iter::once(0).chain(self.phases.iter().map(|p| p.end));
-        self.phases.iter().zip(starts).map(|(p, from)| (p, (from as usize..p.end as usize).map(|i| self.task(i))))
+        let listed = self.phases.iter().zip(starts).map(|(p, from)| (p, from as usize..p.end as usize));
+        plain.into_iter().chain(listed).map(move |(p, tasks)| (p, tasks.map(move |i| self.task(i))))
     }
 
     /// What the core is told of it, submitted at `submit` as core job `id`
@@ -185,5 +220,7 @@ mod tests {
             assert_eq!(held.request(JobId(0), 5), j.request(JobId(0)));
             assert_eq!(held.phases().flat_map(|(_, t)| t).collect::<Vec<_>>(), tasks);
         }
+        let none = Job { phases: vec![], ..job };
+        assert_eq!(HeldJob::new(&none).request(JobId(1), 5), none.request(JobId(1)));
     }
 }

@@ -233,7 +233,7 @@ impl JobState {
         }
         let asks =
             requested.iter().zip(0u32..).flat_map(|(p, i)| p.tasks.iter().map(move |t| (t.resources, t.estimate, i)));
-        let tasks = Tasks::new(asks);
+        let tasks = Tasks::new(requested.iter().map(|p| p.tasks.len()).sum(), asks);
         let work_left = requested.iter().flat_map(|p| &p.tasks).map(|t| t.estimate.unwrap_or(0)).sum();
         let req = Submitted { id, submit, class, priority, elastic: elastic.map(Box::new) };
         let unfinished = tasks.len() as u32;

@@ -50,21 +50,20 @@ pub(crate) struct Tasks {
 }
 
 impl Tasks {
-    /// Tasks asking `request` and `estimate` in phase `phase`, in order; none changed yet.
-    pub fn new(asks: impl Iterator<Item = (Resources, Option<Micros>, u32)>) -> Self {
+    /// The `count` tasks of `asks`, each asking `request` and `estimate` in
+    /// phase `phase`, in order; none changed yet.
+    pub fn new(count: usize, asks: impl Iterator<Item = (Resources, Option<Micros>, u32)>) -> Self {
         let mut requests: Vec<(u32, Resources)> = Vec::new();
-        let asks = asks
-            .zip(0u32..)
-            .map(|((request, estimate, phase), i)| {
-                if requests.last().is_none_or(|r| r.1 != request) {
-                    requests.push((i, request));
-                }
-                assert!(phase < NO_ESTIMATE, "phase {phase}: too many phases");
-                let phase = if estimate.is_some() { phase } else { phase | NO_ESTIMATE };
-                Ask { estimate: estimate.unwrap_or(0), phase, slot: WAITED }
-            })
-            .collect();
-        Tasks { asks, requests: requests.into_boxed_slice(), records: Vec::new() }
+        let mut kept = Vec::with_capacity(count);
+        for ((request, estimate, phase), i) in asks.zip(0u32..) {
+            if requests.last().is_none_or(|r| r.1 != request) {
+                requests.push((i, request));
+            }
+            assert!(phase < NO_ESTIMATE, "phase {phase}: too many phases");
+            let phase = if estimate.is_some() { phase } else { phase | NO_ESTIMATE };
+            kept.push(Ask { estimate: estimate.unwrap_or(0), phase, slot: WAITED });
+        }
+        Tasks { asks: kept.into_boxed_slice(), requests: requests.into_boxed_slice(), records: Vec::new() }
     }
 
     /// Number of tasks.
@@ -83,19 +82,27 @@ impl Tasks {
     /// The record of task `i` to change (made now if it has only waited),
     /// unless the task does not exist.
     pub fn get_mut(&mut self, i: usize) -> Option<&mut TaskRuntime> {
-        let count = self.asks.len();
-        let ask = self.asks.get_mut(i)?;
-        if ask.slot == WAITED {
-            if self.records.len() == self.records.capacity() {
-                // Room grows as a vector's does, but never past a record per task.
-                let room = self.records.len().max(4).min(count - self.records.len());
-                self.records.reserve_exact(room);
-            }
-            ask.slot = self.records.len() as u32;
-            let request = Self::request_in(&self.requests, i);
-            self.records.push(TaskRuntime::waiting(ask.phase(), request, ask.estimate()));
+        let slot = match self.asks.get(i)?.slot {
+            WAITED => self.make_record(i),
+            slot => slot,
+        };
+        Some(&mut self.records[slot as usize])
+    }
+
+    /// Makes the record of task `i`, which has only waited; returns its slot.
+    #[inline(never)]
+    fn make_record(&mut self, i: usize) -> u32 {
+        if self.records.len() == self.records.capacity() {
+            // Room grows as a vector's does, but never past a record per task.
+            let room = self.records.len().max(4).min(self.asks.len() - self.records.len());
+            self.records.reserve_exact(room);
         }
-        Some(&mut self.records[ask.slot as usize])
+        let slot = self.records.len() as u32;
+        let ask = &mut self.asks[i];
+        ask.slot = slot;
+        let record = TaskRuntime::waiting(ask.phase(), Self::request_in(&self.requests, i), ask.estimate());
+        self.records.push(record);
+        slot
     }
 
     /// Task `i`'s state.
@@ -163,12 +170,13 @@ mod tests {
     #[test]
     fn a_task_has_a_record_once_changed_and_reads_its_ask_before() {
         let (r, big) = (Resources::cores_gb(1, 1), Resources::cores_gb(2, 2));
-        let mut tasks = Tasks::new([(r, Some(5), 0), (big, None, 1), (big, Some(9), 1), (r, Some(7), 1)].into_iter());
+        let mut tasks =
+            Tasks::new(4, [(r, Some(5), 0), (big, None, 1), (big, Some(9), 1), (r, Some(7), 1)].into_iter());
         assert_eq!(tasks.requests.len(), 3);
         assert_eq!((0..4).map(|i| tasks.request(i)).collect::<Vec<_>>(), [r, big, big, r]);
         let _ = tasks.get_mut(1);
         assert_eq!((tasks[1].request, tasks[1].estimate, tasks[1].phase), (big, None, 1));
-        tasks = Tasks::new([(r, Some(5), 0), (r, None, 1), (r, Some(7), 1)].into_iter());
+        tasks = Tasks::new(3, [(r, Some(5), 0), (r, None, 1), (r, Some(7), 1)].into_iter());
         assert_eq!(tasks.len(), 3);
         assert!(tasks.get(1).is_none() && tasks.changed().next().is_none());
         assert_eq!(
@@ -191,7 +199,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "task 1 has only waited")]
     fn a_task_that_only_waited_has_no_record_to_read() {
-        let tasks = Tasks::new([(Resources::ZERO, None, 0); 2].into_iter());
+        let tasks = Tasks::new(2, [(Resources::ZERO, None, 0); 2].into_iter());
         let _ = &tasks[1];
     }
 }
