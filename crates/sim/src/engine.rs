@@ -368,6 +368,9 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
 
     /// Tells the core what the execution model observed.
     fn report(&mut self, now: Micros) -> Result<(), SimError> {
+        if self.exec.reports.is_empty() {
+            return Ok(());
+        }
         std::mem::swap(&mut self.telling, &mut self.exec.reports);
         for obs in self.telling.drain(..) {
             self.driver.observe(now, obs)?;

@@ -1,11 +1,11 @@
-//! The event queue: a binary heap ordered by (time, sequence number), so that
-//! simultaneous events are handled in the order they were scheduled, the same
-//! way on every run. An entry is 32 bytes: the time and the sequence number
-//! in one 16-byte key, and a 16-byte event.
+//! The event queue: a 4-ary min-heap ordered by (time, sequence number), so
+//! that simultaneous events are handled in the order they were scheduled,
+//! the same way on every run. An entry is 32 bytes: the time and the
+//! sequence number in one 16-byte key, and a 16-byte event. Four children
+//! side by side halve a binary heap's depth: a pop from a large queue waits
+//! on half as many cache misses, one after another.
 
 use pliant_core::Micros;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// Something that happens at a point in simulated time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -89,7 +89,8 @@ impl Event {
 
 /// A queued event under its key: the time in the high 64 bits, the sequence
 /// number in the low, so that one comparison orders by time, then by the
-/// order of scheduling (the heap's root is the earliest).
+/// order of scheduling. Keys are unique: the order of pops is the keys'
+/// order, whatever the heap's shape.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     key: u128,
@@ -102,49 +103,71 @@ impl Entry {
     }
 }
 
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: `BinaryHeap` is a max-heap.
-        other.key.cmp(&self.key)
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-
-impl Eq for Entry {}
+/// Children per entry of the heap.
+const ARITY: usize = 4;
 
 /// A deterministic priority queue of events.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    /// The heap: entry `i`'s children are `ARITY * i + 1 ..= ARITY * i + ARITY`,
+    /// none with a smaller key; the root is the earliest.
+    heap: Vec<Entry>,
     seq: u64,
 }
 
 impl EventQueue {
     /// Schedules `event` at `time`.
     pub fn push(&mut self, time: Micros, event: Event) {
-        self.heap.push(Entry { key: (time as u128) << 64 | self.seq as u128, event });
+        let entry = Entry { key: (time as u128) << 64 | self.seq as u128, event };
         self.seq += 1;
+        let mut i = self.heap.len();
+        self.heap.push(entry);
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if self.heap[parent].key < entry.key {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[i] = entry;
     }
 
     /// The time of the earliest event.
     pub fn peek_time(&self) -> Option<Micros> {
-        self.heap.peek().map(Entry::time)
+        self.heap.first().map(Entry::time)
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Micros, Event)> {
-        self.heap.pop().map(|e| (e.time(), e.event))
+        let last = self.heap.pop()?;
+        let Some(&root) = self.heap.first() else {
+            return Some((last.time(), last.event));
+        };
+        // Sift the last entry down from the root into the hole the earliest leaves.
+        let heap = &mut self.heap[..];
+        let len = heap.len();
+        let mut i = 0;
+        loop {
+            let first = ARITY * i + 1;
+            if first >= len {
+                break;
+            }
+            let children = &heap[first..len.min(first + ARITY)];
+            let (mut least, mut key) = (0, children[0].key);
+            for (c, child) in children.iter().enumerate().skip(1) {
+                if child.key < key {
+                    (least, key) = (c, child.key);
+                }
+            }
+            if last.key < key {
+                break;
+            }
+            heap[i] = children[least];
+            i = first + least;
+        }
+        heap[i] = last;
+        Some((root.time(), root.event))
     }
 }
 

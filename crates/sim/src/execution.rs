@@ -267,6 +267,47 @@ pub(crate) struct Execution {
     pub own_rates: BTreeMap<(u32, u32), TaskSwapRates>,
 }
 
+/// Settles task `task` of `j` to `now` (a pool executor's in-flight tasks);
+/// returns its rate.
+fn settle_in(j: &mut JobExec, now: Micros, task: u32) -> f64 {
+    let t = &mut j.tasks[task as usize];
+    let (work, rate) = (t.rate * now.saturating_sub(t.since.max(t.work_from)) as f64, t.rate);
+    t.since = now;
+    let p = &mut j.phases[t.phase as usize];
+    match p.pool.as_mut() {
+        Some(pool) => pool.advance((task - p.tasks.start) as usize, work),
+        None => t.done = (t.done + work).min(t.duration as f64),
+    }
+    rate
+}
+
+/// Counts task `t`'s CPU use at `busy` (its rate, or 0 when idle) in the
+/// usage integrals, and the CPU it holds idle at a barrier at `idle`;
+/// `node_cpu` is its node's CPU.
+fn count_busy(t: &mut TaskExec, busy: f64, idle: f64, node_cpu: u64, usage: &mut Usage) {
+    let used = t.requested.cpu_milli as f64 * (busy - t.busy);
+    usage.barrier_idle_cpu += t.requested.cpu_milli as f64 * (idle - t.idle);
+    t.busy = busy;
+    t.idle = idle;
+    usage.busy_cpu += used;
+    usage.busy_nodes += used / node_cpu as f64;
+}
+
+/// Starts or stops task `t`'s stall clock as it enters or leaves a
+/// preempted state without progress (frozen, suspended, restoring); a
+/// stall that ends adds to its job's `stalled`.
+fn track_stall(t: &mut TaskExec, stalled: &mut Micros, now: Micros) {
+    let stalls = t.running && (t.frozen || t.restoring);
+    match (stalls, t.stalled_since) {
+        (true, None) => t.stalled_since = Some(now),
+        (false, Some(since)) => {
+            t.stalled_since = None;
+            *stalled += now - since;
+        }
+        _ => {}
+    }
+}
+
 fn task_ref(job: u32, task: u32) -> TaskRef {
     TaskRef { job: JobId(job), task }
 }
@@ -302,61 +343,43 @@ impl Execution {
     /// Settles a task's progress to `now` (a pool executor's in-flight tasks);
     /// returns its rate.
     fn settle(&mut self, now: Micros, job: u32, task: u32) -> f64 {
-        let slot = self.pool_slot(job, task);
-        let t = &mut self.jobs[job as usize].tasks[task as usize];
-        let (work, rate) = (t.rate * now.saturating_sub(t.since.max(t.work_from)) as f64, t.rate);
-        t.since = now;
-        match slot {
-            Some((pi, e)) => self.pool(job, pi).advance(e, work),
-            None => t.done = (t.done + work).min(t.duration as f64),
-        }
-        rate
+        settle_in(&mut self.jobs[job as usize], now, task)
     }
 
     /// Settles a task's progress to `now` and gives it a new rate, scheduling
     /// its finish (a pool executor: its next stage task's) if it progresses.
     fn set_rate(&mut self, now: Micros, job: u32, task: u32, rate: f64, events: &mut EventQueue) {
-        self.settle(now, job, task);
-        let slot = self.pool_slot(job, task);
-        let t = &mut self.jobs[job as usize].tasks[task as usize];
+        let j = &mut self.jobs[job as usize];
+        settle_in(j, now, task);
+        let t = &mut j.tasks[task as usize];
+        let p = &mut j.phases[t.phase as usize];
         t.rate = rate;
         t.epoch += 1;
-        let epoch = t.epoch;
-        let finish = match slot {
-            _ if rate <= 0.0 => None,
-            None => Some(finish_time(now.max(t.work_from), t.duration as f64 - t.done, rate)),
-            Some((pi, e)) => {
-                // An executor with nothing left to run ends now.
-                let pool = self.pool(job, pi);
-                if pool.done() {
+        let (finish, idle) = match p.pool.as_mut() {
+            None if rate <= 0.0 => (None, false),
+            None => (Some(finish_time(now.max(t.work_from), t.duration as f64 - t.done, rate)), false),
+            Some(pool) => {
+                let e = (task - p.tasks.start) as usize;
+                let finish = if rate <= 0.0 {
+                    None
+                } else if pool.done() {
+                    // An executor with nothing left to run ends now.
                     Some(now)
                 } else {
                     pool.pull(e);
                     pool.next_left(e).map(|left| finish_time(now, left, rate))
-                }
+                };
+                // A pool executor with no stage task in flight (waiting at a
+                // barrier) holds its cores but uses none.
+                (finish, pool.idle(e))
             }
         };
-        // A pool executor with no stage task in flight (waiting at a barrier)
-        // holds its cores but uses none.
-        let idle = slot.is_some_and(|(pi, e)| self.pool(job, pi).idle(e));
+        let epoch = t.epoch;
         let (busy, idle) = if idle { (0.0, rate) } else { (rate, 0.0) };
-        self.set_busy(job, task, busy, idle);
+        count_busy(t, busy, idle, self.node_cpu[t.node as usize], &mut self.usage);
         if let Some(at) = finish {
             events.push(at, Event::TaskFinish { job, task, epoch });
         }
-    }
-
-    /// Counts a task's CPU use at `busy` (its rate, or 0 when idle) in the
-    /// usage integrals, and the CPU it holds idle at a barrier at `idle`.
-    fn set_busy(&mut self, job: u32, task: u32, busy: f64, idle: f64) {
-        let t = &mut self.jobs[job as usize].tasks[task as usize];
-        let used = t.requested.cpu_milli as f64 * (busy - t.busy);
-        self.usage.barrier_idle_cpu += t.requested.cpu_milli as f64 * (idle - t.idle);
-        t.busy = busy;
-        t.idle = idle;
-        let node_cpu = self.node_cpu[t.node as usize] as f64;
-        self.usage.busy_cpu += used;
-        self.usage.busy_nodes += used / node_cpu;
     }
 
     /// Lets the progressing executors of a pool phase pull tasks again (after
@@ -433,8 +456,9 @@ impl Execution {
             1.0
         };
         for i in members {
-            self.track_stall(now, job, i);
-            let t = &self.jobs[job as usize].tasks[i as usize];
+            let j = &mut self.jobs[job as usize];
+            let t = &mut j.tasks[i as usize];
+            track_stall(t, &mut j.stalled, now);
             let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
             if rate != t.rate {
                 self.set_rate(now, job, i, rate, events);
@@ -442,26 +466,11 @@ impl Execution {
         }
     }
 
-    /// Starts or stops a task's stall clock as it enters or leaves a
-    /// preempted state without progress (frozen, suspended, restoring).
-    fn track_stall(&mut self, now: Micros, job: u32, task: u32) {
-        let j = &mut self.jobs[job as usize];
-        let t = &mut j.tasks[task as usize];
-        let stalled = t.running && (t.frozen || t.restoring);
-        match (stalled, t.stalled_since) {
-            (true, None) => t.stalled_since = Some(now),
-            (false, Some(since)) => {
-                t.stalled_since = None;
-                j.stalled += now - since;
-            }
-            _ => {}
-        }
-    }
-
     /// Starts (or restarts, from zero) a task on `node` holding `held`.
     pub fn launch(&mut self, now: Micros, job: u32, task: u32, node: u32, held: Resources, events: &mut EventQueue) {
         let speed = self.speed_on(job, task, node);
-        let t = self.task(job, task);
+        let j = &mut self.jobs[job as usize];
+        let t = &mut j.tasks[task as usize];
         t.speed = speed;
         t.ever_started = true;
         t.running = true;
@@ -470,8 +479,7 @@ impl Execution {
         t.slowdown = 1.0;
         t.spill_per_us = 0.0;
         t.disk_cap = f64::INFINITY;
-        if let Some(e) = self.jobs[job as usize].elastic.as_deref().copied() {
-            let t = self.task(job, task);
+        if let Some(e) = j.elastic.as_deref() {
             let ideal_mb = (t.requested.mem_mb as f64 * e.true_ideal_scale).round() as u64;
             let runtime = e.truth.runtime(t.duration, ideal_mb, held.mem_mb);
             t.slowdown = runtime as f64 / t.duration.max(1) as f64;
@@ -480,12 +488,10 @@ impl Execution {
                 self.disks.start(node, job, task);
             }
         }
-        let delay = self.launch_delay;
-        let t = self.task(job, task);
         t.done = 0.0;
         t.rate = 0.0;
         t.since = now;
-        t.work_from = now + delay;
+        t.work_from = now + self.launch_delay;
         self.usage.held_mem += held.mem_mb;
         self.running_tasks += 1;
         self.update_rates(now, job, task, events);
@@ -495,18 +501,22 @@ impl Execution {
     pub(crate) fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         self.end_copy(job, task);
         self.set_rate(now, job, task, 0.0, events);
-        let t = self.task(job, task);
+        let j = &mut self.jobs[job as usize];
+        let t = &mut j.tasks[task as usize];
         t.running = false;
         t.frozen = false;
         t.restoring = false;
-        self.track_stall(now, job, task);
-        let t = self.task(job, task);
+        // Its stall clock stops with it (see `track_stall`).
+        let stalled = t.stalled_since.take();
         t.swapped_mb = 0;
         t.to_reclaim_mb = 0;
         t.mem_epoch += 1;
         let (mem, node) = (t.held.mem_mb, t.node);
         t.held = Resources::ZERO;
         t.disk_cap = f64::INFINITY;
+        if let Some(since) = stalled {
+            j.stalled += now - since;
+        }
         self.usage.held_mem -= mem;
         self.running_tasks -= 1;
         if self.disks.stop(node, job, task) {

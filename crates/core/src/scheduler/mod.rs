@@ -232,9 +232,7 @@ impl Scheduler {
     }
 
     fn task_finished(&mut self, now: Micros, task: TaskRef) -> Result<(), CoreError> {
-        self.view.checked_task(task)?;
-        let job = &mut self.view.jobs[task.job.0 as usize];
-        let t = &mut job.tasks[task.task as usize];
+        let t = self.view.checked_task(task)?;
         if !matches!(t.state, TaskState::Running | TaskState::Shrunk) {
             return Err(CoreError::BadTask { task, what: format!("finished while {:?}", t.state) });
         }

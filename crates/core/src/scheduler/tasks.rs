@@ -116,6 +116,11 @@ impl Tasks {
         Self::request_in(&self.requests, i)
     }
 
+    /// The requests its tasks ask, each at least once (in task order).
+    pub fn requests(&self) -> impl Iterator<Item = Resources> + '_ {
+        self.requests.iter().map(|r| r.1)
+    }
+
     /// Task `i`'s request in `requests` (see `Tasks::requests`).
     fn request_in(requests: &[(u32, Resources)], i: usize) -> Resources {
         requests[requests.partition_point(|r| r.0 as usize <= i) - 1].1

@@ -323,6 +323,10 @@ impl View {
         let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
         let new = if preempted { t.request.saturating_sub(&t.allocated) } else { Resources::ZERO };
         let old = std::mem::replace(&mut t.promise, new);
+        if old == new {
+            // Nothing promised changed: both indexes are up to date.
+            return;
+        }
         let node = t.node;
         let p = &mut self.promised[node.0 as usize];
         let was = p.is_zero();
@@ -378,6 +382,11 @@ impl View {
     /// finished, was lost or its job failed).
     pub(crate) fn forget_preemption(&mut self, task: TaskRef) {
         let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
+        if !t.preempted && t.promise.is_zero() && t.reclaiming_mb == 0 {
+            // Never preempted, or nothing left of it: nothing else to forget.
+            t.footprint_mb = 0;
+            return;
+        }
         let owed = std::mem::take(&mut t.reclaiming_mb);
         t.footprint_mb = 0;
         self.reclaiming_mb -= owed;

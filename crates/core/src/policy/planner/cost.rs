@@ -235,7 +235,14 @@ impl Cost {
                     if left.mem_mb > 0 && e.takes.mem_mb == 0 {
                         continue;
                     }
-                    let per_part = e.cost() as f64 / coverage(&e, left);
+                    // What it covers is at most all that is left: an option
+                    // costing more than the best's cost per part covered
+                    // cannot beat it (its own cost per part is no less).
+                    let cost = e.cost() as f64;
+                    if best.as_ref().is_some_and(|b| cost > b.0) {
+                        continue;
+                    }
+                    let per_part = cost / coverage(&e, left);
                     let beyond = e.takes.saturating_sub(&left);
                     let beyond = beyond.cpu_milli + beyond.mem_mb;
                     if best.as_ref().is_none_or(|b| (per_part, beyond) < (b.0, b.1)) {

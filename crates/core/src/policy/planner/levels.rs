@@ -114,10 +114,45 @@ impl FirstFit {
 pub(crate) struct Levels {
     /// Jobs wait in priority order (`JobOrder::Priority`): in each waiting
     /// set the free level's jobs come last, so a look for preemptors stops
-    /// at the first of them.
+    /// at the first of them, and the preemptors are read in service order
+    /// as the pass reaches them.
     pub priority_order: bool,
     /// A monitor run's lists, buffers kept between runs.
     pub buffers: LevelsBuffers,
+    /// The least request of each level, to end a pass once nothing fits.
+    pub floors: Floors,
+}
+
+/// Per priority level, the least request (resource by resource) of any
+/// task of any job of that level: where it fits no node's room, no task of
+/// the level does. Requests never change, so jobs are read once, as they come.
+#[derive(Debug, Clone)]
+pub(crate) struct Floors {
+    least: [Resources; 3],
+    /// Jobs below this id are read.
+    read: usize,
+}
+
+impl Default for Floors {
+    fn default() -> Self {
+        Floors { least: [Resources::new(u64::MAX, u64::MAX); 3], read: 0 }
+    }
+}
+
+impl Floors {
+    /// Reads the jobs that came since the last call.
+    fn update(&mut self, view: &View) {
+        let jobs = view.jobs();
+        for id in self.read..jobs.len() {
+            if let Some(job) = jobs.get(id) {
+                let least = &mut self.least[PriorityLevel::of(job.req.priority) as usize];
+                for request in job.tasks.requests() {
+                    *least = least.min(&request);
+                }
+            }
+        }
+        self.read = jobs.len();
+    }
 }
 
 /// What [`Levels::plan`] works in, kept between monitor runs.
@@ -134,9 +169,19 @@ impl Planner for Levels {
 
     fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
         let mut takes = Vec::new();
+        self.floors.update(view);
         let LevelsBuffers { keys, avail } = &mut self.buffers;
         let priority_order = self.priority_order;
-        let Some(top) = preemptor_jobs(view, priority_order, keys) else { return takes };
+        // The preemptors in service order, and the highest level among them
+        // (`top`): in priority order, the level of the first with a task.
+        let mut top = None;
+        let mut preemptors: Box<dyn Iterator<Item = ServiceKey>> = if priority_order {
+            Box::new(merged_preemptors(view))
+        } else {
+            top = preemptor_jobs(view, keys);
+            Box::new(keys.iter().copied())
+        };
+        let Some(first) = preemptors.next() else { return takes };
         let n = view.node_count();
         avail.clear();
         avail.extend((0..n).map(|i| view.node_free(i) + mechanism.freeing(i)));
@@ -148,67 +193,86 @@ impl Planner for Levels {
         // shrinks during the pass, so no request as big at a level as low finds one.
         let mut hopeless: Vec<(PriorityLevel, Resources)> = Vec::new();
         // The preemptors' requests in service order, as runs of equal requests of one job.
-        let runs = keys.iter().flat_map(|key| {
+        for key in std::iter::once(first).chain(preemptors) {
             let job = view.job(key.2 as usize);
             let level = PriorityLevel::of(job.req.priority);
-            job.pending.runs().map(move |(req, tasks)| (level, req, tasks))
-        });
-        for (level, req, tasks) in runs {
-            for _ in 0..tasks {
-                // A hopeless request ends its run: the rest are as big, at its level.
-                if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
-                    break;
+            for (req, tasks) in job.pending.runs() {
+                let top = *top.get_or_insert(level);
+                for _ in 0..tasks {
+                    // A hopeless request ends its run: the rest are as big, at its level.
+                    if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
+                        break;
+                    }
+                    let fit = (free_fit.start(req)..n).find(|&i| req.fits_in(&avail[i]));
+                    free_fit.record(req, fit.unwrap_or(n));
+                    if let Some(i) = fit {
+                        avail[i] -= req;
+                        continue;
+                    }
+                    let victims = victims.get_or_insert_with(|| {
+                        NodeVictims::new(n, find_victims(view, mechanism, now, top, priority_order))
+                    });
+                    let at_level = &mut victim_fit[level as usize];
+                    let fit =
+                        (at_level.start(req)..n).find(|&i| req.fits_in(&(avail[i] + victims.below[i][level as usize])));
+                    at_level.record(req, fit.unwrap_or(n));
+                    let Some(i) = fit else {
+                        hopeless.push((level, req));
+                        // No level's least request fits anywhere: no preemptor left does.
+                        let fits_at = |l: usize, fit: &mut FirstFit| {
+                            let floor = self.floors.least[l];
+                            let at = (fit.start(floor)..n).find(|&i| floor.fits_in(&(avail[i] + victims.below[i][l])));
+                            fit.record(floor, at.unwrap_or(n));
+                            at.is_some()
+                        };
+                        let preempting = PriorityLevel::Middle as usize..=top as usize;
+                        if !preempting.into_iter().any(|l| fits_at(l, &mut victim_fit[l])) {
+                            return takes;
+                        }
+                        break;
+                    };
+                    let mut have = avail[i];
+                    while !req.fits_in(&have) {
+                        let v = victims.take(i).expect("the sum below the level covers the request");
+                        debug_assert!(v.level() < level, "victims are ordered by level");
+                        have += v.resources;
+                        takes.push(Take { task: v.order.3, shrink_to: None, by: None });
+                    }
+                    avail[i] = have - req;
+                    free_fit.gained(i);
+                    victim_fit.iter_mut().for_each(|f| f.gained(i));
                 }
-                let fit = (free_fit.start(req)..n).find(|&i| req.fits_in(&avail[i]));
-                free_fit.record(req, fit.unwrap_or(n));
-                if let Some(i) = fit {
-                    avail[i] -= req;
-                    continue;
-                }
-                let victims = victims.get_or_insert_with(|| {
-                    NodeVictims::new(n, find_victims(view, mechanism, now, top, priority_order))
-                });
-                let at_level = &mut victim_fit[level as usize];
-                let fit =
-                    (at_level.start(req)..n).find(|&i| req.fits_in(&(avail[i] + victims.below[i][level as usize])));
-                at_level.record(req, fit.unwrap_or(n));
-                let Some(i) = fit else {
-                    hopeless.push((level, req));
-                    break;
-                };
-                let mut have = avail[i];
-                while !req.fits_in(&have) {
-                    let v = victims.take(i).expect("the sum below the level covers the request");
-                    debug_assert!(v.level() < level, "victims are ordered by level");
-                    have += v.resources;
-                    takes.push(Take { task: v.order.3, shrink_to: None, by: None });
-                }
-                avail[i] = have - req;
-                free_fit.gained(i);
-                victim_fit.iter_mut().for_each(|f| f.gained(i));
             }
         }
         takes
     }
 }
 
+/// In priority order, the waiting jobs above the free level in service
+/// order, read as they are reached: the queues' waiting sets merged, up to
+/// the first of the free level (the rest are too).
+fn merged_preemptors(view: &View) -> impl Iterator<Item = ServiceKey> + '_ {
+    let mut sets: Vec<_> = view.queues().iter().flat_map(|q| q.waiting.iter()).map(|s| s.iter().peekable()).collect();
+    std::iter::from_fn(move || {
+        let (i, _) =
+            sets.iter_mut().enumerate().filter_map(|(i, s)| s.peek().map(|&&k| (i, k))).min_by_key(|&(_, k)| k)?;
+        sets[i].next().copied()
+    })
+    .take_while(|key| PriorityLevel::of(u8::MAX - key.0) != PriorityLevel::Free)
+}
+
 /// The waiting jobs with pending tasks above the free level (only they can
 /// preempt), in service order, into `keys` (cleared first); returns the
-/// highest level among them, if any. `priority_order`: see [`Levels`].
-fn preemptor_jobs(view: &View, priority_order: bool, keys: &mut Vec<ServiceKey>) -> Option<PriorityLevel> {
+/// highest level among them, if any. Out of priority order (in it, see
+/// [`merged_preemptors`]).
+fn preemptor_jobs(view: &View, keys: &mut Vec<ServiceKey>) -> Option<PriorityLevel> {
     keys.clear();
     let mut top = None;
     for set in view.queues().iter().flat_map(|q| q.waiting.iter()) {
         for &key in set {
             let job = view.job(key.2 as usize);
             let level = PriorityLevel::of(job.req.priority);
-            if level == PriorityLevel::Free {
-                if priority_order {
-                    break;
-                }
-                continue;
-            }
-            if !job.pending.is_empty() {
+            if level != PriorityLevel::Free && !job.pending.is_empty() {
                 keys.push(key);
                 top = top.max(Some(level));
             }

@@ -56,6 +56,7 @@ pub(crate) fn build(policy: &Policy) -> Option<Box<dyn Planner>> {
         PlannerSpec::PriorityLevels => Box::new(levels::Levels {
             priority_order: policy.order == crate::policy::JobOrder::Priority,
             buffers: Default::default(),
+            floors: Default::default(),
         }),
         PlannerSpec::Cost => Box::new(cost::Cost {
             preempts: policy.queues.iter().map(|q| q.preempts).collect(),

@@ -190,9 +190,12 @@ impl NodePass {
         }
     }
 
-    /// The nodes reserved for `job` are to be visited again (its next task changed).
-    fn revisit_reserved_for(&mut self, job: u32) {
-        if self.incremental || self.backfill_incremental {
+    /// The nodes reserved for `job` are to be visited again if its next
+    /// task changed: its need in the order went from `before` to `after`
+    /// (`None`: not there). A change of its place in the order alone
+    /// changes no visit of a node reserved for it.
+    fn revisit_reserved_for(&mut self, job: u32, before: Option<Need>, after: Option<Need>) {
+        if (self.incremental || self.backfill_incremental) && before != after {
             for &(_, n) in self.reserved_for.range((job, 0)..=(job, u32::MAX)) {
                 self.to_visit.insert(n);
             }
@@ -200,7 +203,8 @@ impl NodePass {
     }
 
     /// Puts job `job` in `order` under its current key while it waits, and
-    /// takes it out otherwise.
+    /// takes it out otherwise; the nodes reserved for it are visited again
+    /// if its need changed.
     fn rekey(&mut self, view: &View, order: &mut Order, job: usize) {
         if self.keyed.len() <= job {
             self.keyed.resize(job + 1, None);
@@ -218,14 +222,13 @@ impl NodePass {
         } else {
             self.active.remove(&(job as u32));
         }
-        if view.is_waiting(job) {
-            self.insert(view, order, job, before);
-        }
+        let after = view.is_waiting(job).then(|| self.insert(view, order, job, before));
+        self.revisit_reserved_for(job as u32, before, after);
     }
 
     /// Puts waiting job `job` in `order` under its current key; `before` is
-    /// its need when it was last there.
-    fn insert(&mut self, view: &View, order: &mut Order, job: usize, before: Option<Need>) {
+    /// its need when it was last there. Returns its need.
+    fn insert(&mut self, view: &View, order: &mut Order, job: usize, before: Option<Need>) -> Need {
         let key = self.order_key(view, job);
         let need = self.need(view, job);
         order.insert(key, need);
@@ -236,6 +239,7 @@ impl NodePass {
         if self.backfill_incremental && before != Some(need) {
             self.fresh_next.push(job as u32);
         }
+        need
     }
 
     /// Whether this pass visits only the nodes where something may change.
@@ -329,7 +333,6 @@ impl NodePass {
         let touched = std::mem::take(&mut self.touched);
         for &job in &touched {
             self.rekey(view, &mut order, job as usize);
-            self.revisit_reserved_for(job);
         }
         self.touched = touched;
         self.touched.clear();
@@ -567,11 +570,9 @@ impl NodePass {
         }
         view.job_mut(job).held_mb += size.mem_mb;
         let before = self.keyed[job].take().and_then(|key| order.remove(&key));
-        self.revisit_reserved_for(job as u32);
         view.sync_waiting(job);
-        if !view.job(job).pending.is_empty() {
-            self.insert(view, order, job, before);
-        }
+        let after = (!view.job(job).pending.is_empty()).then(|| self.insert(view, order, job, before));
+        self.revisit_reserved_for(job as u32, before, after);
     }
 
     /// §3.3: other jobs may use node `n`, reserved for `reserved`, with tasks
