@@ -54,8 +54,8 @@ pub(crate) struct NodePass {
     /// The waiting jobs in order, kept from pass to pass: a pass first
     /// re-keys only the jobs the books touched since the last one.
     waiting: Order,
-    /// Per job, its key in `order` while it is there.
-    keyed: Vec<Option<OrderKey>>,
+    /// Per job, its key and its need in `order` while it is there.
+    keyed: Vec<Option<(OrderKey, Need)>>,
     /// The jobs being re-keyed (a buffer kept between passes).
     touched: Vec<u32>,
     /// The active jobs (kept with `waiting`): the timeline generator reads
@@ -84,6 +84,8 @@ pub(crate) struct NodePass {
     fresh: Vec<u32>,
     /// Jobs that came to wait with a new need since the pass began.
     fresh_next: Vec<u32>,
+    /// The needs a look for a fresh job's first fit has tried (a buffer).
+    looked_for: Vec<Resources>,
     /// The nodes to visit (`incremental` and `backfill_incremental` only).
     to_visit: BTreeSet<u32>,
     /// (job, node) for each node reserved for a job.
@@ -153,6 +155,7 @@ impl NodePass {
             was_incremental: true,
             fresh: Vec::new(),
             fresh_next: Vec::new(),
+            looked_for: Vec::new(),
             to_visit: (0..nodes as u32).collect(),
             reserved_for: BTreeSet::new(),
             refreshed: Vec::new(),
@@ -211,12 +214,12 @@ impl NodePass {
         }
         // Still waiting under the same key with the same need (a job the
         // pass itself re-keyed as it launched): it stays where it is.
-        if let Some(key) = self.keyed[job].filter(|_| view.is_waiting(job)) {
-            if key == self.order_key(view, job) && order.get(&key) == Some(&self.need(view, job)) {
+        if let Some((key, need)) = self.keyed[job].filter(|_| view.is_waiting(job)) {
+            if key == self.order_key(view, job) && need == self.need(view, job) {
                 return;
             }
         }
-        let before = self.keyed[job].take().and_then(|key| order.remove(&key));
+        let before = self.keyed[job].take().and_then(|(key, _)| order.remove(&key));
         if view.job_status(job) == JobStatus::Active {
             self.active.insert(job as u32);
         } else {
@@ -232,7 +235,7 @@ impl NodePass {
         let key = self.order_key(view, job);
         let need = self.need(view, job);
         order.insert(key, need);
-        self.keyed[job] = Some(key);
+        self.keyed[job] = Some((key, need));
         if matches!(self.sizing, Sizing::Elastic(_)) && view.job(job).req.elastic.is_some() {
             self.elastic_seen = true;
         }
@@ -396,7 +399,7 @@ impl NodePass {
         let mut from = 0;
         loop {
             let marked = self.to_visit.range(from as u32..).next().map(|&n| n as usize);
-            let Some(n) = self.first_fresh_fit(view, order, from).into_iter().chain(marked).min() else { break };
+            let Some(n) = self.first_fresh_fit(view, from).into_iter().chain(marked).min() else { break };
             self.to_visit.remove(&(n as u32));
             from = n + 1;
             if !self.visit(view, now, n, order, launch) {
@@ -409,14 +412,25 @@ impl NodePass {
         self.fresh.clear();
     }
 
-    /// The first node at `from` or later where a fresh job's need fits.
-    fn first_fresh_fit(&self, view: &View, order: &Order, from: usize) -> Option<usize> {
-        self.fresh
-            .iter()
-            .chain(&self.fresh_next)
-            .filter_map(|&j| self.keyed.get(j as usize).copied().flatten().and_then(|k| order.get(&k)))
-            .filter_map(|need| view.first_fit(Resources::new(need.cpu_milli, need.mem_mb), from))
-            .min()
+    /// The first node at `from` or later where a fresh job's need fits. A
+    /// need no smaller than one looked for already fits no earlier.
+    fn first_fresh_fit(&mut self, view: &View, from: usize) -> Option<usize> {
+        let mut looked = std::mem::take(&mut self.looked_for);
+        looked.clear();
+        let mut first = None;
+        let needs = self.fresh.iter().chain(&self.fresh_next).filter_map(|&j| self.keyed.get(j as usize)?.map(|k| k.1));
+        for need in needs {
+            let shape = Resources::new(need.cpu_milli, need.mem_mb);
+            if looked.iter().any(|l| l.fits_in(&shape)) {
+                continue;
+            }
+            looked.push(shape);
+            if let Some(n) = view.first_fit(shape, from) {
+                first = Some(first.map_or(n, |f: usize| f.min(n)));
+            }
+        }
+        self.looked_for = looked;
+        first
     }
 
     /// Serves node `n`; false when no job is left to serve (the walk ends).
@@ -569,7 +583,7 @@ impl NodePass {
             }
         }
         view.job_mut(job).held_mb += size.mem_mb;
-        let before = self.keyed[job].take().and_then(|key| order.remove(&key));
+        let before = self.keyed[job].take().and_then(|(key, _)| order.remove(&key));
         view.sync_waiting(job);
         let after = (!view.job(job).pending.is_empty()).then(|| self.insert(view, order, job, before));
         self.revisit_reserved_for(job as u32, before, after);

@@ -75,6 +75,7 @@ impl Waiting {
     }
 
     /// The need of the job under `key`.
+    #[cfg(test)]
     pub fn get(&self, key: &OrderKey) -> Option<&Need> {
         self.order.get(key)
     }
