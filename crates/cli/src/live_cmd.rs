@@ -72,6 +72,9 @@ pub struct DirtyCmd {
     /// Stop after this many passes.
     #[arg(long)]
     pub passes: Option<u64>,
+    /// Also stop (printing `done N`) before the next pass once this file exists.
+    #[arg(long, value_name = "FILE")]
+    pub until_file: Option<PathBuf>,
 }
 
 /// Runs a live-mode subcommand.
@@ -104,7 +107,7 @@ pub fn run(cmd: LiveCommand) -> Result<(), String> {
             }
             Ok(())
         }
-        LiveCommand::Dirty(d) => dirtier::run(DirtyArgs { mb: d.mb, passes: d.passes }),
+        LiveCommand::Dirty(d) => dirtier::run(DirtyArgs { mb: d.mb, passes: d.passes, until_file: d.until_file }),
         LiveCommand::Twin(args) => {
             let settings = args.settings.load()?;
             let replay = pliant_twin::Replay {

@@ -4,7 +4,7 @@
 use clap::Args;
 use pliant_core::model::ElasticityProfile;
 use pliant_core::policy::PRESETS;
-use pliant_trace::{LoadOptions, Target};
+use pliant_trace::{LoadOptions, LoadReport, Target};
 use pliant_workload::scenarios::{self, LongJobs, ScenarioJobs, DEFAULT_SCENARIO, SCENARIOS};
 use pliant_workload::{read_job_line, read_workload, Cluster, FormatError, Job, JobReader, Workload};
 use std::fs::File;
@@ -86,35 +86,11 @@ impl WorkloadArgs {
                     .map_err(|e| format!("{}:{}: {}", path.display(), e.line, e.reason))?;
                 return Ok((path.display().to_string(), w));
             }
-            let target = match (self.nodes, self.scale) {
-                (Some(_), x) if x != 1.0 => return Err("give --nodes or --scale for a workload, not both".into()),
-                (Some(n), _) => Target::Nodes(n),
-                (None, x) if x != 1.0 => Target::Scale(x),
-                (None, _) => Target::Source,
-            };
-            let mut opts = LoadOptions {
-                target,
-                sample: self.sample,
-                seed,
-                progress: crate::progress::enabled(),
-                ..Default::default()
-            };
-            opts.read.window = self.window;
-            opts.read.strict = self.strict;
-            opts.read.node = self.node;
-            opts.read.penalty = self.penalty;
-            if self.truncate {
-                opts.read.unfinished = pliant_trace::Unfinished::Truncate;
-            }
+            let opts = self.load_options(seed)?;
             let (w, report) =
                 pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;
             eprintln!("{report}");
-            let dropped = report.read.dropped_jobs;
-            if let (Some(first), false) = (report.read.bad.examples.first(), dropped == 0 || self.skip_bad) {
-                return Err(format!(
-                    "{first} ({dropped} job record(s) could not be read and would be left out; --skip-bad runs without them)"
-                ));
-            }
+            self.check_dropped(&report)?;
             return Ok((path.display().to_string(), w));
         }
         self.check_scale()?;
@@ -122,6 +98,42 @@ impl WorkloadArgs {
         let long_jobs = LongJobs::from_name(&self.long_jobs).expect("clap checked it");
         let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| unknown_scenario(name))?;
         Ok((name.to_string(), w))
+    }
+
+    /// How a --workload trace (or a native file shaped by the flags) is read.
+    fn load_options(&self, seed: u64) -> Result<LoadOptions, String> {
+        let target = match (self.nodes, self.scale) {
+            (Some(_), x) if x != 1.0 => return Err("give --nodes or --scale for a workload, not both".into()),
+            (Some(n), _) => Target::Nodes(n),
+            (None, x) if x != 1.0 => Target::Scale(x),
+            (None, _) => Target::Source,
+        };
+        let mut opts = LoadOptions {
+            target,
+            sample: self.sample,
+            seed,
+            progress: crate::progress::enabled(),
+            ..Default::default()
+        };
+        opts.read.window = self.window;
+        opts.read.strict = self.strict;
+        opts.read.node = self.node;
+        opts.read.penalty = self.penalty;
+        if self.truncate {
+            opts.read.unfinished = pliant_trace::Unfinished::Truncate;
+        }
+        Ok(opts)
+    }
+
+    /// Refuses a trace some of whose job records could not be read, unless --skip-bad.
+    fn check_dropped(&self, report: &LoadReport) -> Result<(), String> {
+        let dropped = report.read.dropped_jobs;
+        match (report.read.bad.examples.first(), dropped == 0 || self.skip_bad) {
+            (Some(first), false) => Err(format!(
+                "{first} ({dropped} job record(s) could not be read and would be left out; --skip-bad runs without them)"
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Refuses a scale no scenario takes.
@@ -168,7 +180,8 @@ enum Source {
     /// A native file, read again for each run, its jobs in the order of
     /// `order`: (submission, byte offset, line) of each, by submission
     /// (stable: the file's order among equal ones, as a whole read sorts them).
-    File { path: PathBuf, order: Vec<(u64, u64, usize)> },
+    /// The file a trace was imported to, if it was, is removed when the runs end.
+    File { path: PathBuf, order: JobPlaces, _imported: Option<Imported> },
 }
 
 /// A streamed workload's jobs for one run; a file that stops reading (it
@@ -208,7 +221,7 @@ impl Streamed {
                 let (_, jobs) = scenarios::stream(name, *seed, *scale, *long).expect("a scenario that streamed");
                 Ok(StreamJobs { jobs: Box::new(jobs.map(Ok)), path: None, error: None })
             }
-            Source::File { path, order } => {
+            Source::File { path, order, .. } => {
                 let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
                 let (mut input, mut at, mut text) = (BufReader::new(file), 0, String::new());
                 let cluster = &self.cluster;
@@ -231,7 +244,7 @@ impl Streamed {
 /// Reads a native workload file through past its cluster record (on line
 /// `cluster_line`), checking every job against `cluster`, and returns
 /// (submission, byte offset, line) of each job by submission (stable).
-fn index_jobs(path: &Path, cluster_line: usize, cluster: &Cluster) -> Result<Vec<(u64, u64, usize)>, String> {
+fn index_jobs(path: &Path, cluster_line: usize, cluster: &Cluster) -> Result<JobPlaces, String> {
     let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
     let (mut input, mut text, mut offset, mut line) = (BufReader::new(file), String::new(), 0u64, 0);
     let mut order = Vec::new();
@@ -277,17 +290,13 @@ impl WorkloadArgs {
         }
         if let Some(path) = &self.workload {
             let plain = self.window.is_none() && self.sample == 1.0 && self.nodes.is_none() && self.scale == 1.0;
-            if !(plain && is_native(path)) {
-                let (name, w) = self.load(seed)?;
-                return Ok(Loaded::Whole(name, w));
-            }
-            let reader = open_native(path)?;
-            let (cluster, cluster_line) = (reader.cluster().clone(), reader.cluster_line());
-            drop(reader);
-            let order = index_jobs(path, cluster_line, &cluster)?;
             let name = path.display().to_string();
+            if !(plain && is_native(path)) {
+                return self.import_for_runs(path, name, seed);
+            }
+            let (cluster, order) = index_native(path)?;
             let jobs = order.len();
-            let source = Source::File { path: path.clone(), order };
+            let source = Source::File { path: path.clone(), order, _imported: None };
             return Ok(Loaded::Streamed(Streamed { name, cluster, jobs, source }));
         }
         self.check_scale()?;
@@ -304,6 +313,73 @@ impl WorkloadArgs {
             None => Err(unknown_scenario(name)),
         }
     }
+}
+
+impl WorkloadArgs {
+    /// A trace (or a native file shaped by the flags) for the runs to stream:
+    /// imported job by job to a native file of its own (as `pliant trace
+    /// import`, whose memory the live jobs bound), which each run then reads
+    /// in submission order. Where the import cannot be streamed (nothing left
+    /// to run, a job that cannot run), the workload is loaded whole, which
+    /// says why as it always has.
+    fn import_for_runs(&self, path: &PathBuf, name: String, seed: u64) -> Result<Loaded, String> {
+        let opts = self.load_options(seed)?;
+        let whole = || self.load(seed).map(|(name, w)| Loaded::Whole(name, w));
+        let Ok((imported, file)) = Imported::create() else { return whole() };
+        let report = pliant_trace::import(std::slice::from_ref(path), &opts, std::io::BufWriter::new(file));
+        let indexed = match &report {
+            Ok(_) => index_native(&imported.0).ok().filter(|(_, order)| !order.is_empty()),
+            Err(_) => None,
+        };
+        let (Ok(report), Some((cluster, order))) = (report, indexed) else {
+            drop(imported);
+            return whole();
+        };
+        // The import's memory, free now, goes back to the system: the runs'
+        // threads take theirs from arenas of their own.
+        #[cfg(target_env = "gnu")]
+        // SAFETY: malloc_trim only gives back memory that malloc holds free.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+        eprintln!("{report}");
+        self.check_dropped(&report)?;
+        let jobs = order.len();
+        let source = Source::File { path: imported.0.clone(), order, _imported: Some(imported) };
+        Ok(Loaded::Streamed(Streamed { name, cluster, jobs, source }))
+    }
+}
+
+/// A native file a trace was imported to for a run, removed when dropped.
+struct Imported(PathBuf);
+
+impl Imported {
+    /// A new, empty file in the temporary directory, open to write.
+    fn create() -> std::io::Result<(Self, File)> {
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("pliant-import-{}-{n}.jsonl", std::process::id()));
+        let file = File::create_new(&path)?;
+        Ok((Imported(path), file))
+    }
+}
+
+impl Drop for Imported {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Where each job of a native file is: (submission, byte offset, line), by submission.
+type JobPlaces = Vec<(u64, u64, usize)>;
+
+/// A native file's cluster and its jobs' places (see [`index_jobs`]).
+fn index_native(path: &Path) -> Result<(Cluster, JobPlaces), String> {
+    let reader = open_native(path)?;
+    let (cluster, cluster_line) = (reader.cluster().clone(), reader.cluster_line());
+    drop(reader);
+    let order = index_jobs(path, cluster_line, &cluster)?;
+    Ok((cluster, order))
 }
 
 /// `MODEL:IB`: DSS's STEP or SAWTOOTH penalty with its IB (≥ 1).

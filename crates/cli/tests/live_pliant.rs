@@ -33,7 +33,8 @@
 //! S2: freezing and killing free at once; for S3 the time from C's
 //! preemption until its node reported 260 MB back); and no task starts
 //! twice (the tasks' own start lines) but the killed A, every long task
-//! ending with its memory intact. Needs root, the cpu, memory and freezer
+//! ending with its memory intact (B and C run until the short jobs have
+//! ended and they have made two more passes). Needs root, the cpu, memory and freezer
 //! controllers, and swapon; without them the test prints `SKIPPED` — or
 //! fails under PLIANT_REQUIRE_LIVE=1.
 
@@ -111,14 +112,20 @@ fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
     let args = ["--cpu", "3", "--mem", "1550M", "--set", "monitor_interval_s=0.25"].map(String::from);
     let log = dir.path().join("local.log");
     let local = Local::start_with(&dir.path().join("state"), "pliant", &args, free_port(), &log);
-    let long = |name: &str, mem_mb: u64, dirty_mb: u64, passes: u64, estimate_s: u64| {
+    // B and C also stop at the first pass after `stop` exists (see below).
+    let stop = dir.path().join("stop");
+    let long = |name: &str, mem_mb: u64, dirty_mb: u64, passes: u64, estimate_s: u64, until_stop: bool| {
+        let mut command = dirty(dirty_mb, passes);
+        if until_stop {
+            command.extend(["--until-file".to_string(), stop.to_string_lossy().into_owned()]);
+        }
         local.submit(json!({"name": name, "queue": "long", "cpu_milli": 1000, "mem_mb": mem_mb,
-            "estimate_s": estimate_s, "command": dirty(dirty_mb, passes)}))
+            "estimate_s": estimate_s, "command": command}))
     };
-    let b = long("little", 150, 80, 60000, 300);
+    let b = long("little", 150, 80, 60000, 300, true);
     // C's passes outlast the short jobs on an idle machine too (1,500 passes
     // of 700 MB took 5.2 s here: C ended before S3 came).
-    let c = long("dirty", 760, 700, 6000, 200);
+    let c = long("dirty", 760, 700, 6000, 200, true);
     let c_submitted = Instant::now();
     // C runs 5 s first, so that killing it (its run lost) costs more than
     // shrinking it by S3's need (2.06 core-s) on a fast machine too.
@@ -127,7 +134,7 @@ fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
             && read_progress(&local.stdout(c, 0)).passes >= 10
             && c_submitted.elapsed() >= Duration::from_secs(5)
     });
-    let a = long("young", 600, 50, 4000, 100);
+    let a = long("young", 600, 50, 4000, 100, false);
     local.wait_until("A to start", Duration::from_secs(10), |_| local.job(a)["first_start_us"].is_u64());
     let short = |name: &str, mem_mb: u64| {
         let stamp = dir.path().join(format!("{name}-started"));
@@ -143,6 +150,19 @@ fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
     let (s1, wait1) = short("s1", 30);
     let (s2, wait2) = short("s2", 580);
     let (s3, wait3) = short("s3", 290);
+    // Every choice is made once the short jobs have ended. B and C then make
+    // two more passes (so at least one whole pass checks the memory C got
+    // back from swap) and stop: running their passes out (50 s more at load
+    // 7 here) would prove nothing more.
+    local.wait_until("the short jobs to end", Duration::from_secs(60), |_| {
+        [s1, s2, s3].iter().all(|&j| local.job(j)["state"] == "finished")
+    });
+    let at_end = [b, c].map(|j| read_progress(&local.stdout(j, 0)).passes);
+    local.wait_until("B and C to make two more passes", Duration::from_secs(300), |_| {
+        let over = |j: u64| local.job(j)["state"] == "finished";
+        [b, c].iter().zip(at_end).all(|(&j, p)| read_progress(&local.stdout(j, 0)).passes >= p + 2 || over(j))
+    });
+    std::fs::write(&stop, "").unwrap();
     local.wait_for_every_job(Duration::from_secs(300));
     let text = local.log_text();
     let choices: Vec<Value> = local.client.get("/preemptions").unwrap().as_array().unwrap().clone();
@@ -195,8 +215,9 @@ fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
     }
     assert!(status.contains("PREEMPTIONS") && status.contains("graceful"), "pliant status {c}:\n{status}");
 
-    // No task started twice but the killed A; every long task did all its
-    // passes with its memory intact (exit 0); the short jobs finished.
+    // No task started twice but the killed A; every long task ran to its end
+    // (A its passes, B and C to the stop) with its memory intact (exit 0);
+    // the short jobs finished.
     let starts = |job: u64| read_progress(&dir.path().join(format!("state/logs/job-{job}/task-0/stdout"))).starts;
     assert_eq!((starts(b), starts(c), starts(a)), (1, 1, 2), "start lines of B, C, A; log:\n{text}");
     let jobs: Vec<Value> = [a, b, c, s1, s2, s3]

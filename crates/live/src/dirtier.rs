@@ -4,7 +4,9 @@
 //!
 //! Output protocol (stdout, one line each): `start N` when it starts (N > 0
 //! after a restore), `restored N` after reading a checkpoint, `pass N` after
-//! each pass, `checkpoint N` when it saved its state, `done N` at the end.
+//! each pass, `checkpoint N` when it saved its state, `done N` at the end
+//! (after its passes, or once its `--until-file` exists: a test ends it
+//! when it has seen what it needed, however fast the machine is).
 //! Each page's first byte holds the number of passes made over it (mod 256);
 //! a page that comes back from swap with another value makes it exit with
 //! code 3, so a surviving task proves its memory survived.
@@ -21,25 +23,28 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const PAGE: usize = 4096;
 
 /// What to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirtyArgs {
     /// Buffer size in MB.
     pub mb: u64,
     /// Stop after this many passes in total (forever when `None`).
     pub passes: Option<u64>,
+    /// Also stop, before its next pass, once this file exists.
+    pub until_file: Option<PathBuf>,
 }
 
-/// Parses `--mb N [--passes P]`.
+/// Parses `--mb N [--passes P] [--until-file FILE]`.
 pub fn parse_args(args: &[String]) -> Result<DirtyArgs, String> {
-    let mut out = DirtyArgs { mb: 0, passes: None };
+    let mut out = DirtyArgs { mb: 0, passes: None, until_file: None };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let n: u64 = value.parse().map_err(|_| format!("{flag}: not a whole number: {value}"))?;
+        let n = || value.parse::<u64>().map_err(|_| format!("{flag}: not a whole number: {value}"));
         match flag.as_str() {
-            "--mb" => out.mb = n,
-            "--passes" => out.passes = Some(n),
-            _ => return Err(format!("unknown flag {flag} (expected --mb N [--passes P])")),
+            "--mb" => out.mb = n()?,
+            "--passes" => out.passes = Some(n()?),
+            "--until-file" => out.until_file = Some(PathBuf::from(value)),
+            _ => return Err(format!("unknown flag {flag} (expected --mb N [--passes P] [--until-file FILE])")),
         }
     }
     if out.mb == 0 {
@@ -54,7 +59,8 @@ extern "C" fn on_checkpoint_signal(_: libc::c_int) {
     CHECKPOINT.store(true, Ordering::SeqCst);
 }
 
-/// Runs the workload until it has made `args.passes` passes or is asked to checkpoint.
+/// Runs the workload until it has made `args.passes` passes, finds
+/// `args.until_file`, or is asked to checkpoint.
 pub fn run(args: DirtyArgs) -> Result<(), String> {
     let dir = std::env::var_os(CHECKPOINT_DIR_ENV).map(PathBuf::from);
     if dir.is_some() {
@@ -74,7 +80,7 @@ pub fn run(args: DirtyArgs) -> Result<(), String> {
     };
     say(&format!("start {passes}"));
     loop {
-        if args.passes.is_some_and(|p| passes >= p) {
+        if args.passes.is_some_and(|p| passes >= p) || args.until_file.as_ref().is_some_and(|f| f.exists()) {
             say(&format!("done {passes}"));
             return Ok(());
         }
@@ -170,7 +176,12 @@ mod tests {
     #[test]
     fn args_need_a_size() {
         let a = |s: &[&str]| parse_args(&s.iter().map(|x| x.to_string()).collect::<Vec<_>>());
-        assert_eq!(a(&["--mb", "64", "--passes", "3"]), Ok(DirtyArgs { mb: 64, passes: Some(3) }));
+        assert_eq!(a(&["--mb", "64", "--passes", "3"]), Ok(DirtyArgs { mb: 64, passes: Some(3), until_file: None }));
+        let until = Some(PathBuf::from("/tmp/stop"));
+        assert_eq!(
+            a(&["--mb", "8", "--until-file", "/tmp/stop"]),
+            Ok(DirtyArgs { mb: 8, passes: None, until_file: until })
+        );
         assert!(a(&[]).is_err());
         assert!(a(&["--mb"]).is_err());
         assert!(a(&["--mb", "x"]).is_err());

@@ -5,6 +5,7 @@
 
 use crate::event_queue::{Event, EventQueue};
 use crate::execution::{Execution, JobExec, Usage};
+use crate::held::HeldJob;
 use crate::records::Records;
 use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, JobRequest, TaskRef};
@@ -23,7 +24,7 @@ struct Run<'w, J: Iterator<Item = Cow<'w, Job>>> {
     arrivals: Peekable<J>,
     /// The jobs that arrived and whose owner still waits for them, by
     /// workload index (a failed one is submitted again from it).
-    live: LiveTable<Cow<'w, Job>>,
+    live: LiveTable<HeldJob>,
     driver: Driver,
     exec: Execution,
     events: EventQueue,
@@ -197,7 +198,7 @@ fn run<'w>(
     let policy = run.driver.core().policy().clone();
     let energy =
         opts.power.idle_w * nodes * to_secs_f64(now) + (opts.power.peak_w - opts.power.idle_w) * u.node_area / 1e6;
-    let record = RunRecord {
+    let mut record = RunRecord {
         policy: run.driver.core().policy().name.clone(),
         cpu_mean: u.cpu_area / span / run.total_cpu,
         mem_mean: u.mem_area / span / run.total_mem,
@@ -212,10 +213,15 @@ fn run<'w>(
         cluster_cores: run.total_cpu / 1000.0,
         makespan: now,
         cost: SimCost { events: run.processed, wall_seconds: started.elapsed().as_secs_f64() },
-        jobs: run.records.into_records(),
+        jobs: Vec::new(),
         decisions: run.decisions.unwrap_or_default(),
         choices: run.choices,
     };
+    let records = run.records;
+    // The rest of the run (its tables at their largest) is freed before the
+    // per-job records are made, so that the two are never held at once.
+    drop((run.driver, run.exec, run.live, run.events, run.origin));
+    record.jobs = records.into_records();
     Ok((record, policy))
 }
 
@@ -395,7 +401,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
     /// record begun. Returns its workload index.
     fn arrive(&mut self, job: Cow<'w, Job>) -> usize {
         let index = self.records.arrive(&job);
-        let id = self.live.push(job);
+        let id = self.live.push(HeldJob::new(&job));
         debug_assert_eq!(index, id, "records and live jobs are both by arrival");
         id
     }
@@ -407,7 +413,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
         let id = JobId(self.exec.jobs.len() as u32);
         self.exec.jobs.push(JobExec::waiting(job));
         self.origin.push(index as u32);
-        JobRequest { submit: now, ..job.request(id) }
+        job.request(id, now)
     }
 
     /// A core job ended; `owner_done` when its owner has nothing more to wait for.

@@ -17,12 +17,12 @@
 
 use crate::disk_share::{shares, DiskShare};
 use crate::event_queue::{Event, EventQueue};
+use crate::held::HeldJob;
 use crate::pool::{finish_time, PoolExec};
 use crate::{ExecModel, SparkModel, TaskSwapRates};
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
 use pliant_core::{LiveTable, Micros, Observation, Resources};
-use pliant_workload::Job;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -127,8 +127,8 @@ pub(crate) struct PhaseExec {
 /// A job's true state.
 #[derive(Debug, Clone)]
 pub(crate) struct JobExec {
-    pub tasks: Vec<TaskExec>,
-    pub phases: Vec<PhaseExec>,
+    pub tasks: Box<[TaskExec]>,
+    pub phases: Box<[PhaseExec]>,
     pub unfinished: u32,
     /// The true memory elasticity of its tasks, if any (boxed: most jobs
     /// have none, and every live job has this record).
@@ -140,9 +140,9 @@ pub(crate) struct JobExec {
 impl JobExec {
     /// A job that has arrived: its tasks' state is made at its first launch
     /// ([`JobExec::start`]), so a job that only waits holds none.
-    pub fn waiting(job: &Job) -> Self {
-        let unfinished = job.tasks().count() as u32;
-        JobExec { tasks: Vec::new(), phases: Vec::new(), unfinished, elastic: job.elastic.map(Box::new), stalled: 0 }
+    pub fn waiting(job: &HeldJob) -> Self {
+        let unfinished = job.task_count() as u32;
+        JobExec { tasks: Box::default(), phases: Box::default(), unfinished, elastic: job.elastic.clone(), stalled: 0 }
     }
 
     /// Whether its tasks' state has been made (a task of it was launched).
@@ -151,12 +151,17 @@ impl JobExec {
     }
 
     /// Makes its tasks' state from `job`, the job it was made from, before its first launch.
-    pub fn start(&mut self, job: &Job, model: &ExecModel) {
+    pub fn start(&mut self, job: &HeldJob, model: &ExecModel) {
         let mut tasks = Vec::with_capacity(self.unfinished as usize);
-        let mut phases = Vec::with_capacity(job.phases.len());
-        for (pi, p) in job.phases.iter().enumerate() {
+        let mut phases = Vec::with_capacity(job.phases().count());
+        for (pi, (p, p_tasks)) in job.phases().enumerate() {
             let start = tasks.len() as u32;
-            for t in &p.tasks {
+            let pooled = model.spark_model == SparkModel::Pool && !p.stages.is_empty();
+            let mut slots = Vec::new();
+            for t in p_tasks {
+                if pooled {
+                    slots.push(t.slots());
+                }
                 tasks.push(TaskExec {
                     duration: t.duration,
                     done: 0.0,
@@ -188,21 +193,20 @@ impl JobExec {
                     disk_cap: f64::INFINITY,
                 });
             }
-            let pool = (model.spark_model == SparkModel::Pool && !p.stages.is_empty())
-                .then(|| PoolExec::new(p.stages.clone(), p.tasks.iter().map(|t| t.slots()).collect()));
+            let pool = pooled.then(|| PoolExec::new(p.stages.to_vec(), slots));
             let coupled = p.coupled && pool.is_none();
             phases.push(PhaseExec {
                 coupled,
                 tasks: start..tasks.len() as u32,
                 pool,
                 local: p.local,
-                deps: p.deps.clone(),
+                deps: p.deps.to_vec(),
                 ran_on: Vec::new(),
-                feeds_local: job.phases.iter().any(|q| q.local && q.deps.contains(&(pi as u32))),
+                feeds_local: job.phases().any(|(q, _)| q.local && q.deps.contains(&(pi as u32))),
             });
         }
-        self.tasks = tasks;
-        self.phases = phases;
+        self.tasks = tasks.into_boxed_slice();
+        self.phases = phases.into_boxed_slice();
     }
 }
 

@@ -14,6 +14,7 @@ mod disk_share;
 mod engine;
 mod event_queue;
 mod execution;
+mod held;
 mod locality;
 mod pool;
 mod records;

@@ -1,6 +1,6 @@
 //! Live-mode test helpers: skipping loudly when the machine cannot run live
 //! mode (failing instead under PLIANT_REQUIRE_LIVE=1), the machine-wide lock
-//! live tests share, and a free port.
+//! the live tests that use swap or much memory share, and a free port.
 
 use pliant_live::cgroup::Layout;
 use std::io::Write;
@@ -38,7 +38,10 @@ pub fn missing_capability() -> Option<String> {
         Ok(l) => l,
         Err(e) => return Some(e.to_string()),
     };
-    let name = format!("pliant-probe-{}", std::process::id());
+    // Unique per call: tests without the machine lock probe at the same time.
+    static PROBES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let probe = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("pliant-probe-{}-{probe}", std::process::id());
     match layout.create_fresh(&name) {
         Ok((top, _)) => {
             let c = top.controllers();
@@ -68,6 +71,20 @@ pub fn live_machine(what: &str) -> Option<std::fs::File> {
         return None;
     }
     Some(lock)
+}
+
+/// For a live test `what` whose tasks sleep in a few MB (no swap, no memory
+/// pressure, next to no CPU): it needs cgroups but not the machine lock, so
+/// it runs beside the test that holds it. `false` (after [`skip`]) when live
+/// mode cannot run here.
+pub fn live_without_lock(what: &str) -> bool {
+    match missing_capability() {
+        Some(reason) => {
+            skip(&format!("{what}: {reason}"));
+            false
+        }
+        None => true,
+    }
 }
 
 /// A port nobody listens on now, below Linux's ephemeral range (32768–60999):

@@ -27,7 +27,7 @@ impl Scheduler {
     fn preferred_nodes(&self, job: usize, task: u32) -> Option<Vec<NodeId>> {
         let j = &self.view.jobs[job];
         let phase = j.tasks.phase(task as usize) as usize;
-        let req = &j.req.phases[phase];
+        let req = &j.phases[phase];
         if !req.local {
             return None;
         }

@@ -60,6 +60,7 @@ impl PendingTasks {
     }
 
     /// Puts `task`, asking `request`, last in line.
+    #[inline]
     pub fn push_back(&mut self, task: u32, request: Resources) {
         match self.spans.back_mut() {
             Some(s) if s.request == request && s.first.checked_add(s.count) == Some(task) => s.count += 1,

@@ -4,7 +4,7 @@
 use super::pending::PendingTasks;
 use super::tasks::Tasks;
 use crate::action::MechanismKind;
-use crate::model::{JobRequest, NodeId, TaskState};
+use crate::model::{Elasticity, JobClass, JobId, JobRequest, NodeId, TaskState};
 use crate::{Micros, Resources};
 use std::collections::BTreeSet;
 
@@ -139,20 +139,40 @@ impl TaskRuntime {
     }
 }
 
-/// A phase's barrier bookkeeping.
+/// A phase as the core keeps it: what it was submitted with and its
+/// barrier bookkeeping, in one record (its tasks are `JobState::tasks`).
 #[derive(Debug, Clone)]
 pub(crate) struct PhaseRuntime {
     pub tasks: std::ops::Range<u32>,
     pub unfinished: u32,
     pub upstream_left: u32,
-    pub downstream: Vec<u32>,
+    /// Coupled (Spark-like): see `PhaseRequest::coupled`.
+    pub coupled: bool,
+    /// Its tasks prefer where their upstream phases ran: see `PhaseRequest::local`.
+    pub local: bool,
+    /// A `local` phase depends on it.
+    pub feeds_local: bool,
+    /// Upstream phases.
+    pub deps: Box<[u32]>,
+    /// Phases downstream of it.
+    pub downstream: Box<[u32]>,
     /// When its barrier cleared (its tasks became runnable).
     pub released: Micros,
     /// Nodes its finished tasks ran on, one entry per task, kept only when
     /// a `local` phase reads them (`feeds_local`).
     pub ran_on: Vec<NodeId>,
-    /// A `local` phase depends on it.
-    pub feeds_local: bool,
+}
+
+/// A job as submitted, less its phases (they are `JobState::phases` and
+/// `JobState::tasks`): see [`JobRequest`].
+#[derive(Debug, Clone)]
+pub(crate) struct Submitted {
+    pub id: JobId,
+    pub submit: Micros,
+    pub class: JobClass,
+    pub priority: u8,
+    /// Its tasks' memory elasticity (boxed: most jobs have none).
+    pub elastic: Option<Box<Elasticity>>,
 }
 
 /// How a job stands.
@@ -166,12 +186,12 @@ pub(crate) enum JobStatus {
 /// A job as the resource manager tracks it.
 #[derive(Debug, Clone)]
 pub(crate) struct JobState {
-    /// The job as submitted, its phases' tasks dropped (they are `tasks`).
-    pub req: JobRequest,
+    /// The job as submitted, less its phases.
+    pub req: Submitted,
     pub queue: usize,
     pub key: ServiceKey,
     pub tasks: Tasks,
-    pub phases: Vec<PhaseRuntime>,
+    pub phases: Box<[PhaseRuntime]>,
     /// Runnable pending tasks (their phase's barrier is passed), in order.
     pub pending: PendingTasks,
     pub running: u32,
@@ -186,42 +206,43 @@ pub(crate) struct JobState {
 }
 
 impl JobState {
-    pub fn new(mut req: JobRequest, queue: usize, key: ServiceKey) -> Self {
-        let mut phases: Vec<PhaseRuntime> = Vec::with_capacity(req.phases.len());
+    pub fn new(req: JobRequest, queue: usize, key: ServiceKey) -> Self {
+        let JobRequest { id, submit, class, priority, phases: requested, elastic } = req;
+        let mut phases: Vec<PhaseRuntime> = Vec::with_capacity(requested.len());
         let mut first = 0;
-        for p in &req.phases {
+        for (i, p) in requested.iter().enumerate() {
             let n = p.tasks.len() as u32;
+            // The phases after it that name it upstream, once per naming (as `upstream_left` counts them).
+            let later = || {
+                let after = requested[i + 1..].iter().zip(i as u32 + 1..);
+                after.flat_map(move |(q, j)| q.deps.iter().filter(move |&&d| d == i as u32).map(move |_| (q, j)))
+            };
             phases.push(PhaseRuntime {
                 tasks: first..first + n,
                 unfinished: n,
                 upstream_left: p.deps.len() as u32,
-                downstream: Vec::new(),
-                released: req.submit,
+                coupled: p.coupled,
+                local: p.local,
+                feeds_local: later().any(|(q, _)| q.local),
+                deps: p.deps.as_slice().into(),
+                downstream: later().map(|(_, d)| d).collect(),
+                released: submit,
                 ran_on: Vec::new(),
-                feeds_local: false,
             });
             first += n;
         }
         let asks =
-            req.phases.iter().zip(0u32..).flat_map(|(p, i)| p.tasks.iter().map(move |t| (t.resources, t.estimate, i)));
-        let tasks = Tasks::new(asks);
-        let work_left = req.phases.iter().flat_map(|p| &p.tasks).map(|t| t.estimate.unwrap_or(0)).sum();
-        for (i, p) in req.phases.iter_mut().enumerate() {
-            for &d in &p.deps {
-                phases[d as usize].downstream.push(i as u32);
-                phases[d as usize].feeds_local |= p.local;
-            }
-            // Each task's request and estimate are in `tasks` now: the
-            // request's copies go (memory follows the live tasks).
-            p.tasks = Vec::new();
-        }
+            requested.iter().zip(0u32..).flat_map(|(p, i)| p.tasks.iter().map(move |t| (t.resources, t.estimate, i)));
+        let tasks = Tasks::new(requested.iter().map(|p| p.tasks.len()).sum(), asks);
+        let work_left = requested.iter().flat_map(|p| &p.tasks).map(|t| t.estimate.unwrap_or(0)).sum();
+        let req = Submitted { id, submit, class, priority, elastic: elastic.map(Box::new) };
         let unfinished = tasks.len() as u32;
         let mut job = JobState {
             req,
             queue,
             key,
             tasks,
-            phases,
+            phases: phases.into_boxed_slice(),
             pending: PendingTasks::default(),
             running: 0,
             unfinished,
@@ -267,7 +288,7 @@ impl JobState {
     /// that of its least advanced task.
     pub fn estimated_remaining(&self, now: Micros) -> Micros {
         let mut total = 0;
-        for (p, req) in self.phases.iter().zip(&self.req.phases) {
+        for p in &self.phases {
             if p.unfinished == 0 {
                 continue;
             }
@@ -275,7 +296,7 @@ impl JobState {
             let live = || (p.tasks.start as usize..p.tasks.end as usize).filter(|&i| !tasks.state(i).is_terminal());
             let estimate = |i: usize| tasks.estimate(i).unwrap_or(0);
             let longest = live().map(estimate).max().unwrap_or(0);
-            let left = if req.coupled {
+            let left = if p.coupled {
                 longest.saturating_sub(live().map(|i| tasks.ran(i, now)).min().unwrap_or(0))
             } else {
                 live().map(|i| estimate(i).saturating_sub(tasks.ran(i, now))).max().unwrap_or(0)

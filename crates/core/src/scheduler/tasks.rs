@@ -1,5 +1,5 @@
 //! A job's tasks as the core keeps them. A task that has only waited since
-//! its job came is its ask (estimate and phase, 24 bytes; its request is
+//! its job came is its ask (estimate and phase, 16 bytes; its request is
 //! kept once for each run of tasks asking the same); its whole
 //! [`TaskRuntime`] is made the first time it is changed (launched, restored,
 //! failed), so a job's backlog of waiting tasks holds no runtime records.
@@ -12,14 +12,30 @@ use std::ops::{Index, IndexMut};
 /// What a task asks for but its request, which never changes, and where its record is.
 #[derive(Debug, Clone, Copy)]
 struct Ask {
-    estimate: Option<Micros>,
+    /// Its estimate (0 when it has none: see [`NO_ESTIMATE`]).
+    estimate: Micros,
+    /// Its phase, with [`NO_ESTIMATE`] set when it has no estimate.
     phase: u32,
     /// Its record's index in `records`, or [`WAITED`].
     slot: u32,
 }
 
+impl Ask {
+    fn estimate(&self) -> Option<Micros> {
+        (self.phase & NO_ESTIMATE == 0).then_some(self.estimate)
+    }
+
+    fn phase(&self) -> u32 {
+        self.phase & !NO_ESTIMATE
+    }
+}
+
 /// What `slot` holds for a task that has only waited.
 const WAITED: u32 = u32::MAX;
+
+/// The bit of `Ask::phase` that says the task has no estimate (phases are
+/// numbered below it).
+const NO_ESTIMATE: u32 = 1 << 31;
 
 /// A job's tasks by index: each one's ask, and the runtime record of those
 /// that have been changed. Indexing reads a record (a task that has only
@@ -27,27 +43,27 @@ const WAITED: u32 = u32::MAX;
 /// indexing mutably makes it first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tasks {
-    asks: Vec<Ask>,
+    asks: Box<[Ask]>,
     /// The requests: each run of tasks asking the same as its first task's index and request.
-    requests: Vec<(u32, Resources)>,
+    requests: Box<[(u32, Resources)]>,
     records: Vec<TaskRuntime>,
 }
 
 impl Tasks {
-    /// Tasks asking `request` and `estimate` in phase `phase`, in order; none changed yet.
-    pub fn new(asks: impl Iterator<Item = (Resources, Option<Micros>, u32)>) -> Self {
+    /// The `count` tasks of `asks`, each asking `request` and `estimate` in
+    /// phase `phase`, in order; none changed yet.
+    pub fn new(count: usize, asks: impl Iterator<Item = (Resources, Option<Micros>, u32)>) -> Self {
         let mut requests: Vec<(u32, Resources)> = Vec::new();
-        let asks = asks
-            .zip(0u32..)
-            .map(|((request, estimate, phase), i)| {
-                if requests.last().is_none_or(|r| r.1 != request) {
-                    requests.push((i, request));
-                }
-                Ask { estimate, phase, slot: WAITED }
-            })
-            .collect();
-        requests.shrink_to_fit();
-        Tasks { asks, requests, records: Vec::new() }
+        let mut kept = Vec::with_capacity(count);
+        for ((request, estimate, phase), i) in asks.zip(0u32..) {
+            if requests.last().is_none_or(|r| r.1 != request) {
+                requests.push((i, request));
+            }
+            assert!(phase < NO_ESTIMATE, "phase {phase}: too many phases");
+            let phase = if estimate.is_some() { phase } else { phase | NO_ESTIMATE };
+            kept.push(Ask { estimate: estimate.unwrap_or(0), phase, slot: WAITED });
+        }
+        Tasks { asks: kept.into_boxed_slice(), requests: requests.into_boxed_slice(), records: Vec::new() }
     }
 
     /// Number of tasks.
@@ -66,13 +82,27 @@ impl Tasks {
     /// The record of task `i` to change (made now if it has only waited),
     /// unless the task does not exist.
     pub fn get_mut(&mut self, i: usize) -> Option<&mut TaskRuntime> {
-        let ask = self.asks.get_mut(i)?;
-        if ask.slot == WAITED {
-            ask.slot = self.records.len() as u32;
-            let request = Self::request_in(&self.requests, i);
-            self.records.push(TaskRuntime::waiting(ask.phase, request, ask.estimate));
+        let slot = match self.asks.get(i)?.slot {
+            WAITED => self.make_record(i),
+            slot => slot,
+        };
+        Some(&mut self.records[slot as usize])
+    }
+
+    /// Makes the record of task `i`, which has only waited; returns its slot.
+    #[inline(never)]
+    fn make_record(&mut self, i: usize) -> u32 {
+        if self.records.len() == self.records.capacity() {
+            // Room grows as a vector's does, but never past a record per task.
+            let room = self.records.len().max(4).min(self.asks.len() - self.records.len());
+            self.records.reserve_exact(room);
         }
-        Some(&mut self.records[ask.slot as usize])
+        let slot = self.records.len() as u32;
+        let ask = &mut self.asks[i];
+        ask.slot = slot;
+        let record = TaskRuntime::waiting(ask.phase(), Self::request_in(&self.requests, i), ask.estimate());
+        self.records.push(record);
+        slot
     }
 
     /// Task `i`'s state.
@@ -98,12 +128,12 @@ impl Tasks {
 
     /// Its owner's estimate of task `i`'s run time.
     pub fn estimate(&self, i: usize) -> Option<Micros> {
-        self.asks[i].estimate
+        self.asks[i].estimate()
     }
 
     /// Task `i`'s phase.
     pub fn phase(&self, i: usize) -> u32 {
-        self.asks[i].phase
+        self.asks[i].phase()
     }
 
     /// Run time of task `i`'s current attempt up to `now` (none for a task that has only waited).
@@ -145,12 +175,13 @@ mod tests {
     #[test]
     fn a_task_has_a_record_once_changed_and_reads_its_ask_before() {
         let (r, big) = (Resources::cores_gb(1, 1), Resources::cores_gb(2, 2));
-        let mut tasks = Tasks::new([(r, Some(5), 0), (big, None, 1), (big, Some(9), 1), (r, Some(7), 1)].into_iter());
+        let mut tasks =
+            Tasks::new(4, [(r, Some(5), 0), (big, None, 1), (big, Some(9), 1), (r, Some(7), 1)].into_iter());
         assert_eq!(tasks.requests.len(), 3);
         assert_eq!((0..4).map(|i| tasks.request(i)).collect::<Vec<_>>(), [r, big, big, r]);
         let _ = tasks.get_mut(1);
         assert_eq!((tasks[1].request, tasks[1].estimate, tasks[1].phase), (big, None, 1));
-        tasks = Tasks::new([(r, Some(5), 0), (r, None, 1), (r, Some(7), 1)].into_iter());
+        tasks = Tasks::new(3, [(r, Some(5), 0), (r, None, 1), (r, Some(7), 1)].into_iter());
         assert_eq!(tasks.len(), 3);
         assert!(tasks.get(1).is_none() && tasks.changed().next().is_none());
         assert_eq!(
@@ -173,7 +204,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "task 1 has only waited")]
     fn a_task_that_only_waited_has_no_record_to_read() {
-        let tasks = Tasks::new([(Resources::ZERO, None, 0); 2].into_iter());
+        let tasks = Tasks::new(2, [(Resources::ZERO, None, 0); 2].into_iter());
         let _ = &tasks[1];
     }
 }

@@ -1,4 +1,4 @@
-//! The dirtier test workload as a program: `pliant-dirty --mb N [--passes P]`
+//! The dirtier test workload as a program: `pliant-dirty --mb N [--passes P] [--until-file FILE]`
 //! (see `pliant_live::dirtier`). Exit 2: bad arguments; exit 3: lost memory or state.
 
 use pliant_live::dirtier;

@@ -23,7 +23,7 @@ pub(crate) fn kill(view: &mut View, task: TaskRef, max_attempts: u32, out: &mut 
     // status): only coupled (Spark) tasks use up attempts by being preempted, as the
     // failed Spark jobs of BIG-C §5.2 did.
     let (attempts, phase) = (t.attempts, t.phase);
-    let exhausted = attempts >= max_attempts && view.job(task.job.0 as usize).req.phases[phase as usize].coupled;
+    let exhausted = attempts >= max_attempts && view.job(task.job.0 as usize).phases[phase as usize].coupled;
     view.requeue(task);
     out.push(Action::Kill { task });
     exhausted

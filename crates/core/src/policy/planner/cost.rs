@@ -281,7 +281,7 @@ impl Cost {
             // barrier), and the largest part of its request a task of it has
             // stopped (shrunk, frozen or restoring: the barrier waits for it).
             phase_cpu.clear();
-            phase_cpu.resize(job.req.phases.len(), (0, 0));
+            phase_cpu.resize(job.phases.len(), (0, 0));
             for (_, t) in job.tasks.changed() {
                 let stopped_ppm = match t.state {
                     TaskState::Running => 0,
@@ -304,7 +304,7 @@ impl Cost {
                 if !(running || shrunk) {
                     continue;
                 }
-                let coupled = job.req.phases[t.phase as usize].coupled;
+                let coupled = job.phases[t.phase as usize].coupled;
                 let victim = Victim {
                     held: t.allocated,
                     request: t.request,

@@ -305,7 +305,7 @@ impl NodePass {
         };
         let (request, estimate) = (j.tasks.request(ti as usize), j.tasks.estimate(ti as usize));
         let ideal = estimate.unwrap_or(0);
-        match (self.sizing, j.req.elastic, estimate) {
+        match (self.sizing, j.req.elastic.as_deref().copied(), estimate) {
             (Sizing::Elastic(spec), Some(e), Some(_)) => Need {
                 cpu_milli: request.cpu_milli,
                 mem_mb: least_size_mb(&spec, &e, request.mem_mb).min(request.mem_mb),
@@ -521,7 +521,8 @@ impl NodePass {
         if req.fits_in(&free) {
             return ends_by(estimate.unwrap_or(0)).then_some((req, 0));
         }
-        let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.sizing, j.req.elastic, estimate) else {
+        let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.sizing, j.req.elastic.as_deref().copied(), estimate)
+        else {
             return None;
         };
         // No size runs faster than the ideal: a task that cannot end by `by`
@@ -686,7 +687,7 @@ impl NodePass {
         let active = self.active.iter().map(|&j| j as usize);
         self.snapshot.take(view.jobs(), active, |j, t| {
             let ideal = t.estimate.unwrap_or(0);
-            let runtime = match (elastic, j.req.elastic) {
+            let runtime = match (elastic, j.req.elastic.as_deref().copied()) {
                 (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
                 _ => ideal,
             };
