@@ -180,7 +180,7 @@ enum Source {
     /// A native file, read again for each run, its jobs in the order of
     /// `order`: (submission, byte offset, line) of each, by submission
     /// (stable: the file's order among equal ones, as a whole read sorts them).
-    /// The file a trace was imported to, if it was, is removed when the runs end.
+    /// The file a trace was imported to, if it was, is held open (nameless) while the runs read it.
     File { path: PathBuf, order: JobPlaces, _imported: Option<Imported> },
 }
 
@@ -328,7 +328,7 @@ impl WorkloadArgs {
         let Ok((imported, file)) = Imported::create() else { return whole() };
         let report = pliant_trace::import(std::slice::from_ref(path), &opts, std::io::BufWriter::new(file));
         let indexed = match &report {
-            Ok(_) => index_native(&imported.0).ok().filter(|(_, order)| !order.is_empty()),
+            Ok(_) => index_native(&imported.path()).ok().filter(|(_, order)| !order.is_empty()),
             Err(_) => None,
         };
         let (Ok(report), Some((cluster, order))) = (report, indexed) else {
@@ -345,28 +345,34 @@ impl WorkloadArgs {
         eprintln!("{report}");
         self.check_dropped(&report)?;
         let jobs = order.len();
-        let source = Source::File { path: imported.0.clone(), order, _imported: Some(imported) };
+        let source = Source::File { path: imported.path(), order, _imported: Some(imported) };
         Ok(Loaded::Streamed(Streamed { name, cluster, jobs, source }))
     }
 }
 
-/// A native file a trace was imported to for a run, removed when dropped.
-struct Imported(PathBuf);
+/// A native file a trace was imported to for a run. Its name is removed as
+/// soon as it is made, so nothing is left behind however the process ends;
+/// the runs open it again through `/proc/self/fd` while this holds it open.
+struct Imported(File);
 
 impl Imported {
-    /// A new, empty file in the temporary directory, open to write.
+    /// A new, empty, nameless file in the temporary directory, open to write.
     fn create() -> std::io::Result<(Self, File)> {
         static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!("pliant-import-{}-{n}.jsonl", std::process::id()));
         let file = File::create_new(&path)?;
-        Ok((Imported(path), file))
+        std::fs::remove_file(&path)?;
+        let held = Imported(file.try_clone()?);
+        // Opened again by this path, it reads from its own offset.
+        std::fs::metadata(held.path())?;
+        Ok((held, file))
     }
-}
 
-impl Drop for Imported {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+    /// A path that opens the file again, while it is held.
+    fn path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", self.0.as_raw_fd()))
     }
 }
 
