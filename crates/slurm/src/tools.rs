@@ -53,10 +53,14 @@ impl SlurmTools {
         self.scontrol(&["hold", &job.to_string()])
     }
 
-    /// Places a held job on `node`, eligible at once (a requeued job's
-    /// eligible time is otherwise ~2 minutes away), then releases it.
+    /// Places a pending job on `node`, eligible at once (a requeued job's
+    /// eligible time is otherwise ~2 minutes away), then releases it. It is
+    /// held first: a job that started meanwhile (released by a controller
+    /// that was then killed) refuses, and is left alone, since a new
+    /// `NodeList` for a running job is a resize of it.
     pub fn place(&self, job: u64, node: &str) -> Result<(), ToolError> {
         let id = format!("JobId={job}");
+        self.hold(job)?;
         self.scontrol(&["update", &id, &format!("NodeList={node}"), "StartTime=now"])?;
         self.scontrol(&["release", &job.to_string()])
     }
