@@ -49,7 +49,8 @@ fn bad_elasticity_names_file_and_line() {
 
 #[test]
 fn the_sweep_prints_the_ratio_distribution() {
-    let plot = temp_dir("elastic-sweep").join("cdf.svg");
+    let dir = temp_dir("elastic-sweep");
+    let plot = dir.join("cdf.svg");
     let out = pliant(&[
         "elasticity",
         "--traces",
@@ -78,6 +79,7 @@ fn the_sweep_prints_the_ratio_distribution() {
     }
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.contains("elastic/yarn") && svg.contains("elastic/meganode"), "{svg}");
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// DSS's SLS variant (`c.nr`, `c.dur` ms, `c.mem` MB, `c.type`, `c.prio`) with
