@@ -18,7 +18,8 @@ mod reference;
 use pliant_core::policy::{preset, Params, PRESETS};
 use pliant_sim::{simulate, simulate_stream, SimOptions};
 use pliant_workload::scenarios::{self, LongJobs, ScenarioJobs, SCENARIOS};
-use pliant_workload::Workload;
+use pliant_workload::{Job, Workload};
+use std::cell::Cell;
 use std::process::Command;
 
 /// The preset the reference loop must reproduce.
@@ -44,13 +45,15 @@ fn peak_rss_mb() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-/// Runs `f` `runs` times; returns its last result and the least CPU time.
-fn least_cpu<T>(runs: usize, mut f: impl FnMut() -> T) -> (T, f64) {
+/// Runs `f` `runs` times, each on what `setup` makes (untimed); returns
+/// its last result and the least CPU time.
+fn least_cpu<S, T>(runs: usize, mut setup: impl FnMut() -> S, mut f: impl FnMut(S) -> T) -> (T, f64) {
     let mut best = f64::INFINITY;
     let mut out = None;
     for _ in 0..runs.max(1) {
+        let input = setup();
         let before = cpu_seconds();
-        out = Some(f());
+        out = Some(f(input));
         best = best.min(cpu_seconds() - before);
     }
     (out.expect("ran at least once"), best)
@@ -63,52 +66,59 @@ fn fingerprint(ends: impl Iterator<Item = Option<u64>>) -> u64 {
     })
 }
 
-/// The workload as the reference loop takes it, if it can run it (every job one phase).
-fn reference_jobs(w: &Workload) -> Option<Vec<reference::Job>> {
-    w.jobs
-        .iter()
-        .map(|j| match j.phases.as_slice() {
-            [p] => Some(reference::Job {
-                submit: j.submit,
-                tasks: p.tasks.iter().map(|t| (t.request.cpu_milli, t.request.mem_mb, t.duration)).collect(),
-                stages: (!p.stages.is_empty())
-                    .then(|| reference::Stages(p.stages.iter().map(|s| (s.count, s.duration)).collect())),
-            }),
-            _ => None,
-        })
-        .collect()
+/// A job as the reference loop takes it, if it can run it (one phase).
+fn reference_job(j: Job) -> Option<reference::Job> {
+    match j.phases.as_slice() {
+        [p] => Some(reference::Job {
+            submit: j.submit,
+            tasks: p
+                .tasks
+                .iter()
+                .map(|t| reference::Task::new(t.request.cpu_milli, t.request.mem_mb, t.duration))
+                .collect(),
+            stages: (!p.stages.is_empty())
+                .then(|| reference::Stages(p.stages.iter().map(|s| (s.count, s.duration)).collect())),
+        }),
+        _ => None,
+    }
 }
 
-/// The child's one line: `events cpu_s rss_mb makespan fingerprint`. A
-/// preset takes the scenario's jobs as the run reaches them where the
-/// scenario draws them so (the BIG-C scenarios: the workload is never held
-/// whole), and the whole workload otherwise; the reference loop takes the
-/// whole workload in its own form.
+/// The child's one line: `events cpu_s rss_mb makespan fingerprint`. The
+/// reference loop, and a preset where the scenario draws its jobs as they
+/// are taken (the BIG-C scenarios), take the jobs as the run reaches them,
+/// so the workload is never held whole and drawing the jobs is timed with
+/// the run; otherwise a preset runs on the whole workload, made untimed.
 fn child(scenario: &str, scale: f64, name: &str, runs: usize) {
-    let streamed = (name != "reference").then(|| scenarios::stream(scenario, 1, scale, LongJobs::Spark));
-    if let Some(Some((cluster, ScenarioJobs::Drawn(jobs)))) = streamed {
-        let policy = preset(name, &Params::default()).expect("preset");
-        let simulate = || simulate_stream(&cluster, jobs.clone(), policy.clone(), &SimOptions::default());
-        let (r, cpu) = least_cpu(runs, || simulate().expect("simulation"));
-        let print = fingerprint(r.jobs.iter().map(|j| j.end));
-        println!("{} {cpu} {} {} {print}", r.cost.events, peak_rss_mb(), r.makespan);
-        return;
-    }
-    let w = scenarios::build(scenario, 1, scale, LongJobs::Spark).expect("built-in scenario");
-    let (events, cpu, makespan, print) = if name == "reference" {
-        let nodes: Vec<(u64, u64)> = w.cluster.nodes.iter().map(|n| (n.cpu_milli, n.mem_mb)).collect();
-        let Some(jobs) = reference_jobs(&w) else {
+    let (cluster, jobs) = scenarios::stream(scenario, 1, scale, LongJobs::Spark).expect("built-in scenario");
+    if name == "reference" {
+        let nodes: Vec<(u64, u64)> = cluster.nodes.iter().map(|n| (n.cpu_milli, n.mem_mb)).collect();
+        let multi_phase = Cell::new(false);
+        let run = |jobs: ScenarioJobs| {
+            let taken = jobs.map_while(|j| {
+                let job = reference_job(j);
+                multi_phase.set(multi_phase.get() || job.is_none());
+                job
+            });
+            reference::run(&nodes, taken)
+        };
+        let (o, cpu) = least_cpu(runs, || jobs.clone(), run);
+        if multi_phase.get() {
             println!("n/a");
             return;
-        };
-        let (o, cpu) = least_cpu(runs, || reference::run(&nodes, &jobs));
-        (o.events, cpu, o.makespan, fingerprint(o.ends.into_iter()))
+        }
+        println!("{} {cpu} {} {} {}", o.events, peak_rss_mb(), o.makespan, fingerprint(o.ends.into_iter()));
+        return;
+    }
+    let policy = preset(name, &Params::default()).expect("preset");
+    let (r, cpu) = if let ScenarioJobs::Drawn(_) = jobs {
+        let run = |jobs| simulate_stream(&cluster, jobs, policy.clone(), &SimOptions::default());
+        least_cpu(runs, || jobs.clone(), |jobs| run(jobs).expect("simulation"))
     } else {
-        let policy = preset(name, &Params::default()).expect("preset");
-        let (r, cpu) = least_cpu(runs, || simulate(&w, policy.clone(), &SimOptions::default()).expect("simulation"));
-        (r.cost.events, cpu, r.makespan, fingerprint(r.jobs.iter().map(|j| j.end)))
+        let w = Workload { cluster, jobs: jobs.collect() };
+        least_cpu(runs, || (), |()| simulate(&w, policy.clone(), &SimOptions::default()).expect("simulation"))
     };
-    println!("{events} {cpu} {} {makespan} {print}", peak_rss_mb());
+    let print = fingerprint(r.jobs.iter().map(|j| j.end));
+    println!("{} {cpu} {} {} {print}", r.cost.events, peak_rss_mb(), r.makespan);
 }
 
 /// One child's figures.

@@ -12,13 +12,34 @@ use std::collections::{BinaryHeap, VecDeque};
 /// A Spark pool phase: stages of `(tasks, duration)`, one task per executor core.
 pub struct Stages(pub Vec<(u32, u64)>);
 
-/// One job: its submission time, its tasks' `(cpu, mem, duration)` and,
-/// for a pool phase, its stages (the tasks are then its executors).
+/// One task: what it asks and how long it runs, and where it stands.
+pub struct Task {
+    /// CPU, millicores.
+    pub cpu: u64,
+    /// Memory, MB.
+    pub mem: u64,
+    /// Run time, µs.
+    pub duration: u64,
+    node: u32,
+    running: bool,
+    /// The sequence number of its live completion event (stale ones differ).
+    epoch: u64,
+}
+
+impl Task {
+    /// A task asking `cpu` millicores and `mem` MB for `duration` µs.
+    pub fn new(cpu: u64, mem: u64, duration: u64) -> Self {
+        Task { cpu, mem, duration, node: 0, running: false, epoch: u64::MAX }
+    }
+}
+
+/// One job: its submission time, its tasks and, for a pool phase, its
+/// stages (the tasks are then its executors).
 pub struct Job {
     /// Submission time, µs.
     pub submit: u64,
-    /// Per task: CPU (millicores), memory (MB), run time (µs).
-    pub tasks: Vec<(u64, u64, u64)>,
+    /// Its tasks (a pool phase's executors).
+    pub tasks: Vec<Task>,
     /// The stages its executors pull, if it is a Spark pool phase.
     pub stages: Option<Stages>,
 }
@@ -83,6 +104,16 @@ struct Pool {
 }
 
 impl Pool {
+    fn new(stages: &Stages, tasks: &[Task]) -> Self {
+        Pool {
+            queued: stages.0[0].0,
+            stages: stages.0.clone(),
+            stage: 0,
+            in_flight: tasks.iter().map(|_| Vec::new()).collect(),
+            slots: tasks.iter().map(|t| ((t.cpu / 1000) as u32).max(1)).collect(),
+        }
+    }
+
     fn done(&self) -> bool {
         self.stage == self.stages.len()
     }
@@ -109,51 +140,58 @@ impl Pool {
     }
 }
 
+/// A job that has arrived and not ended: its submission index and its state.
+struct Live {
+    index: u32,
+    job: Job,
+    next_task: u32,
+    unfinished: u32,
+    pool: Option<Pool>,
+}
+
 /// Sample period, µs (pliant's default: every 2 s).
 const SAMPLE: u64 = 2_000_000;
-/// A queued event: (time, sequence number, kind, job, task, epoch).
-type Queued = Reverse<(u64, u64, u8, u32, u32, u32)>;
+/// A queued event: (time, sequence number, kind, job's slot, task).
+type Queued = Reverse<(u64, u64, u8, u32, u32)>;
 
 /// An event's kind in the queue.
 const FINISH: u8 = 0;
 const SAMPLE_TICK: u8 = 1;
 
-struct Loop<'a> {
-    jobs: &'a [Job],
+struct Loop {
     nodes: Vec<(u64, u64)>,
     tree: FreeTree,
-    /// Per job: index of its first task in the flat task arrays.
-    first: Vec<usize>,
-    node: Vec<u32>,
-    epoch: Vec<u32>,
-    running: Vec<bool>,
-    next_task: Vec<u32>,
-    unfinished: Vec<u32>,
-    pools: Vec<Option<Pool>>,
+    /// The live jobs by slot; an ended job's slot is taken by a later one.
+    live: Vec<Option<Live>>,
+    free_slots: Vec<u32>,
     heap: BinaryHeap<Queued>,
     seq: u64,
     used_cpu: u64,
     samples: Vec<u64>,
 }
 
-impl Loop<'_> {
-    fn push(&mut self, at: u64, kind: u8, job: u32, task: u32, epoch: u32) {
-        self.heap.push(Reverse((at, self.seq, kind, job, task, epoch)));
+impl Loop {
+    /// Queues an event; returns its sequence number.
+    fn push(&mut self, at: u64, kind: u8, slot: u32, task: u32) -> u64 {
+        self.heap.push(Reverse((at, self.seq, kind, slot, task)));
         self.seq += 1;
+        self.seq - 1
     }
 
-    /// Gives task `t` of job `j` (flat index `f`) its next completion event.
-    fn set_rate(&mut self, now: u64, j: usize, t: usize) {
-        let f = self.first[j] + t;
-        self.epoch[f] += 1;
-        let at = match &mut self.pools[j] {
-            None => Some(now + self.jobs[j].tasks[t].2),
+    fn job(&mut self, slot: u32) -> &mut Live {
+        self.live[slot as usize].as_mut().expect("a live job")
+    }
+
+    /// Gives task `t` of the job in `slot` its next completion event.
+    fn set_rate(&mut self, now: u64, slot: u32, t: usize) {
+        let l = self.job(slot);
+        let at = match &mut l.pool {
+            None => Some(now + l.job.tasks[t].duration),
             Some(p) if p.done() => Some(now),
             Some(p) => p.pull(t, now),
         };
-        if let Some(at) = at {
-            self.push(at, FINISH, j as u32, t as u32, self.epoch[f]);
-        }
+        let epoch = at.map_or(u64::MAX, |at| self.push(at, FINISH, slot, t as u32));
+        self.job(slot).job.tasks[t].epoch = epoch;
     }
 
     fn free(&mut self, n: usize, cpu: i64, mem: i64) {
@@ -164,95 +202,98 @@ impl Loop<'_> {
         self.used_cpu = (self.used_cpu as i64 - cpu) as u64;
     }
 
-    /// A completion is due; true when it ended its job.
-    fn finish(&mut self, now: u64, j: usize, t: usize, epoch: u32) -> Option<bool> {
-        let f = self.first[j] + t;
-        if !self.running[f] || self.epoch[f] != epoch {
+    /// Completion `seq` of task `t` of the job in `slot` is due; the job's
+    /// submission index when it ended its job.
+    fn finish(&mut self, now: u64, slot: u32, t: usize, seq: u64) -> Option<Option<u32>> {
+        let l = self.live[slot as usize].as_mut()?;
+        if !l.job.tasks[t].running || l.job.tasks[t].epoch != seq {
             return None;
         }
-        if let Some(p) = &mut self.pools[j] {
-            if !p.done() {
-                if p.complete(t, now) {
-                    for e in 0..self.jobs[j].tasks.len() {
-                        if self.running[self.first[j] + e] {
-                            self.set_rate(now, j, e);
-                        }
+        let executors = l.job.tasks.len();
+        if let Some(stage_ended) = l.pool.as_mut().filter(|p| !p.done()).map(|p| p.complete(t, now)) {
+            if stage_ended {
+                for e in 0..executors {
+                    if self.job(slot).job.tasks[e].running {
+                        self.set_rate(now, slot, e);
                     }
-                } else {
-                    self.set_rate(now, j, t);
                 }
-                return Some(false);
+            } else {
+                self.set_rate(now, slot, t);
             }
+            return Some(None);
         }
-        self.running[f] = false;
-        self.epoch[f] += 1;
-        let (cpu, mem, _) = self.jobs[j].tasks[t];
-        self.free(self.node[f] as usize, cpu as i64, mem as i64);
-        self.unfinished[j] -= 1;
-        Some(self.unfinished[j] == 0)
+        let task = &mut l.job.tasks[t];
+        task.running = false;
+        task.epoch = u64::MAX;
+        let (node, cpu, mem) = (task.node as usize, task.cpu as i64, task.mem as i64);
+        l.unfinished -= 1;
+        let ended = (l.unfinished == 0).then_some(l.index);
+        self.free(node, cpu, mem);
+        if ended.is_some() {
+            self.live[slot as usize] = None;
+            self.free_slots.push(slot);
+        }
+        Some(ended)
     }
 
     /// Places waiting tasks in FIFO order until one finds no node.
-    fn pass(&mut self, now: u64, waiting: &mut VecDeque<usize>) {
-        while let Some(&j) = waiting.front() {
-            while (self.next_task[j] as usize) < self.jobs[j].tasks.len() {
-                let t = self.next_task[j] as usize;
-                let (cpu, mem, _) = self.jobs[j].tasks[t];
+    fn pass(&mut self, now: u64, waiting: &mut VecDeque<u32>) {
+        while let Some(&slot) = waiting.front() {
+            loop {
+                let l = self.job(slot);
+                let t = l.next_task as usize;
+                let Some(task) = l.job.tasks.get(t) else { break };
+                let (cpu, mem) = (task.cpu, task.mem);
                 let Some(n) = self.tree.first_fit(cpu, mem, 1) else { return };
                 self.free(n, -(cpu as i64), -(mem as i64));
-                let f = self.first[j] + t;
-                self.node[f] = n as u32;
-                self.running[f] = true;
-                self.next_task[j] += 1;
-                self.set_rate(now, j, t);
+                let l = self.job(slot);
+                l.job.tasks[t].node = n as u32;
+                l.job.tasks[t].running = true;
+                l.next_task += 1;
+                self.set_rate(now, slot, t);
             }
             waiting.pop_front();
         }
     }
+
+    /// Job `index` arrives: it takes a free slot, which it returns.
+    fn arrive(&mut self, index: u32, job: Job) -> u32 {
+        let pool = job.stages.as_ref().map(|s| Pool::new(s, &job.tasks));
+        let unfinished = job.tasks.len() as u32;
+        let live = Some(Live { index, job, next_task: 0, unfinished, pool });
+        match self.free_slots.pop() {
+            Some(slot) => {
+                self.live[slot as usize] = live;
+                slot
+            }
+            None => {
+                self.live.push(live);
+                (self.live.len() - 1) as u32
+            }
+        }
+    }
 }
 
-/// Replays `jobs` (sorted by submission) on nodes of the given (CPU, memory).
-pub fn run(nodes: &[(u64, u64)], jobs: &[Job]) -> Outcome {
-    let mut first = Vec::with_capacity(jobs.len());
-    let mut total = 0;
-    for j in jobs {
-        first.push(total);
-        total += j.tasks.len();
-    }
-    let pools = jobs
-        .iter()
-        .map(|j| {
-            j.stages.as_ref().map(|s| Pool {
-                queued: s.0[0].0,
-                stages: s.0.clone(),
-                stage: 0,
-                in_flight: vec![Vec::new(); j.tasks.len()],
-                slots: j.tasks.iter().map(|t| ((t.0 / 1000) as u32).max(1)).collect(),
-            })
-        })
-        .collect();
+/// Replays `jobs` (in submission order, each taken when the run reaches
+/// it, dropped when it ends) on nodes of the given (CPU, memory).
+pub fn run(nodes: &[(u64, u64)], jobs: impl Iterator<Item = Job>) -> Outcome {
     let mut l = Loop {
-        jobs,
         nodes: nodes.to_vec(),
         tree: FreeTree::new(nodes),
-        first,
-        node: vec![0; total],
-        epoch: vec![0; total],
-        running: vec![false; total],
-        next_task: vec![0; jobs.len()],
-        unfinished: jobs.iter().map(|j| j.tasks.len() as u32).collect(),
-        pools,
+        live: Vec::new(),
+        free_slots: Vec::new(),
         heap: BinaryHeap::new(),
         seq: 0,
         used_cpu: 0,
         samples: Vec::new(),
     };
-    let mut ends = vec![None; jobs.len()];
+    let mut jobs = jobs.peekable();
+    let mut ends = Vec::new();
     let mut waiting = VecDeque::new();
-    let (mut next, mut ended, mut events, mut now) = (0, 0, 0, 0);
-    l.push(0, SAMPLE_TICK, 0, 0, 0);
-    while ended < jobs.len() {
-        let arrival = jobs.get(next).map(|j| j.submit);
+    let (mut live, mut events, mut now) = (0, 0, 0);
+    l.push(0, SAMPLE_TICK, 0, 0);
+    while live > 0 || jobs.peek().is_some() {
+        let arrival = jobs.peek().map(|j| j.submit);
         let event = l.heap.peek().map(|Reverse(e)| e.0);
         now = match (arrival, event) {
             (Some(a), Some(e)) => a.min(e),
@@ -260,22 +301,23 @@ pub fn run(nodes: &[(u64, u64)], jobs: &[Job]) -> Outcome {
             (None, Some(e)) => e,
             (None, None) => break,
         };
-        while next < jobs.len() && jobs[next].submit == now {
-            waiting.push_back(next);
-            next += 1;
+        while let Some(job) = jobs.next_if(|j| j.submit == now) {
+            waiting.push_back(l.arrive(ends.len() as u32, job));
+            ends.push(None);
+            live += 1;
             events += 1;
         }
         while l.heap.peek().is_some_and(|Reverse(e)| e.0 == now) {
-            let Reverse((_, _, kind, j, t, epoch)) = l.heap.pop().expect("peeked");
+            let Reverse((_, seq, kind, slot, t)) = l.heap.pop().expect("peeked");
             if kind == SAMPLE_TICK {
                 events += 1;
                 l.samples.push(l.used_cpu);
-                l.push(now + SAMPLE, SAMPLE_TICK, 0, 0, 0);
-            } else if let Some(job_done) = l.finish(now, j as usize, t as usize, epoch) {
+                l.push(now + SAMPLE, SAMPLE_TICK, 0, 0);
+            } else if let Some(ended) = l.finish(now, slot, t as usize, seq) {
                 events += 1;
-                if job_done {
-                    ends[j as usize] = Some(now);
-                    ended += 1;
+                if let Some(index) = ended {
+                    ends[index as usize] = Some(now);
+                    live -= 1;
                 }
             }
         }
