@@ -304,12 +304,11 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 self.driver.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
                 if job_done {
                     let index = self.origin[job as usize] as usize;
-                    let rec = self.records.get_mut(index);
-                    rec.stalled += self.exec.jobs[job as usize].stalled;
+                    self.close_record(job);
                     self.exec.release(job);
                     self.live.remove(index);
                     // A resubmission's end is its owner's; the first attempt's is the job's.
-                    rec.end(now);
+                    self.records.get_mut(index).end(now);
                     self.job_ended(true);
                 }
             }
@@ -426,7 +425,21 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
 
     fn count_preemption(&mut self, job: JobId, mechanism: MechanismKind) {
         *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
-        self.records.get_mut(self.origin[job.0 as usize] as usize).preemptions += 1;
+        self.exec.jobs[job.0 as usize].preemptions += 1;
+    }
+
+    /// Adds what core job `job`'s attempt kept while it ran (its first
+    /// start, its preemptions, its stalls) to its workload job's record:
+    /// once, as it ends or fails, so that the record (cold by then, as the
+    /// job may have waited long) is read once per attempt, not per launch.
+    fn close_record(&mut self, job: u32) {
+        let j = &self.exec.jobs[job as usize];
+        let rec = self.records.get_mut(self.origin[job as usize] as usize);
+        if j.started() {
+            rec.started(j.started_at);
+        }
+        rec.preemptions += j.preemptions;
+        rec.stalled += j.stalled;
     }
 
     fn apply(&mut self, now: Micros, action: Action) {
@@ -436,11 +449,9 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
         }
         match action {
             Action::Launch { task, node, resources } => {
-                let index = self.origin[task.job.0 as usize] as usize;
-                self.records.get_mut(index).started(now);
                 let job = &mut self.exec.jobs[task.job.0 as usize];
                 if !job.started() {
-                    job.start(&self.live[index], &self.exec.model);
+                    job.start(&self.live[self.origin[task.job.0 as usize] as usize], &self.exec.model, now);
                 }
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
@@ -480,9 +491,8 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             Action::FailJob { job } => {
                 self.exec.fail(now, job.0, &mut self.events);
                 let index = self.origin[job.0 as usize] as usize;
-                let rec = self.records.get_mut(index);
-                rec.fail();
-                rec.stalled += self.exec.jobs[job.0 as usize].stalled;
+                self.close_record(job.0);
+                self.records.get_mut(index).fail();
                 let resubmit = self.exec.model.resubmit_failed;
                 self.job_ended(!resubmit);
                 if !resubmit {

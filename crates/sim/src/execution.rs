@@ -135,6 +135,10 @@ pub(crate) struct JobExec {
     pub elastic: Option<Box<pliant_workload::JobElasticity>>,
     /// Task-time its tasks have spent preempted without progress, µs.
     pub stalled: Micros,
+    /// When its first task was launched ([`JobExec::start`]).
+    pub started_at: Micros,
+    /// Times its tasks were preempted.
+    pub preemptions: u32,
 }
 
 impl JobExec {
@@ -142,7 +146,15 @@ impl JobExec {
     /// ([`JobExec::start`]), so a job that only waits holds none.
     pub fn waiting(job: &HeldJob) -> Self {
         let unfinished = job.task_count() as u32;
-        JobExec { tasks: Box::default(), phases: Box::default(), unfinished, elastic: job.elastic.clone(), stalled: 0 }
+        JobExec {
+            tasks: Box::default(),
+            phases: Box::default(),
+            unfinished,
+            elastic: job.elastic.clone(),
+            stalled: 0,
+            started_at: 0,
+            preemptions: 0,
+        }
     }
 
     /// Whether its tasks' state has been made (a task of it was launched).
@@ -150,8 +162,10 @@ impl JobExec {
         !self.phases.is_empty()
     }
 
-    /// Makes its tasks' state from `job`, the job it was made from, before its first launch.
-    pub fn start(&mut self, job: &HeldJob, model: &ExecModel) {
+    /// Makes its tasks' state from `job`, the job it was made from, before
+    /// its first launch, at `now`.
+    pub fn start(&mut self, job: &HeldJob, model: &ExecModel, now: Micros) {
+        self.started_at = now;
         let mut tasks = Vec::with_capacity(self.unfinished as usize);
         let mut phases = Vec::with_capacity(job.phases().count());
         for (pi, (p, p_tasks)) in job.phases().enumerate() {
