@@ -426,7 +426,8 @@ fn placing_a_job_that_has_started_leaves_it_as_it_was() {
     use pliant_slurm::tools::{Placement, SlurmTools};
     let Some(cluster) = SlurmCluster::start("slurm placement of a started job", Arrangement::Pliant) else { return };
     let tools = SlurmTools::with_conf(cluster.conf().to_path_buf());
-    let id = cluster.sbatch(&["--hold", "-p", "pliant", "-c", "1", "--mem=100", "--wrap", "sleep 60"]);
+    let out = format!("{}/started.out", cluster.jobs_dir().display());
+    let id = cluster.sbatch(&["--hold", "-p", "pliant", "-c", "1", "--mem=100", "-o", &out, "--wrap", "sleep 60"]);
     assert_eq!(tools.place(id, &cluster.nodes[0]).unwrap(), Placement::Placed);
     cluster.wait_until("the job to start", Duration::from_secs(30), |c| c.job(id)["job_state"] == "RUNNING");
     assert_eq!(tools.place(id, &cluster.nodes[1]).unwrap(), Placement::Started);
