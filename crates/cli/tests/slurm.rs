@@ -416,6 +416,31 @@ fn fresh_starts(out: &str) -> usize {
     out.lines().filter(|l| *l == "start 0").count()
 }
 
+/// A placement that finds its job started leaves it as it was. A controller
+/// killed after releasing a job but before journaling more places it again
+/// on restart; Slurm takes a new `NodeList` for a running job as a resize
+/// (a `RESIZING` record in sacct) even when the same update's `StartTime`
+/// is refused, so the placement must not send one.
+#[test]
+fn placing_a_job_that_has_started_leaves_it_as_it_was() {
+    use pliant_slurm::tools::{Placement, SlurmTools};
+    let Some(cluster) = SlurmCluster::start("slurm placement of a started job", Arrangement::Pliant) else { return };
+    let tools = SlurmTools::with_conf(cluster.conf().to_path_buf());
+    let out = format!("{}/started.out", cluster.jobs_dir().display());
+    let id = cluster.sbatch(&["--hold", "-p", "pliant", "-c", "1", "--mem=100", "-o", &out, "--wrap", "sleep 60"]);
+    assert_eq!(tools.place(id, &cluster.nodes[0]).unwrap(), Placement::Placed);
+    cluster.wait_until("the job to start", Duration::from_secs(30), |c| c.job(id)["job_state"] == "RUNNING");
+    assert_eq!(tools.place(id, &cluster.nodes[1]).unwrap(), Placement::Started);
+    let job = cluster.job(id);
+    assert_eq!((job["job_state"].as_str(), job["nodes"].as_str()), (Some("RUNNING"), Some(cluster.nodes[0].as_str())));
+    cluster.ok("scancel", &[&id.to_string()]);
+    cluster.wait_until("the job to end", Duration::from_secs(30), |c| {
+        c.job(id)["job_state"].as_str().is_some_and(is_over)
+    });
+    let records: Vec<_> = cluster.completions().into_iter().filter(|(j, _, _)| *j == id).collect();
+    assert_eq!(records, vec![(id, "CANCELLED".to_string(), cluster.nodes[0].clone())]);
+}
+
 /// What one BIG-C run under pliant measured.
 struct BigC {
     waited_s: f64,

@@ -49,6 +49,7 @@ impl Driver {
     }
 
     /// The core, for queries.
+    #[inline]
     pub fn core(&self) -> &Scheduler {
         &self.core
     }
@@ -59,6 +60,7 @@ impl Driver {
     }
 
     /// Takes in one observation at `now`.
+    #[inline]
     pub fn observe(&mut self, now: Micros, obs: Observation) -> Result<(), CoreError> {
         self.core.observe(now, obs)
     }
@@ -69,6 +71,7 @@ impl Driver {
     }
 
     /// When the resource monitor runs next, if the policy has one.
+    #[inline]
     pub fn next_monitor(&self) -> Option<Micros> {
         self.next_monitor
     }
@@ -97,6 +100,7 @@ impl Driver {
     /// One allocation pass at `now`, its actions appended to `out`. Once a
     /// pass decides nothing, the instant is settled and the core's next timer
     /// is armed.
+    #[inline]
     pub fn pass(&mut self, now: Micros, out: &mut Vec<Action>) -> Pass {
         let before = out.len();
         self.core.schedule(now, out);
@@ -108,6 +112,7 @@ impl Driver {
     }
 
     /// The earliest timer not gone off yet.
+    #[inline]
     pub fn next_timer(&self) -> Option<Micros> {
         self.timers.first().copied()
     }

@@ -157,12 +157,10 @@ impl EventQueue {
                 break;
             }
             let children = &heap[first..len.min(first + ARITY)];
-            let (mut least, mut key) = (0, children[0].key);
-            for (c, child) in children.iter().enumerate().skip(1) {
-                if child.key < key {
-                    (least, key) = (c, child.key);
-                }
-            }
+            let (least, key) = match <&[Entry; ARITY]>::try_from(children) {
+                Ok(full) => least_of(full),
+                Err(_) => least_of(children),
+            };
             if last.key < key {
                 break;
             }
@@ -172,6 +170,20 @@ impl EventQueue {
         heap[i] = last;
         Some((root.time(), root.event))
     }
+}
+
+/// The index and key of the least of a family of children. Inlined, so
+/// that a full family (every one but the last) is searched unrolled: the
+/// caller gives it as a slice of exactly `ARITY`.
+#[inline(always)]
+fn least_of(children: &[Entry]) -> (usize, u128) {
+    let (mut least, mut key) = (0, children[0].key);
+    for (c, child) in children.iter().enumerate().skip(1) {
+        if child.key < key {
+            (least, key) = (c, child.key);
+        }
+    }
+    (least, key)
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use crate::journal::{Journal, JournalError, Step};
 use crate::link::NodeLink;
 use crate::options::parse_comment;
 use crate::records::SlurmJob;
-use crate::tools::{SlurmTools, ToolError};
+use crate::tools::{Placement, SlurmTools, ToolError};
 use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
@@ -302,7 +302,7 @@ impl Controller {
         std::fs::create_dir_all(state_dir).map_err(|e| config_error(format!("{}: {e}", state_dir.display())))?;
         let (mut journal, (existing, steps)) =
             Journal::open::<ControllerConfig, Event>(&state_dir.join("journal.jsonl"))?;
-        let tools = SlurmTools;
+        let tools = SlurmTools::default();
         let recovered = existing.is_some();
         let config = match existing {
             Some(c) => c,
@@ -357,7 +357,7 @@ impl Controller {
         let mut c = Controller {
             stepping: Stepping::new(Driver::new(core)),
             config,
-            tools: SlurmTools,
+            tools: SlurmTools::default(),
             link: None,
             agentless: BTreeSet::new(),
             jobs: Vec::new(),
@@ -763,11 +763,21 @@ impl Controller {
         let node_name = |n: u32| self.config.nodes[n as usize].name.clone();
         match *effect {
             Effect::Place { slurm_id, node, restore } => {
-                if !self.act(&self.tools.place(slurm_id, &node_name(node))) {
-                    return false;
-                }
                 let at = self.now() as f64 / 1e6;
-                eprintln!("pliant slurm: job {slurm_id} placed on {} at {at:.3} s", node_name(node));
+                match self.tools.place(slurm_id, &node_name(node)) {
+                    Ok(Placement::Placed) => {
+                        eprintln!("pliant slurm: job {slurm_id} placed on {} at {at:.3} s", node_name(node))
+                    }
+                    // Released by a controller killed before it journaled more:
+                    // on the node that one placed it on, which is this one.
+                    Ok(Placement::Started) => {
+                        eprintln!(
+                            "pliant slurm: job {slurm_id} had started on {} already at {at:.3} s",
+                            node_name(node)
+                        )
+                    }
+                    Err(e) => return self.act(&Err(e)),
+                }
                 // Named as running: a restored job reads nothing back from swap.
                 if let Some(op) = adoption(&Tracked { phase: Phase::Running, ..t.clone() }) {
                     self.order(node, op);

@@ -2,6 +2,7 @@
 //! cluster the usual way (`SLURM_CONF`, or the system's `slurm.conf`).
 
 use crate::records::{parse_jobs, parse_nodes, SlurmJob, SlurmNode};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// A Slurm tool that failed.
@@ -14,17 +15,37 @@ pub struct ToolError {
     pub reason: String,
 }
 
+/// What a placement found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// The job was pending: it is now on the node, eligible at once.
+    Placed,
+    /// The job had left pending already (released by a controller that was
+    /// then killed, before it journaled more): it was left as it was.
+    Started,
+}
+
 /// The tools, run as child processes.
 #[derive(Debug, Clone, Default)]
-pub struct SlurmTools;
+pub struct SlurmTools {
+    /// `SLURM_CONF` for the tools; `None`: the one this process has.
+    conf: Option<PathBuf>,
+}
 
 impl SlurmTools {
+    /// The tools of the cluster configured by `conf` (a `slurm.conf`).
+    pub fn with_conf(conf: PathBuf) -> SlurmTools {
+        SlurmTools { conf: Some(conf) }
+    }
+
     fn run(&self, tool: &str, args: &[&str]) -> Result<String, ToolError> {
         let command = format!("{tool} {}", args.join(" "));
-        let out = Command::new(tool)
-            .args(args)
-            .output()
-            .map_err(|e| ToolError { command: command.clone(), reason: e.to_string() })?;
+        let mut child = Command::new(tool);
+        if let Some(conf) = &self.conf {
+            child.env("SLURM_CONF", conf);
+        }
+        let out =
+            child.args(args).output().map_err(|e| ToolError { command: command.clone(), reason: e.to_string() })?;
         if !out.status.success() {
             let reason = String::from_utf8_lossy(&out.stderr).trim().to_string();
             return Err(ToolError { command, reason: format!("{} ({})", reason, out.status) });
@@ -53,16 +74,34 @@ impl SlurmTools {
         self.scontrol(&["hold", &job.to_string()])
     }
 
+    /// Releases a held job.
+    pub fn release(&self, job: u64) -> Result<(), ToolError> {
+        self.scontrol(&["release", &job.to_string()])
+    }
+
+    /// Slurm's state of one job (`PENDING`, `RUNNING`, …).
+    pub fn job_state(&self, job: u64) -> Result<String, ToolError> {
+        let found = self.jobs()?.into_iter().find(|j| j.id == job);
+        found
+            .map(|j| j.state)
+            .ok_or_else(|| ToolError { command: "squeue --json".into(), reason: format!("no job {job}") })
+    }
+
     /// Places a pending job on `node`, eligible at once (a requeued job's
     /// eligible time is otherwise ~2 minutes away), then releases it. It is
-    /// held first: a job that started meanwhile (released by a controller
-    /// that was then killed) refuses, and is left alone, since a new
-    /// `NodeList` for a running job is a resize of it.
-    pub fn place(&self, job: u64, node: &str) -> Result<(), ToolError> {
-        let id = format!("JobId={job}");
+    /// held first and its state read only then: a held pending job cannot
+    /// start, while one that started meanwhile is left as it was (released
+    /// again), since a new `NodeList` for a running job resizes it and a
+    /// refused `StartTime` does not undo that.
+    pub fn place(&self, job: u64, node: &str) -> Result<Placement, ToolError> {
         self.hold(job)?;
-        self.scontrol(&["update", &id, &format!("NodeList={node}"), "StartTime=now"])?;
-        self.scontrol(&["release", &job.to_string()])
+        if self.job_state(job)? != "PENDING" {
+            self.release(job)?;
+            return Ok(Placement::Started);
+        }
+        self.scontrol(&["update", &format!("JobId={job}"), &format!("NodeList={node}"), "StartTime=now"])?;
+        self.release(job)?;
+        Ok(Placement::Placed)
     }
 
     /// `scontrol suspend`: Slurm stops the job (SIGTSTP, then its freezer)

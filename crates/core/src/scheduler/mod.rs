@@ -183,7 +183,9 @@ impl Scheduler {
                 }
                 let queue = self.policy.queue_of(req.class);
                 let key = allocate::service_key(self.policy.order, &req);
-                self.view.queues[queue].active.insert(key);
+                if self.planner.is_some() {
+                    self.view.queues[queue].active.insert(key);
+                }
                 self.view.jobs.push(JobState::new(req, queue, key));
                 if let Some(pass) = &mut self.node_pass {
                     pass.stale();
@@ -216,7 +218,9 @@ impl Scheduler {
         self.view.touch(job);
         let j = &mut self.view.jobs[job];
         let q = &mut self.view.queues[j.queue];
-        q.active.remove(&j.key);
+        if self.planner.is_some() {
+            q.active.remove(&j.key);
+        }
         if std::mem::take(&mut j.waiting) {
             q.waiting[j.req.class as usize].remove(&j.key);
         }

@@ -42,7 +42,8 @@ impl NodeState {
 pub(crate) struct QueueState {
     pub guaranteed: Resources,
     pub used: Resources,
-    /// Jobs that have neither finished nor failed.
+    /// Jobs that have neither finished nor failed, kept only for a planner
+    /// (the policy preempts): nothing else reads them.
     pub active: BTreeSet<ServiceKey>,
     /// Active jobs with runnable pending tasks, per class (indexed by
     /// `JobClass as usize`): the only jobs an allocation pass visits, and a

@@ -142,39 +142,90 @@ fn run_child(scenario: &str, scale: &str, name: &str, runs: usize) -> Option<Fig
     })
 }
 
-fn main() {
-    let mut args = std::env::args().skip(1);
-    let mut scenario = "mixed".to_string();
-    let mut runs = 3;
-    let mut names: Option<Vec<String>> = None;
-    let mut scales = Vec::new();
-    let mut child_of = None;
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--scenario" => scenario = args.next().expect("--scenario NAME"),
-            "--runs" => runs = args.next().and_then(|n| n.parse().ok()).expect("--runs N"),
-            "--presets" => names = Some(args.next().expect("--presets A,B").split(',').map(String::from).collect()),
-            "--child" => child_of = Some((args.next().expect("scale"), args.next().expect("name"))),
-            s => scales.push(s.to_string()),
+/// Simulator throughput: per preset and scale, events per CPU-second (user +
+/// system, the least of `--runs`), the same over a minimal first-fit FIFO
+/// event loop's on the same workload (`x ref`; the bench fails if that
+/// loop's schedule differs from fifo's), CPU time per event and each
+/// preset's peak memory (every preset at every scale runs in a child process
+/// of its own).
+#[derive(clap::Parser)]
+#[command(name = "bench", after_help = "Example: bench --runs 3 --presets fifo,kill,gp,checkpoint-ssd 10")]
+struct Args {
+    /// The scenario whose workload (seed 1) is replayed. Other than `mixed`,
+    /// its own presets run by default; the reference loop runs only where
+    /// every job is one phase.
+    #[arg(long, default_value = "mixed", value_parser = scenario_name)]
+    scenario: String,
+    /// Runs of each preset at each scale; the least CPU time is kept.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// The presets to run, comma-separated (default: every preset on
+    /// `mixed`, the scenario's own on another).
+    #[arg(long, value_delimiter = ',', value_parser = preset_name)]
+    presets: Option<Vec<String>>,
+    /// Runs one preset (or `reference`) at one scale in this process and
+    /// prints its figures: `events cpu_s rss_mb makespan fingerprint`.
+    #[arg(long, num_args = 2, value_names = ["SCALE", "PRESET"])]
+    child: Option<Vec<String>>,
+    /// The scales to run: the scenario's nodes and arrival rates times each.
+    #[arg(value_parser = scale, default_values = ["1", "10", "100"])]
+    scales: Vec<String>,
+}
+
+/// A built-in scenario's name.
+fn scenario_name(s: &str) -> Result<String, String> {
+    match SCENARIOS.iter().any(|i| i.name == s) {
+        true => Ok(s.to_string()),
+        false => {
+            Err(format!("no such scenario; known: {}", SCENARIOS.iter().map(|i| i.name).collect::<Vec<_>>().join(", ")))
         }
     }
-    if let Some((scale, name)) = child_of {
-        return child(&scenario, scale.parse().expect("scale"), &name, runs);
+}
+
+/// A preset's name.
+fn preset_name(s: &str) -> Result<String, String> {
+    match PRESETS.iter().any(|p| p.name == s) {
+        true => Ok(s.to_string()),
+        false => {
+            Err(format!("no such preset; known: {}", PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")))
+        }
     }
-    let names = names.unwrap_or_else(|| match scenario.as_str() {
+}
+
+/// A scale: a positive number, kept as written (it names the rows).
+fn scale(s: &str) -> Result<String, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(s.to_string()),
+        _ => Err("a scale is a positive number".to_string()),
+    }
+}
+
+fn main() {
+    let args = <Args as clap::Parser>::parse();
+    let (scenario, runs) = (args.scenario, args.runs as usize);
+    if let Some([scale, name]) = args.child.as_deref() {
+        let checked = match name.as_str() {
+            "reference" => self::scale(scale),
+            _ => self::scale(scale).and_then(|_| preset_name(name)),
+        };
+        if let Err(e) = checked {
+            let message = format!("invalid value '{scale} {name}' for '--child <SCALE> <PRESET>': {e}");
+            <Args as clap::CommandFactory>::command().error(clap::error::ErrorKind::InvalidValue, message).exit();
+        }
+        return child(&scenario, scale.parse().expect("checked above"), name, runs);
+    }
+    let names = args.presets.unwrap_or_else(|| match scenario.as_str() {
         "mixed" => PRESETS.iter().map(|p| p.name.to_string()).collect(),
         s => SCENARIOS
             .iter()
             .find(|i| i.name == s)
-            .expect("known scenario")
+            .expect("checked when parsed")
             .policies
             .iter()
             .map(|p| p.to_string())
             .collect(),
     });
-    if scales.is_empty() {
-        scales = vec!["1".into(), "10".into(), "100".into()];
-    }
+    let scales = args.scales;
     println!("scenario {scenario}, seed 1; CPU = user+sys, least of {runs} run(s); x ref = events/CPU-s over the reference loop's on the same workload");
     println!(
         "{:>6} {:<16} {:>10} {:>9} {:>14} {:>6} {:>9} {:>9}",

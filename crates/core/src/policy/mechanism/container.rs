@@ -28,42 +28,42 @@ pub(crate) struct Container {
 }
 
 /// What [`offer_resumptions`] works in, kept between heartbeats so that a
-/// heartbeat allocates nothing: the preempted tasks, and per node what they
-/// hold and what is held back for them.
+/// heartbeat allocates nothing: the preempted tasks and their nodes, and per
+/// node what they hold and what is held back for them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OfferBuffers {
     candidates: Vec<TaskRef>,
+    /// Each candidate's node, in the same order.
+    nodes: Vec<u32>,
     preempted_hold: NodeSums,
     held_back: NodeSums,
 }
 
-/// Resources summed per node (dense node ids); clearing it costs the nodes
-/// it touched, not every node.
+/// Resources summed per node (dense node ids), zero between heartbeats: a
+/// heartbeat zeroes the nodes it added to, not every node.
 #[derive(Debug, Clone, Default)]
 struct NodeSums {
     sums: Vec<Resources>,
-    touched: Vec<u32>,
 }
 
 impl NodeSums {
-    /// Node `node`'s sum, to read or add to (zero until added to).
-    fn at(&mut self, node: u32) -> &mut Resources {
-        let i = node as usize;
-        if self.sums.len() <= i {
-            self.sums.resize(i + 1, Resources::ZERO);
+    /// Makes room for `nodes` nodes' sums (zero).
+    fn ready(&mut self, nodes: usize) {
+        if self.sums.len() < nodes {
+            self.sums.resize(nodes, Resources::ZERO);
         }
-        if self.sums[i].is_zero() {
-            self.touched.push(node);
-        }
-        &mut self.sums[i]
     }
 
-    /// Every sum back to zero.
-    fn clear(&mut self) {
-        for &n in &self.touched {
+    /// Node `node`'s sum, to read or add to.
+    fn at(&mut self, node: u32) -> &mut Resources {
+        &mut self.sums[node as usize]
+    }
+
+    /// The sums of `nodes` back to zero (every other one is).
+    fn clear(&mut self, nodes: &[u32]) {
+        for &n in nodes {
             self.sums[n as usize] = Resources::ZERO;
         }
-        self.touched.clear();
     }
 }
 
@@ -111,12 +111,14 @@ pub(crate) fn offer_resumptions(
     buffers: &mut OfferBuffers,
     out: &mut Vec<Action>,
 ) {
-    let OfferBuffers { candidates, preempted_hold, held_back } = buffers;
+    let OfferBuffers { candidates, nodes, preempted_hold, held_back } = buffers;
     view.preempted_into(candidates);
-    preempted_hold.clear();
-    held_back.clear();
+    nodes.clear();
+    preempted_hold.ready(view.node_count());
+    held_back.ready(view.node_count());
     for &task in candidates.iter() {
         let t = view.task(task);
+        nodes.push(t.node.0);
         *preempted_hold.at(t.node.0) += t.allocated;
     }
     for &task in candidates.iter() {
@@ -138,18 +140,17 @@ pub(crate) fn offer_resumptions(
             continue;
         }
         let room = view.node_free(node.0 as usize).saturating_sub(claimed);
-        let grant = resumption_grant(missing, room, gradual);
-        let t = view.task_mut(task);
-        let grant = match grant {
+        let grant = match resumption_grant(missing, room, gradual) {
             Some(grant) if t.offers >= delayed => grant,
-            _ => {
-                if grant.is_some() {
-                    t.offers += 1;
+            refused => {
+                if refused.is_some() {
+                    view.task_mut(task).offers += 1;
                 }
                 *claimed += missing;
                 continue;
             }
         };
+        let t = view.task_mut(task);
         t.state.transition(TaskState::Restoring).expect("preempted tasks can restore");
         t.allocated += grant;
         let resources = t.allocated;
@@ -163,6 +164,8 @@ pub(crate) fn offer_resumptions(
         view.reserve(node, queue, grant);
         out.push(Action::Resume { task, resources });
     }
+    preempted_hold.clear(nodes);
+    held_back.clear(nodes);
 }
 
 /// Immediate preemption (§3.2): CPU and memory down to the footprint. CPU
