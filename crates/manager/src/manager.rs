@@ -119,6 +119,12 @@ impl ClusterConfig {
     pub fn capacities(&self) -> Vec<Resources> {
         self.nodes.iter().map(|n| n.capacity).collect()
     }
+
+    /// Per node, in core order, the mechanisms its core is told it can
+    /// carry out (`Scheduler::restrict_mechanisms`).
+    pub fn mechanisms(&self) -> Vec<Vec<MechanismKind>> {
+        self.nodes.iter().map(|n| core_mechanisms(&n.mechanisms)).collect()
+    }
 }
 
 /// Wall-clock µs since 1970.
@@ -216,8 +222,8 @@ impl Manager {
         )
         .map_err(|e| ManagerError::Config(format!("journal: {e}")))?;
         let mut core = Scheduler::new(&config.capacities(), policy)?;
-        for (i, node) in config.nodes.iter().enumerate() {
-            core.restrict_mechanisms(i, &core_mechanisms(&node.mechanisms));
+        for (i, can) in config.mechanisms().iter().enumerate() {
+            core.restrict_mechanisms(i, can);
             // An agent's checkpoint is the task's own (SIGUSR1), at no rate the core knows.
             core.without_checkpoint_tier(i);
         }

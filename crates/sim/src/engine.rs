@@ -146,6 +146,9 @@ fn run<'w>(
     if opts.without_checkpoint_tier {
         (0..cluster.nodes.len()).for_each(|node| core.without_checkpoint_tier(node));
     }
+    for (node, can) in opts.node_mechanisms.iter().enumerate() {
+        core.restrict_mechanisms(node, can);
+    }
     let total = cluster.total();
     let mut run = Run {
         arrivals: jobs.peekable(),

@@ -551,7 +551,17 @@ impl Execution {
             self.lost_core_us += self.pool(job, pi).give_back(e);
             self.repull(now, job, pi, events);
         }
-        self.update_rates(now, job, task, events);
+        self.stopped_rates(now, job, task, events);
+    }
+
+    /// Brings the rates of a task just stopped (see [`Execution::stop`]) and
+    /// of its coupled siblings up to date. A stopped task spills on no disk
+    /// and has rate 0 already, so only a coupled phase has rates to change.
+    fn stopped_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+        let j = &self.jobs[job as usize];
+        if j.phases[j.tasks[task as usize].phase as usize].coupled {
+            self.phase_rates(now, job, task, events);
+        }
     }
 
     /// Records a task's completion; returns true when its job has no task left.
@@ -564,7 +574,7 @@ impl Execution {
         if p.feeds_local {
             p.ran_on.push(node);
         }
-        self.update_rates(now, job, task, events);
+        self.stopped_rates(now, job, task, events);
         let j = &mut self.jobs[job as usize];
         j.unfinished -= 1;
         j.unfinished == 0

@@ -108,6 +108,12 @@ pub struct SimOptions {
     /// for every node (`Scheduler::without_checkpoint_tier`), and a planner
     /// that prices checkpoints offers none. The twin replays live runs so.
     pub without_checkpoint_tier: bool,
+    /// Per node, in core order, the mechanisms it can carry out, as on a
+    /// live cluster whose nodes lack some (no swap): the core is told so
+    /// (`Scheduler::restrict_mechanisms`), and a planner that chooses the
+    /// mechanism per victim uses only those. Empty: every node can do every
+    /// one. The twin replays live runs so.
+    pub node_mechanisms: Vec<Vec<pliant_core::MechanismKind>>,
     /// Tasks with swap rates of their own, in place of the execution
     /// model's for them (the twin's: what a live run showed of each task).
     pub task_swap_rates: Vec<TaskSwapRates>,
@@ -139,6 +145,7 @@ impl Default for SimOptions {
             slowdown: false,
             record_decisions: false,
             without_checkpoint_tier: false,
+            node_mechanisms: Vec::new(),
             task_swap_rates: Vec::new(),
             barrier_idle: false,
         }

@@ -447,3 +447,20 @@ fn gradual_resumption_by_hand() {
         assert_eq!(r.waste_core_seconds, 0.0);
     }
 }
+
+/// Nodes told they can only kill (`SimOptions::node_mechanisms`, as the twin
+/// replays a live cluster without swap) make `pliant` preempt by killing
+/// alone, where the same workload on unrestricted nodes preempts otherwise too.
+#[test]
+fn pliant_uses_only_the_mechanisms_each_node_can_carry_out() {
+    use pliant_core::MechanismKind;
+    let w = pliant_workload::scenarios::build("mixed", 2, 0.3, pliant_workload::scenarios::LongJobs::Spark).unwrap();
+    let policy = || preset("pliant", &Params::default()).unwrap();
+    let free = simulate(&w, policy(), &SimOptions::default()).unwrap();
+    assert!(free.preemptions.keys().any(|m| m != "kill"), "{:?}", free.preemptions);
+    let kill_only =
+        SimOptions { node_mechanisms: vec![vec![MechanismKind::Kill]; w.cluster.nodes.len()], ..SimOptions::default() };
+    let killed = simulate(&w, policy(), &kill_only).unwrap();
+    assert!(killed.preemptions.get("kill").is_some_and(|&n| n > 0), "{:?}", killed.preemptions);
+    assert!(killed.preemptions.keys().all(|m| m == "kill"), "{:?}", killed.preemptions);
+}

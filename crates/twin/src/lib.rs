@@ -94,11 +94,13 @@ pub fn twin(state_dir: &Path, replay: Replay) -> Result<TwinReport, String> {
         restore: pick(&mut exec.restore_s_per_gb, replay.restore_from, shown.restore),
         tasks: if replay.journal_rates { shown.per_task() } else { Vec::new() },
     };
-    // Live nodes have no checkpoint tier the core knows (the manager tells its core so).
+    // Live nodes have no checkpoint tier the core knows, and only the
+    // mechanisms they can carry out (the manager tells its core so).
     let opts = SimOptions {
         exec: exec.clone(),
         record_decisions: true,
         without_checkpoint_tier: true,
+        node_mechanisms: config.mechanisms(),
         task_swap_rates: rates.tasks.clone(),
         ..SimOptions::default()
     };

@@ -366,6 +366,59 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
     (!useful.is_zero()).then_some(e)
 }
 
+/// A lower bound of what any mechanism's [`estimate`] costs for a victim, or
+/// for any of a set of victims, for needs missing a given CPU: it holds
+/// whatever the need's memory, waiting CPU and dump queue are, and is
+/// evaluated at the waiting task's run time in constant time. The cost
+/// planner skips a node whose floor cannot beat the cheapest node found
+/// so far (`planner/cost.rs`). Every mechanism stops at least the CPU the
+/// need lacks (or all the victim holds, if less) until the waiting task has
+/// run; all but a kill idle the victim's siblings at their barrier for it
+/// too, and a kill loses the attempt's run instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Floor {
+    /// A kill's lost work and the CPU it stops; `None` where no victim may be killed.
+    kill: Option<(u64, u64)>,
+    /// The least CPU any other mechanism stops, siblings idle at the barrier included.
+    stop_cpu: u64,
+}
+
+impl Floor {
+    /// `v`'s floor for needs missing `left_cpu` millicores, or `None` if it
+    /// holds no CPU and some is missing: any cover of such a need takes CPU,
+    /// at a first step where all of `left_cpu` is still missing, from a
+    /// victim that holds some, so only those victims' floors bound it.
+    pub fn of(v: &Victim, left_cpu: u64) -> Option<Floor> {
+        if left_cpu > 0 && v.held.cpu_milli == 0 {
+            return None;
+        }
+        // A shrink stops at least the CPU it takes, min(left, held); a
+        // freeze or a checkpoint all it holds; the siblings idle more the
+        // more of it stops (`siblings_idle` grows with the part).
+        let part = left_cpu.min(v.held.cpu_milli);
+        let siblings = if v.siblings_cpu > 0 { siblings_idle(v, v.siblings_cpu, part) } else { 0 };
+        Some(Floor {
+            kill: (v.killable && v.running).then(|| (core_time(v.held.cpu_milli, v.ran), v.held.cpu_milli)),
+            stop_cpu: part + siblings,
+        })
+    }
+
+    /// A floor at or below both `self`'s and `other`'s, for the victims of both.
+    pub fn min(self, other: Floor) -> Floor {
+        let kill = match (self.kill, other.kill) {
+            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.min(b.1))),
+            (a, b) => a.or(b),
+        };
+        Floor { kill, stop_cpu: self.stop_cpu.min(other.stop_cpu) }
+    }
+
+    /// The bound for a waiting task expected to run `run`.
+    pub fn at(&self, run: Micros) -> u64 {
+        let stop = core_time(self.stop_cpu, run);
+        self.kill.map_or(stop, |(lost, cpu)| stop.min(lost.saturating_add(core_time(cpu, run))))
+    }
+}
+
 /// How much of what is left of the need an estimate covers, 0..=1: the mean
 /// over the resources still needed of the part it frees.
 pub fn coverage(e: &Estimate, left: Resources) -> f64 {
@@ -397,9 +450,79 @@ pub struct Choice {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::SECOND;
+    use proptest::prelude::{
+        any as arbitrary, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, Just, Strategy,
+    };
+
+    /// Victims of every kind the planner sees: running or shrunk (held
+    /// below the request, up to none of its CPU), killable or not, alone or
+    /// in a coupled phase held back by nothing, a shrink or a freeze.
+    pub(crate) fn any_victim() -> impl Strategy<Value = Victim> {
+        let cpu = prop::sample::select(vec![0u64, 500, 1000, 2000, 4000, 8000, 16_000]);
+        let mem = prop::sample::select(vec![64u64, 512, 1024, 4096, 16_384, 32_768]);
+        let siblings = prop::sample::select(vec![0u64, 4000, 40_000, 112_000]);
+        let stopped = prop::sample::select(vec![0u64, 125_000, 250_000, 500_000, 1_000_000]);
+        (cpu, mem, 0u64..=16_000, 0u64..=16_384, 0u64..3_000_000_000, arbitrary::<[bool; 3]>(), siblings, stopped)
+            .prop_map(|(cpu, mem, cpu_short, mem_short, ran, [killable, shrunk, has_image], siblings_cpu, stopped)| {
+                let request = Resources::new(cpu.max(1000), mem);
+                let held = if shrunk {
+                    Resources::new(cpu.saturating_sub(cpu_short), mem.saturating_sub(mem_short).max(64.min(mem)))
+                } else {
+                    request
+                };
+                Victim {
+                    held,
+                    request,
+                    ran,
+                    killable,
+                    running: !shrunk,
+                    has_image,
+                    siblings_cpu,
+                    phase_stopped_ppm: if siblings_cpu > 0 { stopped } else { 0 },
+                }
+            })
+    }
+
+    /// Needs of every kind: CPU, memory or both missing, with or without a
+    /// run estimate and a dump queue.
+    fn any_need() -> impl Strategy<Value = Need> {
+        let cpu = prop::sample::select(vec![0u64, 250, 1000, 4000, 12_000]);
+        let mem = prop::sample::select(vec![0u64, 100, 1024, 4096, 40_000]);
+        let run = prop_oneof![Just(0u64), 0u64..200_000_000];
+        (cpu, mem, 0u64..=16_000, run, prop_oneof![Just(0u64), 0u64..20_000_000])
+            .prop_filter("something is missing", |(cpu, mem, ..)| cpu + mem > 0)
+            .prop_map(|(cpu, mem, waiting_cpu, run, io_queue)| Need {
+                left: Resources::new(cpu, mem),
+                waiting_cpu,
+                run,
+                io_queue,
+            })
+    }
+
+    proptest! {
+        // A victim's floor is at or below every mechanism's estimate for
+        // any need missing the CPU it is for, at any run time; where it has
+        // none, no estimate takes any CPU. The floor of two victims is at
+        // or below each one's.
+        #[test]
+        fn a_floor_is_below_every_estimate(v in any_victim(), w in any_victim(), need in any_need(), tier in arbitrary::<bool>()) {
+            let rates = Rates { checkpoint: if tier { Rates::default().checkpoint } else { None }, ..Rates::default() };
+            let floor = Floor::of(&v, need.left.cpu_milli);
+            for m in MECHANISMS {
+                let Some(e) = estimate(m, &v, &need, &rates) else { continue };
+                match floor {
+                    Some(f) => prop_assert!(f.at(need.run) <= e.cost(), "{m:?}: {} > {}", f.at(need.run), e.cost()),
+                    None => prop_assert_eq!(e.takes.cpu_milli, 0),
+                }
+            }
+            if let (Some(a), Some(b)) = (floor, Floor::of(&w, need.left.cpu_milli)) {
+                prop_assert!(a.min(b).at(need.run) <= a.at(need.run).min(b.at(need.run)));
+            }
+        }
+    }
 
     /// A victim that runs its request: `cores` and `gb`, for `ran_s`.
     fn victim(cores: u64, gb: u64, ran_s: u64) -> Victim {

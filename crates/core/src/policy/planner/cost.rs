@@ -13,7 +13,7 @@ use super::capacity::for_each_take;
 use super::Planner;
 use crate::action::MechanismKind;
 use crate::model::{JobId, TaskRef, TaskState};
-use crate::policy::cost::{coverage, estimate, Choice, Estimate, Need, Rates, Victim, MECHANISMS};
+use crate::policy::cost::{coverage, estimate, Choice, Estimate, Floor, Need, Rates, Victim, MECHANISMS};
 use crate::policy::mechanism::{Mechanism, Take};
 use crate::scheduler::view::View;
 use crate::{Micros, Resources};
@@ -103,6 +103,8 @@ impl Cost {
             avail[t.node.0 as usize].mem_mb += t.reclaiming_mb;
         }
         let mut victims = self.victims(view, over, now);
+        // Per node, the floor of its victims' costs and the CPU need it is for.
+        let mut floors: Vec<Option<(u64, Option<Floor>)>> = vec![None; n];
         let mut keys: Vec<_> = view.queues()[starved].waiting.iter().flatten().copied().collect();
         keys.sort_unstable();
         let mut budget = p;
@@ -121,38 +123,23 @@ impl Cost {
                         avail[i] -= req;
                         continue;
                     }
-                    // The cheapest node; among equal costs the one whose first victim
-                    // comes first in Algorithm 2's order, then the lowest. A node is
-                    // given up once its cost passes the cheapest so far.
-                    let mut best: Option<(u64, Option<usize>, usize)> = None;
                     let need = |i: usize| Need {
                         left: req.saturating_sub(&avail[i]),
                         waiting_cpu: req.cpu_milli,
                         run: run_time,
                         io_queue: mechanism.io_queue(i, now),
                     };
-                    for (i, on_node) in victims.iter().enumerate() {
-                        let can = |m| node_can(view, i, m);
-                        let bound = best.map_or(u64::MAX, |b| b.0);
-                        let mut first: Option<usize> = None;
-                        let rank = |k: usize| on_node[k].rank;
-                        let step = |k: usize, _: &Estimate, _: &Need| {
-                            first = Some(first.map_or(rank(k), |f| f.min(rank(k))));
-                        };
-                        let Some(cost) = self.greedy(on_node, need(i), can, bound, &mut taken, step) else {
-                            continue;
-                        };
-                        if best.is_none_or(|b| (cost, first, i) < b) {
-                            best = Some((cost, first, i));
-                        }
-                    }
+                    let left_cpu = |i: usize| req.saturating_sub(&avail[i]).cpu_milli;
+                    let can = |i: usize, m| node_can(view, i, m);
+                    let best = self.cheapest_node(&victims, &mut floors, left_cpu, need, can, run_time, &mut taken);
                     // No node can make room for it: nor for the rest of its run.
-                    let Some((_, _, i)) = best else { break };
+                    let Some(i) = best else { break };
                     let can = |m| node_can(view, i, m);
                     let deficit = req.saturating_sub(&avail[i]);
                     let plan = self.cover(&victims[i], need(i), can, &mut taken);
                     for (k, chosen, options) in plan.into_iter().rev() {
                         let Candidate { task, victim: v, .. } = victims[i].remove(k);
+                        floors[i] = None;
                         avail[i] += chosen.takes;
                         budget = budget.saturating_sub(&chosen.takes);
                         self.choices.push(Choice { at: now, task, held: v.held, need: deficit, chosen, options });
@@ -165,6 +152,58 @@ impl Cost {
                 run.for_each(drop);
             }
         }
+    }
+
+    /// The node where freeing `need(i)` costs least ([`Cost::greedy`] on
+    /// its `victims`, only the mechanisms it `can` carry out); among equal
+    /// costs the one whose first victim taken comes first in Algorithm 2's
+    /// order, then the lowest. `None` if no node's victims can free it.
+    /// A node is skipped once its victims' floor for the waiting task's
+    /// `run` (kept in `floors` for the CPU need `left_cpu(i)`, `None` where
+    /// its victims changed) and its first victim's place cannot beat the
+    /// best so far, and given up once its cost passes it: the same node as
+    /// trying each in full (test `skipping_by_floors_finds_the_node_every_node_finds`).
+    #[allow(clippy::too_many_arguments)]
+    fn cheapest_node(
+        &self,
+        victims: &[Vec<Candidate>],
+        floors: &mut [Option<(u64, Option<Floor>)>],
+        left_cpu: impl Fn(usize) -> u64,
+        need: impl Fn(usize) -> Need,
+        can: impl Fn(usize, MechanismKind) -> bool,
+        run: Micros,
+        taken: &mut Vec<usize>,
+    ) -> Option<usize> {
+        // (cost, the rank of its first victim taken, node)
+        let mut best: Option<(u64, usize, usize)> = None;
+        for (i, on_node) in victims.iter().enumerate() {
+            // Victims are in rank order: the first is the node's least.
+            let Some(least_rank) = on_node.first().map(|c| c.rank) else { continue };
+            let cpu = left_cpu(i);
+            let floor = match floors[i] {
+                Some((for_cpu, floor)) if for_cpu == cpu => floor,
+                _ => {
+                    let floor = on_node.iter().filter_map(|c| Floor::of(&c.victim, cpu)).reduce(Floor::min);
+                    floors[i] = Some((cpu, floor));
+                    floor
+                }
+            };
+            // No victim there holds any of the CPU the need lacks: nothing to try.
+            let Some(floor) = floor else { continue };
+            if best.is_some_and(|b| (floor.at(run), least_rank) > (b.0, b.1)) {
+                continue;
+            }
+            let mut first = usize::MAX;
+            let step = |k: usize, _: &Estimate, _: &Need| first = first.min(on_node[k].rank);
+            let bound = best.map_or(u64::MAX, |b| b.0);
+            let Some(cost) = self.greedy(on_node, need(i), |m| can(i, m), bound, taken, step) else {
+                continue;
+            };
+            if best.is_none_or(|b| (cost, first, i) < b) {
+                best = Some((cost, first, i));
+            }
+        }
+        best.map(|b| b.2)
     }
 
     /// The cheapest way found to free `need` from one node's `victims`, per
@@ -326,5 +365,95 @@ impl Cost {
             by_node[node].push(Candidate { task: order.3 .0, victim, rank });
         }
         by_node
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::cost::tests::any_victim;
+    use proptest::prelude::*;
+
+    /// The node [`Cost::cheapest_node`] must find, by trying every node's
+    /// cover in full: the least (cost, first victim's rank, node).
+    fn every_node(
+        cost: &Cost,
+        victims: &[Vec<Candidate>],
+        need: impl Fn(usize) -> Need,
+        can: impl Fn(usize, MechanismKind) -> bool,
+    ) -> Option<usize> {
+        let mut taken = Vec::new();
+        let cover = |i: usize| {
+            let mut first = usize::MAX;
+            let step = |k: usize, _: &Estimate, _: &Need| first = first.min(victims[i][k].rank);
+            let cost = cost.greedy(&victims[i], need(i), |m| can(i, m), u64::MAX, &mut taken, step)?;
+            Some((cost, first, i))
+        };
+        (0..victims.len()).filter_map(cover).min().map(|b| b.2)
+    }
+
+    /// A cluster: per node its victims, drawn from a few kinds so that
+    /// nodes tie, in Algorithm 2's order by a drawn key; its free room; its
+    /// dump queue; the mechanisms it can carry out.
+    #[allow(clippy::type_complexity)]
+    fn any_cluster() -> impl Strategy<Value = (Vec<Vec<Candidate>>, Vec<Resources>, Vec<Micros>, Vec<[bool; 4]>)> {
+        let node = (
+            prop::collection::vec((0usize..3, any::<u16>()), 0..4),
+            (prop::sample::select(vec![0u64, 1000, 4000]), prop::sample::select(vec![0u64, 512, 8192])),
+            prop_oneof![Just(0u64), Just(3_000_000)],
+            prop_oneof![Just([true; 4]), any::<[bool; 4]>()],
+        );
+        (prop::collection::vec(any_victim(), 3), prop::collection::vec(node, 1..12)).prop_map(|(kinds, nodes)| {
+            let mut order: Vec<(u16, usize, usize)> = Vec::new();
+            for (i, (on_node, ..)) in nodes.iter().enumerate() {
+                order.extend(on_node.iter().enumerate().map(|(k, &(_, key))| (key, i, k)));
+            }
+            order.sort_unstable();
+            let mut victims: Vec<Vec<Candidate>> = vec![Vec::new(); nodes.len()];
+            for (rank, &(_, i, k)) in order.iter().enumerate() {
+                let task = TaskRef { job: JobId(i as u32), task: k as u32 };
+                victims[i].push(Candidate { task, victim: kinds[nodes[i].0[k].0], rank });
+            }
+            let avail = nodes.iter().map(|n| Resources::new(n.1 .0, n.1 .1)).collect();
+            (victims, avail, nodes.iter().map(|n| n.2).collect(), nodes.iter().map(|n| n.3).collect())
+        })
+    }
+
+    proptest! {
+        // For waiting tasks in turn on one cluster, as `Cost::take` places
+        // them (the chosen node's victims taken, their floors dropped),
+        // skipping nodes by their victims' floors finds the node that
+        // trying every node in full finds, ties included.
+        #[test]
+        fn skipping_by_floors_finds_the_node_every_node_finds(
+            (mut victims, mut avail, io, can_do) in any_cluster(),
+            tasks in prop::collection::vec((prop::sample::select(vec![500u64, 2000, 4000, 8000]),
+                prop::sample::select(vec![0u64, 1024, 4096]), prop_oneof![Just(0u64), 0u64..60_000_000]), 1..6),
+            tier in any::<bool>(),
+        ) {
+            let rates = Rates { checkpoint: if tier { Rates::default().checkpoint } else { None }, ..Rates::default() };
+            let cost = Cost { preempts: Vec::new(), rates, max_attempts: 4, choices: Vec::new() };
+            let mut floors = vec![None; victims.len()];
+            let mut taken = Vec::new();
+            let can = |i: usize, m: MechanismKind| MECHANISMS.iter().zip(can_do[i]).any(|(&k, c)| k == m && c);
+            for (cpu, mem, run) in tasks {
+                let req = Resources::new(cpu, mem);
+                if let Some(i) = (0..avail.len()).find(|&i| req.fits_in(&avail[i])) {
+                    avail[i] -= req;
+                    continue;
+                }
+                let need = |i: usize| Need { left: req.saturating_sub(&avail[i]), waiting_cpu: cpu, run, io_queue: io[i] };
+                let left_cpu = |i: usize| req.saturating_sub(&avail[i]).cpu_milli;
+                let found = cost.cheapest_node(&victims, &mut floors, left_cpu, need, can, run, &mut taken);
+                prop_assert_eq!(found, every_node(&cost, &victims, need, can));
+                let Some(i) = found else { continue };
+                for (k, chosen, _) in cost.cover(&victims[i], need(i), |m| can(i, m), &mut taken).into_iter().rev() {
+                    victims[i].remove(k);
+                    floors[i] = None;
+                    avail[i] += chosen.takes;
+                }
+                avail[i] = avail[i].saturating_sub(&req);
+            }
+        }
     }
 }

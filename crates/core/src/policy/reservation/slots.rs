@@ -139,6 +139,9 @@ impl SlotBook {
     /// The permit: a slot reserved by a job of strictly lower priority, which
     /// a task of `job` may take when no free slot is left.
     pub(crate) fn take_lower_hold(&mut self, view: &mut View, job: usize, req: Resources) -> Option<NodeId> {
+        if self.holders.is_empty() {
+            return None;
+        }
         let priority = view.job(job).req.priority;
         let lower = self.holders.range(..(priority, 0));
         let fits = |h: &Hold| req.fits_in(&(view.node_free(h.node.0 as usize) + h.res));
@@ -255,10 +258,15 @@ impl SlotBook {
 
     /// Before an allocation pass: reserved slots whose deadline has come go
     /// back to the cluster, and pre-reservations take free slots.
+    #[inline]
     pub(crate) fn step(&mut self, view: &mut View, now: Micros, out: &mut Vec<Action>) {
-        if self.holds.is_empty() && self.wanted.is_empty() {
-            return;
+        if !(self.holds.is_empty() && self.wanted.is_empty()) {
+            self.step_holds(view, now, out);
         }
+    }
+
+    /// [`SlotBook::step`] where there are holds or pre-reservations to make.
+    fn step_holds(&mut self, view: &mut View, now: Micros, out: &mut Vec<Action>) {
         self.copy_stragglers(view, out);
         let mut expired = Vec::new();
         if self.next_expiry.is_some_and(|t| t <= now) {

@@ -12,6 +12,7 @@
 //! visited (see `NodePass::incremental` and `NodePass::backfill_incremental`).
 
 use super::fit::{elastic_fit, least_size_mb};
+use super::node_set::NodeSet;
 use super::quiet::QuietNodes;
 use super::snapshot::SnapshotCache;
 use super::timeline::{Timeline, WaitingJob};
@@ -87,7 +88,7 @@ pub(crate) struct NodePass {
     /// The needs a look for a fresh job's first fit has tried (a buffer).
     looked_for: Vec<Resources>,
     /// The nodes to visit (`incremental` and `backfill_incremental` only).
-    to_visit: BTreeSet<u32>,
+    to_visit: NodeSet,
     /// (job, node) for each node reserved for a job.
     reserved_for: BTreeSet<(u32, u32)>,
     /// Nodes refreshed since the last pass (a buffer kept between passes).
@@ -156,7 +157,7 @@ impl NodePass {
             fresh: Vec::new(),
             fresh_next: Vec::new(),
             looked_for: Vec::new(),
-            to_visit: (0..nodes as u32).collect(),
+            to_visit: NodeSet::full(nodes),
             reserved_for: BTreeSet::new(),
             refreshed: Vec::new(),
             backfill,
@@ -398,9 +399,9 @@ impl NodePass {
         self.fresh.dedup();
         let mut from = 0;
         loop {
-            let marked = self.to_visit.range(from as u32..).next().map(|&n| n as usize);
+            let marked = self.to_visit.next_from(from as u32).map(|n| n as usize);
             let Some(n) = self.first_fresh_fit(view, from).into_iter().chain(marked).min() else { break };
-            self.to_visit.remove(&(n as u32));
+            self.to_visit.remove(n as u32);
             from = n + 1;
             if !self.visit(view, now, n, order, launch) {
                 // Not served to the end: still to visit.
