@@ -182,24 +182,22 @@ struct Args {
     scales: Vec<String>,
 }
 
+/// `s` if it is one of the `known` names of a `kind`.
+fn one_of<'a>(s: &str, kind: &str, known: impl Iterator<Item = &'a str> + Clone) -> Result<String, String> {
+    match known.clone().any(|k| k == s) {
+        true => Ok(s.to_string()),
+        false => Err(format!("no such {kind}; known: {}", known.collect::<Vec<_>>().join(", "))),
+    }
+}
+
 /// A built-in scenario's name.
 fn scenario_name(s: &str) -> Result<String, String> {
-    match SCENARIOS.iter().any(|i| i.name == s) {
-        true => Ok(s.to_string()),
-        false => {
-            Err(format!("no such scenario; known: {}", SCENARIOS.iter().map(|i| i.name).collect::<Vec<_>>().join(", ")))
-        }
-    }
+    one_of(s, "scenario", SCENARIOS.iter().map(|i| i.name))
 }
 
 /// A preset's name.
 fn preset_name(s: &str) -> Result<String, String> {
-    match PRESETS.iter().any(|p| p.name == s) {
-        true => Ok(s.to_string()),
-        false => {
-            Err(format!("no such preset; known: {}", PRESETS.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")))
-        }
-    }
+    one_of(s, "preset", PRESETS.iter().map(|p| p.name))
 }
 
 /// A scale: a positive number, kept as written (it names the rows).
