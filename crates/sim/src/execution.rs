@@ -428,7 +428,7 @@ impl JobExec {
         if pool.complete(e) {
             self.repull(books, now, job, pi);
         } else {
-            self.set_rate(books, now, job, task, rate);
+            self.set_settled_rate(books, now, job, task, rate);
         }
         false
     }
@@ -600,7 +600,8 @@ impl Execution {
 
     /// Starts (or restarts, from zero) a task on `node` holding `held`.
     pub fn launch(&mut self, now: Micros, job: u32, task: u32, node: u32, held: Resources, events: &mut EventQueue) {
-        let slowdown = self.model.locality_slowdown;
+        let (slowdown, launch_delay) = (self.model.locality_slowdown, self.launch_delay);
+        let mut books = Books { node_cpu: &self.node_cpu, usage: &mut self.usage, events };
         let j = &mut self.jobs[job as usize];
         let speed = j.speed_on(task, node, slowdown);
         let t = &mut j.tasks[task as usize];
@@ -622,14 +623,17 @@ impl Execution {
         t.done = 0.0;
         t.rate = 0.0;
         t.since = now;
-        t.work_from = now + self.launch_delay;
-        self.usage.held_mem += held.mem_mb;
-        self.usage.running_tasks += 1;
+        t.work_from = now + launch_delay;
+        books.usage.held_mem += held.mem_mb;
+        books.usage.running_tasks += 1;
         if spills {
+            // Its node's disk is shared anew before its rate is set.
             self.disks.start(node, job, task);
             self.reshare(now, node, events);
+            self.phase_rates(now, job, task, events);
+        } else {
+            j.phase_rates(&mut books, now, job, task);
         }
-        self.phase_rates(now, job, task, events);
     }
 
     /// Stops a running task: its resources are freed and pending steps cancelled.

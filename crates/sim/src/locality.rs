@@ -10,7 +10,7 @@ use crate::execution::JobExec;
 impl JobExec {
     /// The speed of its task `task` on `node`, `slowdown` times slower away
     /// from the data it reads.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn speed_on(&self, task: u32, node: u32, slowdown: f64) -> f64 {
         let phase = &self.phases[self.tasks[task as usize].phase as usize];
         if !phase.local {
