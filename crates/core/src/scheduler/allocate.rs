@@ -38,13 +38,18 @@ impl Scheduler {
         // share. The pass's lists are buffers kept between passes.
         let mut order = std::mem::take(&mut self.pass_order);
         order.clear();
-        let total = self.view.total;
-        let served = |q: &super::state::QueueState| {
-            let g = q.guaranteed.dominant_share(&total).max(f64::MIN_POSITIVE);
-            q.used.dominant_share(&total) / g
-        };
-        order.extend(self.view.queues.iter().enumerate().map(|(i, q)| (served(q), i)));
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        if self.view.queues.len() == 1 {
+            // One queue: there is no order to find.
+            order.push((0.0, 0));
+        } else {
+            let total = self.view.total;
+            let served = |q: &super::state::QueueState| {
+                let g = q.guaranteed.dominant_share(&total).max(f64::MIN_POSITIVE);
+                q.used.dominant_share(&total) / g
+            };
+            order.extend(self.view.queues.iter().enumerate().map(|(i, q)| (served(q), i)));
+            order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        }
         // Request sizes that found no node in this pass: bigger ones won't either.
         let mut no_room = std::mem::take(&mut self.pass_no_room);
         no_room.clear();
@@ -66,17 +71,16 @@ impl Scheduler {
         let mut blocked = [false; 2];
         let class_index = |c: JobClass| c as usize;
         for &(_, qi) in order {
-            // Walk the per-class waiting sets merged in service order.
-            let mut cursor: [Option<ServiceKey>; 2] = [None, None];
+            // Walk the per-class waiting sets merged in service order: each
+            // class's next job. Serving a job of one class changes only that
+            // class's set (the job may leave it), so only its next is sought
+            // again: the set's first while every job served in it has left it.
+            let first = |c: usize| self.view.queues[qi].waiting[c].first().copied();
+            let mut next: [Option<ServiceKey>; 2] = [first(0), first(1)];
+            let mut all_left = [true; 2];
             loop {
-                let waiting = &self.view.queues[qi].waiting;
-                let next_of = |c: usize| match cursor[c] {
-                    None => waiting[c].first().copied(),
-                    Some(k) => waiting[c].range((Excluded(k), Unbounded)).next().copied(),
-                };
-                let next = (0..2).filter(|&c| !blocked[c]).filter_map(|c| next_of(c).map(|k| (k, c))).min();
-                let Some((key, c)) = next else { break };
-                cursor[c] = Some(key);
+                let pick = |c: usize| if blocked[c] { None } else { next[c].map(|k| (k, c)) };
+                let Some((key, c)) = pick(0).into_iter().chain(pick(1)).min() else { break };
                 let max_free = self.view.free_index.max_free();
                 let id = key.2 as usize;
                 let full = max_free.cpu_milli == 0 || max_free.mem_mb == 0;
@@ -107,6 +111,12 @@ impl Scheduler {
                     launch(&mut self.view, self.mechanism.as_mut(), &mut self.slots, now, id, ti, node, req, out);
                 }
                 self.view.sync_waiting(id);
+                if !blocked[c] {
+                    all_left[c] &= !self.view.is_waiting(id);
+                    let set = &self.view.queues[qi].waiting[c];
+                    next[c] =
+                        if all_left[c] { set.first() } else { set.range((Excluded(key), Unbounded)).next() }.copied();
+                }
             }
         }
     }
@@ -142,10 +152,10 @@ fn launch(
     size: Resources,
     out: &mut Vec<Action>,
 ) {
-    if let Some(image) = view.job(job).tasks.get(task as usize).and_then(|t| t.image) {
+    let j = view.job_mut(job);
+    if let Some(image) = j.tasks.get(task as usize).and_then(|t| t.image) {
         return mechanism.restore(view, now, job, task, image, node, out);
     }
-    let j = view.job_mut(job);
     j.pending.pop_front();
     let t = &mut j.tasks[task as usize];
     t.state.transition(TaskState::Running).expect("pending tasks can start");
