@@ -165,7 +165,8 @@ pub struct AgentArgs {
     /// manager issued when it joined (file `credential`, mode 0600; keep it:
     /// only this agent can act as the node, and the join token cannot take
     /// the node over), and its last contact with the manager. Default:
-    /// /var/lib/pliant/node-NAME.
+    /// /var/lib/pliant/node-NAME, or /var/lib/pliant/slurm-node-NAME with
+    /// --slurm (a node that runs both agents keeps two credentials).
     #[arg(long)]
     node_dir: Option<PathBuf>,
     /// A Slurm node's agent for `pliant slurm` (--manager is the
@@ -360,7 +361,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
                 give_up_after: a.give_up_after,
-                node_dir: a.node_dir.unwrap_or_else(|| PathBuf::from(format!("/var/lib/pliant/node-{name}"))),
+                node_dir: a.node_dir.unwrap_or_else(|| default_node_dir(&name, a.slurm)),
                 program: std::env::current_exe().map_err(|e| format!("cannot find the pliant executable: {e}"))?,
                 name,
             };
@@ -554,6 +555,14 @@ pub(crate) fn parse_key_value(s: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("`{s}` is not KEY=VALUE"))
 }
 
+/// Where an agent keeps its node credential unless told: the pliant
+/// manager's agent and a Slurm controller's agent issue separate
+/// credentials for the same node name, so each has a directory of its own.
+fn default_node_dir(name: &str, slurm: bool) -> PathBuf {
+    let kind = if slurm { "slurm-node" } else { "node" };
+    PathBuf::from(format!("/var/lib/pliant/{kind}-{name}"))
+}
+
 /// Cores (fractions allowed) to millicores.
 fn parse_cores(s: &str) -> Result<u64, String> {
     match s.parse::<f64>() {
@@ -590,6 +599,12 @@ mod tests {
                 ["2", "running", "0", "2", "1"]
             ]
         );
+    }
+
+    #[test]
+    fn the_two_agents_keep_their_credentials_apart_by_default() {
+        assert_eq!(default_node_dir("n1", false), PathBuf::from("/var/lib/pliant/node-n1"));
+        assert_eq!(default_node_dir("n1", true), PathBuf::from("/var/lib/pliant/slurm-node-n1"));
     }
 
     #[test]

@@ -15,79 +15,96 @@ struct Span {
 }
 
 /// Pending tasks (indices into the job's tasks) in order. Spans are never
-/// empty; two neighbours asking the same request are not consecutive.
+/// empty; two neighbours asking the same request are not consecutive. The
+/// first span is kept inline, so that a job whose waiting tasks are one
+/// span (as most are) needs no allocation for them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PendingTasks {
-    spans: VecDeque<Span>,
+    /// The first span (none when no task waits).
+    head: Option<Span>,
+    /// The spans after it.
+    rest: VecDeque<Span>,
 }
 
 impl PendingTasks {
+    /// The spans in order.
+    fn spans(&self) -> impl Iterator<Item = &Span> + '_ {
+        self.head.iter().chain(&self.rest)
+    }
+
     /// The next task to place.
     pub fn front(&self) -> Option<u32> {
-        self.spans.front().map(|s| s.first)
+        self.head.map(|s| s.first)
     }
 
     /// The waiting tasks in order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.spans.iter().flat_map(|s| s.first..s.first + s.count)
+        self.spans().flat_map(|s| s.first..s.first + s.count)
     }
 
     /// Whether no task waits.
     pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
+        self.head.is_none()
     }
 
     /// Drops the next task (it was placed).
     pub fn pop_front(&mut self) {
-        if let Some(front) = self.spans.front_mut() {
-            front.first += 1;
-            front.count -= 1;
-            if front.count == 0 {
-                self.spans.pop_front();
+        if let Some(head) = &mut self.head {
+            head.first += 1;
+            head.count -= 1;
+            if head.count == 0 {
+                self.head = self.rest.pop_front();
             }
         }
     }
 
     /// Puts `task`, asking `request`, first in line.
     pub fn push_front(&mut self, task: u32, request: Resources) {
-        match self.spans.front_mut() {
+        let span = Span { first: task, count: 1, request };
+        match &mut self.head {
             Some(s) if s.request == request && task.checked_add(1) == Some(s.first) => {
                 s.first = task;
                 s.count += 1;
             }
-            _ => self.push(true, Span { first: task, count: 1, request }),
+            Some(s) => {
+                let old = std::mem::replace(s, span);
+                self.reserve_one();
+                self.rest.push_front(old);
+            }
+            None => self.head = Some(span),
         }
     }
 
     /// Puts `task`, asking `request`, last in line.
     #[inline]
     pub fn push_back(&mut self, task: u32, request: Resources) {
-        match self.spans.back_mut() {
+        match self.rest.back_mut().or(self.head.as_mut()) {
             Some(s) if s.request == request && s.first.checked_add(s.count) == Some(task) => s.count += 1,
-            _ => self.push(false, Span { first: task, count: 1, request }),
+            Some(_) => {
+                self.reserve_one();
+                self.rest.push_back(Span { first: task, count: 1, request });
+            }
+            None => self.head = Some(Span { first: task, count: 1, request }),
         }
     }
 
-    /// Adds a span at the front or the back; the first takes no more room than itself.
-    fn push(&mut self, front: bool, span: Span) {
-        if self.spans.capacity() == 0 {
-            self.spans.reserve_exact(1);
-        }
-        if front {
-            self.spans.push_front(span);
-        } else {
-            self.spans.push_back(span);
+    /// Makes room for one more span after the first; the first such room
+    /// is no larger than that.
+    fn reserve_one(&mut self) {
+        if self.rest.capacity() == 0 {
+            self.rest.reserve_exact(1);
         }
     }
 
     /// Drops every task.
     pub fn clear(&mut self) {
-        self.spans.clear();
+        self.head = None;
+        self.rest.clear();
     }
 
     /// The runs, in order: a request and how many tasks in a row ask it.
     pub fn runs(&self) -> impl Iterator<Item = (Resources, u32)> + '_ {
-        let mut spans = self.spans.iter().peekable();
+        let mut spans = self.spans().peekable();
         std::iter::from_fn(move || {
             let first = spans.next()?;
             let mut n = first.count;
@@ -129,6 +146,7 @@ mod tests {
                 }
                 prop_assert_eq!(p.runs().collect::<Vec<_>>(), runs);
                 prop_assert_eq!(p.front(), model.front().map(|&(t, _)| t));
+                prop_assert!(p.head.is_some() || p.rest.is_empty(), "spans after no first one");
                 prop_assert_eq!(p.iter().collect::<Vec<_>>(), model.iter().map(|&(t, _)| t).collect::<Vec<_>>());
             }
         }

@@ -44,26 +44,38 @@ const NO_ESTIMATE: u32 = 1 << 31;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tasks {
     asks: Box<[Ask]>,
-    /// The requests: each run of tasks asking the same as its first task's index and request.
-    requests: Box<[(u32, Resources)]>,
+    /// What the first task asks for (zero when there is none).
+    first_request: Resources,
+    /// Every later run of tasks asking the same, as its first task's index
+    /// and request (empty, so no allocation, when every task asks the first's).
+    more_requests: Box<[(u32, Resources)]>,
     records: Vec<TaskRuntime>,
 }
+
+/// Records made at once when a job's first task is changed (no more than
+/// it has tasks): a job of up to this many tasks has its records in one allocation.
+const FIRST_RECORDS: usize = 8;
 
 impl Tasks {
     /// The `count` tasks of `asks`, each asking `request` and `estimate` in
     /// phase `phase`, in order; none changed yet.
     pub fn new(count: usize, asks: impl Iterator<Item = (Resources, Option<Micros>, u32)>) -> Self {
-        let mut requests: Vec<(u32, Resources)> = Vec::new();
+        let mut more_requests: Vec<(u32, Resources)> = Vec::new();
+        let (mut first_request, mut last) = (Resources::ZERO, Resources::ZERO);
         let mut kept = Vec::with_capacity(count);
         for ((request, estimate, phase), i) in asks.zip(0u32..) {
-            if requests.last().is_none_or(|r| r.1 != request) {
-                requests.push((i, request));
+            if i == 0 {
+                first_request = request;
+            } else if request != last {
+                more_requests.push((i, request));
             }
+            last = request;
             assert!(phase < NO_ESTIMATE, "phase {phase}: too many phases");
             let phase = if estimate.is_some() { phase } else { phase | NO_ESTIMATE };
             kept.push(Ask { estimate: estimate.unwrap_or(0), phase, slot: WAITED });
         }
-        Tasks { asks: kept.into_boxed_slice(), requests: requests.into_boxed_slice(), records: Vec::new() }
+        let more_requests = more_requests.into_boxed_slice();
+        Tasks { asks: kept.into_boxed_slice(), first_request, more_requests, records: Vec::new() }
     }
 
     /// Number of tasks.
@@ -94,13 +106,14 @@ impl Tasks {
     fn make_record(&mut self, i: usize) -> u32 {
         if self.records.len() == self.records.capacity() {
             // Room grows as a vector's does, but never past a record per task.
-            let room = self.records.len().max(4).min(self.asks.len() - self.records.len());
+            let room = self.records.len().max(FIRST_RECORDS).min(self.asks.len() - self.records.len());
             self.records.reserve_exact(room);
         }
         let slot = self.records.len() as u32;
         let ask = &mut self.asks[i];
         ask.slot = slot;
-        let record = TaskRuntime::waiting(ask.phase(), Self::request_in(&self.requests, i), ask.estimate());
+        let request = Self::request_in(self.first_request, &self.more_requests, i);
+        let record = TaskRuntime::waiting(ask.phase(), request, ask.estimate());
         self.records.push(record);
         slot
     }
@@ -113,17 +126,21 @@ impl Tasks {
     /// What task `i` asks for.
     pub fn request(&self, i: usize) -> Resources {
         assert!(i < self.asks.len(), "no task {i}");
-        Self::request_in(&self.requests, i)
+        Self::request_in(self.first_request, &self.more_requests, i)
     }
 
     /// The requests its tasks ask, each at least once (in task order).
     pub fn requests(&self) -> impl Iterator<Item = Resources> + '_ {
-        self.requests.iter().map(|r| r.1)
+        let first = (!self.asks.is_empty()).then_some(self.first_request);
+        first.into_iter().chain(self.more_requests.iter().map(|r| r.1))
     }
 
-    /// Task `i`'s request in `requests` (see `Tasks::requests`).
-    fn request_in(requests: &[(u32, Resources)], i: usize) -> Resources {
-        requests[requests.partition_point(|r| r.0 as usize <= i) - 1].1
+    /// Task `i`'s request, its job's tasks asking `first` but where `more` says otherwise.
+    fn request_in(first: Resources, more: &[(u32, Resources)], i: usize) -> Resources {
+        match more.partition_point(|r| r.0 as usize <= i) {
+            0 => first,
+            run => more[run - 1].1,
+        }
     }
 
     /// Its owner's estimate of task `i`'s run time.
@@ -177,7 +194,7 @@ mod tests {
         let (r, big) = (Resources::cores_gb(1, 1), Resources::cores_gb(2, 2));
         let mut tasks =
             Tasks::new(4, [(r, Some(5), 0), (big, None, 1), (big, Some(9), 1), (r, Some(7), 1)].into_iter());
-        assert_eq!(tasks.requests.len(), 3);
+        assert_eq!(tasks.requests().collect::<Vec<_>>(), [r, big, r]);
         assert_eq!((0..4).map(|i| tasks.request(i)).collect::<Vec<_>>(), [r, big, big, r]);
         let _ = tasks.get_mut(1);
         assert_eq!((tasks[1].request, tasks[1].estimate, tasks[1].phase), (big, None, 1));
@@ -199,6 +216,19 @@ mod tests {
         let changed: Vec<(u32, TaskState)> = tasks.changed().map(|(i, t)| (i, t.state)).collect();
         assert_eq!(changed, [(0, TaskState::Finished), (2, TaskState::Running)]);
         assert!(tasks.get_mut(3).is_none());
+    }
+
+    #[test]
+    fn records_are_made_in_one_allocation_for_a_small_job_and_grow_for_a_large_one() {
+        let asks = |n| Tasks::new(n, std::iter::repeat_n((Resources::ZERO, None, 0), n));
+        let mut small = asks(5);
+        let _ = small.get_mut(3);
+        assert_eq!(small.records.capacity(), 5);
+        (0..5).for_each(|i| _ = small.get_mut(i));
+        assert_eq!((small.records.len(), small.records.capacity()), (5, 5));
+        let mut large = asks(100);
+        (0..9).for_each(|i| _ = large.get_mut(i));
+        assert_eq!((large.records.len(), large.records.capacity()), (9, FIRST_RECORDS * 2));
     }
 
     #[test]
