@@ -31,23 +31,24 @@ impl Scheduler {
             };
             return pass.allocate(view, now, &mut start);
         }
-        if self.view.queues.iter().all(|q| q.waiting.iter().all(|w| w.is_empty())) {
-            return;
-        }
-        // The most under-served queue first: lowest used / guaranteed dominant
-        // share. The pass's lists are buffers kept between passes.
+        // The queues with waiting jobs (a pass visits no other), the most
+        // under-served first: lowest used / guaranteed dominant share. The
+        // pass's lists are buffers kept between passes.
         let mut order = std::mem::take(&mut self.pass_order);
         order.clear();
-        if self.view.queues.len() == 1 {
-            // One queue: there is no order to find.
-            order.push((0.0, 0));
-        } else {
+        let waiting = |q: &super::state::QueueState| q.waiting.iter().any(|w| !w.is_empty());
+        order.extend(self.view.queues.iter().enumerate().filter(|(_, q)| waiting(q)).map(|(i, _)| (0.0, i)));
+        if order.is_empty() {
+            self.pass_order = order;
+            return;
+        }
+        if order.len() > 1 {
             let total = self.view.total;
-            let served = |q: &super::state::QueueState| {
+            for (served, i) in &mut order {
+                let q = &self.view.queues[*i];
                 let g = q.guaranteed.dominant_share(&total).max(f64::MIN_POSITIVE);
-                q.used.dominant_share(&total) / g
-            };
-            order.extend(self.view.queues.iter().enumerate().map(|(i, q)| (served(q), i)));
+                *served = q.used.dominant_share(&total) / g;
+            }
             order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         }
         // Request sizes that found no node in this pass: bigger ones won't either.
