@@ -82,9 +82,8 @@ impl Scheduler {
             loop {
                 let pick = |c: usize| if blocked[c] { None } else { next[c].map(|k| (k, c)) };
                 let Some((key, c)) = pick(0).into_iter().chain(pick(1)).min() else { break };
-                let max_free = self.view.free_index.max_free();
                 let id = key.2 as usize;
-                let full = max_free.cpu_milli == 0 || max_free.mem_mb == 0;
+                let full = self.view.free_index.full();
                 if blocked.iter().all(|&b| b) || (full && !self.slots.holds_usable_by(self.view.jobs[id].req.priority))
                 {
                     return;
