@@ -234,6 +234,8 @@ pub(crate) struct Usage {
     pub busy_nodes: f64,
     /// Memory (MB) held by running tasks.
     pub held_mem: u64,
+    /// Tasks running (holding resources, progressing or not).
+    pub running_tasks: u64,
     /// CPU (millicores) held by running pool executors with no stage task in
     /// flight: waiting at their stage's barrier for its slowest executor.
     pub barrier_idle_cpu: f64,
@@ -267,7 +269,6 @@ pub(crate) struct Execution {
     pub lost_core_us: f64,
     /// Core-microseconds held without progress while restoring.
     pub held_core_us: f64,
-    pub running_tasks: u64,
     /// What the core must be told, in order.
     pub reports: Vec<Observation>,
     /// Checkpoint images and the nodes' dump queues.
@@ -314,6 +315,20 @@ fn track_stall(t: &mut TaskExec, stalled: &mut Micros, now: Micros) {
     }
 }
 
+/// What a task's due finish came to (see [`Execution::due`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Due {
+    /// The task stopped or its rate changed since it was scheduled: nothing happens.
+    Stale,
+    /// A pool executor's stage task ended; the executor runs on.
+    Tick,
+    /// The task finished; `job_done` when its job has no task left.
+    Finished {
+        /// Its job has no task left.
+        job_done: bool,
+    },
+}
+
 /// What a task's rate change updates besides its job: the usage integrals
 /// (a task's CPU counted against its node's) and the event queue (its next
 /// finish).
@@ -349,6 +364,12 @@ impl JobExec {
     #[inline(always)]
     fn set_rate(&mut self, books: &mut Books, now: Micros, job: u32, task: u32, rate: f64) {
         self.settle(now, task);
+        self.set_settled_rate(books, now, job, task, rate);
+    }
+
+    /// As [`JobExec::set_rate`], for a task settled to `now` already.
+    #[inline(always)]
+    fn set_settled_rate(&mut self, books: &mut Books, now: Micros, job: u32, task: u32, rate: f64) {
         let t = &mut self.tasks[task as usize];
         let p = &mut self.phases[t.phase as usize];
         t.rate = rate;
@@ -412,26 +433,78 @@ impl JobExec {
         false
     }
 
+    /// Stops its running task `task` (see [`Execution::stop`]), settled to
+    /// `now` already (see `settle`), but for its node's disk: returns the
+    /// node it spilled on, if it did.
+    fn stop(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) -> Option<u32> {
+        end_copy(&mut self.tasks[task as usize], books.node_cpu, books.usage);
+        self.set_settled_rate(books, now, job, task, 0.0);
+        let t = &mut self.tasks[task as usize];
+        t.running = false;
+        t.frozen = false;
+        t.restoring = false;
+        // Its stall clock stops with it (see `track_stall`).
+        let stalled = t.stalled_since.take();
+        t.swapped_mb = 0;
+        t.to_reclaim_mb = 0;
+        t.mem_epoch += 1;
+        let (mem, node, spilled) = (t.held.mem_mb, t.node, t.spill_per_us > 0.0);
+        t.held = Resources::ZERO;
+        t.disk_cap = f64::INFINITY;
+        if let Some(since) = stalled {
+            self.stalled += now - since;
+        }
+        books.usage.held_mem -= mem;
+        books.usage.running_tasks -= 1;
+        // Only a task with spills is ever on a disk (see `Execution::launch`).
+        spilled.then_some(node)
+    }
+
+    /// Records the completion of its task `task`, stopped already; returns
+    /// true when it has no task left.
+    fn finish(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) -> bool {
+        let t = &mut self.tasks[task as usize];
+        t.finished = true;
+        let node = t.node;
+        let p = &mut self.phases[t.phase as usize];
+        if p.feeds_local {
+            p.ran_on.push(node);
+        }
+        // A stopped task has rate 0 and spills on no disk already: only a
+        // coupled phase has rates to change.
+        if p.coupled {
+            self.phase_rates(books, now, job, task);
+        }
+        self.unfinished -= 1;
+        self.unfinished == 0
+    }
+
     /// Brings the rates of task `task` and of its coupled siblings up to date.
     fn phase_rates(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) {
         let phase = &self.phases[self.tasks[task as usize].phase as usize];
-        let (members, lockstep) = if phase.coupled {
-            let lockstep = self.tasks[phase.tasks.start as usize..phase.tasks.end as usize]
-                .iter()
-                .filter(|t| t.ever_started && !t.finished)
-                .map(TaskExec::own_rate)
-                .fold(1.0, f64::min);
-            (phase.tasks.clone(), lockstep)
-        } else {
-            (task..task + 1, 1.0)
-        };
+        if !phase.coupled {
+            return self.task_rate(books, now, job, task, 1.0);
+        }
+        let members = phase.tasks.clone();
+        let lockstep = self.tasks[members.start as usize..members.end as usize]
+            .iter()
+            .filter(|t| t.ever_started && !t.finished)
+            .map(TaskExec::own_rate)
+            .fold(1.0, f64::min);
         for i in members {
-            let t = &mut self.tasks[i as usize];
-            track_stall(t, &mut self.stalled, now);
-            let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
-            if rate != t.rate {
-                self.set_rate(books, now, job, i, rate);
-            }
+            self.task_rate(books, now, job, i, lockstep);
+        }
+    }
+
+    /// Brings task `task`'s rate up to date, at most `lockstep` (its coupled
+    /// phase's slowest started task's rate, or 1).
+    #[inline(always)]
+    fn task_rate(&mut self, books: &mut Books, now: Micros, job: u32, task: u32, lockstep: f64) {
+        let t = &mut self.tasks[task as usize];
+        track_stall(t, &mut self.stalled, now);
+        let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
+        if rate != t.rate {
+            self.set_rate(books, now, job, task, rate);
         }
     }
 }
@@ -462,13 +535,29 @@ impl Execution {
         (&mut self.jobs[job as usize], books)
     }
 
-    /// A running task's scheduled finish is due. A pool executor's stage
-    /// task is: it retires its finished tasks, starts the next stage when
-    /// this one is over, and pulls more. True when the task itself finishes
-    /// (a pool executor: every stage has ended).
-    pub fn due(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
+    /// A task's finish scheduled at `epoch` is due. Unless it is stale (the
+    /// task stopped or its rate changed since), the task finishes, or, if it
+    /// is a pool executor, its stage task does: it retires its finished
+    /// tasks, starts the next stage when this one is over, and pulls more;
+    /// the executor finishes once every stage has ended.
+    pub fn due(&mut self, now: Micros, job: u32, task: u32, epoch: u32, events: &mut EventQueue) -> Due {
         let (j, mut books) = self.job_books(job, events);
-        j.due(&mut books, now, job, task)
+        let t = &j.tasks[task as usize];
+        if !t.running || t.epoch != epoch {
+            return Due::Stale;
+        }
+        if !j.due(&mut books, now, job, task) {
+            return Due::Tick;
+        }
+        // A finishing task's progress is complete: it is not settled (nothing
+        // reads it again).
+        if let Some(node) = j.stop(&mut books, now, job, task) {
+            // Its node's disk is shared anew before it counts as finished.
+            self.unspill(now, node, job, task, events);
+            let (j, mut books) = self.job_books(job, events);
+            return Due::Finished { job_done: j.finish(&mut books, now, job, task) };
+        }
+        Due::Finished { job_done: j.finish(&mut books, now, job, task) }
     }
 
     /// Brings the rates of a task (and of its coupled siblings) up to date;
@@ -535,7 +624,7 @@ impl Execution {
         t.since = now;
         t.work_from = now + self.launch_delay;
         self.usage.held_mem += held.mem_mb;
-        self.running_tasks += 1;
+        self.usage.running_tasks += 1;
         if spills {
             self.disks.start(node, job, task);
             self.reshare(now, node, events);
@@ -546,27 +635,16 @@ impl Execution {
     /// Stops a running task: its resources are freed and pending steps cancelled.
     pub(crate) fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         let (j, mut books) = self.job_books(job, events);
-        end_copy(&mut j.tasks[task as usize], books.node_cpu, books.usage);
-        j.set_rate(&mut books, now, job, task, 0.0);
-        let t = &mut j.tasks[task as usize];
-        t.running = false;
-        t.frozen = false;
-        t.restoring = false;
-        // Its stall clock stops with it (see `track_stall`).
-        let stalled = t.stalled_since.take();
-        t.swapped_mb = 0;
-        t.to_reclaim_mb = 0;
-        t.mem_epoch += 1;
-        let (mem, node, spilled) = (t.held.mem_mb, t.node, t.spill_per_us > 0.0);
-        t.held = Resources::ZERO;
-        t.disk_cap = f64::INFINITY;
-        if let Some(since) = stalled {
-            j.stalled += now - since;
+        j.settle(now, task);
+        if let Some(node) = j.stop(&mut books, now, job, task) {
+            self.unspill(now, node, job, task, events);
         }
-        self.usage.held_mem -= mem;
-        self.running_tasks -= 1;
-        // Only a task with spills is ever on a disk (see `launch`).
-        if spilled && self.disks.stop(node, job, task) {
+    }
+
+    /// A task that spilled on `node` stopped: if it was spilling there, the
+    /// node shares its disk anew.
+    fn unspill(&mut self, now: Micros, node: u32, job: u32, task: u32, events: &mut EventQueue) {
+        if self.disks.stop(node, job, task) {
             self.reshare(now, node, events);
         }
     }
@@ -596,26 +674,6 @@ impl Execution {
         if coupled {
             j.phase_rates(&mut books, now, job, task);
         }
-    }
-
-    /// Records a task's completion; returns true when its job has no task left.
-    pub fn finish(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
-        self.stop(now, job, task, events);
-        let (j, mut books) = self.job_books(job, events);
-        let t = &mut j.tasks[task as usize];
-        t.finished = true;
-        let node = t.node;
-        let p = &mut j.phases[t.phase as usize];
-        if p.feeds_local {
-            p.ran_on.push(node);
-        }
-        // A stopped task has rate 0 and spills on no disk already: only a
-        // coupled phase has rates to change.
-        if p.coupled {
-            j.phase_rates(&mut books, now, job, task);
-        }
-        j.unfinished -= 1;
-        j.unfinished == 0
     }
 
     /// Stops every running task of a failed job, counting their work as lost.
