@@ -7,6 +7,7 @@ use crate::event_queue::{Event, EventQueue};
 use crate::execution::{Execution, JobExec, Usage};
 use crate::held::HeldJob;
 use crate::records::Records;
+use crate::spares::Spares;
 use crate::{SimError, SimOptions};
 use pliant_core::model::{JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
@@ -166,6 +167,7 @@ fn run<'w>(
             disks: crate::disk_share::DiskShare::new(cluster.nodes.len(), opts.exec.node_disk_mb_s),
             launch_delay: if yarn { 2 * am_start.unwrap_or(0) } else { 0 },
             own_rates: opts.task_swap_rates.iter().map(|r| ((r.job, r.task), *r)).collect(),
+            spare_tasks: Spares::default(),
         },
         driver: Driver::new(core),
         events: EventQueue::default(),
@@ -427,7 +429,11 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
     }
 
     fn count_preemption(&mut self, job: JobId, mechanism: MechanismKind) {
-        *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
+        // The mechanism's name is made a key once, at its first preemption.
+        match self.preemptions.get_mut(mechanism.name()) {
+            Some(count) => *count += 1,
+            None => _ = self.preemptions.insert(mechanism.name().to_string(), 1),
+        }
         self.exec.jobs[job.0 as usize].preemptions += 1;
     }
 
@@ -454,7 +460,8 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             Action::Launch { task, node, resources } => {
                 let job = &mut self.exec.jobs[task.job.0 as usize];
                 if !job.started() {
-                    job.start(&self.live[self.origin[task.job.0 as usize] as usize], &self.exec.model, now);
+                    let held = &self.live[self.origin[task.job.0 as usize] as usize];
+                    job.start(held, &self.exec.model, now, &mut self.exec.spare_tasks);
                 }
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }

@@ -19,6 +19,7 @@ use crate::disk_share::{shares, DiskShare};
 use crate::event_queue::{Event, EventQueue};
 use crate::held::HeldJob;
 use crate::pool::{finish_time, PoolExec};
+use crate::spares::Spares;
 use crate::{ExecModel, SparkModel, TaskSwapRates};
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
@@ -127,7 +128,8 @@ pub(crate) struct PhaseExec {
 /// A job's true state.
 #[derive(Debug, Clone)]
 pub(crate) struct JobExec {
-    pub tasks: Box<[TaskExec]>,
+    /// Its tasks (none before its first launch), in a buffer of exactly their number.
+    pub tasks: Vec<TaskExec>,
     pub phases: Box<[PhaseExec]>,
     pub unfinished: u32,
     /// The true memory elasticity of its tasks, if any (boxed: most jobs
@@ -147,7 +149,7 @@ impl JobExec {
     pub fn waiting(job: &HeldJob) -> Self {
         let unfinished = job.task_count() as u32;
         JobExec {
-            tasks: Box::default(),
+            tasks: Vec::new(),
             phases: Box::default(),
             unfinished,
             elastic: job.elastic.clone(),
@@ -163,10 +165,10 @@ impl JobExec {
     }
 
     /// Makes its tasks' state from `job`, the job it was made from, before
-    /// its first launch, at `now`.
-    pub fn start(&mut self, job: &HeldJob, model: &ExecModel, now: Micros) {
+    /// its first launch, at `now`, its tasks in a buffer from `spares`.
+    pub fn start(&mut self, job: &HeldJob, model: &ExecModel, now: Micros, spares: &mut Spares<TaskExec>) {
         self.started_at = now;
-        let mut tasks = Vec::with_capacity(self.unfinished as usize);
+        let mut tasks = spares.take(self.unfinished as usize);
         let mut phases = Vec::with_capacity(job.phases().count());
         for (pi, (p, p_tasks)) in job.phases().enumerate() {
             let start = tasks.len() as u32;
@@ -219,7 +221,7 @@ impl JobExec {
                 feeds_local: job.phases().any(|(q, _)| q.local && q.deps.contains(&(pi as u32))),
             });
         }
-        self.tasks = tasks.into_boxed_slice();
+        self.tasks = tasks;
         self.phases = phases.into_boxed_slice();
     }
 }
@@ -279,6 +281,8 @@ pub(crate) struct Execution {
     pub launch_delay: Micros,
     /// Tasks with swap rates of their own (`SimOptions::task_swap_rates`).
     pub own_rates: BTreeMap<(u32, u32), TaskSwapRates>,
+    /// Released jobs' task buffers, for later jobs' first launch.
+    pub spare_tasks: Spares<TaskExec>,
 }
 
 /// Settles task `task` of `j` to `now` (a pool executor's in-flight tasks);
@@ -334,7 +338,9 @@ impl Execution {
     /// Drops the state of job `job`, which has finished: what is left of it
     /// in the event queue is stale and is ignored.
     pub(crate) fn release(&mut self, job: u32) {
-        self.jobs.remove(job as usize);
+        if let Some(j) = self.jobs.remove(job as usize) {
+            self.spare_tasks.keep(j.tasks);
+        }
     }
 
     /// Whether job `job` finished and its state was dropped.

@@ -6,6 +6,7 @@ use super::tasks::Tasks;
 use crate::action::MechanismKind;
 use crate::model::{Elasticity, JobClass, JobId, JobRequest, NodeId, TaskState};
 use crate::{Micros, Resources};
+use smallvec::SmallVec;
 use std::collections::BTreeSet;
 
 /// Orders jobs in a queue: (inverted priority, submission, id); smaller first.
@@ -192,7 +193,8 @@ pub(crate) struct JobState {
     pub queue: usize,
     pub key: ServiceKey,
     pub tasks: Tasks,
-    pub phases: Box<[PhaseRuntime]>,
+    /// Its phases (one kept inline, as most jobs have one).
+    pub phases: SmallVec<[PhaseRuntime; 1]>,
     /// Runnable pending tasks (their phase's barrier is passed), in order.
     pub pending: PendingTasks,
     pub running: u32,
@@ -209,7 +211,7 @@ pub(crate) struct JobState {
 impl JobState {
     pub fn new(req: JobRequest, queue: usize, key: ServiceKey) -> Self {
         let JobRequest { id, submit, class, priority, phases: requested, elastic } = req;
-        let mut phases: Vec<PhaseRuntime> = Vec::with_capacity(requested.len());
+        let mut phases: SmallVec<[PhaseRuntime; 1]> = SmallVec::with_capacity(requested.len());
         let mut first = 0;
         for (i, p) in requested.iter().enumerate() {
             let n = p.tasks.len() as u32;
@@ -243,7 +245,7 @@ impl JobState {
             queue,
             key,
             tasks,
-            phases: phases.into_boxed_slice(),
+            phases,
             pending: PendingTasks::default(),
             running: 0,
             unfinished,
