@@ -9,7 +9,7 @@ use crate::held::HeldJob;
 use crate::records::Records;
 use crate::spares::Spares;
 use crate::{SimError, SimOptions};
-use pliant_core::model::{JobId, JobRequest, TaskRef};
+use pliant_core::model::{JobClass, JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
 use pliant_core::{Action, Driver, LiveTable, MechanismKind, Micros, Observation, Pass, Scheduler};
@@ -37,6 +37,8 @@ struct Run<'w, J: Iterator<Item = Cow<'w, Job>>> {
     /// The execution model's reports being told to the core (a buffer kept
     /// between events, so that telling them allocates nothing).
     telling: Vec<Observation>,
+    /// An arriving job's request to the core (a buffer made anew for each).
+    request: JobRequest,
     timeline: Vec<Sample>,
     ended_jobs: usize,
     processed: u64,
@@ -175,6 +177,14 @@ fn run<'w>(
         origin: Vec::new(),
         preemptions: BTreeMap::new(),
         telling: Vec::new(),
+        request: JobRequest {
+            id: JobId(0),
+            submit: 0,
+            class: JobClass::Short,
+            priority: 0,
+            phases: Vec::new(),
+            elastic: None,
+        },
         timeline: Vec::new(),
         ended_jobs: 0,
         processed: 0,
@@ -248,8 +258,9 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             self.exec.usage.advance(now);
             while let Some(job) = self.arrivals.next_if(|j| j.submit == now) {
                 let index = self.arrive(job);
-                let request = self.submit(index, now);
-                self.driver.observe(now, Observation::JobSubmitted(request))?;
+                let id = self.submit(index);
+                self.live[index].request_into(id, now, &mut self.request);
+                self.driver.submit(&self.request)?;
                 self.processed += 1;
             }
             while self.events.peek_time() == Some(now) {
@@ -410,14 +421,14 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
         id
     }
 
-    /// Submits workload job `index` at `now` as the next core job (dense ids
-    /// in submission order, resubmissions included) and says what the core sees.
-    fn submit(&mut self, index: usize, now: Micros) -> JobRequest {
-        let job = &self.live[index];
+    /// Makes workload job `index` the next core job (dense ids in
+    /// submission order, resubmissions included) and returns its id: the
+    /// caller tells the core its request.
+    fn submit(&mut self, index: usize) -> JobId {
         let id = JobId(self.exec.jobs.len() as u32);
-        self.exec.jobs.push(JobExec::waiting(job));
+        self.exec.jobs.push(JobExec::waiting(&self.live[index]));
         self.origin.push(index as u32);
-        job.request(id, now)
+        id
     }
 
     /// A core job ended; `owner_done` when its owner has nothing more to wait for.
@@ -510,8 +521,8 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 }
                 // Its owner submits it again, from scratch (issue 13: the user's view of JCT).
                 if resubmit {
-                    let request = self.submit(index, now);
-                    self.exec.reports.push(Observation::JobSubmitted(request));
+                    let id = self.submit(index);
+                    self.exec.reports.push(Observation::JobSubmitted(self.live[index].request(id, now)));
                 }
             }
         }

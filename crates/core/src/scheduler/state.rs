@@ -209,8 +209,8 @@ pub(crate) struct JobState {
 }
 
 impl JobState {
-    pub fn new(req: JobRequest, queue: usize, key: ServiceKey) -> Self {
-        let JobRequest { id, submit, class, priority, phases: requested, elastic } = req;
+    pub fn new(req: &JobRequest, queue: usize, key: ServiceKey) -> Self {
+        let JobRequest { id, submit, class, priority, phases: ref requested, elastic } = *req;
         let mut phases: SmallVec<[PhaseRuntime; 1]> = SmallVec::with_capacity(requested.len());
         let mut first = 0;
         for (i, p) in requested.iter().enumerate() {
@@ -234,9 +234,7 @@ impl JobState {
             });
             first += n;
         }
-        let asks =
-            requested.iter().zip(0u32..).flat_map(|(p, i)| p.tasks.iter().map(move |t| (t.resources, t.estimate, i)));
-        let tasks = Tasks::new(requested.iter().map(|p| p.tasks.len()).sum(), asks);
+        let tasks = Tasks::new(requested);
         let work_left = requested.iter().flat_map(|p| &p.tasks).map(|t| t.estimate.unwrap_or(0)).sum();
         let req = Submitted { id, submit, class, priority, elastic: elastic.map(Box::new) };
         let unfinished = tasks.len() as u32;
@@ -264,8 +262,8 @@ impl JobState {
 
     /// Makes a phase's tasks runnable once its barrier is passed.
     pub fn release_phase(&mut self, phase: u32) {
-        for t in self.phases[phase as usize].tasks.clone() {
-            self.pending.push_back(t, self.tasks.request(t as usize));
+        for (first, count, request) in self.tasks.runs(self.phases[phase as usize].tasks.clone()) {
+            self.pending.push_back(first, count, request);
         }
         // An empty phase finishes at once and releases its downstream phases.
         if self.phases[phase as usize].unfinished == 0 {
