@@ -6,14 +6,14 @@
 //! draws from the same distribution, as in the paper's numerical study.
 
 use crate::event_queue::{Event, EventQueue};
-use crate::execution::Execution;
+use crate::execution::{Execution, TaskExec, Usage};
 use pliant_core::{Micros, Resources};
 
 impl Execution {
     /// Starts a copy of running task `task` of job `job` on `node`.
     pub fn copy(&mut self, now: Micros, job: u32, task: u32, node: u32, held: Resources, events: &mut EventQueue) {
-        let speed = self.speed_on(job, task, node);
         let j = &self.jobs[job as usize];
+        let speed = j.speed_on(task, node, self.model.locality_slowdown);
         let range = j.phases[j.tasks[task as usize].phase as usize].tasks.clone();
         let m = range.end - range.start;
         let sibling = range.start + (task - range.start + m.div_ceil(2)) % m;
@@ -37,14 +37,14 @@ impl Execution {
         let t = &self.jobs[job as usize].tasks[task as usize];
         t.running && t.copy.is_some() && t.copy_epoch == epoch
     }
+}
 
-    /// Stops a task's copy, if it has one (its task finished or stopped).
-    pub(crate) fn end_copy(&mut self, job: u32, task: u32) {
-        let t = self.task(job, task);
-        let Some((node, held)) = t.copy.take() else { return };
-        t.copy_epoch += 1;
-        self.usage.held_mem -= held.mem_mb;
-        self.usage.busy_cpu -= held.cpu_milli as f64;
-        self.usage.busy_nodes -= held.cpu_milli as f64 / self.node_cpu[node as usize] as f64;
-    }
+/// Stops task `t`'s copy, if it has one (its task finished or stopped),
+/// taking what it held and used off `usage`; `node_cpu` is every node's CPU.
+pub(crate) fn end_copy(t: &mut TaskExec, node_cpu: &[u64], usage: &mut Usage) {
+    let Some((node, held)) = t.copy.take() else { return };
+    t.copy_epoch += 1;
+    usage.held_mem -= held.mem_mb;
+    usage.busy_cpu -= held.cpu_milli as f64;
+    usage.busy_nodes -= held.cpu_milli as f64 / node_cpu[node as usize] as f64;
 }

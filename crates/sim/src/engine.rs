@@ -313,7 +313,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                     return Ok(());
                 }
                 self.processed += 1;
-                if self.exec.pool_slot(job, task).is_some() && !self.exec.pool_tick(now, job, task, &mut self.events) {
+                if !self.exec.due(now, job, task, &mut self.events) {
                     return Ok(());
                 }
                 let job_done = self.exec.finish(now, job, task, &mut self.events);
@@ -382,10 +382,18 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
     }
 
     /// Tells the core what the execution model observed.
+    #[inline]
     fn report(&mut self, now: Micros) -> Result<(), SimError> {
         if self.exec.reports.is_empty() {
             return Ok(());
         }
+        self.tell(now)
+    }
+
+    /// Tells the core the execution model's reports, which are not empty
+    /// (out of line: most events have none).
+    #[inline(never)]
+    fn tell(&mut self, now: Micros) -> Result<(), SimError> {
         std::mem::swap(&mut self.telling, &mut self.exec.reports);
         for obs in self.telling.drain(..) {
             self.driver.observe(now, obs)?;

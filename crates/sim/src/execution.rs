@@ -15,6 +15,7 @@
 //! resident set at once; the rest is swapped out at the reclaim rate and read
 //! back at the restore rate when it resumes.
 
+use crate::copies::end_copy;
 use crate::disk_share::{shares, DiskShare};
 use crate::event_queue::{Event, EventQueue};
 use crate::held::HeldJob;
@@ -285,30 +286,21 @@ pub(crate) struct Execution {
     pub spare_tasks: Spares<TaskExec>,
 }
 
-/// Settles task `task` of `j` to `now` (a pool executor's in-flight tasks);
-/// returns its rate.
-fn settle_in(j: &mut JobExec, now: Micros, task: u32) -> f64 {
-    let t = &mut j.tasks[task as usize];
-    let (work, rate) = (t.rate * now.saturating_sub(t.since.max(t.work_from)) as f64, t.rate);
-    t.since = now;
-    let p = &mut j.phases[t.phase as usize];
-    match p.pool.as_mut() {
-        Some(pool) => pool.advance((task - p.tasks.start) as usize, work),
-        None => t.done = (t.done + work).min(t.duration as f64),
-    }
-    rate
-}
-
 /// Counts task `t`'s CPU use at `busy` (its rate, or 0 when idle) in the
 /// usage integrals, and the CPU it holds idle at a barrier at `idle`;
-/// `node_cpu` is its node's CPU.
-fn count_busy(t: &mut TaskExec, busy: f64, idle: f64, node_cpu: u64, usage: &mut Usage) {
-    let used = t.requested.cpu_milli as f64 * (busy - t.busy);
-    usage.barrier_idle_cpu += t.requested.cpu_milli as f64 * (idle - t.idle);
-    t.busy = busy;
-    t.idle = idle;
-    usage.busy_cpu += used;
-    usage.busy_nodes += used / node_cpu as f64;
+/// `node_cpu` is every node's CPU. A use that does not change is skipped:
+/// adding zero leaves a sum as it is.
+fn count_busy(t: &mut TaskExec, busy: f64, idle: f64, node_cpu: &[u64], usage: &mut Usage) {
+    if idle != t.idle {
+        usage.barrier_idle_cpu += t.requested.cpu_milli as f64 * (idle - t.idle);
+        t.idle = idle;
+    }
+    if busy != t.busy {
+        let used = t.requested.cpu_milli as f64 * (busy - t.busy);
+        t.busy = busy;
+        usage.busy_cpu += used;
+        usage.busy_nodes += used / node_cpu[t.node as usize] as f64;
+    }
 }
 
 /// Starts or stops task `t`'s stall clock as it enters or leaves a
@@ -323,6 +315,128 @@ fn track_stall(t: &mut TaskExec, stalled: &mut Micros, now: Micros) {
             *stalled += now - since;
         }
         _ => {}
+    }
+}
+
+/// What a task's rate change updates besides its job: the usage integrals
+/// (a task's CPU counted against its node's) and the event queue (its next
+/// finish).
+pub(crate) struct Books<'a> {
+    node_cpu: &'a [u64],
+    usage: &'a mut Usage,
+    events: &'a mut EventQueue,
+}
+
+impl JobExec {
+    /// Settles task `task`'s progress to `now` (a pool executor's: its
+    /// in-flight tasks'); returns its rate.
+    #[inline(always)]
+    fn settle(&mut self, now: Micros, task: u32) -> f64 {
+        let t = &mut self.tasks[task as usize];
+        let rate = t.rate;
+        // A task without progress did no work: there is nothing to add.
+        if rate > 0.0 {
+            let work = rate * now.saturating_sub(t.since.max(t.work_from)) as f64;
+            let p = &mut self.phases[t.phase as usize];
+            match p.pool.as_mut() {
+                Some(pool) => pool.advance((task - p.tasks.start) as usize, work),
+                None => t.done = (t.done + work).min(t.duration as f64),
+            }
+        }
+        t.since = now;
+        rate
+    }
+
+    /// Settles task `task` (of job `job`) to `now` and gives it a new rate,
+    /// scheduling its finish (a pool executor: its next stage task's) if it
+    /// progresses.
+    #[inline(always)]
+    fn set_rate(&mut self, books: &mut Books, now: Micros, job: u32, task: u32, rate: f64) {
+        self.settle(now, task);
+        let t = &mut self.tasks[task as usize];
+        let p = &mut self.phases[t.phase as usize];
+        t.rate = rate;
+        t.epoch += 1;
+        let (finish, idle) = match p.pool.as_mut() {
+            None if rate <= 0.0 => (None, false),
+            None => (Some(finish_time(now.max(t.work_from), t.duration as f64 - t.done, rate)), false),
+            Some(pool) => {
+                let e = (task - p.tasks.start) as usize;
+                let finish = if rate <= 0.0 {
+                    None
+                } else if pool.done() {
+                    // An executor with nothing left to run ends now.
+                    Some(now)
+                } else {
+                    pool.pull(e);
+                    pool.next_left(e).map(|left| finish_time(now, left, rate))
+                };
+                // A pool executor with no stage task in flight (waiting at a
+                // barrier) holds its cores but uses none.
+                (finish, pool.idle(e))
+            }
+        };
+        let epoch = t.epoch;
+        let (busy, idle) = if idle { (0.0, rate) } else { (rate, 0.0) };
+        count_busy(t, busy, idle, books.node_cpu, books.usage);
+        if let Some(at) = finish {
+            books.events.push(at, Event::TaskFinish { job, task, epoch });
+        }
+    }
+
+    /// Lets the progressing executors of pool phase `phase` pull tasks again
+    /// (after a stage ended or a kill gave tasks back).
+    fn repull(&mut self, books: &mut Books, now: Micros, job: u32, phase: usize) {
+        for i in self.phases[phase].tasks.clone() {
+            let rate = self.tasks[i as usize].rate;
+            if rate > 0.0 {
+                self.set_rate(books, now, job, i, rate);
+            }
+        }
+    }
+
+    /// Task `task`'s scheduled finish is due (see [`Execution::due`]).
+    fn due(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) -> bool {
+        let pi = self.tasks[task as usize].phase as usize;
+        if self.phases[pi].pool.is_none() {
+            return true;
+        }
+        let rate = self.settle(now, task);
+        let p = &mut self.phases[pi];
+        let e = (task - p.tasks.start) as usize;
+        let pool = p.pool.as_mut().expect("a pool phase");
+        if pool.done() {
+            return true;
+        }
+        if pool.complete(e) {
+            self.repull(books, now, job, pi);
+        } else {
+            self.set_rate(books, now, job, task, rate);
+        }
+        false
+    }
+
+    /// Brings the rates of task `task` and of its coupled siblings up to date.
+    fn phase_rates(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) {
+        let phase = &self.phases[self.tasks[task as usize].phase as usize];
+        let (members, lockstep) = if phase.coupled {
+            let lockstep = self.tasks[phase.tasks.start as usize..phase.tasks.end as usize]
+                .iter()
+                .filter(|t| t.ever_started && !t.finished)
+                .map(TaskExec::own_rate)
+                .fold(1.0, f64::min);
+            (phase.tasks.clone(), lockstep)
+        } else {
+            (task..task + 1, 1.0)
+        };
+        for i in members {
+            let t = &mut self.tasks[i as usize];
+            track_stall(t, &mut self.stalled, now);
+            let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
+            if rate != t.rate {
+                self.set_rate(books, now, job, i, rate);
+            }
+        }
     }
 }
 
@@ -348,94 +462,28 @@ impl Execution {
         self.jobs.removed(job as usize)
     }
 
-    /// The phase and executor index of a pool phase's executor.
-    pub(crate) fn pool_slot(&self, job: u32, task: u32) -> Option<(usize, usize)> {
-        let j = &self.jobs[job as usize];
-        let pi = j.tasks[task as usize].phase as usize;
-        let p = &j.phases[pi];
-        p.pool.as_ref().map(|_| (pi, (task - p.tasks.start) as usize))
+    /// Job `job`'s state and the books its rate changes update.
+    fn job_books<'a>(&'a mut self, job: u32, events: &'a mut EventQueue) -> (&'a mut JobExec, Books<'a>) {
+        let books = Books { node_cpu: &self.node_cpu, usage: &mut self.usage, events };
+        (&mut self.jobs[job as usize], books)
     }
 
-    fn pool(&mut self, job: u32, phase: usize) -> &mut PoolExec {
-        self.jobs[job as usize].phases[phase].pool.as_mut().expect("a pool phase")
-    }
-
-    /// Settles a task's progress to `now` (a pool executor's in-flight tasks);
-    /// returns its rate.
-    fn settle(&mut self, now: Micros, job: u32, task: u32) -> f64 {
-        settle_in(&mut self.jobs[job as usize], now, task)
-    }
-
-    /// Settles a task's progress to `now` and gives it a new rate, scheduling
-    /// its finish (a pool executor: its next stage task's) if it progresses.
-    fn set_rate(&mut self, now: Micros, job: u32, task: u32, rate: f64, events: &mut EventQueue) {
-        let j = &mut self.jobs[job as usize];
-        settle_in(j, now, task);
-        let t = &mut j.tasks[task as usize];
-        let p = &mut j.phases[t.phase as usize];
-        t.rate = rate;
-        t.epoch += 1;
-        let (finish, idle) = match p.pool.as_mut() {
-            None if rate <= 0.0 => (None, false),
-            None => (Some(finish_time(now.max(t.work_from), t.duration as f64 - t.done, rate)), false),
-            Some(pool) => {
-                let e = (task - p.tasks.start) as usize;
-                let finish = if rate <= 0.0 {
-                    None
-                } else if pool.done() {
-                    // An executor with nothing left to run ends now.
-                    Some(now)
-                } else {
-                    pool.pull(e);
-                    pool.next_left(e).map(|left| finish_time(now, left, rate))
-                };
-                // A pool executor with no stage task in flight (waiting at a
-                // barrier) holds its cores but uses none.
-                (finish, pool.idle(e))
-            }
-        };
-        let epoch = t.epoch;
-        let (busy, idle) = if idle { (0.0, rate) } else { (rate, 0.0) };
-        count_busy(t, busy, idle, self.node_cpu[t.node as usize], &mut self.usage);
-        if let Some(at) = finish {
-            events.push(at, Event::TaskFinish { job, task, epoch });
-        }
-    }
-
-    /// Lets the progressing executors of a pool phase pull tasks again (after
-    /// a stage ended or a kill gave tasks back).
-    fn repull(&mut self, now: Micros, job: u32, phase: usize, events: &mut EventQueue) {
-        for i in self.jobs[job as usize].phases[phase].tasks.clone() {
-            let rate = self.jobs[job as usize].tasks[i as usize].rate;
-            if rate > 0.0 {
-                self.set_rate(now, job, i, rate, events);
-            }
-        }
-    }
-
-    /// A pool executor's stage task is due: retires its finished tasks, starts
-    /// the next stage when this one is over, and pulls more. True when the
-    /// executor has nothing left to run: every stage has ended.
-    pub fn pool_tick(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
-        let (pi, e) = self.pool_slot(job, task).expect("a pool executor");
-        let rate = self.settle(now, job, task);
-        if self.pool(job, pi).done() {
-            return true;
-        }
-        if self.pool(job, pi).complete(e) {
-            self.repull(now, job, pi, events);
-        } else {
-            self.set_rate(now, job, task, rate, events);
-        }
-        false
+    /// A running task's scheduled finish is due. A pool executor's stage
+    /// task is: it retires its finished tasks, starts the next stage when
+    /// this one is over, and pulls more. True when the task itself finishes
+    /// (a pool executor: every stage has ended).
+    pub fn due(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
+        let (j, mut books) = self.job_books(job, events);
+        j.due(&mut books, now, job, task)
     }
 
     /// Brings the rates of a task (and of its coupled siblings) up to date;
     /// a spilling task's node shares its disk anew first.
     pub(crate) fn update_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
-        let node = self.jobs[job as usize].tasks[task as usize].node;
-        if self.disks.spills(node, job, task) {
-            self.reshare(now, node, events);
+        let t = &self.jobs[job as usize].tasks[task as usize];
+        // Only a task with spills is ever on a disk (see `launch`).
+        if t.spill_per_us > 0.0 && self.disks.spills(t.node, job, task) {
+            self.reshare(now, t.node, events);
         }
         self.phase_rates(now, job, task, events);
     }
@@ -463,33 +511,15 @@ impl Execution {
 
     /// Brings the rates of a task and of its coupled siblings up to date.
     fn phase_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
-        let j = &self.jobs[job as usize];
-        let phase = &j.phases[j.tasks[task as usize].phase as usize];
-        let members = if phase.coupled { phase.tasks.clone() } else { task..task + 1 };
-        let lockstep = if phase.coupled {
-            j.tasks[members.start as usize..members.end as usize]
-                .iter()
-                .filter(|t| t.ever_started && !t.finished)
-                .map(TaskExec::own_rate)
-                .fold(1.0, f64::min)
-        } else {
-            1.0
-        };
-        for i in members {
-            let j = &mut self.jobs[job as usize];
-            let t = &mut j.tasks[i as usize];
-            track_stall(t, &mut j.stalled, now);
-            let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
-            if rate != t.rate {
-                self.set_rate(now, job, i, rate, events);
-            }
-        }
+        let (j, mut books) = self.job_books(job, events);
+        j.phase_rates(&mut books, now, job, task);
     }
 
     /// Starts (or restarts, from zero) a task on `node` holding `held`.
     pub fn launch(&mut self, now: Micros, job: u32, task: u32, node: u32, held: Resources, events: &mut EventQueue) {
-        let speed = self.speed_on(job, task, node);
+        let slowdown = self.model.locality_slowdown;
         let j = &mut self.jobs[job as usize];
+        let speed = j.speed_on(task, node, slowdown);
         let t = &mut j.tasks[task as usize];
         t.speed = speed;
         t.ever_started = true;
@@ -504,24 +534,26 @@ impl Execution {
             let runtime = e.truth.runtime(t.duration, ideal_mb, held.mem_mb);
             t.slowdown = runtime as f64 / t.duration.max(1) as f64;
             t.spill_per_us = e.truth.spilled_mb(ideal_mb, held.mem_mb) / t.duration.max(1) as f64;
-            if t.spill_per_us > 0.0 {
-                self.disks.start(node, job, task);
-            }
         }
+        let spills = t.spill_per_us > 0.0;
         t.done = 0.0;
         t.rate = 0.0;
         t.since = now;
         t.work_from = now + self.launch_delay;
         self.usage.held_mem += held.mem_mb;
         self.running_tasks += 1;
-        self.update_rates(now, job, task, events);
+        if spills {
+            self.disks.start(node, job, task);
+            self.reshare(now, node, events);
+        }
+        self.phase_rates(now, job, task, events);
     }
 
     /// Stops a running task: its resources are freed and pending steps cancelled.
     pub(crate) fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
-        self.end_copy(job, task);
-        self.set_rate(now, job, task, 0.0, events);
-        let j = &mut self.jobs[job as usize];
+        let (j, mut books) = self.job_books(job, events);
+        end_copy(&mut j.tasks[task as usize], books.node_cpu, books.usage);
+        j.set_rate(&mut books, now, job, task, 0.0);
         let t = &mut j.tasks[task as usize];
         t.running = false;
         t.frozen = false;
@@ -531,7 +563,7 @@ impl Execution {
         t.swapped_mb = 0;
         t.to_reclaim_mb = 0;
         t.mem_epoch += 1;
-        let (mem, node) = (t.held.mem_mb, t.node);
+        let (mem, node, spilled) = (t.held.mem_mb, t.node, t.spill_per_us > 0.0);
         t.held = Resources::ZERO;
         t.disk_cap = f64::INFINITY;
         if let Some(since) = stalled {
@@ -539,7 +571,8 @@ impl Execution {
         }
         self.usage.held_mem -= mem;
         self.running_tasks -= 1;
-        if self.disks.stop(node, job, task) {
+        // Only a task with spills is ever on a disk (see `launch`).
+        if spilled && self.disks.stop(node, job, task) {
             self.reshare(now, node, events);
         }
     }
@@ -549,39 +582,44 @@ impl Execution {
     /// tasks go back to the pool for the others to pull.
     pub fn kill(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         self.stop(now, job, task, events);
-        let t = self.task(job, task);
+        let j = &mut self.jobs[job as usize];
+        let t = &mut j.tasks[task as usize];
         let lost = t.done * t.requested.cpu_milli as f64 / 1000.0;
         t.done = 0.0;
+        let pi = t.phase as usize;
+        let p = &mut j.phases[pi];
+        let e = (task - p.tasks.start) as usize;
+        let coupled = p.coupled;
+        let given_back = p.pool.as_mut().map(|pool| pool.give_back(e));
         self.lost_core_us += lost;
-        if let Some((pi, e)) = self.pool_slot(job, task) {
-            self.lost_core_us += self.pool(job, pi).give_back(e);
-            self.repull(now, job, pi, events);
+        let mut books = Books { node_cpu: &self.node_cpu, usage: &mut self.usage, events };
+        if let Some(lost) = given_back {
+            j.repull(&mut books, now, job, pi);
+            self.lost_core_us += lost;
         }
-        self.stopped_rates(now, job, task, events);
-    }
-
-    /// Brings the rates of a task just stopped (see [`Execution::stop`]) and
-    /// of its coupled siblings up to date. A stopped task spills on no disk
-    /// and has rate 0 already, so only a coupled phase has rates to change.
-    fn stopped_rates(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
-        let j = &self.jobs[job as usize];
-        if j.phases[j.tasks[task as usize].phase as usize].coupled {
-            self.phase_rates(now, job, task, events);
+        // A stopped task has rate 0 and spills on no disk already: only a
+        // coupled phase has rates to change.
+        if coupled {
+            j.phase_rates(&mut books, now, job, task);
         }
     }
 
     /// Records a task's completion; returns true when its job has no task left.
     pub fn finish(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
         self.stop(now, job, task, events);
-        let t = self.task(job, task);
+        let (j, mut books) = self.job_books(job, events);
+        let t = &mut j.tasks[task as usize];
         t.finished = true;
-        let (phase, node) = (t.phase, t.node);
-        let p = &mut self.jobs[job as usize].phases[phase as usize];
+        let node = t.node;
+        let p = &mut j.phases[t.phase as usize];
         if p.feeds_local {
             p.ran_on.push(node);
         }
-        self.stopped_rates(now, job, task, events);
-        let j = &mut self.jobs[job as usize];
+        // A stopped task has rate 0 and spills on no disk already: only a
+        // coupled phase has rates to change.
+        if p.coupled {
+            j.phase_rates(&mut books, now, job, task);
+        }
         j.unfinished -= 1;
         j.unfinished == 0
     }

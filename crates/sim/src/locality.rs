@@ -5,23 +5,24 @@
 //! beyond that count read no particular node's output and run anywhere at
 //! full speed.
 
-use crate::execution::Execution;
+use crate::execution::JobExec;
 
-impl Execution {
-    /// The speed of task `task` of job `job` on `node`.
-    pub(crate) fn speed_on(&self, job: u32, task: u32, node: u32) -> f64 {
-        let j = &self.jobs[job as usize];
-        let phase = &j.phases[j.tasks[task as usize].phase as usize];
+impl JobExec {
+    /// The speed of its task `task` on `node`, `slowdown` times slower away
+    /// from the data it reads.
+    #[inline]
+    pub(crate) fn speed_on(&self, task: u32, node: u32, slowdown: f64) -> f64 {
+        let phase = &self.phases[self.tasks[task as usize].phase as usize];
         if !phase.local {
             return 1.0;
         }
-        let upstream: u32 = phase.deps.iter().map(|&d| j.phases[d as usize].tasks.len() as u32).sum();
+        let upstream: u32 = phase.deps.iter().map(|&d| self.phases[d as usize].tasks.len() as u32).sum();
         let local = task - phase.tasks.start >= upstream
-            || phase.deps.iter().any(|&d| j.phases[d as usize].ran_on.contains(&node));
+            || phase.deps.iter().any(|&d| self.phases[d as usize].ran_on.contains(&node));
         if local {
             1.0
         } else {
-            1.0 / self.model.locality_slowdown
+            1.0 / slowdown
         }
     }
 }
