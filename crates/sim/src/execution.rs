@@ -171,6 +171,16 @@ impl JobExec {
         self.started_at = now;
         let mut tasks = spares.take(self.unfinished as usize);
         let mut phases = Vec::with_capacity(job.phases().count());
+        // A task's working set, worked out once per run of tasks asking the same memory.
+        let mut last: Option<(u64, u64)> = None;
+        let mut working_set = |mem_mb: u64| match last {
+            Some((mem, set)) if mem == mem_mb => set,
+            _ => {
+                let set = (mem_mb as f64 * model.working_set_fraction).ceil() as u64;
+                last = Some((mem_mb, set));
+                set
+            }
+        };
         for (pi, (p, p_tasks)) in job.phases().enumerate() {
             let start = tasks.len() as u32;
             let pooled = model.spark_model == SparkModel::Pool && !p.stages.is_empty();
@@ -193,7 +203,7 @@ impl JobExec {
                     node: 0,
                     held: Resources::ZERO,
                     requested: t.request,
-                    working_set_mb: (t.request.mem_mb as f64 * model.working_set_fraction).ceil() as u64,
+                    working_set_mb: working_set(t.request.mem_mb),
                     swapped_mb: 0,
                     to_reclaim_mb: 0,
                     running: false,
