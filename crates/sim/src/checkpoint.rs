@@ -109,7 +109,7 @@ impl Execution {
         }
         self.held_core_us += held.cpu_milli as f64 / 1000.0 * (end - now) as f64;
         self.usage.held_mem += held.mem_mb;
-        self.running_tasks += 1;
+        self.usage.running_tasks += 1;
         events.push(end, Event::Restored { job, task, epoch });
         self.update_rates(now, job, task, events);
     }

@@ -4,7 +4,7 @@
 //! happens. The driver's timers and monitor runs are events in the queue.
 
 use crate::event_queue::{Event, EventQueue};
-use crate::execution::{Execution, JobExec, Usage};
+use crate::execution::{Due, Execution, JobExec, Usage};
 use crate::held::HeldJob;
 use crate::records::Records;
 use crate::spares::Spares;
@@ -163,7 +163,6 @@ fn run<'w>(
             usage: Usage::default(),
             lost_core_us: 0.0,
             held_core_us: 0.0,
-            running_tasks: 0,
             reports: Vec::new(),
             ckpt: crate::checkpoint::CheckpointExec::new(cluster.nodes.len()),
             disks: crate::disk_share::DiskShare::new(cluster.nodes.len(), opts.exec.node_disk_mb_s),
@@ -272,7 +271,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             // With nothing running and nothing left to arrive, no event can free
             // resources any more: the remaining jobs can never start.
             let unfinished = self.exec.jobs.len() - self.ended_jobs;
-            if self.exec.running_tasks == 0
+            if self.exec.usage.running_tasks == 0
                 && self.driver.next_timer().is_none()
                 && self.arrivals.peek().is_none()
                 && unfinished > 0
@@ -308,15 +307,15 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
         }
         match event {
             Event::TaskFinish { job, task, epoch } => {
-                let t = &self.exec.jobs[job as usize].tasks[task as usize];
-                if !t.running || t.epoch != epoch {
-                    return Ok(());
-                }
+                let job_done = match self.exec.due(now, job, task, epoch, &mut self.events) {
+                    Due::Stale => return Ok(()),
+                    Due::Tick => {
+                        self.processed += 1;
+                        return Ok(());
+                    }
+                    Due::Finished { job_done } => job_done,
+                };
                 self.processed += 1;
-                if !self.exec.due(now, job, task, &mut self.events) {
-                    return Ok(());
-                }
-                let job_done = self.exec.finish(now, job, task, &mut self.events);
                 self.driver.observe(now, Observation::TaskFinished(TaskRef { job: JobId(job), task }))?;
                 if job_done {
                     let index = self.origin[job as usize] as usize;

@@ -246,6 +246,8 @@ pub(crate) struct Usage {
     pub busy_nodes: f64,
     /// Memory (MB) held by running tasks.
     pub held_mem: u64,
+    /// Tasks running (holding resources, progressing or not).
+    pub running_tasks: u64,
     /// CPU (millicores) held by running pool executors with no stage task in
     /// flight: waiting at their stage's barrier for its slowest executor.
     pub barrier_idle_cpu: f64,
@@ -279,7 +281,6 @@ pub(crate) struct Execution {
     pub lost_core_us: f64,
     /// Core-microseconds held without progress while restoring.
     pub held_core_us: f64,
-    pub running_tasks: u64,
     /// What the core must be told, in order.
     pub reports: Vec<Observation>,
     /// Checkpoint images and the nodes' dump queues.
@@ -326,6 +327,20 @@ fn track_stall(t: &mut TaskExec, stalled: &mut Micros, now: Micros) {
         }
         _ => {}
     }
+}
+
+/// What a task's due finish came to (see [`Execution::due`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Due {
+    /// The task stopped or its rate changed since it was scheduled: nothing happens.
+    Stale,
+    /// A pool executor's stage task ended; the executor runs on.
+    Tick,
+    /// The task finished; `job_done` when its job has no task left.
+    Finished {
+        /// Its job has no task left.
+        job_done: bool,
+    },
 }
 
 /// What a task's rate change updates besides its job: the usage integrals
@@ -426,6 +441,51 @@ impl JobExec {
         false
     }
 
+    /// Stops its running task `task` (see [`Execution::stop`]) but for its
+    /// node's disk: returns the node it spilled on, if it did.
+    fn stop(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) -> Option<u32> {
+        end_copy(&mut self.tasks[task as usize], books.node_cpu, books.usage);
+        self.set_rate(books, now, job, task, 0.0);
+        let t = &mut self.tasks[task as usize];
+        t.running = false;
+        t.frozen = false;
+        t.restoring = false;
+        // Its stall clock stops with it (see `track_stall`).
+        let stalled = t.stalled_since.take();
+        t.swapped_mb = 0;
+        t.to_reclaim_mb = 0;
+        t.mem_epoch += 1;
+        let (mem, node, spilled) = (t.held.mem_mb, t.node, t.spill_per_us > 0.0);
+        t.held = Resources::ZERO;
+        t.disk_cap = f64::INFINITY;
+        if let Some(since) = stalled {
+            self.stalled += now - since;
+        }
+        books.usage.held_mem -= mem;
+        books.usage.running_tasks -= 1;
+        // Only a task with spills is ever on a disk (see `Execution::launch`).
+        spilled.then_some(node)
+    }
+
+    /// Records the completion of its task `task`, stopped already; returns
+    /// true when it has no task left.
+    fn finish(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) -> bool {
+        let t = &mut self.tasks[task as usize];
+        t.finished = true;
+        let node = t.node;
+        let p = &mut self.phases[t.phase as usize];
+        if p.feeds_local {
+            p.ran_on.push(node);
+        }
+        // A stopped task has rate 0 and spills on no disk already: only a
+        // coupled phase has rates to change.
+        if p.coupled {
+            self.phase_rates(books, now, job, task);
+        }
+        self.unfinished -= 1;
+        self.unfinished == 0
+    }
+
     /// Brings the rates of task `task` and of its coupled siblings up to date.
     fn phase_rates(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) {
         let phase = &self.phases[self.tasks[task as usize].phase as usize];
@@ -478,13 +538,27 @@ impl Execution {
         (&mut self.jobs[job as usize], books)
     }
 
-    /// A running task's scheduled finish is due. A pool executor's stage
-    /// task is: it retires its finished tasks, starts the next stage when
-    /// this one is over, and pulls more. True when the task itself finishes
-    /// (a pool executor: every stage has ended).
-    pub fn due(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
+    /// A task's finish scheduled at `epoch` is due. Unless it is stale (the
+    /// task stopped or its rate changed since), the task finishes, or, if it
+    /// is a pool executor, its stage task does: it retires its finished
+    /// tasks, starts the next stage when this one is over, and pulls more;
+    /// the executor finishes once every stage has ended.
+    pub fn due(&mut self, now: Micros, job: u32, task: u32, epoch: u32, events: &mut EventQueue) -> Due {
         let (j, mut books) = self.job_books(job, events);
-        j.due(&mut books, now, job, task)
+        let t = &j.tasks[task as usize];
+        if !t.running || t.epoch != epoch {
+            return Due::Stale;
+        }
+        if !j.due(&mut books, now, job, task) {
+            return Due::Tick;
+        }
+        if let Some(node) = j.stop(&mut books, now, job, task) {
+            // Its node's disk is shared anew before it counts as finished.
+            self.unspill(now, node, job, task, events);
+            let (j, mut books) = self.job_books(job, events);
+            return Due::Finished { job_done: j.finish(&mut books, now, job, task) };
+        }
+        Due::Finished { job_done: j.finish(&mut books, now, job, task) }
     }
 
     /// Brings the rates of a task (and of its coupled siblings) up to date;
@@ -551,7 +625,7 @@ impl Execution {
         t.since = now;
         t.work_from = now + self.launch_delay;
         self.usage.held_mem += held.mem_mb;
-        self.running_tasks += 1;
+        self.usage.running_tasks += 1;
         if spills {
             self.disks.start(node, job, task);
             self.reshare(now, node, events);
@@ -562,27 +636,15 @@ impl Execution {
     /// Stops a running task: its resources are freed and pending steps cancelled.
     pub(crate) fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         let (j, mut books) = self.job_books(job, events);
-        end_copy(&mut j.tasks[task as usize], books.node_cpu, books.usage);
-        j.set_rate(&mut books, now, job, task, 0.0);
-        let t = &mut j.tasks[task as usize];
-        t.running = false;
-        t.frozen = false;
-        t.restoring = false;
-        // Its stall clock stops with it (see `track_stall`).
-        let stalled = t.stalled_since.take();
-        t.swapped_mb = 0;
-        t.to_reclaim_mb = 0;
-        t.mem_epoch += 1;
-        let (mem, node, spilled) = (t.held.mem_mb, t.node, t.spill_per_us > 0.0);
-        t.held = Resources::ZERO;
-        t.disk_cap = f64::INFINITY;
-        if let Some(since) = stalled {
-            j.stalled += now - since;
+        if let Some(node) = j.stop(&mut books, now, job, task) {
+            self.unspill(now, node, job, task, events);
         }
-        self.usage.held_mem -= mem;
-        self.running_tasks -= 1;
-        // Only a task with spills is ever on a disk (see `launch`).
-        if spilled && self.disks.stop(node, job, task) {
+    }
+
+    /// A task that spilled on `node` stopped: if it was spilling there, the
+    /// node shares its disk anew.
+    fn unspill(&mut self, now: Micros, node: u32, job: u32, task: u32, events: &mut EventQueue) {
+        if self.disks.stop(node, job, task) {
             self.reshare(now, node, events);
         }
     }
@@ -612,26 +674,6 @@ impl Execution {
         if coupled {
             j.phase_rates(&mut books, now, job, task);
         }
-    }
-
-    /// Records a task's completion; returns true when its job has no task left.
-    pub fn finish(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
-        self.stop(now, job, task, events);
-        let (j, mut books) = self.job_books(job, events);
-        let t = &mut j.tasks[task as usize];
-        t.finished = true;
-        let node = t.node;
-        let p = &mut j.phases[t.phase as usize];
-        if p.feeds_local {
-            p.ran_on.push(node);
-        }
-        // A stopped task has rate 0 and spills on no disk already: only a
-        // coupled phase has rates to change.
-        if p.coupled {
-            j.phase_rates(&mut books, now, job, task);
-        }
-        j.unfinished -= 1;
-        j.unfinished == 0
     }
 
     /// Stops every running task of a failed job, counting their work as lost.
