@@ -255,7 +255,9 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             self.reserved_area +=
                 self.driver.core().reserved_idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
             self.exec.usage.advance(now);
-            while let Some(job) = self.arrivals.next_if(|j| j.submit == now) {
+            // Peeked before it is taken, so that a job not yet due stays where it is.
+            while self.arrivals.peek().is_some_and(|j| j.submit == now) {
+                let job = self.arrivals.next().expect("peeked");
                 let index = self.arrive(job);
                 let id = self.submit(index);
                 self.live[index].request_into(id, now, &mut self.request);

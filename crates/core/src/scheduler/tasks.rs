@@ -145,13 +145,20 @@ impl Tasks {
     /// Tasks `range` as runs of tasks asking the same, in order: each run's
     /// first task, its length and its request.
     pub fn runs(&self, range: Range<u32>) -> impl Iterator<Item = (u32, u32, Resources)> + '_ {
-        let at_start = (!range.is_empty()).then(|| (range.start, self.request(range.start as usize)));
-        let from = self.more_requests.partition_point(|r| r.0 <= range.start);
-        let later = self.more_requests[from..].iter().take_while(move |r| r.0 < range.end).copied();
-        let mut starts = at_start.into_iter().chain(later).peekable();
+        // The later runs' starts from `next` on, each ending the run before it.
+        let mut next = self.more_requests.partition_point(|r| r.0 <= range.start);
+        let mut request = next.checked_sub(1).map_or(self.first_request, |run| self.more_requests[run].1);
+        let mut first = range.start;
         std::iter::from_fn(move || {
-            let (first, request) = starts.next()?;
-            Some((first, starts.peek().map_or(range.end, |s| s.0) - first, request))
+            if first >= range.end {
+                return None;
+            }
+            let run = (first, request);
+            match self.more_requests.get(next) {
+                Some(&(start, asks)) if start < range.end => (first, request, next) = (start, asks, next + 1),
+                _ => first = range.end,
+            }
+            Some((run.0, first - run.0, run.1))
         })
     }
 
@@ -225,6 +232,13 @@ mod tests {
         assert_eq!(tasks.runs(2..3).collect::<Vec<_>>(), [(2, 1, big)]);
         assert_eq!(tasks.runs(1..4).collect::<Vec<_>>(), [(1, 2, big), (3, 1, r)]);
         assert_eq!(tasks.runs(2..2).count(), 0);
+        // Any range's runs, spelt out, are its tasks' requests, each run maximal.
+        for (from, to) in (0..=4).flat_map(|a| (a..=4).map(move |b| (a, b))) {
+            let runs: Vec<_> = tasks.runs(from..to).collect();
+            let spelt: Vec<_> = runs.iter().flat_map(|&(f, n, r)| (f..f + n).map(move |t| (t, r))).collect();
+            assert_eq!(spelt, (from..to).map(|t| (t, tasks.request(t as usize))).collect::<Vec<_>>());
+            assert!(runs.windows(2).all(|w| w[0].2 != w[1].2 && w[0].1 > 0));
+        }
         let _ = tasks.get_mut(1);
         assert_eq!((tasks[1].request, tasks[1].estimate, tasks[1].phase), (big, None, 1));
         tasks = Tasks::new(&phases(&[(r, Some(5), 0), (r, None, 1), (r, Some(7), 1)]));
