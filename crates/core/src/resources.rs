@@ -90,6 +90,13 @@ impl Resources {
         Resources { cpu_milli: self.cpu_milli * n, mem_mb: self.mem_mb * n }
     }
 
+    /// How many copies of this vector fit in `room` side by side (`u64::MAX`
+    /// for the zero vector, which fits any number of times).
+    pub fn copies_in(&self, room: &Resources) -> u64 {
+        let copies = |need: u64, have: u64| have.checked_div(need).unwrap_or(u64::MAX);
+        copies(self.cpu_milli, room.cpu_milli).min(copies(self.mem_mb, room.mem_mb))
+    }
+
     /// This vector's share of `total` in each resource (0 where the total is 0).
     pub fn shares(&self, total: &Resources) -> (f64, f64) {
         let share = |x: u64, t: u64| if t == 0 { 0.0 } else { x as f64 / t as f64 };
@@ -150,6 +157,16 @@ impl std::fmt::Display for Resources {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copies_in_counts_by_the_scarcer_resource() {
+        let room = Resources::cores_gb(10, 8);
+        assert_eq!(Resources::cores_gb(3, 2).copies_in(&room), 3);
+        assert_eq!(Resources::cores_gb(1, 3).copies_in(&room), 2);
+        assert_eq!(Resources::cores_gb(11, 1).copies_in(&room), 0);
+        assert_eq!(Resources::new(0, 1024).copies_in(&room), 8);
+        assert_eq!(Resources::ZERO.copies_in(&room), u64::MAX);
+    }
 
     #[test]
     fn dominant_share_picks_the_larger_share() {

@@ -378,6 +378,12 @@ impl JobExec {
     #[inline(always)]
     fn set_rate(&mut self, books: &mut Books, now: Micros, job: u32, task: u32, rate: f64) {
         self.settle(now, task);
+        self.set_settled_rate(books, now, job, task, rate);
+    }
+
+    /// As [`JobExec::set_rate`], for a task settled to `now` already.
+    #[inline(always)]
+    fn set_settled_rate(&mut self, books: &mut Books, now: Micros, job: u32, task: u32, rate: f64) {
         let t = &mut self.tasks[task as usize];
         let p = &mut self.phases[t.phase as usize];
         t.rate = rate;
@@ -441,11 +447,12 @@ impl JobExec {
         false
     }
 
-    /// Stops its running task `task` (see [`Execution::stop`]) but for its
-    /// node's disk: returns the node it spilled on, if it did.
+    /// Stops its running task `task` (see [`Execution::stop`]), settled to
+    /// `now` already (see `settle`), but for its node's disk: returns the
+    /// node it spilled on, if it did.
     fn stop(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) -> Option<u32> {
         end_copy(&mut self.tasks[task as usize], books.node_cpu, books.usage);
-        self.set_rate(books, now, job, task, 0.0);
+        self.set_settled_rate(books, now, job, task, 0.0);
         let t = &mut self.tasks[task as usize];
         t.running = false;
         t.frozen = false;
@@ -489,23 +496,29 @@ impl JobExec {
     /// Brings the rates of task `task` and of its coupled siblings up to date.
     fn phase_rates(&mut self, books: &mut Books, now: Micros, job: u32, task: u32) {
         let phase = &self.phases[self.tasks[task as usize].phase as usize];
-        let (members, lockstep) = if phase.coupled {
-            let lockstep = self.tasks[phase.tasks.start as usize..phase.tasks.end as usize]
-                .iter()
-                .filter(|t| t.ever_started && !t.finished)
-                .map(TaskExec::own_rate)
-                .fold(1.0, f64::min);
-            (phase.tasks.clone(), lockstep)
-        } else {
-            (task..task + 1, 1.0)
-        };
+        if !phase.coupled {
+            return self.task_rate(books, now, job, task, 1.0);
+        }
+        let members = phase.tasks.clone();
+        let lockstep = self.tasks[members.start as usize..members.end as usize]
+            .iter()
+            .filter(|t| t.ever_started && !t.finished)
+            .map(TaskExec::own_rate)
+            .fold(1.0, f64::min);
         for i in members {
-            let t = &mut self.tasks[i as usize];
-            track_stall(t, &mut self.stalled, now);
-            let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
-            if rate != t.rate {
-                self.set_rate(books, now, job, i, rate);
-            }
+            self.task_rate(books, now, job, i, lockstep);
+        }
+    }
+
+    /// Brings task `task`'s rate up to date, at most `lockstep` (its coupled
+    /// phase's slowest started task's rate, or 1).
+    #[inline(always)]
+    fn task_rate(&mut self, books: &mut Books, now: Micros, job: u32, task: u32, lockstep: f64) {
+        let t = &mut self.tasks[task as usize];
+        track_stall(t, &mut self.stalled, now);
+        let rate = if t.running { t.own_rate().min(lockstep) } else { 0.0 };
+        if rate != t.rate {
+            self.set_rate(books, now, job, task, rate);
         }
     }
 }
@@ -552,6 +565,8 @@ impl Execution {
         if !j.due(&mut books, now, job, task) {
             return Due::Tick;
         }
+        // A finishing task's progress is complete: it is not settled (nothing
+        // reads it again).
         if let Some(node) = j.stop(&mut books, now, job, task) {
             // Its node's disk is shared anew before it counts as finished.
             self.unspill(now, node, job, task, events);
@@ -636,6 +651,7 @@ impl Execution {
     /// Stops a running task: its resources are freed and pending steps cancelled.
     pub(crate) fn stop(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
         let (j, mut books) = self.job_books(job, events);
+        j.settle(now, task);
         if let Some(node) = j.stop(&mut books, now, job, task) {
             self.unspill(now, node, job, task, events);
         }

@@ -31,20 +31,26 @@ impl Scheduler {
             };
             return pass.allocate(view, now, &mut start);
         }
-        if self.view.queues.iter().all(|q| q.waiting.iter().all(|w| w.is_empty())) {
-            return;
-        }
-        // The most under-served queue first: lowest used / guaranteed dominant
-        // share. The pass's lists are buffers kept between passes.
+        // The queues with waiting jobs (a pass visits no other), the most
+        // under-served first: lowest used / guaranteed dominant share. The
+        // pass's lists are buffers kept between passes.
         let mut order = std::mem::take(&mut self.pass_order);
         order.clear();
-        let total = self.view.total;
-        let served = |q: &super::state::QueueState| {
-            let g = q.guaranteed.dominant_share(&total).max(f64::MIN_POSITIVE);
-            q.used.dominant_share(&total) / g
-        };
-        order.extend(self.view.queues.iter().enumerate().map(|(i, q)| (served(q), i)));
-        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let waiting = |q: &super::state::QueueState| q.waiting.iter().any(|w| !w.is_empty());
+        order.extend(self.view.queues.iter().enumerate().filter(|(_, q)| waiting(q)).map(|(i, _)| (0.0, i)));
+        if order.is_empty() {
+            self.pass_order = order;
+            return;
+        }
+        if order.len() > 1 {
+            let total = self.view.total;
+            for (served, i) in &mut order {
+                let q = &self.view.queues[*i];
+                let g = q.guaranteed.dominant_share(&total).max(f64::MIN_POSITIVE);
+                *served = q.used.dominant_share(&total) / g;
+            }
+            order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        }
         // Request sizes that found no node in this pass: bigger ones won't either.
         let mut no_room = std::mem::take(&mut self.pass_no_room);
         no_room.clear();
@@ -66,20 +72,18 @@ impl Scheduler {
         let mut blocked = [false; 2];
         let class_index = |c: JobClass| c as usize;
         for &(_, qi) in order {
-            // Walk the per-class waiting sets merged in service order.
-            let mut cursor: [Option<ServiceKey>; 2] = [None, None];
+            // Walk the per-class waiting sets merged in service order: each
+            // class's next job. Serving a job of one class changes only that
+            // class's set (the job may leave it), so only its next is sought
+            // again: the set's first while every job served in it has left it.
+            let first = |c: usize| self.view.queues[qi].waiting[c].first().copied();
+            let mut next: [Option<ServiceKey>; 2] = [first(0), first(1)];
+            let mut all_left = [true; 2];
             loop {
-                let waiting = &self.view.queues[qi].waiting;
-                let next_of = |c: usize| match cursor[c] {
-                    None => waiting[c].first().copied(),
-                    Some(k) => waiting[c].range((Excluded(k), Unbounded)).next().copied(),
-                };
-                let next = (0..2).filter(|&c| !blocked[c]).filter_map(|c| next_of(c).map(|k| (k, c))).min();
-                let Some((key, c)) = next else { break };
-                cursor[c] = Some(key);
-                let max_free = self.view.free_index.max_free();
+                let pick = |c: usize| if blocked[c] { None } else { next[c].map(|k| (k, c)) };
+                let Some((key, c)) = pick(0).into_iter().chain(pick(1)).min() else { break };
                 let id = key.2 as usize;
-                let full = max_free.cpu_milli == 0 || max_free.mem_mb == 0;
+                let full = self.view.free_index.full();
                 if blocked.iter().all(|&b| b) || (full && !self.slots.holds_usable_by(self.view.jobs[id].req.priority))
                 {
                     return;
@@ -107,6 +111,12 @@ impl Scheduler {
                     launch(&mut self.view, self.mechanism.as_mut(), &mut self.slots, now, id, ti, node, req, out);
                 }
                 self.view.sync_waiting(id);
+                if !blocked[c] {
+                    all_left[c] &= !self.view.is_waiting(id);
+                    let set = &self.view.queues[qi].waiting[c];
+                    next[c] =
+                        if all_left[c] { set.first() } else { set.range((Excluded(key), Unbounded)).next() }.copied();
+                }
             }
         }
     }
@@ -142,10 +152,10 @@ fn launch(
     size: Resources,
     out: &mut Vec<Action>,
 ) {
-    if let Some(image) = view.job(job).tasks.get(task as usize).and_then(|t| t.image) {
+    let j = view.job_mut(job);
+    if let Some(image) = j.tasks.get(task as usize).and_then(|t| t.image) {
         return mechanism.restore(view, now, job, task, image, node, out);
     }
-    let j = view.job_mut(job);
     j.pending.pop_front();
     let t = &mut j.tasks[task as usize];
     t.state.transition(TaskState::Running).expect("pending tasks can start");

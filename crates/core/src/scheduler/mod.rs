@@ -242,14 +242,25 @@ impl Scheduler {
     }
 
     fn task_finished(&mut self, now: Micros, task: TaskRef) -> Result<(), CoreError> {
-        let t = self.view.checked_task(task)?;
+        // One look-up of the job for what `unsize` and `forget_preemption` do to it.
+        let job = self.view.checked_job(task)?;
+        let t = &mut job.tasks[task.task as usize];
         if !matches!(t.state, TaskState::Running | TaskState::Shrunk) {
             return Err(CoreError::BadTask { task, what: format!("finished while {:?}", t.state) });
         }
         let (node, res, ran) = (t.node, t.allocated, t.ran(now));
         t.state.transition(TaskState::Finished).expect("checked above");
         let phase = t.phase;
-        self.unsize(task, true);
+        let owes = !t.owes_nothing();
+        if !owes {
+            t.footprint_mb = 0;
+        }
+        job.unsize(task.task as usize, true);
+        job.tasks[task.task as usize].allocated = Resources::ZERO;
+        self.view.touch(task.job.0 as usize);
+        if let Some(pass) = &mut self.node_pass {
+            pass.unsize(&mut self.view, task);
+        }
         let job = &mut self.view.jobs[task.job.0 as usize];
         job.running -= 1;
         job.unfinished -= 1;
@@ -271,8 +282,9 @@ impl Scheduler {
         if finished {
             job.status = JobStatus::Finished;
         }
-        self.view.forget_preemption(task);
-        self.view.task_mut(task).allocated = Resources::ZERO;
+        if owes {
+            self.view.forget_preemption(task);
+        }
         self.view.release(node, queue, res);
         if phase_done {
             self.slots.phase_released(task.job.0, phase);

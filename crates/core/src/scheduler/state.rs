@@ -134,6 +134,13 @@ impl TaskRuntime {
         self.ran_before + self.running_since.map_or(0, |since| now.saturating_sub(since))
     }
 
+    /// Never preempted, or nothing is left of it: nothing promised, owed
+    /// or awaiting resumption (`View::forget_preemption` has only its
+    /// footprint to clear).
+    pub fn owes_nothing(&self) -> bool {
+        !self.preempted && self.promise.is_zero() && self.reclaiming_mb == 0
+    }
+
     /// Stops the run clock (the task is suspended or frozen).
     pub fn pause(&mut self, now: Micros) {
         self.ran_before = self.ran(now);
@@ -258,6 +265,16 @@ impl JobState {
             }
         }
         job
+    }
+
+    /// Takes task `i`, which stops holding resources, off the memory held;
+    /// `finished` also takes its estimate off the work left.
+    pub fn unsize(&mut self, i: usize, finished: bool) {
+        let t = &self.tasks[i];
+        self.held_mb = self.held_mb.saturating_sub(t.allocated.mem_mb);
+        if finished {
+            self.work_left = self.work_left.saturating_sub(t.estimate.unwrap_or(0));
+        }
     }
 
     /// Makes a phase's tasks runnable once its barrier is passed.

@@ -108,6 +108,12 @@ impl View {
 
     /// A task the body named, checked to exist.
     pub(crate) fn checked_task(&mut self, task: TaskRef) -> Result<&mut TaskRuntime, CoreError> {
+        let job = self.checked_job(task)?;
+        Ok(&mut job.tasks[task.task as usize])
+    }
+
+    /// The job of a task the body named, the task checked to exist.
+    pub(crate) fn checked_job(&mut self, task: TaskRef) -> Result<&mut JobState, CoreError> {
         if self.jobs.removed(task.job.0 as usize) {
             return Err(CoreError::BadTask { task, what: "of a finished job".into() });
         }
@@ -115,7 +121,10 @@ impl View {
             .jobs
             .get_mut(task.job.0 as usize)
             .ok_or_else(|| CoreError::BadTask { task, what: "unknown job".into() })?;
-        job.tasks.get_mut(task.task as usize).ok_or_else(|| CoreError::BadTask { task, what: "unknown task".into() })
+        if task.task as usize >= job.tasks.len() {
+            return Err(CoreError::BadTask { task, what: "unknown task".into() });
+        }
+        Ok(job)
     }
 
     /// The queue a task's job is in.
@@ -370,19 +379,14 @@ impl View {
     /// `finished` also takes its estimate off the job's work left.
     pub(crate) fn unsize(&mut self, task: TaskRef, finished: bool) {
         self.touch(task.job.0 as usize);
-        let job = &mut self.jobs[task.job.0 as usize];
-        let t = &job.tasks[task.task as usize];
-        job.held_mb = job.held_mb.saturating_sub(t.allocated.mem_mb);
-        if finished {
-            job.work_left = job.work_left.saturating_sub(t.estimate.unwrap_or(0));
-        }
+        self.jobs[task.job.0 as usize].unsize(task.task as usize, finished);
     }
 
     /// Forgets what a task still owed and its place among the preempted (it
     /// finished, was lost or its job failed).
     pub(crate) fn forget_preemption(&mut self, task: TaskRef) {
         let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
-        if !t.preempted && t.promise.is_zero() && t.reclaiming_mb == 0 {
+        if t.owes_nothing() {
             // Never preempted, or nothing left of it: nothing else to forget.
             t.footprint_mb = 0;
             return;

@@ -198,7 +198,8 @@ impl Planner for Levels {
             let level = PriorityLevel::of(job.req.priority);
             for (req, tasks) in job.pending.runs() {
                 let top = *top.get_or_insert(level);
-                for _ in 0..tasks {
+                let mut left = u64::from(tasks);
+                while left > 0 {
                     // A hopeless request ends its run: the rest are as big, at its level.
                     if hopeless.iter().any(|&(l, h)| l >= level && h.fits_in(&req)) {
                         break;
@@ -206,9 +207,14 @@ impl Planner for Levels {
                     let fit = (free_fit.start(req)..n).find(|&i| req.fits_in(&avail[i]));
                     free_fit.record(req, fit.unwrap_or(n));
                     if let Some(i) = fit {
-                        avail[i] -= req;
+                        // The run's next tasks go here too while they fit (the
+                        // next first fit starts here), all at once.
+                        let here = req.copies_in(&avail[i]).min(left);
+                        avail[i] -= req.times(here);
+                        left -= here;
                         continue;
                     }
+                    left -= 1;
                     let victims = victims.get_or_insert_with(|| {
                         NodeVictims::new(n, find_victims(view, mechanism, now, top, priority_order))
                     });

@@ -123,6 +123,7 @@ impl SlotBook {
     }
 
     /// One of `job`'s own reserved slots on a node `pick` accepts.
+    #[inline]
     pub(crate) fn take_own_hold(
         &mut self,
         view: &mut View,
