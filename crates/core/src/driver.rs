@@ -65,6 +65,13 @@ impl Driver {
         self.core.observe(now, obs)
     }
 
+    /// Takes in a submitted job (as [`Observation::JobSubmitted`], by
+    /// reference: see [`Scheduler::submit`]).
+    #[inline]
+    pub fn submit(&mut self, req: &crate::model::JobRequest) -> Result<(), CoreError> {
+        self.core.submit(req)
+    }
+
     /// Whether the resource monitor is due at `now`.
     pub fn monitor_due(&self, now: Micros) -> bool {
         self.next_monitor.is_some_and(|t| now >= t)

@@ -7,8 +7,9 @@ use crate::event_queue::{Event, EventQueue};
 use crate::execution::{Due, Execution, JobExec, Usage};
 use crate::held::HeldJob;
 use crate::records::Records;
+use crate::spares::Spares;
 use crate::{SimError, SimOptions};
-use pliant_core::model::{JobId, JobRequest, TaskRef};
+use pliant_core::model::{JobClass, JobId, JobRequest, TaskRef};
 use pliant_core::policy::Policy;
 use pliant_core::time::to_secs_f64;
 use pliant_core::{Action, Driver, LiveTable, MechanismKind, Micros, Observation, Pass, Scheduler};
@@ -36,6 +37,8 @@ struct Run<'w, J: Iterator<Item = Cow<'w, Job>>> {
     /// The execution model's reports being told to the core (a buffer kept
     /// between events, so that telling them allocates nothing).
     telling: Vec<Observation>,
+    /// An arriving job's request to the core (a buffer made anew for each).
+    request: JobRequest,
     timeline: Vec<Sample>,
     ended_jobs: usize,
     processed: u64,
@@ -165,6 +168,7 @@ fn run<'w>(
             disks: crate::disk_share::DiskShare::new(cluster.nodes.len(), opts.exec.node_disk_mb_s),
             launch_delay: if yarn { 2 * am_start.unwrap_or(0) } else { 0 },
             own_rates: opts.task_swap_rates.iter().map(|r| ((r.job, r.task), *r)).collect(),
+            spare_tasks: Spares::default(),
         },
         driver: Driver::new(core),
         events: EventQueue::default(),
@@ -172,6 +176,14 @@ fn run<'w>(
         origin: Vec::new(),
         preemptions: BTreeMap::new(),
         telling: Vec::new(),
+        request: JobRequest {
+            id: JobId(0),
+            submit: 0,
+            class: JobClass::Short,
+            priority: 0,
+            phases: Vec::new(),
+            elastic: None,
+        },
         timeline: Vec::new(),
         ended_jobs: 0,
         processed: 0,
@@ -243,10 +255,13 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             self.reserved_area +=
                 self.driver.core().reserved_idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
             self.exec.usage.advance(now);
-            while let Some(job) = self.arrivals.next_if(|j| j.submit == now) {
+            // Peeked before it is taken, so that a job not yet due stays where it is.
+            while self.arrivals.peek().is_some_and(|j| j.submit == now) {
+                let job = self.arrivals.next().expect("peeked");
                 let index = self.arrive(job);
-                let request = self.submit(index, now);
-                self.driver.observe(now, Observation::JobSubmitted(request))?;
+                let id = self.submit(index);
+                self.live[index].request_into(id, now, &mut self.request);
+                self.driver.submit(&self.request)?;
                 self.processed += 1;
             }
             while self.events.peek_time() == Some(now) {
@@ -415,14 +430,14 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
         id
     }
 
-    /// Submits workload job `index` at `now` as the next core job (dense ids
-    /// in submission order, resubmissions included) and says what the core sees.
-    fn submit(&mut self, index: usize, now: Micros) -> JobRequest {
-        let job = &self.live[index];
+    /// Makes workload job `index` the next core job (dense ids in
+    /// submission order, resubmissions included) and returns its id: the
+    /// caller tells the core its request.
+    fn submit(&mut self, index: usize) -> JobId {
         let id = JobId(self.exec.jobs.len() as u32);
-        self.exec.jobs.push(JobExec::waiting(job));
+        self.exec.jobs.push(JobExec::waiting(&self.live[index]));
         self.origin.push(index as u32);
-        job.request(id, now)
+        id
     }
 
     /// A core job ended; `owner_done` when its owner has nothing more to wait for.
@@ -434,7 +449,11 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
     }
 
     fn count_preemption(&mut self, job: JobId, mechanism: MechanismKind) {
-        *self.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
+        // The mechanism's name is made a key once, at its first preemption.
+        match self.preemptions.get_mut(mechanism.name()) {
+            Some(count) => *count += 1,
+            None => _ = self.preemptions.insert(mechanism.name().to_string(), 1),
+        }
         self.exec.jobs[job.0 as usize].preemptions += 1;
     }
 
@@ -461,7 +480,8 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             Action::Launch { task, node, resources } => {
                 let job = &mut self.exec.jobs[task.job.0 as usize];
                 if !job.started() {
-                    job.start(&self.live[self.origin[task.job.0 as usize] as usize], &self.exec.model, now);
+                    let held = &self.live[self.origin[task.job.0 as usize] as usize];
+                    job.start(held, &self.exec.model, now, &mut self.exec.spare_tasks);
                 }
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
@@ -510,8 +530,8 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 }
                 // Its owner submits it again, from scratch (issue 13: the user's view of JCT).
                 if resubmit {
-                    let request = self.submit(index, now);
-                    self.exec.reports.push(Observation::JobSubmitted(request));
+                    let id = self.submit(index);
+                    self.exec.reports.push(Observation::JobSubmitted(self.live[index].request(id, now)));
                 }
             }
         }

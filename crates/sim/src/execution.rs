@@ -20,6 +20,7 @@ use crate::disk_share::{shares, DiskShare};
 use crate::event_queue::{Event, EventQueue};
 use crate::held::HeldJob;
 use crate::pool::{finish_time, PoolExec};
+use crate::spares::Spares;
 use crate::{ExecModel, SparkModel, TaskSwapRates};
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
@@ -128,7 +129,8 @@ pub(crate) struct PhaseExec {
 /// A job's true state.
 #[derive(Debug, Clone)]
 pub(crate) struct JobExec {
-    pub tasks: Box<[TaskExec]>,
+    /// Its tasks (none before its first launch), in a buffer of exactly their number.
+    pub tasks: Vec<TaskExec>,
     pub phases: Box<[PhaseExec]>,
     pub unfinished: u32,
     /// The true memory elasticity of its tasks, if any (boxed: most jobs
@@ -148,7 +150,7 @@ impl JobExec {
     pub fn waiting(job: &HeldJob) -> Self {
         let unfinished = job.task_count() as u32;
         JobExec {
-            tasks: Box::default(),
+            tasks: Vec::new(),
             phases: Box::default(),
             unfinished,
             elastic: job.elastic.clone(),
@@ -164,11 +166,21 @@ impl JobExec {
     }
 
     /// Makes its tasks' state from `job`, the job it was made from, before
-    /// its first launch, at `now`.
-    pub fn start(&mut self, job: &HeldJob, model: &ExecModel, now: Micros) {
+    /// its first launch, at `now`, its tasks in a buffer from `spares`.
+    pub fn start(&mut self, job: &HeldJob, model: &ExecModel, now: Micros, spares: &mut Spares<TaskExec>) {
         self.started_at = now;
-        let mut tasks = Vec::with_capacity(self.unfinished as usize);
+        let mut tasks = spares.take(self.unfinished as usize);
         let mut phases = Vec::with_capacity(job.phases().count());
+        // A task's working set, worked out once per run of tasks asking the same memory.
+        let mut last: Option<(u64, u64)> = None;
+        let mut working_set = |mem_mb: u64| match last {
+            Some((mem, set)) if mem == mem_mb => set,
+            _ => {
+                let set = (mem_mb as f64 * model.working_set_fraction).ceil() as u64;
+                last = Some((mem_mb, set));
+                set
+            }
+        };
         for (pi, (p, p_tasks)) in job.phases().enumerate() {
             let start = tasks.len() as u32;
             let pooled = model.spark_model == SparkModel::Pool && !p.stages.is_empty();
@@ -191,7 +203,7 @@ impl JobExec {
                     node: 0,
                     held: Resources::ZERO,
                     requested: t.request,
-                    working_set_mb: (t.request.mem_mb as f64 * model.working_set_fraction).ceil() as u64,
+                    working_set_mb: working_set(t.request.mem_mb),
                     swapped_mb: 0,
                     to_reclaim_mb: 0,
                     running: false,
@@ -220,7 +232,7 @@ impl JobExec {
                 feeds_local: job.phases().any(|(q, _)| q.local && q.deps.contains(&(pi as u32))),
             });
         }
-        self.tasks = tasks.into_boxed_slice();
+        self.tasks = tasks;
         self.phases = phases.into_boxed_slice();
     }
 }
@@ -281,6 +293,8 @@ pub(crate) struct Execution {
     pub launch_delay: Micros,
     /// Tasks with swap rates of their own (`SimOptions::task_swap_rates`).
     pub own_rates: BTreeMap<(u32, u32), TaskSwapRates>,
+    /// Released jobs' task buffers, for later jobs' first launch.
+    pub spare_tasks: Spares<TaskExec>,
 }
 
 /// Counts task `t`'s CPU use at `busy` (its rate, or 0 when idle) in the
@@ -521,7 +535,9 @@ impl Execution {
     /// Drops the state of job `job`, which has finished: what is left of it
     /// in the event queue is stale and is ignored.
     pub(crate) fn release(&mut self, job: u32) {
-        self.jobs.remove(job as usize);
+        if let Some(j) = self.jobs.remove(job as usize) {
+            self.spare_tasks.keep(j.tasks);
+        }
     }
 
     /// Whether job `job` finished and its state was dropped.

@@ -154,21 +154,27 @@ impl HeldJob {
     /// What the core is told of it, submitted at `submit` as core job `id`
     /// (as [`Job::request`]).
     pub fn request(&self, id: JobId, submit: Micros) -> JobRequest {
-        JobRequest {
-            id,
-            submit,
-            class: self.class,
-            priority: self.priority,
-            phases: self
-                .phases()
-                .map(|(p, tasks)| PhaseRequest {
-                    deps: p.deps.to_vec(),
-                    coupled: p.coupled,
-                    local: p.local,
-                    tasks: tasks.map(|t| TaskRequest { resources: t.request, estimate: t.estimate }).collect(),
-                })
-                .collect(),
-            elastic: self.elastic.as_ref().map(|e| e.estimate),
+        let (class, priority) = (self.class, self.priority);
+        let mut req = JobRequest { id, submit, class, priority, phases: Vec::new(), elastic: None };
+        self.request_into(id, submit, &mut req);
+        req
+    }
+
+    /// As [`HeldJob::request`], made in `req` (its buffers reused).
+    pub fn request_into(&self, id: JobId, submit: Micros, req: &mut JobRequest) {
+        (req.id, req.submit, req.class, req.priority) = (id, submit, self.class, self.priority);
+        req.elastic = self.elastic.as_ref().map(|e| e.estimate);
+        req.phases.truncate(if self.plain { 1 } else { self.phases.len() });
+        for ((p, tasks), i) in self.phases().zip(0..) {
+            if i == req.phases.len() {
+                req.phases.push(PhaseRequest { deps: Vec::new(), coupled: false, local: false, tasks: Vec::new() });
+            }
+            let into = &mut req.phases[i];
+            (into.coupled, into.local) = (p.coupled, p.local);
+            into.deps.clear();
+            into.deps.extend_from_slice(&p.deps);
+            into.tasks.clear();
+            into.tasks.extend(tasks.map(|t| TaskRequest { resources: t.request, estimate: t.estimate }));
         }
     }
 }
@@ -220,7 +226,13 @@ mod tests {
             assert_eq!(held.request(JobId(0), 5), j.request(JobId(0)));
             assert_eq!(held.phases().flat_map(|(_, t)| t).collect::<Vec<_>>(), tasks);
         }
-        let none = Job { phases: vec![], ..job };
+        let none = Job { phases: vec![], ..job.clone() };
         assert_eq!(HeldJob::new(&none).request(JobId(1), 5), none.request(JobId(1)));
+        // One buffer made anew for jobs of more, fewer and no phases says what each asks.
+        let mut buffer = HeldJob::new(&one(vec![exact(4)])).request(JobId(0), 0);
+        for (j, id) in [job.clone(), one(vec![absent(3), exact(2)]), none, job].iter().zip(1..) {
+            HeldJob::new(j).request_into(JobId(id), 7, &mut buffer);
+            assert_eq!(buffer, JobRequest { submit: 7, ..j.request(JobId(id)) });
+        }
     }
 }

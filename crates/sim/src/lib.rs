@@ -18,6 +18,7 @@ mod held;
 mod locality;
 mod pool;
 mod records;
+mod spares;
 
 pub use engine::{simulate, simulate_counting, simulate_stream, simulate_stream_counting};
 

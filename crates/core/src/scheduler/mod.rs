@@ -9,7 +9,7 @@ mod tasks;
 pub(crate) mod view;
 
 use crate::action::{Action, MechanismKind};
-use crate::model::{JobId, NodeId, TaskRef, TaskState};
+use crate::model::{JobId, JobRequest, NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
 use crate::observation::Observation;
 use crate::policy::mechanism::{self, Mechanism, Preempted};
@@ -173,26 +173,32 @@ impl Scheduler {
         }
     }
 
+    /// Takes in a submitted job (as [`Observation::JobSubmitted`], for a body
+    /// that makes each request in one buffer).
+    pub fn submit(&mut self, req: &JobRequest) -> Result<(), CoreError> {
+        let expected = self.view.jobs.len() as u32;
+        if req.id.0 != expected {
+            return Err(CoreError::JobIdOutOfOrder { got: req.id.0, expected });
+        }
+        let queue = self.policy.queue_of(req.class);
+        let key = allocate::service_key(self.policy.order, req);
+        if self.planner.is_some() {
+            self.view.queues[queue].active.insert(key);
+        }
+        self.view.jobs.push(JobState::new(req, queue, key));
+        if let Some(pass) = &mut self.node_pass {
+            pass.stale();
+            pass.job_arrived();
+        }
+        self.view.sync_waiting(expected as usize);
+        self.view.dirty = true;
+        Ok(())
+    }
+
     /// Takes in one observation.
     pub fn observe(&mut self, now: Micros, obs: Observation) -> Result<(), CoreError> {
         match obs {
-            Observation::JobSubmitted(req) => {
-                let expected = self.view.jobs.len() as u32;
-                if req.id.0 != expected {
-                    return Err(CoreError::JobIdOutOfOrder { got: req.id.0, expected });
-                }
-                let queue = self.policy.queue_of(req.class);
-                let key = allocate::service_key(self.policy.order, &req);
-                if self.planner.is_some() {
-                    self.view.queues[queue].active.insert(key);
-                }
-                self.view.jobs.push(JobState::new(req, queue, key));
-                if let Some(pass) = &mut self.node_pass {
-                    pass.stale();
-                    pass.job_arrived();
-                }
-                self.view.sync_waiting(expected as usize);
-            }
+            Observation::JobSubmitted(req) => self.submit(&req)?,
             Observation::TaskFinished(task) => self.task_finished(now, task)?,
             Observation::MemoryReclaimed { task, mem_mb } => mechanism::memory_reclaimed(&mut self.view, task, mem_mb)?,
             Observation::Swapping(task) => mechanism::task_swapping(&mut self.view, now, task)?,

@@ -75,16 +75,18 @@ impl PendingTasks {
         }
     }
 
-    /// Puts `task`, asking `request`, last in line.
-    #[inline]
-    pub fn push_back(&mut self, task: u32, request: Resources) {
+    /// Puts tasks `first .. first + count`, each asking `request`, last in line.
+    pub fn push_back(&mut self, first: u32, count: u32, request: Resources) {
+        if count == 0 {
+            return;
+        }
         match self.rest.back_mut().or(self.head.as_mut()) {
-            Some(s) if s.request == request && s.first.checked_add(s.count) == Some(task) => s.count += 1,
+            Some(s) if s.request == request && s.first.checked_add(s.count) == Some(first) => s.count += count,
             Some(_) => {
                 self.reserve_one();
-                self.rest.push_back(Span { first: task, count: 1, request });
+                self.rest.push_back(Span { first, count, request });
             }
-            None => self.head = Some(Span { first: task, count: 1, request }),
+            None => self.head = Some(Span { first, count, request }),
         }
     }
 
@@ -126,15 +128,16 @@ mod tests {
         /// tasks' requests run-length encoded: maximal, none empty; the
         /// tasks come out in order.
         #[test]
-        fn runs_are_the_requests_run_length_encoded(ops in prop::collection::vec((0u8..4, 0u64..3, 0u32..6), 0..60)) {
+        fn runs_are_the_requests_run_length_encoded(ops in prop::collection::vec((0u8..5, 0u64..3, 0u32..6, 0u32..3), 0..60)) {
             let mut p = PendingTasks::default();
             let mut model: VecDeque<(u32, Resources)> = VecDeque::new();
-            for (op, size, i) in ops {
+            for (op, size, i, n) in ops {
                 let r = Resources::cores_gb(size, 1);
                 match op {
-                    0 => { p.push_back(i, r); model.push_back((i, r)); }
+                    0 => { p.push_back(i, 1, r); model.push_back((i, r)); }
                     1 => { p.push_front(i, r); model.push_front((i, r)); }
                     2 => { p.pop_front(); model.pop_front(); }
+                    3 => { p.push_back(i, n, r); model.extend((i..i + n).map(|t| (t, r))); }
                     _ => { p.clear(); model.clear(); }
                 }
                 let mut runs: Vec<(Resources, u32)> = Vec::new();
@@ -157,7 +160,7 @@ mod tests {
         let (a, b) = (Resources::cores_gb(1, 1), Resources::cores_gb(2, 2));
         let mut p = PendingTasks::default();
         for (t, r) in [(0, a), (1, a), (2, b)] {
-            p.push_back(t, r);
+            p.push_back(t, 1, r);
         }
         assert_eq!(p.runs().collect::<Vec<_>>(), vec![(a, 2), (b, 1)]);
         p.pop_front();

@@ -6,6 +6,7 @@ use super::tasks::Tasks;
 use crate::action::MechanismKind;
 use crate::model::{Elasticity, JobClass, JobId, JobRequest, NodeId, TaskState};
 use crate::{Micros, Resources};
+use smallvec::SmallVec;
 use std::collections::BTreeSet;
 
 /// Orders jobs in a queue: (inverted priority, submission, id); smaller first.
@@ -199,7 +200,8 @@ pub(crate) struct JobState {
     pub queue: usize,
     pub key: ServiceKey,
     pub tasks: Tasks,
-    pub phases: Box<[PhaseRuntime]>,
+    /// Its phases (one kept inline, as most jobs have one).
+    pub phases: SmallVec<[PhaseRuntime; 1]>,
     /// Runnable pending tasks (their phase's barrier is passed), in order.
     pub pending: PendingTasks,
     pub running: u32,
@@ -214,9 +216,9 @@ pub(crate) struct JobState {
 }
 
 impl JobState {
-    pub fn new(req: JobRequest, queue: usize, key: ServiceKey) -> Self {
-        let JobRequest { id, submit, class, priority, phases: requested, elastic } = req;
-        let mut phases: Vec<PhaseRuntime> = Vec::with_capacity(requested.len());
+    pub fn new(req: &JobRequest, queue: usize, key: ServiceKey) -> Self {
+        let JobRequest { id, submit, class, priority, phases: ref requested, elastic } = *req;
+        let mut phases: SmallVec<[PhaseRuntime; 1]> = SmallVec::with_capacity(requested.len());
         let mut first = 0;
         for (i, p) in requested.iter().enumerate() {
             let n = p.tasks.len() as u32;
@@ -239,9 +241,7 @@ impl JobState {
             });
             first += n;
         }
-        let asks =
-            requested.iter().zip(0u32..).flat_map(|(p, i)| p.tasks.iter().map(move |t| (t.resources, t.estimate, i)));
-        let tasks = Tasks::new(requested.iter().map(|p| p.tasks.len()).sum(), asks);
+        let tasks = Tasks::new(requested);
         let work_left = requested.iter().flat_map(|p| &p.tasks).map(|t| t.estimate.unwrap_or(0)).sum();
         let req = Submitted { id, submit, class, priority, elastic: elastic.map(Box::new) };
         let unfinished = tasks.len() as u32;
@@ -250,7 +250,7 @@ impl JobState {
             queue,
             key,
             tasks,
-            phases: phases.into_boxed_slice(),
+            phases,
             pending: PendingTasks::default(),
             running: 0,
             unfinished,
@@ -279,8 +279,8 @@ impl JobState {
 
     /// Makes a phase's tasks runnable once its barrier is passed.
     pub fn release_phase(&mut self, phase: u32) {
-        for t in self.phases[phase as usize].tasks.clone() {
-            self.pending.push_back(t, self.tasks.request(t as usize));
+        for (first, count, request) in self.tasks.runs(self.phases[phase as usize].tasks.clone()) {
+            self.pending.push_back(first, count, request);
         }
         // An empty phase finishes at once and releases its downstream phases.
         if self.phases[phase as usize].unfinished == 0 {

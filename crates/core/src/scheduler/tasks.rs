@@ -5,9 +5,9 @@
 //! failed), so a job's backlog of waiting tasks holds no runtime records.
 
 use super::state::TaskRuntime;
-use crate::model::TaskState;
+use crate::model::{PhaseRequest, TaskState};
 use crate::{Micros, Resources};
-use std::ops::{Index, IndexMut};
+use std::ops::{Index, IndexMut, Range};
 
 /// What a task asks for but its request, which never changes, and where its record is.
 #[derive(Debug, Clone, Copy)]
@@ -57,22 +57,21 @@ pub(crate) struct Tasks {
 const FIRST_RECORDS: usize = 8;
 
 impl Tasks {
-    /// The `count` tasks of `asks`, each asking `request` and `estimate` in
-    /// phase `phase`, in order; none changed yet.
-    pub fn new(count: usize, asks: impl Iterator<Item = (Resources, Option<Micros>, u32)>) -> Self {
-        let mut more_requests: Vec<(u32, Resources)> = Vec::new();
-        let (mut first_request, mut last) = (Resources::ZERO, Resources::ZERO);
-        let mut kept = Vec::with_capacity(count);
-        for ((request, estimate, phase), i) in asks.zip(0u32..) {
-            if i == 0 {
-                first_request = request;
-            } else if request != last {
-                more_requests.push((i, request));
-            }
-            last = request;
+    /// The tasks of `phases`, phase by phase, in order; none changed yet.
+    pub fn new(phases: &[PhaseRequest]) -> Self {
+        let mut kept = Vec::with_capacity(phases.iter().map(|p| p.tasks.len()).sum());
+        let first_request = phases.iter().find_map(|p| p.tasks.first()).map_or(Resources::ZERO, |t| t.resources);
+        let (mut more_requests, mut last) = (Vec::new(), first_request);
+        for (p, phase) in phases.iter().zip(0u32..) {
             assert!(phase < NO_ESTIMATE, "phase {phase}: too many phases");
-            let phase = if estimate.is_some() { phase } else { phase | NO_ESTIMATE };
-            kept.push(Ask { estimate: estimate.unwrap_or(0), phase, slot: WAITED });
+            for t in &p.tasks {
+                if t.resources != last {
+                    more_requests.push((kept.len() as u32, t.resources));
+                    last = t.resources;
+                }
+                let phase = if t.estimate.is_some() { phase } else { phase | NO_ESTIMATE };
+                kept.push(Ask { estimate: t.estimate.unwrap_or(0), phase, slot: WAITED });
+            }
         }
         let more_requests = more_requests.into_boxed_slice();
         Tasks { asks: kept.into_boxed_slice(), first_request, more_requests, records: Vec::new() }
@@ -143,6 +142,26 @@ impl Tasks {
         }
     }
 
+    /// Tasks `range` as runs of tasks asking the same, in order: each run's
+    /// first task, its length and its request.
+    pub fn runs(&self, range: Range<u32>) -> impl Iterator<Item = (u32, u32, Resources)> + '_ {
+        // The later runs' starts from `next` on, each ending the run before it.
+        let mut next = self.more_requests.partition_point(|r| r.0 <= range.start);
+        let mut request = next.checked_sub(1).map_or(self.first_request, |run| self.more_requests[run].1);
+        let mut first = range.start;
+        std::iter::from_fn(move || {
+            if first >= range.end {
+                return None;
+            }
+            let run = (first, request);
+            match self.more_requests.get(next) {
+                Some(&(start, asks)) if start < range.end => (first, request, next) = (start, asks, next + 1),
+                _ => first = range.end,
+            }
+            Some((run.0, first - run.0, run.1))
+        })
+    }
+
     /// Its owner's estimate of task `i`'s run time.
     pub fn estimate(&self, i: usize) -> Option<Micros> {
         self.asks[i].estimate()
@@ -188,17 +207,41 @@ impl IndexMut<usize> for Tasks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::TaskRequest;
+
+    /// Phases of the tasks of `asks`, each a request, an estimate and a
+    /// phase (phases in order).
+    fn phases(asks: &[(Resources, Option<Micros>, u32)]) -> Vec<PhaseRequest> {
+        let mut phases: Vec<PhaseRequest> = Vec::new();
+        for &(resources, estimate, phase) in asks {
+            while phases.len() <= phase as usize {
+                phases.push(PhaseRequest { deps: vec![], coupled: false, local: false, tasks: vec![] });
+            }
+            phases[phase as usize].tasks.push(TaskRequest { resources, estimate });
+        }
+        phases
+    }
 
     #[test]
     fn a_task_has_a_record_once_changed_and_reads_its_ask_before() {
         let (r, big) = (Resources::cores_gb(1, 1), Resources::cores_gb(2, 2));
-        let mut tasks =
-            Tasks::new(4, [(r, Some(5), 0), (big, None, 1), (big, Some(9), 1), (r, Some(7), 1)].into_iter());
+        let mut tasks = Tasks::new(&phases(&[(r, Some(5), 0), (big, None, 1), (big, Some(9), 1), (r, Some(7), 1)]));
         assert_eq!(tasks.requests().collect::<Vec<_>>(), [r, big, r]);
         assert_eq!((0..4).map(|i| tasks.request(i)).collect::<Vec<_>>(), [r, big, big, r]);
+        assert_eq!(tasks.runs(0..4).collect::<Vec<_>>(), [(0, 1, r), (1, 2, big), (3, 1, r)]);
+        assert_eq!(tasks.runs(2..3).collect::<Vec<_>>(), [(2, 1, big)]);
+        assert_eq!(tasks.runs(1..4).collect::<Vec<_>>(), [(1, 2, big), (3, 1, r)]);
+        assert_eq!(tasks.runs(2..2).count(), 0);
+        // Any range's runs, spelt out, are its tasks' requests, each run maximal.
+        for (from, to) in (0..=4).flat_map(|a| (a..=4).map(move |b| (a, b))) {
+            let runs: Vec<_> = tasks.runs(from..to).collect();
+            let spelt: Vec<_> = runs.iter().flat_map(|&(f, n, r)| (f..f + n).map(move |t| (t, r))).collect();
+            assert_eq!(spelt, (from..to).map(|t| (t, tasks.request(t as usize))).collect::<Vec<_>>());
+            assert!(runs.windows(2).all(|w| w[0].2 != w[1].2 && w[0].1 > 0));
+        }
         let _ = tasks.get_mut(1);
         assert_eq!((tasks[1].request, tasks[1].estimate, tasks[1].phase), (big, None, 1));
-        tasks = Tasks::new(3, [(r, Some(5), 0), (r, None, 1), (r, Some(7), 1)].into_iter());
+        tasks = Tasks::new(&phases(&[(r, Some(5), 0), (r, None, 1), (r, Some(7), 1)]));
         assert_eq!(tasks.len(), 3);
         assert!(tasks.get(1).is_none() && tasks.changed().next().is_none());
         assert_eq!(
@@ -220,7 +263,7 @@ mod tests {
 
     #[test]
     fn records_are_made_in_one_allocation_for_a_small_job_and_grow_for_a_large_one() {
-        let asks = |n| Tasks::new(n, std::iter::repeat_n((Resources::ZERO, None, 0), n));
+        let asks = |n| Tasks::new(&phases(&vec![(Resources::ZERO, None, 0); n]));
         let mut small = asks(5);
         let _ = small.get_mut(3);
         assert_eq!(small.records.capacity(), 5);
@@ -234,7 +277,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "task 1 has only waited")]
     fn a_task_that_only_waited_has_no_record_to_read() {
-        let tasks = Tasks::new(2, [(Resources::ZERO, None, 0); 2].into_iter());
+        let tasks = Tasks::new(&phases(&[(Resources::ZERO, None, 0); 2]));
         let _ = &tasks[1];
     }
 }

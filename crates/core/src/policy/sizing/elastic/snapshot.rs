@@ -204,7 +204,7 @@ mod tests {
             phases: vec![phase],
             elastic: None,
         };
-        JobState::new(req, 0, (0, 0, 0))
+        JobState::new(&req, 0, (0, 0, 0))
     }
 
     fn start(j: &mut JobState, task: usize, at_s: u64, node: u32) {
