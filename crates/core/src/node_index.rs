@@ -77,12 +77,15 @@ impl NodeIndex {
         if from >= self.nodes {
             return None;
         }
-        let tree = &self.tree;
+        // Every index below is under the tree's length, a power of two:
+        // masking with `len - 1` changes none and spares the bounds checks.
+        let tree = &self.tree[..];
+        let at = |i: usize| &tree[i & (tree.len() - 1)];
         // The largest subtree whose leftmost leaf is `from`: climb while a left child.
         let leaf = self.leaves + from;
         let mut i = leaf >> leaf.trailing_zeros();
         loop {
-            if req.fits_in(&tree[i].get()) {
+            if req.fits_in(&at(i).get()) {
                 if i >= self.leaves {
                     let node = i - self.leaves;
                     return (node < self.nodes).then_some(node);
@@ -96,7 +99,7 @@ impl NodeIndex {
                     if i == 0 {
                         return None;
                     }
-                    tree[i].set(tree[2 * i].get().max(&tree[2 * i + 1].get()));
+                    at(i).set(at(2 * i).get().max(&at(2 * i + 1).get()));
                 }
                 i += 1;
             }
