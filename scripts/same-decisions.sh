@@ -26,11 +26,14 @@ record() {
     local presets
     presets=$("$bin" policies | awk '/^presets:/{f=1;next} /^$/{f=0} f{print $1}')
     local total=0
+    # Each run's --out goes in the record's own directory, so that a record
+    # cut short leaves nothing behind elsewhere.
+    local out="$dir/.out"
     for scenario in "${scenarios[@]}"; do
         for preset in $presets; do
             for seed in "${seeds[@]}"; do
-                local run="$dir/$scenario.$preset.$seed" out
-                out=$(mktemp -d)
+                local run="$dir/$scenario.$preset.$seed"
+                rm -rf "$out"
                 local code=0
                 "$bin" simulate --scenario "$scenario" --policies "$preset" --seed "$seed" \
                     --scale "$(scale_of "$scenario")" --format json --out "$out" \
@@ -54,6 +57,7 @@ PY
         done
         echo "recorded $scenario" >&2
     done
+    rm -rf "$out"
     echo "$total runs recorded in $dir" >&2
 }
 
