@@ -55,6 +55,13 @@ script="$work/readme.sh"
 for section in "Install" "Two commands" "A 5-minute tour for researchers" "A 5-minute tour for operators"; do
     [ -n "$(blocks "$section")" ] || { echo "error: README.md: no sh block under '## $section'" >&2; exit 2; }
 done
+# Directories the tour writes outside the repository (`--out /tmp/...`) are
+# removed afterwards, unless they were there before it.
+created=()
+for out in $(grep -o -- '--out /tmp/[^ ]*' "$script" | cut -d' ' -f2 | sort -u); do
+    [ -e "$out" ] || created+=("$out")
+done
+trap 'rm -rf "$work" "${created[@]}"' EXIT
 echo "== README: install, two commands, researchers' tour"
 bash "$script"
 
