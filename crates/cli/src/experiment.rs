@@ -120,8 +120,7 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
         (None, None) => return Err(err(e.workload.span(), "[workload] needs `scenario` or `file`".into())),
         (Some(s), None) => {
             if !SCENARIOS.iter().any(|k| k.name == s.get_ref()) {
-                let known: Vec<&str> = SCENARIOS.iter().map(|k| k.name).collect();
-                return Err(err(s.span(), format!("unknown scenario `{}` (known: {})", s.get_ref(), known.join(", "))));
+                return Err(err(s.span(), pliant_workload::scenarios::unknown_scenario(s.get_ref())));
             }
             push("--scenario", s.get_ref().clone());
             false
@@ -229,8 +228,7 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
         }
         for p in policies.get_ref() {
             if !PRESETS.iter().any(|k| k.name == p.get_ref()) {
-                let known: Vec<&str> = PRESETS.iter().map(|k| k.name).collect();
-                return Err(err(p.span(), format!("unknown policy `{}` (known: {})", p.get_ref(), known.join(", "))));
+                return Err(err(p.span(), pliant_core::policy::unknown_preset(p.get_ref())));
             }
         }
         let names: Vec<&str> = policies.get_ref().iter().map(|p| p.get_ref().as_str()).collect();

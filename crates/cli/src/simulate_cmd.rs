@@ -5,7 +5,7 @@ use crate::progress;
 use crate::settings::SettingsArgs;
 use crate::workload_args::{Loaded, Streamed, WorkloadArgs};
 use clap::{Args, ValueEnum};
-use pliant_core::policy::{preset, PRESETS};
+use pliant_core::policy::preset;
 use pliant_core::policy::{Params, Policy};
 use pliant_metrics::RunRecord;
 use pliant_report::{
@@ -170,18 +170,16 @@ pub fn policies_named(names: Option<&[String]>, default: &[&str], params: &Param
     if names.is_empty() {
         return Err("--policies is empty".into());
     }
-    names
-        .iter()
-        .map(|n| {
-            preset(n, params).ok_or_else(|| {
-                let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-                format!("unknown policy `{n}` (known: {})", known.join(", "))
-            })
-        })
-        .collect()
+    names.iter().map(|n| preset(n, params).ok_or_else(|| pliant_core::policy::unknown_preset(n))).collect()
 }
 
-fn write_outputs(dir: &Path, title: &str, json: &str, runs: &[RunRecord]) -> Result<(), String> {
+fn write_outputs(
+    dir: &Path,
+    title: &str,
+    window: Option<(&str, f64, f64)>,
+    json: &str,
+    runs: &[RunRecord],
+) -> Result<(), String> {
     let ctx = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| ctx("cannot create", &e))?;
     std::fs::write(dir.join("results.json"), json).map_err(|e| ctx("cannot write results.json", &e))?;
@@ -190,13 +188,16 @@ fn write_outputs(dir: &Path, title: &str, json: &str, runs: &[RunRecord]) -> Res
     let csv = File::create(dir.join("preemptions.csv")).map_err(|e| ctx("cannot write preemptions.csv", &e))?;
     write_preemptions_csv(runs, csv).map_err(|e| ctx("cannot write preemptions.csv", &e))?;
     plot_jct_cdf(runs, title, &dir.join("jct_cdf.svg")).map_err(|e| ctx("cannot plot jct_cdf.svg", &e))?;
-    plot_cpu_timeline(runs, title, &dir.join("cpu_timeline.svg"))
+    plot_cpu_timeline(runs, title, window, &dir.join("cpu_timeline.svg"))
         .map_err(|e| ctx("cannot plot cpu_timeline.svg", &e))?;
     Ok(())
 }
 
 /// Runs `pliant simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), String> {
+    if let Some(dir) = &args.out {
+        crate::out_dir::check(dir)?;
+    }
     let loaded = args.workload.load_for_runs(args.workload.seed, args.slowdown)?;
     let settings = args.run.settings.load()?;
     let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
@@ -230,7 +231,9 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         }
     }
     if let Some(dir) = &args.out {
-        write_outputs(dir, &format!("{name} (seed {seed}, scale {scale})"), &json, &runs)?;
+        let burst = args.workload.scenario_run().and_then(pliant_workload::scenarios::burst_window);
+        let burst = burst.map(|(from, to)| ("short-job burst", from, to));
+        write_outputs(dir, &format!("{name} (seed {seed}, scale {scale})"), burst, &json, &runs)?;
         let run = RunDescription {
             workload: &args.workload,
             policies: names,

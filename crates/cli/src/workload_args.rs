@@ -66,6 +66,11 @@ impl WorkloadArgs {
         self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO)
     }
 
+    /// The built-in scenario run, if no workload file is given.
+    pub fn scenario_run(&self) -> Option<&str> {
+        self.workload.is_none().then(|| self.scenario_name())
+    }
+
     /// The presets compared when none are named: the scenario's, or all for a file.
     pub fn default_policies(&self) -> Vec<&'static str> {
         let name = self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
@@ -96,7 +101,7 @@ impl WorkloadArgs {
         self.check_scale()?;
         let name = self.scenario_name();
         let long_jobs = LongJobs::from_name(&self.long_jobs).expect("clap checked it");
-        let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| unknown_scenario(name))?;
+        let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| scenarios::unknown_scenario(name))?;
         Ok((name.to_string(), w))
     }
 
@@ -146,12 +151,6 @@ impl WorkloadArgs {
         }
         Ok(())
     }
-}
-
-/// The error for a scenario name that is not built in.
-fn unknown_scenario(name: &str) -> String {
-    let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
-    format!("unknown scenario `{name}` (known: {})", known.join(", "))
 }
 
 /// A workload to replay: held whole, or taken job by job by each run.
@@ -310,7 +309,7 @@ impl WorkloadArgs {
             Some((cluster, listed)) => {
                 Ok(Loaded::Whole(name.to_string(), Workload { cluster, jobs: listed.collect() }))
             }
-            None => Err(unknown_scenario(name)),
+            None => Err(scenarios::unknown_scenario(name)),
         }
     }
 }

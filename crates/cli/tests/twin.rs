@@ -35,8 +35,8 @@
 //! late monitor used to come before that run live and after it in the replay,
 //! which made `kill`'s preemptions differ in about one run in four.
 //!
-//! Needs root, the cpu, memory and freezer controllers and swapon; without
-//! them it prints `SKIPPED`, or fails under PLIANT_REQUIRE_LIVE=1.
+//! Runs under PLIANT_LIVE_TESTS=1 only, and needs root, the cpu, memory and
+//! freezer controllers and swapon (it fails without them).
 
 mod common;
 

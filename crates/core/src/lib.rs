@@ -11,6 +11,7 @@ pub mod action;
 pub mod driver;
 mod live_table;
 pub mod model;
+pub mod names;
 mod node_index;
 pub mod observation;
 pub mod parameter;

@@ -5,7 +5,7 @@
 //! operations to the agent.
 
 use crate::api;
-use crate::manager::{default_policy, unix_us, ClusterConfig, Manager, NodeRecord};
+use crate::manager::{check_kept_policy, default_policy, unix_us, ClusterConfig, Manager, NodeRecord};
 use crate::tls::ServerTls;
 use crate::token::{check_listen, Token};
 use pliant_core::Resources;
@@ -179,6 +179,7 @@ pub fn this_node(name: &str, caps: &Capabilities, offer: Offer) -> Result<NodeRe
 
 /// Runs until `stop` is set. `log` receives one line per notable thing.
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
+    check_kept_policy(&opts.setup.state_dir, opts.policy.as_deref())?;
     // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
     let api = opts.setup.open_api(Agents::InProcess, log)?;
     let state_dir = api.state_dir.clone();
@@ -204,9 +205,6 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let fresh =
         ClusterConfig { policy, params: opts.setup.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
     let (mut manager, recovered) = Manager::open(&state_dir, fresh).map_err(|e| e.to_string())?;
-    if recovered && opts.policy.as_ref().is_some_and(|p| *p != manager.config().policy) {
-        log(&format!("the journal's policy {} stays in force (a cluster keeps its policy)", manager.config().policy));
-    }
     if recovered {
         log(&format!(
             "recovered {} jobs from the journal ({} steps); taking over their tasks",

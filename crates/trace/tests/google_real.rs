@@ -248,21 +248,11 @@ fn sample_stats_match_a_naive_recount() {
     assert_eq!(e.arrivals, BTreeMap::from([(1, 63)]));
 }
 
-/// Prints a loud `SKIPPED` line and adds it to `target/tmp/skipped-tests.txt`
-/// (`.ci/run` counts them at the end), or fails under PLIANT_REQUIRE_SHARED=1,
-/// which `.ci/run` sets when `../shared` is beside the repository: the trace
-/// part is public data outside the repository, so its absence is a skip the
-/// summary shows, its presence a test that must run.
+/// The trace part is public data outside the repository: its absence is
+/// listed at the end of the run, or fails under PLIANT_REQUIRE_SHARED=1
+/// (which `.ci/run` sets when the data is there).
 fn skip(reason: &str) {
-    use std::io::Write;
-    if std::env::var("PLIANT_REQUIRE_SHARED").as_deref() == Ok("1") {
-        panic!("test cannot run and PLIANT_REQUIRE_SHARED=1: {reason}");
-    }
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
-    let log = concat!(env!("CARGO_TARGET_TMPDIR"), "/skipped-tests.txt");
-    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
-        let _ = writeln!(f, "{reason}");
-    }
+    pliant_xtest::without_data(reason);
 }
 
 /// The whole shared part, only when `../shared/traces/google2011` is there (it
