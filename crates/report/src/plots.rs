@@ -280,7 +280,7 @@ pub fn plot_cpu_timeline(runs: &[RunRecord], title: &str, window: Option<(&str, 
         if let Some((what, from, to)) = window {
             let (from, to) = (from / unit, to / unit);
             chart.draw_series(std::iter::once(Rectangle::new([(from, 0.0), (to, 100.0)], BLACK.mix(0.08).filled())))?;
-            chart.draw_series(std::iter::once(Text::new(what.to_string(), (from, 98.0), ("sans-serif", 12))))?;
+            chart.draw_series(std::iter::once(Text::new(what.to_string(), (from, 30.0), ("sans-serif", 12))))?;
         }
         if i > 0 {
             chart.draw_series(LineSeries::new(lines[0].iter().copied(), BLACK.mix(0.5).stroke_width(1)))?;
