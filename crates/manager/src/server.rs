@@ -218,30 +218,35 @@ async fn accept_loop(
     running: &(dyn Fn() -> bool + Sync),
     queues: Queues,
 ) {
-    let listener = match listener.try_clone().and_then(|l| {
-        l.set_nonblocking(true)?;
-        tokio::net::TcpListener::from_std(l)
-    }) {
-        Ok(listener) => listener,
-        Err(e) => return eprintln!("pliant manager: API: cannot listen: {e}"),
-    };
+    if let Err(e) = listener.set_nonblocking(true) {
+        return eprintln!("pliant manager: API: cannot listen: {e}");
+    }
     let held = Arc::new(Semaphore::new(limits.connections));
     let peers = Arc::new(Peers { per_peer: limits.per_peer, held: Mutex::default() });
     let acceptor = tls.map(|t| t.acceptor());
-    // `running()` is asked before each accept, never after: a connection
-    // that arrives once it is false stays queued for the listener's next
-    // server (`pliant serve` gathers its agents with one, then serves the API).
+    // `running()` is asked right before each accept, never after: a
+    // connection that arrives once it is false stays queued for the
+    // listener's next server (`pliant serve` gathers its agents with one,
+    // then serves the API).
     while running() {
         // Past the bound nothing is accepted: new connections wait in the listen queue.
         let Ok(Ok(permit)) = tokio::time::timeout(POLL, held.clone().acquire_owned()).await else { continue };
-        let (stream, from) = match tokio::time::timeout(POLL, listener.accept()).await {
-            Ok(Ok(accepted)) => accepted,
-            Ok(Err(e)) => {
-                eprintln!("pliant manager: API: cannot accept a connection: {e}");
+        if !running() {
+            break;
+        }
+        let accepted = listener.accept().and_then(|(stream, from)| {
+            stream.set_nonblocking(true)?;
+            Ok((tokio::net::TcpStream::from_std(stream)?, from))
+        });
+        let (stream, from) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                if e.kind() != std::io::ErrorKind::WouldBlock {
+                    eprintln!("pliant manager: API: cannot accept a connection: {e}");
+                }
                 tokio::time::sleep(POLL).await;
                 continue;
             }
-            Err(_) => continue,
         };
         let Some(local) = stream.local_addr().ok() else { continue };
         // A peer over its own bound loses its newest connection; nobody else does.
