@@ -154,14 +154,17 @@ def fig3(runs):
     need = [((fa - a) * r["priority-kill"]["waste_core_hours"] * 3600 / sum(r["checkpoint-nvm"]["preemptions"].values()),
              (fb - a) * r["priority-kill"]["waste_core_hours"] * 3600 / sum(r["checkpoint-nvm"]["preemptions"].values()))
             for (a, _), r in zip(ours_fixed, runs)]
+    fixed = sorted(a for a, _ in ours_fixed)
+    fixed = f"{fixed[0]:.3f}" + (f" to {fixed[-1]:.3f}" if len(fixed) > 1 else "")
+    runs_named = "run 1" if len(runs) == 1 else f"runs 1-{len(runs)}"
     print(f"\nOur waste is the dump, queue and restore time, so it falls with the storage's speed to nearly "
-          f"nothing (fixed part {min(a for a, _ in ours_fixed):.3f}-{max(a for a, _ in ours_fixed):.3f} of kill's). "
+          f"nothing (fixed part {fixed} of kill's). "
           f"The paper's falls far less from HDD to NVM (58x faster): about {fa:.2f} (A) or {fb:.3f} (B) of kill's "
           "waste stays whatever the storage. The paper does not say what that part is (its waste counts \"CPU-time "
           "wasted due to repeatedly killing jobs, and from preemption and checkpoint overhead\"; its simulator's "
           "per-preemption costs are not given). Adding it to checkpoint-nvm would take a fixed overhead of "
           + ", ".join(f"{x:.0f} (A) or {y:.0f} (B)" for x, y in need)
-          + " core-seconds per preemption (runs 1-3), a constant that nothing but this figure sets: NVM's "
+          + f" core-seconds per preemption ({runs_named}), a constant that nothing but this figure sets: NVM's "
           "ratio is out of reach without one tuned to it.")
 
 
