@@ -546,6 +546,10 @@ impl Execution {
         if let Some(j) = self.jobs.remove(job as usize) {
             self.spare_tasks.keep(j.tasks);
         }
+        let after: Vec<(u32, u32)> = self.reclaiming.range((job, 0)..(job + 1, 0)).map(|(&k, _)| k).collect();
+        for key in after {
+            self.reclaiming.remove(&key);
+        }
     }
 
     /// Whether job `job` finished and its state was dropped.
