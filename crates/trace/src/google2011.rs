@@ -400,8 +400,12 @@ impl Reader<'_> {
         for i in indices {
             let t = &job.tasks[&i];
             let request = fraction_of(self.opts.node_size(), t.cpu, t.mem);
-            if let State::Running(s) = t.state {
-                self.rep.load.add(from_window(s), horizon, request, 1);
+            match t.state {
+                State::Running(s) => self.rep.load.add(from_window(s), horizon, request, 1),
+                State::Finished { start: None | Some(0), end } => {
+                    self.rep.load.add(read_start.min(end), end, request, 1)
+                }
+                _ => {}
             }
             if keep_all {
                 for &(s, e, evicted) in &t.ended {
@@ -455,12 +459,17 @@ impl Reader<'_> {
             }
         }
         // Events at timestamp 0 happened before the window: such a job arrives when it opens.
-        let submit = from_window(job.submit.unwrap_or(job.first_seen));
+        // A job whose run began before the files start (a later part) was there then.
+        let first_run = done.first.min(ended.first);
+        let submit = from_window(job.submit.unwrap_or(job.first_seen)).min(first_run);
         let kind = if service { JobKind::Service } else { JobKind::Batch };
-        for (part, kind) in [(done, kind), (ended, JobKind::Ended)] {
-            if !part.tasks.is_empty() {
-                sink(part.job(id, kind, submit, job.sched_class))?;
-            }
+        if !done.tasks.is_empty() {
+            sink(done.job(id, kind, submit, job.sched_class))?;
+        }
+        // Ended runs arrive when the first of them began (no one waits for their completion).
+        if !ended.tasks.is_empty() {
+            let first = ended.first;
+            sink(ended.job(id, JobKind::Ended, first, job.sched_class))?;
         }
         Ok(())
     }
@@ -472,15 +481,23 @@ fn from_window(t: Micros) -> Micros {
 }
 
 /// The tasks of one part of a job (its finished or cut runs, or its ended runs).
-#[derive(Default)]
 struct Part {
     tasks: Vec<pliant_workload::Task>,
+    /// When its earliest run began.
+    first: Micros,
     end: Micros,
     priority: u8,
 }
 
+impl Default for Part {
+    fn default() -> Self {
+        Part { tasks: Vec::new(), first: Micros::MAX, end: 0, priority: 0 }
+    }
+}
+
 impl Part {
     fn push(&mut self, request: pliant_core::Resources, priority: u8, start: Micros, end: Micros) {
+        self.first = self.first.min(start);
         self.end = self.end.max(end);
         self.priority = self.priority.max(priority);
         self.tasks.push(task(request, end - start));

@@ -219,8 +219,7 @@ impl TraceStats {
         writeln!(f, "they ran, next to the replay's (each kept task from its job's submission)")?;
         writeln!(f, "  {:>9}  {:>10}{:>10}  {:>10}{:>10}", "from", "trace CPU", "replay", "trace mem", "replay")?;
         let share = |x: f64, cap: f64| if cap > 0.0 { 100.0 * x / cap } else { 0.0 };
-        let buckets = trace.cpu.len().max(self.replay_load.cpu.len());
-        for i in (span.0 / trace.bucket) as usize..buckets {
+        for i in (span.0 / trace.bucket) as usize..=((span.1 - 1) / trace.bucket) as usize {
             let (tc, tm) = trace.mean_at(i, span);
             let (rc, rm) = self.replay_load.mean_at(i, span);
             writeln!(
@@ -296,10 +295,10 @@ impl fmt::Display for TraceStats {
         let secs = self.rule.max_short_duration as f64 / 1e6;
         writeln!(
             f,
-            "short jobs    {:.1} % ({} of {}; short = at most {secs} s and {} core-seconds)",
-            pct(self.short, self.jobs),
+            "short jobs    {:.1} % ({} of {} batch jobs; short = at most {secs} s and {} core-seconds)",
+            pct(self.short, self.jobs - self.services - self.ended),
             self.short,
-            self.jobs,
+            self.jobs - self.services - self.ended,
             self.rule.max_short_core_seconds
         )?;
         writeln!(

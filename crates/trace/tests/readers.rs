@@ -277,12 +277,12 @@ fn load_applies_window_cluster_and_classes() {
     };
     let (w, rep) = load_workload(&[fixture("google")], &opts).unwrap();
     assert_eq!(w.cluster.nodes, vec![Resources::cores_gb(32, 128); 2]);
-    // Job 1 (700 s) stays, rebased to 0, and its killed and evicted runs with it. Job 2
+    // Job 1 (700 s) stays, rebased to 0, and its killed and evicted runs (from 705 s) with it. Job 2
     // (600 s) is outside [700, 800) (counted); job 3 (800 s) too, but the reader stops at
     // 800 s, so it is never even read (not counted as filtered).
     assert_eq!(w.jobs.len(), 2);
     assert_eq!((w.jobs[0].name.as_str(), w.jobs[0].submit), ("1", 0));
-    assert_eq!((w.jobs[1].name.as_str(), w.jobs[1].submit), ("1@ended", 0));
+    assert_eq!((w.jobs[1].name.as_str(), w.jobs[1].submit), ("1@ended", 5 * SECOND));
     // 90 s long, 16 cores × 60 s = 960 core-s: short under the default rule.
     assert_eq!(w.jobs[0].class, JobClass::Short);
     assert_eq!((rep.outside_window, rep.read.jobs_in_trace), (1, 2));
