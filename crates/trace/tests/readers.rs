@@ -9,22 +9,9 @@ use pliant_trace::{
     Unfinished, Window,
 };
 use pliant_workload::read_workload;
-use std::path::PathBuf;
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(name)
-}
-
-fn read(name: &str, opts: &ReadOptions) -> (Vec<TraceJob>, pliant_trace::ReadReport) {
-    let inputs = detect(&[fixture(name)]).unwrap();
-    let mut jobs = Vec::new();
-    let rep = read_trace(&inputs, opts, &Progress::hidden(), &mut |j| {
-        jobs.push(j);
-        Ok(())
-    })
-    .unwrap();
-    (jobs, rep)
-}
+mod common;
+use common::{fixture, read};
 
 /// `--finished-only`: complete finished runs only.
 fn finished_only() -> ReadOptions {

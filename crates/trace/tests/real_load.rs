@@ -3,26 +3,10 @@
 //! published formats; expected values worked out by hand in the comments.
 
 use pliant_core::{Resources, SECOND};
-use pliant_trace::input::Progress;
-use pliant_trace::{
-    detect, load_workload, read_trace, JobKind, LoadOptions, ReadOptions, ReadReport, TraceError, TraceJob, Unfinished,
-};
-use std::path::PathBuf;
+use pliant_trace::{detect, load_workload, JobKind, LoadOptions, ReadOptions, TraceError, TraceJob, Unfinished};
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(name)
-}
-
-fn read(name: &str, opts: &ReadOptions) -> (Vec<TraceJob>, ReadReport) {
-    let inputs = detect(&[fixture(name)]).unwrap();
-    let mut jobs = Vec::new();
-    let rep = read_trace(&inputs, opts, &Progress::hidden(), &mut |j| {
-        jobs.push(j);
-        Ok(())
-    })
-    .unwrap();
-    (jobs, rep)
-}
+mod common;
+use common::{fixture, read};
 
 fn durations(j: &TraceJob) -> Vec<Vec<u64>> {
     j.phases.iter().map(|p| p.tasks.iter().map(|t| t.duration / SECOND).collect()).collect()
