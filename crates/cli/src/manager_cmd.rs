@@ -107,7 +107,7 @@ pub struct NodeArgs {
 
 impl NodeArgs {
     fn max_log_bytes(&self) -> Option<u64> {
-        (self.max_log_mb > 0).then(|| self.max_log_mb << 20)
+        (self.max_log_mb > 0).then_some(self.max_log_mb << 20)
     }
 
     fn offer(&self) -> Offer {
