@@ -48,6 +48,7 @@ struct WorkloadSpec {
     window: Option<Spanned<String>>,
     sample: Option<Spanned<f64>>,
     truncate: Option<bool>,
+    finished_only: Option<bool>,
     strict: Option<bool>,
 }
 
@@ -218,6 +219,9 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
     if w.truncate == Some(true) {
         flags.push("--truncate");
     }
+    if w.finished_only == Some(true) {
+        flags.push("--finished-only");
+    }
     if w.strict == Some(true) {
         flags.push("--strict");
     }
@@ -325,6 +329,8 @@ struct ResolvedWorkload {
     #[serde(skip_serializing_if = "Option::is_none")]
     truncate: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    finished_only: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     strict: Option<bool>,
 }
 
@@ -332,7 +338,8 @@ struct ResolvedWorkload {
 struct ResolvedCluster {
     #[serde(skip_serializing_if = "Option::is_none")]
     nodes: Option<u32>,
-    node: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -400,11 +407,12 @@ pub fn write_resolved(dir: &Path, run: &RunDescription) -> Result<(), String> {
         window,
         sample: is_file.then_some(w.sample),
         truncate: is_file.then_some(w.truncate),
+        finished_only: is_file.then_some(w.finished_only),
         strict: is_file.then_some(w.strict),
     };
     let cluster = is_file.then(|| ResolvedCluster {
         nodes: w.nodes,
-        node: format!("{},{}", w.node.cpu_milli as f64 / 1000.0, w.node.mem_mb as f64 / 1024.0),
+        node: w.node.map(|n| format!("{},{}", n.cpu_milli as f64 / 1000.0, n.mem_mb as f64 / 1024.0)),
     });
     let json = serde_json::to_value(run.settings).map_err(|e| e.to_string())?;
     let parameters: toml::Table = json

@@ -12,6 +12,7 @@ use pliant_report::{
     comparison_json, comparison_table, counted, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv, write_preemptions_csv,
 };
 use pliant_sim::{simulate_counting, simulate_stream_counting, SimOptions};
+use pliant_trace::JobKind;
 use pliant_workload::Workload;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -193,6 +194,51 @@ fn write_outputs(
     Ok(())
 }
 
+/// The jobs of a trace replay that have no completion time, counted apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Apart {
+    /// Long-running services (running from before the trace's window to its end).
+    pub services: usize,
+    /// Jobs made of the runs the trace shows ending by failing, being killed or lost.
+    pub ended: usize,
+}
+
+impl std::fmt::Display for Apart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "set apart (they hold room in the cluster columns, but have no completion time, so no JCT column counts them): \
+             {} long-running service(s) of the trace, {} job(s) of runs the trace shows failing, killed or lost",
+            self.services, self.ended
+        )
+    }
+}
+
+/// Takes the jobs with no completion time ([`JobKind::Service`],
+/// [`JobKind::Ended`]) out of every run's job records, so that the class
+/// columns count only jobs that complete; the cluster figures keep them.
+pub fn set_apart(runs: &mut [RunRecord]) -> Apart {
+    let mut apart = Apart::default();
+    for (i, run) in runs.iter_mut().enumerate() {
+        let mut n = Apart::default();
+        run.jobs.retain(|j| match JobKind::of(&j.name).0 {
+            JobKind::Batch => true,
+            JobKind::Service => {
+                n.services += 1;
+                false
+            }
+            JobKind::Ended => {
+                n.ended += 1;
+                false
+            }
+        });
+        if i == 0 {
+            apart = n;
+        }
+    }
+    apart
+}
+
 /// Runs `pliant simulate`.
 pub fn run(args: SimulateArgs) -> Result<(), String> {
     if let Some(dir) = &args.out {
@@ -209,7 +255,7 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         ..SimOptions::default()
     };
     let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
-    let (name, runs, jobs, nodes) = match loaded {
+    let (name, mut runs, jobs, nodes) = match loaded {
         Loaded::Whole(name, w) => {
             let runs = run_all(&w, policies, opts)?;
             (name, runs, w.jobs.len(), w.cluster.nodes.len())
@@ -219,8 +265,13 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             (s.name, runs, s.jobs, s.cluster.nodes.len())
         }
     };
+    let apart = set_apart(&mut runs);
     let (seed, scale) = (args.workload.seed, args.workload.scale);
-    let doc = comparison_json(&name, seed, scale, &settings, &runs);
+    let mut doc =
+        serde_json::to_value(comparison_json(&name, seed, scale, &settings, &runs)).map_err(|e| e.to_string())?;
+    if apart != Apart::default() {
+        doc["set_apart"] = serde_json::json!({ "services": apart.services, "ended": apart.ended });
+    }
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
     match args.run.format {
         Format::Json => println!("{json}"),
@@ -228,6 +279,9 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             let title =
                 format!("{name} (seed {seed}, scale {scale}): {} on {}", counted(jobs, "job"), counted(nodes, "node"));
             print!("{}", comparison_table(&title, &runs));
+            if apart != Apart::default() {
+                println!("{apart}");
+            }
         }
     }
     if let Some(dir) = &args.out {

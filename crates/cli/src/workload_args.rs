@@ -25,12 +25,18 @@ pub struct WorkloadArgs {
     /// With --workload: replay only trace time START..END (seconds).
     #[arg(long, value_parser = crate::trace_cmd::parse_window, requires = "workload")]
     pub(crate) window: Option<pliant_trace::Window>,
-    /// With a --workload trace: size of its largest machine, which requests are fractions of: CORES,GB.
-    #[arg(long, default_value = "32,128", value_parser = crate::trace_cmd::parse_node, requires = "workload")]
-    pub(crate) node: pliant_core::Resources,
-    /// With a --workload trace: keep tasks unfinished in the trace with the part of their run it shows.
-    #[arg(long, requires = "workload")]
+    /// With a --workload trace: size of its largest machine, which requests are fractions of: CORES,GB
+    /// (default 32,128; Alibaba v2017: 64,128).
+    #[arg(long, value_parser = crate::trace_cmd::parse_node, requires = "workload")]
+    pub(crate) node: Option<pliant_core::Resources>,
+    /// With a --workload trace: keep runs unfinished in the trace with the part of them it shows
+    /// (the default; kept for older command lines).
+    #[arg(long, requires = "workload", conflicts_with = "finished_only")]
     pub(crate) truncate: bool,
+    /// With a --workload trace: keep only complete, finished runs (drop runs cut by the window's
+    /// ends and runs that failed, were killed or lost); the replay then carries less than the trace's load.
+    #[arg(long, requires = "workload")]
+    pub(crate) finished_only: bool,
     /// With --workload: keep this fraction of the jobs, chosen from --seed.
     #[arg(long, default_value_t = 1.0, requires = "workload")]
     pub(crate) sample: f64,
@@ -124,8 +130,8 @@ impl WorkloadArgs {
         opts.read.strict = self.strict;
         opts.read.node = self.node;
         opts.read.penalty = self.penalty;
-        if self.truncate {
-            opts.read.unfinished = pliant_trace::Unfinished::Truncate;
+        if self.finished_only {
+            opts.read.unfinished = pliant_trace::Unfinished::Drop;
         }
         Ok(opts)
     }

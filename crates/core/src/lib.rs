@@ -25,5 +25,5 @@ pub use driver::{Driver, Pass};
 pub use live_table::LiveTable;
 pub use observation::Observation;
 pub use resources::Resources;
-pub use scheduler::{CoreError, Scheduler};
+pub use scheduler::{CoreError, MemoryWanted, Scheduler};
 pub use time::{Micros, SECOND};

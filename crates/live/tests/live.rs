@@ -110,6 +110,7 @@ fn spec(dir: &Path, name: &str, argv: Vec<String>, checkpoint: bool) -> CommandS
         checkpoint_dir: checkpoint.then_some(ckpt),
         exit_file: None,
         cwd: None,
+        max_file_bytes: None,
     }
 }
 

@@ -141,6 +141,8 @@ pub struct LocalOptions {
     pub offer: Offer,
     /// How long a task asked to checkpoint has to save and exit.
     pub checkpoint_grace: std::time::Duration,
+    /// The cap on each task's output (and any file it writes), bytes.
+    pub max_log_bytes: Option<u64>,
 }
 
 /// The name of the top cgroup for a state directory: one per cluster, so two
@@ -185,8 +187,9 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let state_dir = api.state_dir.clone();
     let journal_exists = state_dir.join("journal.sqlite").exists();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
-    let (agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
+    let (mut agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
         .map_err(|e| format!("agent: {e}"))?;
+    agent.set_max_output(opts.max_log_bytes);
     if found && !journal_exists {
         log("removed a leftover cgroup of an earlier run");
     }
