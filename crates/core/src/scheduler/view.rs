@@ -5,8 +5,9 @@
 //! books only through these methods, which keep the indexes and the queues'
 //! usage in step.
 
+pub use super::state::Image;
 use super::state::NodeState;
-pub(crate) use super::state::{Image, IoOp, JobState, JobStatus, QueueState, ServiceKey, TaskRuntime};
+pub(crate) use super::state::{IoOp, JobState, JobStatus, QueueState, ServiceKey, TaskRuntime};
 use crate::model::{NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
 use crate::{CoreError, LiveTable, Micros, Resources};

@@ -23,7 +23,7 @@ use crate::scheduler::view::View;
 use crate::Micros;
 
 /// A preemption planner.
-pub(crate) trait Planner: std::fmt::Debug + Send + Sync {
+pub trait Planner: std::fmt::Debug + Send + Sync {
     /// A copy of it with its state.
     fn clone_box(&self) -> Box<dyn Planner>;
 
