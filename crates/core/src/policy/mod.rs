@@ -99,6 +99,27 @@ pub enum PlannerSpec {
     /// given the mechanism that frees it cheapest (`planner/cost.rs`; with
     /// `MechanismSpec::Cheapest`).
     Cost,
+    /// A planner from outside the core (`steps::PlannerPlugin`).
+    Custom(CustomPlanner),
+}
+
+/// A planner written outside the core, named in a policy: the plugin that
+/// builds it for each scheduler. Policies compare it by name.
+#[derive(Clone, Copy)]
+pub struct CustomPlanner(pub &'static dyn steps::PlannerPlugin);
+
+impl PartialEq for CustomPlanner {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name()
+    }
+}
+
+impl Eq for CustomPlanner {}
+
+impl std::fmt::Debug for CustomPlanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Custom({})", self.0.name())
+    }
 }
 
 /// How checkpoint-based preemption is carried out (checkpoint paper §3–§4).

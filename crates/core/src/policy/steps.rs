@@ -13,11 +13,23 @@
 
 pub use super::mechanism::{Mechanism, Preempted, Take};
 pub use super::planner::Planner;
-pub use crate::scheduler::view::{Image, View};
+pub use crate::scheduler::view::{Holding, Image, View};
 
 use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef};
+use crate::policy::Policy;
 use crate::{Micros, Resources};
+
+/// Builds a [`Planner`] written outside the core for each scheduler that
+/// runs a policy naming it (`PlannerSpec::Custom`): a `static` of the
+/// plugin's crate.
+pub trait PlannerPlugin: Sync {
+    /// Its name, unique among the planners a run compares.
+    fn name(&self) -> &'static str;
+
+    /// A planner, with fresh state, for a scheduler running `policy`.
+    fn build(&self, policy: &Policy) -> Box<dyn Planner>;
+}
 
 /// Starts task `task` of job `job` on a node with a size: the scheduler's
 /// launch, which a [`PlacementPass`] calls for each task it places.

@@ -64,5 +64,6 @@ pub(crate) fn build(policy: &Policy) -> Option<Box<dyn Planner>> {
             max_attempts: policy.max_attempts,
             choices: Vec::new(),
         }),
+        PlannerSpec::Custom(custom) => custom.0.build(policy),
     })
 }
