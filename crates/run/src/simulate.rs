@@ -44,6 +44,7 @@ pub struct PolicyArgs {
     /// (see `pliant scenarios`), or every preset for a --workload.
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<String>>,
+    /// `--set` and `--config`.
     #[command(flatten)]
     pub settings: SettingsArgs,
     /// Output format on standard output.
@@ -195,8 +196,29 @@ fn write_outputs(dir: &Path, title: &str, json: &str, runs: &[RunRecord]) -> Res
     Ok(())
 }
 
-/// Runs `pliant simulate`.
-pub fn run(args: SimulateArgs) -> Result<(), String> {
+/// A finished `simulate`: the runs and the JSON document the command prints.
+pub struct Simulation {
+    /// The scenario's name or the workload file.
+    pub name: String,
+    /// The seed the workload was made or sampled with.
+    pub seed: u64,
+    /// The scale factor.
+    pub scale: f64,
+    /// One record per policy, in the order named.
+    pub runs: Vec<RunRecord>,
+    /// The jobs in the workload.
+    pub jobs: usize,
+    /// The nodes of its cluster.
+    pub nodes: usize,
+    /// `results.json`: the comparison document, pretty-printed.
+    pub json: String,
+    /// Whether any policy preempts.
+    preempting: bool,
+}
+
+/// Runs every policy of `args` on its workload and, with `--out`, writes the
+/// outputs there; prints nothing.
+pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
     let loaded = args.workload.load_for_runs(args.workload.seed, args.slowdown)?;
     let settings = args.run.settings.load()?;
     let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
@@ -221,14 +243,6 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
     let (seed, scale) = (args.workload.seed, args.workload.scale);
     let doc = comparison_json(&name, seed, scale, &settings, &runs);
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-    match args.run.format {
-        Format::Json => println!("{json}"),
-        Format::Table => {
-            let title =
-                format!("{name} (seed {seed}, scale {scale}): {} on {}", counted(jobs, "job"), counted(nodes, "node"));
-            print!("{}", comparison_table(&title, &runs));
-        }
-    }
     if let Some(dir) = &args.out {
         write_outputs(dir, &format!("{name} (seed {seed}, scale {scale})"), &json, &runs)?;
         let run = RunDescription {
@@ -241,6 +255,21 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             sweep: None,
         };
         write_resolved(dir, &run)?;
+    }
+    Ok(Simulation { name, seed, scale, runs, jobs, nodes, json, preempting })
+}
+
+/// Runs `pliant simulate`: [`simulate`], then the table or the JSON on
+/// standard output.
+pub fn run(args: SimulateArgs) -> Result<(), String> {
+    let Simulation { name, seed, scale, runs, jobs, nodes, json, preempting } = simulate(&args)?;
+    match args.run.format {
+        Format::Json => println!("{json}"),
+        Format::Table => {
+            let title =
+                format!("{name} (seed {seed}, scale {scale}): {} on {}", counted(jobs, "job"), counted(nodes, "node"));
+            print!("{}", comparison_table(&title, &runs));
+        }
     }
     if preempting && runs.iter().all(|r| r.preemptions.values().all(|&n| n == 0)) {
         let cpu = runs.iter().map(|r| r.cpu_mean).fold(0.0, f64::max) * 100.0;
