@@ -407,8 +407,11 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
             Ok(())
         }
         ManagerCommand::Status(a) => {
-            let path = a.id.map_or("/jobs".to_string(), |id| format!("/jobs/{id}"));
-            let answer = client(&a.manager)?.get(&path).map_err(|e| e.to_string())?;
+            let answer = match a.id {
+                Some(id) => client(&a.manager)?.get(&format!("/jobs/{id}")),
+                None => client(&a.manager)?.get_all("/jobs"),
+            };
+            let answer = answer.map_err(|e| e.to_string())?;
             if a.json {
                 println!("{}", serde_json::to_string_pretty(&answer).expect("JSON prints"));
             } else if a.id.is_some() {

@@ -7,6 +7,7 @@ use crate::cgroup::{Cgroup, CgroupError, Layout};
 use crate::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError, LIMIT_ATTEMPTS};
 use crate::process::{describe, CommandSpec};
 use crate::protocol::{files, AgentOp, AgentReport, Expected};
+use crate::task_files::tail;
 use pliant_core::model::TaskRef;
 use pliant_core::Resources;
 use std::collections::{BTreeMap, BTreeSet};
@@ -584,23 +585,6 @@ fn exited(task: TaskRef, status: std::process::ExitStatus, log_dir: &Path) -> Ag
     AgentReport::Exited { task, code: status.code(), signal: status.signal(), stderr_tail }
 }
 
-/// The last `bytes` of a file, from a line start where possible.
-pub fn tail(file: &Path, bytes: u64) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = std::fs::File::open(file) else { return String::new() };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let from = len.saturating_sub(bytes);
-    let mut buf = Vec::new();
-    if f.seek(SeekFrom::Start(from)).is_err() || f.read_to_end(&mut buf).is_err() {
-        return String::new();
-    }
-    let text = String::from_utf8_lossy(&buf).into_owned();
-    match (from > 0, text.find('\n')) {
-        (true, Some(i)) if i + 1 < text.len() => text[i + 1..].to_string(),
-        _ => text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -618,15 +602,5 @@ mod tests {
         let mut cold = Restoring::start(200 << 20, t0).unwrap();
         assert!(!cold.done(120 << 20, at(100)));
         assert!(cold.done(120 << 20, at(1100)), "pages it does not touch stay in swap");
-    }
-
-    #[test]
-    fn tail_starts_at_a_line_when_it_cuts() {
-        let dir = crate::scratch::ScratchDir::new("pliant-tail").unwrap();
-        let f = dir.path().join("err");
-        std::fs::write(&f, "first line\nsecond\nthird\n").unwrap();
-        assert_eq!(tail(&f, 1000), "first line\nsecond\nthird\n");
-        assert_eq!(tail(&f, 10), "third\n", "the cut line `cond` is dropped");
-        assert_eq!(tail(&dir.path().join("missing"), 10), "");
     }
 }

@@ -27,3 +27,4 @@ pub mod slurm_job;
 pub mod slurm_node;
 pub mod stepper;
 pub mod swap;
+pub mod task_files;

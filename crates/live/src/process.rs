@@ -71,7 +71,6 @@ impl TaskProcess {
             None => spec.argv.clone(),
         };
         let (program, args) = argv.split_first().expect("checked above");
-        let append = |p: &PathBuf| std::fs::OpenOptions::new().create(true).append(true).open(p);
         let procs: Vec<CString> = cgroup
             .procs_files()
             .iter()
@@ -81,8 +80,8 @@ impl TaskProcess {
         cmd.args(args)
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
-            .stdout(append(&spec.stdout)?)
-            .stderr(append(&spec.stderr)?)
+            .stdout(crate::task_files::open_output(&spec.stdout)?)
+            .stderr(crate::task_files::open_output(&spec.stderr)?)
             .process_group(0);
         if let Some(dir) = &spec.checkpoint_dir {
             cmd.env(CHECKPOINT_DIR_ENV, dir);
@@ -196,7 +195,7 @@ impl Drop for TaskProcess {
 /// The exit status a task's exit file records (see [`CommandSpec::exit_file`]),
 /// if it wrote one.
 pub fn recorded_exit(file: &std::path::Path) -> Option<ExitStatus> {
-    let code: i32 = std::fs::read_to_string(file).ok()?.trim().parse().ok()?;
+    let code: i32 = crate::task_files::read_small(file)?.trim().parse().ok()?;
     Some(ExitStatus::from_raw((code & 0xff) << 8))
 }
 

@@ -16,8 +16,8 @@ use crate::submit::SubmitRequest;
 use crate::tls::ServerTls;
 use crate::token::Token;
 use pliant_core::model::{JobId, TaskRef};
-use pliant_live::agent::tail;
 use pliant_live::protocol::{files, AgentOp, AgentReport};
+use pliant_live::task_files::tail;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::net::TcpListener;
@@ -28,6 +28,11 @@ use std::sync::Mutex;
 const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// Bytes of each log a `logs` answer carries.
 const LOG_TAIL: u64 = 64 << 10;
+/// Jobs a `GET /jobs` page holds at most.
+const PAGE_JOBS: usize = 1000;
+/// Tasks a `GET /jobs` page holds at most, past its first job (a job has at
+/// most [`crate::submit::MAX_TASKS`]).
+const PAGE_TASKS: usize = 10_000;
 
 /// The body of an agent's heartbeat.
 #[derive(Debug, Serialize, Deserialize)]
@@ -127,12 +132,13 @@ pub fn register(manager: &Mutex<Manager>, body: &str, joiner: Joiner) -> Answer 
     answer.unwrap_or_else(refused)
 }
 
-/// Answers one request (but a registration: see [`register`]).
+/// Answers one request (but a registration, see [`register`], and the
+/// reads [`respond`] serves outside the manager's lock: `GET /jobs`, see
+/// [`jobs_page`], and `GET /jobs/N/logs`, see [`logs`]).
 pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> Answer {
     let (path, parts) = route(url);
     let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
     let result = match (method, parts.as_slice()) {
-        ("GET", ["jobs"]) => Ok(ok(200, &m.jobs())),
         ("POST", ["jobs"]) => serde_json::from_str::<SubmitRequest>(body)
             .map_err(|e| Refusal::Invalid(format!("malformed job: {e}")))
             .and_then(|req| m.submit(req))
@@ -150,7 +156,6 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
             m.cancel(id)?;
             Ok(ok(200, m.job(id)?))
         }),
-        ("GET", ["jobs", id, "logs"]) => parse_id(id, "job").and_then(|id| logs(&m, id)),
         ("GET", ["cluster"]) => Ok(cluster(&m)),
         ("GET", ["preemptions"]) => Ok(ok(200, &m.preemptions())),
         ("POST", ["agents", node, "heartbeat"]) => parse_id(node, "node").and_then(|node| {
@@ -168,17 +173,64 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
     result.unwrap_or_else(refused)
 }
 
-fn logs(m: &Manager, id: u32) -> Result<Answer, Refusal> {
-    let job = m.job(id)?;
-    let tasks: Vec<Value> = job
-        .tasks
+/// `GET /jobs?from=N&limit=K`: the jobs from id N (default 0), at most K
+/// (default and most [`PAGE_JOBS`]) and, past the first, at most
+/// [`PAGE_TASKS`] tasks in all; a `Link: <…>; rel="next"` header gives the
+/// next page while there is one. The page is copied under the manager's
+/// lock and written out after it, so readers of a big cluster neither hold
+/// the lock long nor each build its whole listing.
+pub fn jobs_page(manager: &Mutex<Manager>, url: &str) -> Response {
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let (mut from, mut limit) = (0usize, PAGE_JOBS);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let number = |v: &str| v.parse::<usize>().ok();
+        match pair.split_once('=') {
+            Some(("from", v)) if number(v).is_some() => from = number(v).unwrap_or(0),
+            Some(("limit", v)) if number(v).is_some_and(|n| n > 0) => limit = number(v).unwrap_or(1).min(PAGE_JOBS),
+            _ => {
+                let why = format!("`{pair}`: GET /jobs takes `from=ID` and `limit=N` (1 or more)");
+                return Response::error(400, &why);
+            }
+        }
+    }
+    let (page, next) = {
+        let m = manager.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut page, mut tasks) = (Vec::new(), 0);
+        for job in m.jobs().iter().skip(from).take(limit) {
+            if !page.is_empty() && tasks + job.tasks.len() > PAGE_TASKS {
+                break;
+            }
+            tasks += job.tasks.len();
+            page.push(job.clone());
+        }
+        let end = from + page.len();
+        (page, (end < m.jobs().len()).then_some(end))
+    };
+    let body = serde_json::to_vec(&page).expect("jobs serialise");
+    let mut r = Response { status: 200, content_type: "application/json", headers: Vec::new(), body };
+    if let Some(next) = next {
+        r.headers.push(("Link", format!("</jobs?from={next}&limit={limit}>; rel=\"next\"")));
+    }
+    r
+}
+
+/// `GET /jobs/N/logs`: the tail of each task's stdout and stderr. Only
+/// where they are is asked under the manager's lock; the files, which the
+/// tasks control, are read after it, never through a link and never
+/// blocking ([`tail`]).
+pub fn logs(manager: &Mutex<Manager>, id: u32) -> Result<Answer, Refusal> {
+    let dirs: Vec<(u32, std::path::PathBuf)> = {
+        let m = manager.lock().unwrap_or_else(|e| e.into_inner());
+        let job = m.job(id)?;
+        job.tasks.iter().map(|t| (t.index, m.log_dir(TaskRef { job: JobId(id), task: t.index }))).collect()
+    };
+    let tasks: Vec<Value> = dirs
         .iter()
-        .map(|t| {
-            let dir = m.log_dir(TaskRef { job: JobId(id), task: t.index });
+        .map(|(index, dir)| {
             json!({
-                "task": t.index,
-                "stdout": tail(&files::stdout(&dir), LOG_TAIL),
-                "stderr": tail(&files::stderr(&dir), LOG_TAIL),
+                "task": index,
+                "stdout": tail(&files::stdout(dir), LOG_TAIL),
+                "stderr": tail(&files::stderr(dir), LOG_TAIL),
             })
         })
         .collect();
@@ -271,17 +323,21 @@ pub fn respond(manager: &Mutex<Manager>, tokens: &Tokens, guard: Guard, request:
     if let Some(refusal) = refusal {
         return refusal;
     }
-    let path = request.url.split('?').next().unwrap_or(&request.url);
-    match (request.method.as_str(), path) {
-        ("GET", "/") => Response {
+    match (request.method.as_str(), route(&request.url).1.as_slice()) {
+        ("GET", []) => Response {
             status: 200,
             content_type: "text/html; charset=utf-8",
             headers: Vec::new(),
             body: page::HTML.as_bytes().to_vec(),
         },
-        ("GET", "/metrics") => {
+        ("GET", ["metrics"]) => {
             let text = Snapshot::of(&manager.lock().unwrap_or_else(|e| e.into_inner())).prometheus();
             Response { status: 200, content_type: PROMETHEUS_TEXT, headers: Vec::new(), body: text.into() }
+        }
+        ("GET", ["jobs"]) => jobs_page(manager, &request.url),
+        ("GET", ["jobs", id, "logs"]) => {
+            let (status, value) = parse_id(id, "job").and_then(|id| logs(manager, id)).unwrap_or_else(refused);
+            Response::json(status, &value)
         }
         _ => match std::str::from_utf8(&request.body) {
             Ok(body) => {

@@ -106,6 +106,22 @@ impl Client {
         answer(&url, request.call())
     }
 
+    /// `GET path` of a paged listing (`GET /jobs`): every page, following
+    /// the manager's `Link: <…>; rel="next"` headers, as one array.
+    pub fn get_all(&self, path: &str) -> Result<Value, ClientError> {
+        let (mut all, mut next) = (Vec::new(), Some(path.to_string()));
+        while let Some(path) = next.take() {
+            let (url, request) = self.request("GET", &path)?;
+            let result = request.call();
+            next = result.as_ref().ok().and_then(|r| r.header("link")).and_then(next_page);
+            match answer(&url, result)? {
+                Value::Array(items) => all.extend(items),
+                other => return Ok(other),
+            }
+        }
+        Ok(Value::Array(all))
+    }
+
     /// `POST path` with a JSON body.
     pub fn post(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
         let (url, request) = self.request("POST", path)?;
@@ -116,6 +132,13 @@ impl Client {
 /// A ureq agent that accepts only the certificate `pin` names.
 fn build(pin: Option<&Pin>, timeout: Duration) -> ureq::Agent {
     ureq::AgentBuilder::new().timeout(timeout).tls_config(Pin::client_config(pin)).build()
+}
+
+/// The path of a `Link` header's `rel="next"` page, on the same manager.
+fn next_page(link: &str) -> Option<String> {
+    let next = link.split(',').find(|l| l.contains("rel=\"next\""))?;
+    let path = next.split_once('<')?.1.split_once('>')?.0;
+    path.starts_with('/').then(|| path.to_string())
 }
 
 fn answer(url: &str, result: Result<ureq::Response, ureq::Error>) -> Result<Value, ClientError> {

@@ -7,8 +7,7 @@
 
 use crate::token::Token;
 use pliant_live::fence::Contact;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,6 +23,7 @@ impl NodeDir {
         let dir = std::path::absolute(dir).map_err(|e| format!("--node-dir {}: {e}", dir.display()))?;
         let fail = |e: std::io::Error| format!("node directory {}: {e}", dir.display());
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(fail)?;
+        crate::strict::check_dir(&dir, "node directory")?;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)?;
         Ok(NodeDir { dir })
     }
@@ -36,6 +36,9 @@ impl NodeDir {
     /// The node credential, once the manager has issued one.
     pub fn credential(&self) -> Result<Option<Token>, String> {
         let file = self.dir.join("credential");
+        if file.symlink_metadata().is_ok() {
+            crate::strict::check_file(&file, "node credential")?;
+        }
         match std::fs::read_to_string(&file) {
             Ok(text) => Token::parse(&text, &file.display().to_string()).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -49,16 +52,7 @@ impl NodeDir {
         let fail = |e: std::io::Error| format!("node credential {}: {e}", file.display());
         // Written whole under another name, then renamed: an agent killed
         // meanwhile leaves no half credential.
-        let partial = self.dir.join("credential.partial");
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&partial)
-            .map_err(fail)?;
-        f.write_all(format!("{}\n", credential.as_str()).as_bytes()).and_then(|_| f.sync_all()).map_err(fail)?;
-        std::fs::rename(&partial, &file).map_err(fail)
+        crate::strict::replace(&file, 0o600, format!("{}\n", credential.as_str()).as_bytes()).map_err(fail)
     }
 
     /// The agent timeout the manager gave at the last registration, if any.

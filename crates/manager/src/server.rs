@@ -1,19 +1,29 @@
 //! The manager's HTTP server: `hyper` (HTTP/1.1, one request per
 //! connection) over `tokio`, with TLS by `rustls` ([`crate::tls`]) and the
 //! request limits as `tower-http` layers. What a stranger who reaches the
-//! port can cost the manager is bounded: at most [`Limits::connections`]
-//! connections are served at once (as many more get 503 at once, the rest are
-//! closed), a request body declared over [`Limits::body`] gets 413 from its
-//! headers before a byte of it is read (`RequestBodyLimitLayer`; a chunked
-//! one is cut off at the limit), and a client that stalls is dropped: its
-//! headers within [`Limits::io_timeout`] (hyper's header timeout), its body
-//! likewise (`RequestBodyTimeoutLayer`), the whole connection within three
-//! times that.
+//! port can cost the manager, and the agents and users beside it, is
+//! bounded:
+//! - each peer (an address; on loopback, a local user: [`crate::peer`]) is
+//!   served on at most [`Limits::per_peer`] connections at once; as many more
+//!   of its connections wait for one of its places, the rest of its own are
+//!   closed. One peer's idle connections never take another's place.
+//! - at most [`Limits::connections`] connections are held in all; past that
+//!   the server stops accepting, and new connections wait in the listen
+//!   queue rather than being closed.
+//! - a TLS handshake must be over within [`Limits::handshake`], the headers
+//!   within [`Limits::io_timeout`] (hyper's header timeout), the body
+//!   likewise (`RequestBodyTimeoutLayer`), the whole connection within three
+//!   times that; a request body declared over [`Limits::body`] gets 413 from
+//!   its headers before a byte of it is read (`RequestBodyLimitLayer`; a
+//!   chunked one is cut off at the limit).
 //!
 //! The handlers are the manager's own blocking code, borrowed from the
 //! caller's stack: the async side hands each request over a channel to a few
-//! worker threads of the caller's scope and awaits their answer.
+//! worker threads of the caller's scope and awaits their answer. The agents'
+//! requests (`/agents/…`) have workers of their own, so users' requests,
+//! however many or slow, never hold up a heartbeat.
 
+use crate::peer::Peer;
 use crate::tls::ServerTls;
 use http_body_util::{BodyExt, Either, Full};
 use hyper::body::Bytes;
@@ -22,39 +32,64 @@ use hyper::header::{HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE};
 use hyper::StatusCode;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::TcpListener;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tower::util::BoxCloneService;
 use tower::ServiceBuilder;
 use tower_http::limit::{RequestBodyLimitLayer, ResponseBody};
 use tower_http::timeout::{RequestBodyTimeoutLayer, TimeoutLayer};
 
-/// Threads that run handlers.
+/// Threads that run users' requests.
 const WORKERS: usize = 4;
-/// How long a connection refused for being one too many may take to send its request.
-const BUSY_PATIENCE: Duration = Duration::from_secs(1);
+/// Threads that run agents' requests.
+const AGENT_WORKERS: usize = 2;
+/// How often the accept loop asks whether it is still to run.
+const POLL: Duration = Duration::from_millis(50);
 
 /// What one server accepts.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Largest request body, bytes.
     pub body: usize,
-    /// Connections served at once.
+    /// Connections held at once in all (served, or waiting for their peer's place).
     pub connections: usize,
+    /// Connections one peer is served on at once (as many more wait).
+    pub per_peer: usize,
+    /// Deadline for a TLS handshake.
+    pub handshake: Duration,
     /// Deadline for a client's headers, and for its body.
     pub io_timeout: Duration,
 }
 
 impl Default for Limits {
-    /// 1 MB bodies, 32 connections, 10 s for the headers and for the body.
+    /// 1 MB bodies, 1024 connections (fewer when the process may open
+    /// fewer files), 16 per peer, 2 s for a handshake, 10 s for the headers
+    /// and for the body.
     fn default() -> Limits {
-        Limits { body: 1 << 20, connections: 32, io_timeout: Duration::from_secs(10) }
+        Limits {
+            body: 1 << 20,
+            connections: open_files_allowed().saturating_sub(64).clamp(64, 1024),
+            per_peer: 16,
+            handshake: Duration::from_secs(2),
+            io_timeout: Duration::from_secs(10),
+        }
     }
+}
+
+/// How many files this process may open (its soft `RLIMIT_NOFILE`).
+fn open_files_allowed() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
 }
 
 /// One request, its body read whole.
@@ -98,6 +133,13 @@ impl Response {
 /// A request on its way to a worker, with where its answer goes.
 type Job = (Request, oneshot::Sender<Response>);
 
+/// Where requests go: the agents' workers, or the users'.
+#[derive(Clone)]
+struct Queues {
+    agents: mpsc::Sender<Job>,
+    users: mpsc::Sender<Job>,
+}
+
 /// Serves connections on `listener` (over TLS when `tls` is given) with
 /// `handler` while `running()` holds (checked every 50 ms); returns once
 /// every connection it accepted is done.
@@ -108,22 +150,65 @@ pub fn serve(
     running: &(dyn Fn() -> bool + Sync),
     handler: &(dyn Fn(&Request) -> Response + Sync),
 ) {
-    let (jobs, queue) = mpsc::channel::<Job>();
-    let queue = Mutex::new(queue);
+    let (agents, agent_queue) = mpsc::channel::<Job>();
+    let (users, user_queue) = mpsc::channel::<Job>();
+    let (agent_queue, user_queue) = (Mutex::new(agent_queue), Mutex::new(user_queue));
+    let work = |queue: &Mutex<mpsc::Receiver<Job>>| loop {
+        let job = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        let Ok((request, answer)) = job else { return };
+        let _ = answer.send(handler(&request));
+    };
     std::thread::scope(|s| {
+        for _ in 0..AGENT_WORKERS {
+            s.spawn(|| work(&agent_queue));
+        }
         for _ in 0..WORKERS {
-            s.spawn(|| loop {
-                let job = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                let Ok((request, answer)) = job else { return };
-                let _ = answer.send(handler(&request));
-            });
+            s.spawn(|| work(&user_queue));
         }
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
         match runtime {
-            Ok(runtime) => runtime.block_on(accept_loop(listener, limits, tls, running, jobs)),
+            Ok(runtime) => runtime.block_on(accept_loop(listener, limits, tls, running, Queues { agents, users })),
             Err(e) => eprintln!("pliant manager: API: cannot start the HTTP runtime: {e}"),
         }
     });
+}
+
+/// The connections each peer holds, and its places.
+struct Peers {
+    per_peer: usize,
+    held: Mutex<HashMap<Peer, (usize, Arc<Semaphore>)>>,
+}
+
+/// One connection of a peer, counted until dropped.
+struct Held {
+    peers: Arc<Peers>,
+    peer: Peer,
+}
+
+impl Peers {
+    /// A new connection of `peer`, and its places; `None` when it already
+    /// holds twice its places (served, and as many waiting).
+    fn admit(self: &Arc<Peers>, peer: Peer) -> Option<(Held, Arc<Semaphore>)> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let (count, places) = held.entry(peer).or_insert_with(|| (0, Arc::new(Semaphore::new(self.per_peer))));
+        if *count >= 2 * self.per_peer {
+            return None;
+        }
+        *count += 1;
+        Some((Held { peers: self.clone(), peer }, places.clone()))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut held = self.peers.held.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((count, _)) = held.get_mut(&self.peer) {
+            *count -= 1;
+            if *count == 0 {
+                held.remove(&self.peer);
+            }
+        }
+    }
 }
 
 async fn accept_loop(
@@ -131,60 +216,70 @@ async fn accept_loop(
     limits: Limits,
     tls: Option<&ServerTls>,
     running: &(dyn Fn() -> bool + Sync),
-    jobs: mpsc::Sender<Job>,
+    queues: Queues,
 ) {
     if let Err(e) = listener.set_nonblocking(true) {
         return eprintln!("pliant manager: API: cannot listen: {e}");
     }
-    let served = Arc::new(Semaphore::new(limits.connections));
-    let refused = Arc::new(Semaphore::new(limits.connections));
+    let held = Arc::new(Semaphore::new(limits.connections));
+    let peers = Arc::new(Peers { per_peer: limits.per_peer, held: Mutex::default() });
     let acceptor = tls.map(|t| t.acceptor());
-    // `running()` is asked before each accept, never after: a connection
-    // that arrives once it is false stays queued for the listener's next
-    // server (`pliant serve` gathers its agents with one, then serves the API).
+    // `running()` is asked right before each accept, never after: a
+    // connection that arrives once it is false stays queued for the
+    // listener's next server (`pliant serve` gathers its agents with one,
+    // then serves the API).
     while running() {
-        let accepted = listener.accept().and_then(|(stream, _)| {
+        // Past the bound nothing is accepted: new connections wait in the listen queue.
+        let Ok(Ok(permit)) = tokio::time::timeout(POLL, held.clone().acquire_owned()).await else { continue };
+        if !running() {
+            break;
+        }
+        let accepted = listener.accept().and_then(|(stream, from)| {
             stream.set_nonblocking(true)?;
-            tokio::net::TcpStream::from_std(stream)
+            Ok((tokio::net::TcpStream::from_std(stream)?, from))
         });
-        let stream = match accepted {
-            Ok(stream) => stream,
+        let (stream, from) = match accepted {
+            Ok(accepted) => accepted,
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::WouldBlock {
                     eprintln!("pliant manager: API: cannot accept a connection: {e}");
                 }
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                tokio::time::sleep(POLL).await;
                 continue;
             }
         };
-        let acceptor = acceptor.clone();
-        if let Ok(permit) = served.clone().try_acquire_owned() {
-            let jobs = jobs.clone();
-            let service = ServiceBuilder::new()
-                .map_response(move |r| json_refusal(r, limits.body))
-                .layer(RequestBodyLimitLayer::new(limits.body))
-                .layer(RequestBodyTimeoutLayer::new(limits.io_timeout))
-                .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, 3 * limits.io_timeout))
-                .service_fn(move |r| answer(r, jobs.clone()));
-            tokio::spawn(async move {
-                connection(stream, acceptor, limits.io_timeout, BoxCloneService::new(service)).await;
-                drop(permit);
-            });
-        } else if let Ok(permit) = refused.clone().try_acquire_owned() {
-            // One too many: told so at once, if it sends its request soon.
-            let busy = format!("more than {} connections at once; try again", limits.connections);
-            let service = tower::service_fn(move |_: hyper::Request<Incoming>| {
-                std::future::ready(Ok(to_hyper(Response::error(503, &busy)).map(Either::Right)))
-            });
-            tokio::spawn(async move {
-                connection(stream, acceptor, BUSY_PATIENCE, BoxCloneService::new(service)).await;
-                drop(permit);
-            });
-        }
+        let Some(local) = stream.local_addr().ok() else { continue };
+        // A peer over its own bound loses its newest connection; nobody else does.
+        let Some((mine, places)) = peers.admit(Peer::of(from, local)) else { continue };
+        let (acceptor, queues) = (acceptor.clone(), queues.clone());
+        tokio::spawn(async move {
+            let _counted = (permit, mine);
+            if let Ok(Ok(place)) = tokio::time::timeout(limits.io_timeout, places.acquire_owned()).await {
+                serve_connection(stream, acceptor, limits, queues, place).await;
+            }
+        });
     }
-    // Every connection in service holds a permit: they are all done once every permit is back.
+    // Every connection held holds a permit: they are all done once every permit is back.
     let everyone = |s: Arc<Semaphore>| async move { s.acquire_many(limits.connections as u32).await.map(drop) };
-    let _ = tokio::time::timeout(6 * limits.io_timeout, everyone(served)).await;
+    let _ = tokio::time::timeout(6 * limits.io_timeout, everyone(held)).await;
+}
+
+/// Serves one connection in its peer's `place`.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    limits: Limits,
+    queues: Queues,
+    place: OwnedSemaphorePermit,
+) {
+    let service = ServiceBuilder::new()
+        .map_response(move |r| json_refusal(r, limits.body))
+        .layer(RequestBodyLimitLayer::new(limits.body))
+        .layer(RequestBodyTimeoutLayer::new(limits.io_timeout))
+        .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, 3 * limits.io_timeout))
+        .service_fn(move |r| answer(r, queues.clone()));
+    connection(stream, acceptor, limits, BoxCloneService::new(service)).await;
+    drop(place);
 }
 
 /// What a connection is served with: a request in, an answer out (the
@@ -195,20 +290,22 @@ type Served = BoxCloneService<
     Infallible,
 >;
 
-/// Serves one connection with `service`, over TLS if `acceptor` is given;
-/// the whole exchange must be over within three times `patience`.
+/// Serves one connection with `service`, over TLS if `acceptor` is given
+/// (the handshake over within [`Limits::handshake`]); the whole exchange
+/// must be over within three times [`Limits::io_timeout`].
 async fn connection(
     stream: tokio::net::TcpStream,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
-    patience: Duration,
+    limits: Limits,
     service: Served,
 ) {
+    let patience = limits.io_timeout;
     let exchange = async move {
         match acceptor {
             None => http1(stream, patience, service).await,
-            // A peer that does not complete the handshake gets nothing.
+            // A peer that does not complete the handshake in time gets nothing.
             Some(acceptor) => {
-                if let Ok(Ok(stream)) = tokio::time::timeout(patience, acceptor.accept(stream)).await {
+                if let Ok(Ok(stream)) = tokio::time::timeout(limits.handshake, acceptor.accept(stream)).await {
                     http1(stream, patience, service).await
                 }
             }
@@ -226,11 +323,8 @@ async fn http1<IO: AsyncRead + AsyncWrite + Unpin + Send + 'static>(io: IO, pati
         .await;
 }
 
-/// Reads a request whole and has a worker answer it.
-async fn answer<B>(
-    request: hyper::Request<B>,
-    jobs: mpsc::Sender<Job>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible>
+/// Reads a request whole and has a worker (an agent's, or a user's) answer it.
+async fn answer<B>(request: hyper::Request<B>, queues: Queues) -> Result<hyper::Response<Full<Bytes>>, Infallible>
 where
     B: hyper::body::Body,
     B::Error: std::fmt::Display,
@@ -248,7 +342,8 @@ where
     let url = parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_string(), |p| p.as_str().to_string());
     let request = Request { method: parts.method.as_str().to_string(), url, bearer, body };
     let (tx, rx) = oneshot::channel();
-    if jobs.send((request, tx)).is_err() {
+    let queue = if request.url.starts_with("/agents/") { &queues.agents } else { &queues.users };
+    if queue.send((request, tx)).is_err() {
         return Ok(to_hyper(Response::error(503, "the manager is stopping")));
     }
     Ok(to_hyper(rx.await.unwrap_or_else(|_| Response::error(500, "the request's handler failed"))))

@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 /// Mode of the state directory: its owner's only.
 pub const MODE: u32 = 0o700;
 
-/// Makes `dir` absolute (and free of `..` and symbolic links), creates it (mode [`MODE`]) if it is missing, and
-/// takes group and other access away from it if it has any; `log` hears of that.
+/// Makes `dir` absolute (and free of `..` and symbolic links), creates it
+/// (mode [`MODE`]) if it is missing, refuses it unless it and the
+/// directories above it are safe ([`crate::strict::check_dir`]: this user's,
+/// writable by nobody else), and takes group and other read access away
+/// from it if it has any; `log` hears of that.
 pub fn prepare(dir: &Path, log: &dyn Fn(&str)) -> Result<PathBuf, String> {
     let dir = std::path::absolute(dir).map_err(|e| format!("--state-dir {}: {e}", dir.display()))?;
     std::fs::DirBuilder::new()
@@ -19,6 +22,7 @@ pub fn prepare(dir: &Path, log: &dyn Fn(&str)) -> Result<PathBuf, String> {
         .create(&dir)
         .map_err(|e| format!("cannot create the state directory {}: {e}", dir.display()))?;
     let dir = std::fs::canonicalize(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    crate::strict::check_dir(&dir, "state directory")?;
     let mode = std::fs::metadata(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.permissions().mode();
     if mode & 0o077 != 0 {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(MODE))

@@ -15,8 +15,7 @@ use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvi
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -63,6 +62,7 @@ impl ServerTls {
             make(state_dir)?;
             log(&format!("TLS certificate generated in {}", cert.display()));
         }
+        crate::strict::check_file(&key, "TLS key")?;
         let cert_der = CertificateDer::from_pem_file(&cert).map_err(|e| format!("{}: {e}", cert.display()))?;
         let key_der = PrivateKeyDer::from_pem_file(&key).map_err(|e| format!("{}: {e}", key.display()))?;
         let fingerprint = fingerprint(&cert_der);
@@ -94,13 +94,8 @@ fn make(state_dir: &Path) -> Result<(), String> {
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(fail)?;
     let names = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
     let made = rcgen::generate_simple_self_signed(names).map_err(|e| format!("cannot make a TLS certificate: {e}"))?;
-    let write = |name: &str, text: &str, mode: u32| {
-        let (partial, file) = (dir.join(format!("{name}.partial")), dir.join(name));
-        let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(mode).open(&partial)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&partial, &file)
-    };
+    crate::strict::check_dir(&dir, "TLS directory")?;
+    let write = |name: &str, text: &str, mode: u32| crate::strict::replace(&dir.join(name), mode, text.as_bytes());
     write("key.pem", &made.key_pair.serialize_pem(), 0o600).map_err(fail)?;
     write("cert.pem", &made.cert.pem(), 0o644).map_err(fail)
 }

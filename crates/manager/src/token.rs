@@ -12,9 +12,9 @@
 //! when they can read it; agents take the join token likewise from
 //! `--join-token-file`, `PLIANT_JOIN_TOKEN` or `STATE_DIR/join-token`.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::ToSocketAddrs;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// Shortest token accepted from a file or the environment.
@@ -109,6 +109,7 @@ impl Token {
 
     fn kept(kind: &Kind, state_dir: &Path, given: Option<&Path>, log: &dyn Fn(&str)) -> Result<Token, String> {
         if let Some(file) = given {
+            crate::strict::check_file(file, kind.what)?;
             let token = read(file)?;
             if let Ok(meta) = std::fs::metadata(file) {
                 if meta.permissions().mode() & 0o077 != 0 {
@@ -118,17 +119,13 @@ impl Token {
             return Ok(token);
         }
         let file = state_dir.join(kind.file);
-        if file.exists() {
+        if file.symlink_metadata().is_ok() {
+            crate::strict::check_file(&file, kind.what)?;
             return read(&file);
         }
         std::fs::create_dir_all(state_dir).map_err(|e| format!("{}: {e}", state_dir.display()))?;
         let token = Token::random()?;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&file)
-            .and_then(|mut f| f.write_all(format!("{}\n", token.0).as_bytes()))
+        crate::strict::create_new(&file, 0o600, format!("{}\n", token.0).as_bytes())
             .map_err(|e| format!("cannot write the {} to {}: {e}", kind.what, file.display()))?;
         log(&format!(
             "{} generated in {} ({} read it there or from {})",

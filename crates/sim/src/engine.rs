@@ -60,7 +60,15 @@ struct Run<'w, J: Iterator<Item = Cow<'w, Job>>> {
     decisions: Option<Vec<(Micros, Action)>>,
     /// The preemptions the core chose per victim, with their estimates.
     choices: Vec<pliant_core::policy::cost::Choice>,
+    /// Core jobs whose application attempt a kill failed, to be ended once
+    /// the actions at hand are carried out (`kill_model=spark`).
+    failing: Vec<u32>,
 }
+
+/// `yarn.resourcemanager.am.max-attempts`'s default (YARN's
+/// yarn-default.xml; Spark's `spark.yarn.maxAppAttempts` defaults to it):
+/// an application whose attempts fail this many times fails.
+const AM_MAX_ATTEMPTS: u32 = 2;
 
 /// Simulated time without progress or decisions after which a run is stuck.
 const STALL_LIMIT: Micros = 3600 * pliant_core::SECOND;
@@ -144,7 +152,14 @@ fn run<'w>(
     let backfill = policy.backfill.or(Some(am.is_none_or(|a| a.is_zero())));
     let per_heartbeat = policy.per_heartbeat.or(Some(dss as u32));
     let am_start = policy.am_start.or(Some(if dss { pliant_core::SECOND } else { 0 }));
-    let policy = Policy { am, backfill, per_heartbeat, am_start, ..policy };
+    // Under Spark's kill semantics the application fails itself (its
+    // executor-failure and stage-attempt limits), not the core's count of
+    // a task's attempts.
+    let max_attempts = match opts.exec.kill_model {
+        crate::KillModel::Spark => u32::MAX,
+        crate::KillModel::Tasks => policy.max_attempts,
+    };
+    let policy = Policy { am, backfill, per_heartbeat, am_start, max_attempts, ..policy };
     let mut core = Scheduler::new(&cluster.nodes, policy)?;
     if opts.without_checkpoint_tier {
         (0..cluster.nodes.len()).for_each(|node| core.without_checkpoint_tier(node));
@@ -198,6 +213,7 @@ fn run<'w>(
         reserved_area: 0.0,
         decisions: opts.record_decisions.then(Vec::new),
         choices: Vec::new(),
+        failing: Vec::new(),
     };
     if let Some(at) = run.driver.next_monitor() {
         run.events.push(at, Event::Monitor);
@@ -359,6 +375,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                     self.apply(now, a);
                 }
                 self.actions = actions;
+                self.end_failed_attempts(now);
                 self.report(now)?;
                 if let Some(at) = self.driver.next_monitor() {
                     self.events.push(at, Event::Monitor);
@@ -412,6 +429,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 self.apply(now, a);
             }
             self.actions = actions;
+            self.end_failed_attempts(now);
             if let Pass::Settled { timer } = pass {
                 if let Some(at) = timer {
                     self.events.push(at, Event::Wake);
@@ -487,7 +505,9 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             }
             Action::Kill { task } => {
                 self.count_preemption(task.job, MechanismKind::Kill);
-                self.exec.kill(now, task.job.0, task.task, &mut self.events);
+                if self.exec.kill(now, task.job.0, task.task, &mut self.events) && !self.failing.contains(&task.job.0) {
+                    self.failing.push(task.job.0);
+                }
                 self.exec.drop_image(task.job.0, task.task);
                 if self.adaptive {
                     self.exec.ckpt.counts.adaptive_kills += 1;
@@ -518,22 +538,42 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             Action::Copy { task, node, resources } => {
                 self.exec.copy(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
-            Action::FailJob { job } => {
-                self.exec.fail(now, job.0, &mut self.events);
-                let index = self.origin[job.0 as usize] as usize;
-                self.close_record(job.0);
-                self.records.get_mut(index).fail();
-                let resubmit = self.exec.model.resubmit_failed;
-                self.job_ended(!resubmit);
-                if !resubmit {
-                    self.live.remove(index);
-                }
-                // Its owner submits it again, from scratch (issue 13: the user's view of JCT).
-                if resubmit {
-                    let id = self.submit(index);
-                    self.exec.reports.push(Observation::JobSubmitted(self.live[index].request(id, now)));
-                }
-            }
+            Action::FailJob { job } => self.end_attempt(now, job.0, None),
         }
+    }
+
+    /// Ends the application attempts a kill failed (`kill_model=spark`): the
+    /// core is told each job aborted; YARN relaunches it from zero as a new
+    /// attempt, or after [`AM_MAX_ATTEMPTS`] it fails (BIG-C §5.5: killed
+    /// jobs "suffered significant slowdown due to job re-launch", or failed).
+    fn end_failed_attempts(&mut self, now: Micros) {
+        for job in std::mem::take(&mut self.failing) {
+            self.exec.reports.push(Observation::JobAborted(JobId(job)));
+            let attempt = self.exec.jobs[job as usize].app_attempt + 1;
+            self.end_attempt(now, job, (attempt < AM_MAX_ATTEMPTS).then_some(attempt));
+        }
+    }
+
+    /// Ends core job `job`'s attempt: its tasks stop. `relaunch`: YARN
+    /// starts it again from zero as that application attempt, the same job
+    /// to its owner. Otherwise it failed: its record says so, and its owner
+    /// submits it again from scratch if the model says owners do (the
+    /// user's view of JCT).
+    fn end_attempt(&mut self, now: Micros, job: u32, relaunch: Option<u32>) {
+        self.exec.fail(now, job, &mut self.events);
+        let index = self.origin[job as usize] as usize;
+        self.close_record(job);
+        if relaunch.is_none() {
+            self.records.get_mut(index).fail();
+        }
+        let again = relaunch.is_some() || self.exec.model.resubmit_failed;
+        self.job_ended(!again);
+        if !again {
+            self.live.remove(index);
+            return;
+        }
+        let id = self.submit(index);
+        self.exec.jobs[id.0 as usize].app_attempt = relaunch.unwrap_or(0);
+        self.exec.reports.push(Observation::JobSubmitted(self.live[index].request(id, now)));
     }
 }

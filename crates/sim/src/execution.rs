@@ -19,10 +19,11 @@ use crate::copies::end_copy;
 use crate::disk_share::{shares, DiskShare};
 use crate::event_queue::{Event, EventQueue};
 use crate::held::HeldJob;
-use crate::pool::{finish_time, PoolExec};
+use crate::pool::{finish_time, Lost, PoolExec};
 use crate::spares::Spares;
-use crate::{ExecModel, SparkModel, TaskSwapRates};
+use crate::{ExecModel, KillModel, SparkModel, TaskSwapRates};
 use pliant_core::model::{JobId, TaskRef};
+use pliant_core::policy::cost::spark_max_executor_failures;
 use pliant_core::policy::FOOTPRINT_CPU_MILLI;
 use pliant_core::{LiveTable, Micros, Observation, Resources};
 use std::collections::BTreeMap;
@@ -124,6 +125,9 @@ pub(crate) struct PhaseExec {
     pub ran_on: Vec<u32>,
     /// A local phase depends on it.
     pub feeds_local: bool,
+    /// Its tasks killed in this application attempt: Spark counts each as
+    /// an executor failure (`kill_model=spark`, for a coupled phase).
+    pub executor_failures: u32,
 }
 
 /// A job's true state.
@@ -142,6 +146,9 @@ pub(crate) struct JobExec {
     pub started_at: Micros,
     /// Times its tasks were preempted.
     pub preemptions: u32,
+    /// Its application attempt, from 0 (`kill_model=spark`: YARN relaunches
+    /// a failed attempt, see `engine`).
+    pub app_attempt: u32,
 }
 
 impl JobExec {
@@ -157,6 +164,7 @@ impl JobExec {
             stalled: 0,
             started_at: 0,
             preemptions: 0,
+            app_attempt: 0,
         }
     }
 
@@ -230,6 +238,7 @@ impl JobExec {
                 deps: p.deps.to_vec(),
                 ran_on: Vec::new(),
                 feeds_local: job.phases().any(|(q, _)| q.local && q.deps.contains(&(pi as u32))),
+                executor_failures: 0,
             });
         }
         self.tasks = tasks;
@@ -671,37 +680,70 @@ impl Execution {
 
     /// Kills a running task: its progress is lost and counted as waste; a
     /// coupled phase stalls until it runs again; a pool executor's in-flight
-    /// tasks go back to the pool for the others to pull.
-    pub fn kill(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+    /// tasks go back to the pool for the others to pull, and under
+    /// `kill_model=spark` the output it holds is lost with it (see
+    /// `PoolExec::lose`). Returns whether that fails its job's application
+    /// attempt (the caller ends the attempt: [`Execution::fail`]).
+    pub fn kill(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) -> bool {
+        self.kill_as(now, job, task, self.model.kill_model == KillModel::Spark, events)
+    }
+
+    /// As [`Execution::kill`]; `spark`: under Spark's semantics.
+    fn kill_as(&mut self, now: Micros, job: u32, task: u32, spark: bool, events: &mut EventQueue) -> bool {
         self.stop(now, job, task, events);
         let j = &mut self.jobs[job as usize];
         let t = &mut j.tasks[task as usize];
         let lost = t.done * t.requested.cpu_milli as f64 / 1000.0;
         t.done = 0.0;
         let pi = t.phase as usize;
+        if spark && j.phases[pi].pool.is_some() {
+            // A fetch failure takes the other executors' in-flight work as it is now.
+            for i in j.phases[pi].tasks.clone() {
+                j.settle(now, i);
+            }
+        }
         let p = &mut j.phases[pi];
         let e = (task - p.tasks.start) as usize;
         let coupled = p.coupled;
-        let given_back = p.pool.as_mut().map(|pool| pool.give_back(e));
+        // A Spark job (a coupled or pool phase) fails its application
+        // attempt once Spark's executor-failure limit is reached.
+        let mut app_failed = false;
+        if spark && (coupled || p.pool.is_some()) {
+            p.executor_failures += 1;
+            app_failed = p.executor_failures >= spark_max_executor_failures(p.tasks.len());
+        }
+        let pool_lost = p.pool.as_mut().map(|pool| match spark {
+            true => pool.lose(e),
+            false => Lost { work: pool.give_back(e), app_failed: false },
+        });
         self.lost_core_us += lost;
         let mut books = Books { node_cpu: &self.node_cpu, usage: &mut self.usage, events };
-        if let Some(lost) = given_back {
+        if let Some(pool_lost) = pool_lost {
             j.repull(&mut books, now, job, pi);
-            self.lost_core_us += lost;
+            self.lost_core_us += pool_lost.work;
+            app_failed |= pool_lost.app_failed;
         }
         // A stopped task has rate 0 and spills on no disk already: only a
         // coupled phase has rates to change.
         if coupled {
             j.phase_rates(&mut books, now, job, task);
         }
+        app_failed
     }
 
-    /// Stops every running task of a failed job, counting their work as lost.
+    /// Stops every running task of a failed job, counting their work as
+    /// lost; under `kill_model=spark` the output its executors hold is lost
+    /// too (a relaunch starts from zero).
     pub fn fail(&mut self, now: Micros, job: u32, events: &mut EventQueue) {
         for task in 0..self.jobs[job as usize].tasks.len() as u32 {
             if self.task(job, task).running {
-                self.kill(now, job, task, events);
+                self.kill_as(now, job, task, false, events);
             }
+        }
+        if self.model.kill_model == KillModel::Spark {
+            let held: f64 =
+                self.jobs[job as usize].phases.iter().filter_map(|p| p.pool.as_ref()).map(PoolExec::held_work).sum();
+            self.lost_core_us += held;
         }
     }
 

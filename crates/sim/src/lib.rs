@@ -65,12 +65,46 @@ impl ParamValue for SparkModel {
     }
 }
 
+/// What killing a Spark executor (a task of a pool phase) loses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KillModel {
+    /// Spark on YARN's semantics: the executor's map output is lost with it,
+    /// a stage reading it fails and earlier stages recompute it, and past
+    /// Spark's limits the application attempt fails and YARN relaunches the
+    /// job from zero (see `pool` and `engine`).
+    Spark,
+    /// Only its in-flight stage tasks are lost (the model before `spark`);
+    /// the core's `max_attempts` fails a job.
+    Tasks,
+}
+
+impl ParamValue for KillModel {
+    const EXPECTED: &'static str = "spark or tasks";
+    fn parse_param(text: &str) -> Option<Self> {
+        match text {
+            "spark" => Some(KillModel::Spark),
+            "tasks" => Some(KillModel::Tasks),
+            _ => None,
+        }
+    }
+    fn show(&self) -> String {
+        match self {
+            KillModel::Spark => "`spark`",
+            KillModel::Tasks => "`tasks`",
+        }
+        .to_string()
+    }
+}
+
 declare_params! {
     /// The execution model's numbers (the simulator's ground truth).
     #[derive(Debug, Clone, PartialEq, serde::Serialize)]
     pub struct ExecModel {
         /// `pool`: executors pull stage tasks (DESIGN.md "Spark stages"); `lockstep`: a stopped executor stalls all
         spark_model: SparkModel = SparkModel::Pool, any;
+        /// what a killed Spark executor loses: `spark`, its map output too (a stage reading it fails, earlier stages recompute it; Spark's stage-attempt and executor-failure limits fail the application attempt, YARN relaunches it from zero, twice at most); `tasks`: only its in-flight tasks, and the core's max_attempts fails a job
+        kill_model: KillModel = KillModel::Spark, any;
         /// 1: a failed job's owner resubmits it at once, from scratch (`jct_retry`); 0: never
         resubmit_failed: bool = true, any;
         /// seconds to swap out 1 GB of a CPU-deprived container (BIG-C §5.4)

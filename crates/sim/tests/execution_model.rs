@@ -96,43 +96,76 @@ fn barrier_waits_for_the_whole_upstream_phase() {
     assert_eq!(secs(r.jobs[0].queue_delay()), 0.0);
 }
 
-/// Four kills fail a Spark job (max_attempts = 4): a long executor on a node that a
-/// stream of short tasks keeps reclaiming. The same stream never fails a
-/// MapReduce task: the 40 queries, arriving 25 s apart, each kill it again at the
-/// next 3 s monitor tick (40 kills); the last arrives at 5 + 25 × 39 = 980 s, kills
-/// it at 981 s and ends at 1001 s, when the task restarts for its full 1000 s: it
-/// ends at 2001 s.
+/// Kills fail a Spark job, never a MapReduce task: a long executor on a node
+/// that a stream of short tasks keeps reclaiming. The 40 queries, arriving
+/// 25 s apart, each kill it again at the next 3 s monitor tick (40 kills);
+/// the last arrives at 5 + 25 × 39 = 980 s, kills it at 981 s and ends at
+/// 1001 s, when the task restarts for its full 1000 s: it ends at 2001 s.
+/// Under `kill_model=tasks` the core fails it at its 4th kill (max_attempts
+/// = 4); under `kill_model=spark` its 3rd kill is Spark's executor-failure
+/// limit (max(2 × 1, 3)), which fails the application attempt: YARN
+/// relaunches it once, and the 6th kill fails it.
 #[test]
-fn a_task_killed_max_attempts_times_fails_a_spark_job_only() {
-    for coupled in [true, false] {
-        let mut jobs = vec![job("long", JobClass::Long, 0, coupled, vec![task(8, 8, 1000)])];
-        for i in 0..40 {
-            jobs.push(job(&format!("q{i}"), JobClass::Short, 5 + 25 * i, false, vec![task(4, 4, 20)]));
-        }
-        let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 8)] }, jobs };
-        let r = run(&w, "kill");
-        assert!(r.jobs[1..].iter().all(|j| !j.failed && j.end.is_some()));
-        if coupled {
-            // The 4th kill (t = 81) fails it. Its owner resubmits it at once;
-            // each resubmission fails at its own 4th kill (181, 281, …), the
-            // 40th kill (t = 981) failing the 10th: the 11th starts when q39
-            // ends at 1001 and finishes at 2001 s, the first attempt's JCT
-            // being undefined and the owner's 2001 s.
-            assert!(r.jobs[0].failed);
-            assert_eq!((r.jobs[0].end, r.jobs[0].preemptions), (None, 40));
-            assert_eq!(secs(r.jobs[0].jct_retry()), 2001.0);
-            let once = SimOptions {
-                exec: pliant_sim::ExecModel { resubmit_failed: false, ..Default::default() },
-                ..SimOptions::default()
-            };
-            let r = simulate(&w, preset("kill", &Params::default()).unwrap(), &once).unwrap();
-            assert_eq!((r.jobs[0].failed, r.jobs[0].preemptions, r.jobs[0].jct_retry()), (true, 4, None));
-        } else {
-            assert!(!r.jobs[0].failed);
-            assert_eq!(r.jobs[0].preemptions, 40);
-            assert_eq!(secs(r.jobs[0].end), 2001.0);
+fn a_spark_job_fails_at_its_limits_a_mapreduce_task_never() {
+    for (model, kills) in [("tasks", 4), ("spark", 6)] {
+        for coupled in [true, false] {
+            let mut jobs = vec![job("long", JobClass::Long, 0, coupled, vec![task(8, 8, 1000)])];
+            for i in 0..40 {
+                jobs.push(job(&format!("q{i}"), JobClass::Short, 5 + 25 * i, false, vec![task(4, 4, 20)]));
+            }
+            let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 8)] }, jobs };
+            let mut opts = SimOptions::default();
+            opts.exec.set_key("kill_model", model).unwrap().unwrap();
+            let r = simulate(&w, preset("kill", &Params::default()).unwrap(), &opts).unwrap();
+            assert!(r.jobs[1..].iter().all(|j| !j.failed && j.end.is_some()));
+            if coupled {
+                // It fails at its `kills`-th kill. Its owner resubmits it at
+                // once; each resubmission fails after as many kills of its
+                // own, the 11th (tasks) or 7th (spark) starting when q39
+                // ends at 1001 and finishing at 2001 s, the first attempt's
+                // JCT being undefined and the owner's 2001 s.
+                assert!(r.jobs[0].failed, "{model}");
+                assert_eq!((r.jobs[0].end, r.jobs[0].preemptions), (None, 40));
+                assert_eq!(secs(r.jobs[0].jct_retry()), 2001.0);
+                opts.exec.resubmit_failed = false;
+                let r = simulate(&w, preset("kill", &Params::default()).unwrap(), &opts).unwrap();
+                assert_eq!((r.jobs[0].failed, r.jobs[0].preemptions, r.jobs[0].jct_retry()), (true, kills, None));
+            } else {
+                assert!(!r.jobs[0].failed);
+                assert_eq!(r.jobs[0].preemptions, 40);
+                assert_eq!(secs(r.jobs[0].end), 2001.0);
+            }
         }
     }
+}
+
+/// One node ⟨4, 4⟩, monitor every second, a Spark job of 2 executors × 2
+/// cores: stage 0 of 8 tasks of 10 s (0–20), stage 1 of 4 (20–30). A query
+/// ⟨2, 1 GB⟩ of 15 s at t = 25 has executor 1 killed, its 2 stage-1 tasks
+/// half done (10 core-s lost).
+/// - `kill_model=tasks`: executor 0 ends its tasks at 30 and runs executor
+///   1's 30–40; the job ends at 40 s.
+/// - `kill_model=spark`: executor 1's 4 stage-0 outputs (40 core-s) are lost
+///   with it, stage 1 fails on the fetch and executor 0's 2 half-done tasks
+///   are lost too (10 core-s): 60 core-s. Executor 0 recomputes the 4 lost
+///   stage-0 tasks (25–35, 35–45); executor 1, back at 40 when the query
+///   ends, waits at the barrier; stage 1 runs again on both, 45–55.
+#[test]
+fn a_killed_executors_output_is_recomputed_under_spark_semantics() {
+    let mut j = spark(2, 2, 8, 10);
+    j.phases[0].stages.push(StageTasks { count: 4, duration: 10 * SECOND });
+    let query = job("query", JobClass::Short, 25, false, vec![task(2, 1, 15)]);
+    let w = Workload { cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(4, 4)] }, jobs: vec![j, query] };
+    let params = Params { monitor_interval_s: 1.0, delayed_resumption: 0, ..Params::default() };
+    let ran = |model: &str| {
+        let mut opts = SimOptions::default();
+        opts.exec.set_key("kill_model", model).unwrap().unwrap();
+        let r = simulate(&w, preset("kill", &params).unwrap(), &opts).unwrap();
+        assert_eq!((r.preemptions.get("kill"), secs(r.jobs[1].jct())), (Some(&1), 15.0));
+        (secs(r.jobs[0].jct()), r.lost_core_seconds)
+    };
+    assert_eq!(ran("tasks"), (40.0, 10.0));
+    assert_eq!(ran("spark"), (55.0, 60.0));
 }
 
 /// A Spark job of one pool phase: `executors` of ⟨`cores`, 1 GB⟩ pulling one

@@ -15,7 +15,7 @@ pub mod render;
 use pliant_core::policy::Params;
 use pliant_manager::journal::Journal;
 use pliant_manager::manager::ClusterConfig;
-use pliant_sim::{simulate, ExecModel, SimOptions};
+use pliant_sim::{simulate, ExecModel, KillModel, SimOptions};
 use serde::Serialize;
 use std::path::Path;
 
@@ -83,6 +83,9 @@ pub fn twin(state_dir: &Path, replay: Replay) -> Result<TwinReport, String> {
     }
     let shown = rates::from_journal(&steps);
     let mut exec = replay.exec;
+    // A live task is a process: a kill loses its run alone, and the live
+    // core's own max_attempts fails a job (no Spark application to fail).
+    exec.kill_model = KillModel::Tasks;
     let pick = |given: &mut f64, from: String, journal: rates::Shown| {
         let own = journal.s_per_gb().filter(|_| replay.journal_rates);
         *given = own.unwrap_or(*given);

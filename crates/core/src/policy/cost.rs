@@ -143,6 +143,11 @@ pub struct Victim {
     pub ran: Micros,
     /// Whether it may be killed (a kill would not fail its job).
     pub killable: bool,
+    /// Core time its job's other tasks have run, lost besides its own if a
+    /// kill of it fails its job's application attempt (Spark on YARN's
+    /// executor-failure limit reached: the job relaunches from zero); 0
+    /// where a kill would not.
+    pub relaunch: u64,
     /// Whether it runs and may be frozen whole (a shrunk task is already stopped in part).
     pub running: bool,
     /// Whether it has a checkpoint image already (a new dump writes only the dirtied part).
@@ -194,8 +199,15 @@ impl Estimate {
 pub const MECHANISMS: [MechanismKind; 4] =
     [MechanismKind::Suspend, MechanismKind::Graceful, MechanismKind::Kill, MechanismKind::Checkpoint];
 
+/// `spark.yarn.max.executor.failures`'s default for a Spark job of
+/// `executors` executors: numExecutors × 2, at least 3 (Spark's "Running on
+/// YARN" reference); the kill that reaches it fails the application attempt.
+pub fn spark_max_executor_failures(executors: usize) -> u32 {
+    (2 * executors as u32).max(3)
+}
+
 /// Core-microseconds of `cpu_milli` held for `t`.
-fn core_time(cpu_milli: u64, t: Micros) -> u64 {
+pub(crate) fn core_time(cpu_milli: u64, t: Micros) -> u64 {
     // 64-bit arithmetic where it cannot overflow (the monitor asks often).
     match cpu_milli.checked_mul(t) {
         Some(x) => x / 1000,
@@ -289,13 +301,16 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
     };
     let e = match mechanism {
         // A kill frees everything at once; the attempt's run is lost and runs
-        // again (BIG-C §2.2, checkpoint paper §2: killed work is redone), and
+        // again (BIG-C §2.2, checkpoint paper §2: killed work is redone; a
+        // Spark executor's map output is lost with it and recomputed), and
         // its cores are away while the waiting task runs, as a frozen one's
         // are. Its siblings do not wait for it: its in-flight work goes back
-        // to its job, which asks for it again at once.
+        // to its job, which asks for it again at once. A kill that reaches
+        // Spark's executor-failure limit loses its whole job's run besides
+        // (`relaunch`).
         MechanismKind::Kill if v.killable && v.running => Estimate {
             takes: v.held,
-            lost: core_time(v.held.cpu_milli, v.ran),
+            lost: core_time(v.held.cpu_milli, v.ran).saturating_add(v.relaunch),
             stopped: stopped(v.held.cpu_milli, 0, false),
             keeps: Resources::ZERO,
             ..none
@@ -398,7 +413,8 @@ impl Floor {
         let part = left_cpu.min(v.held.cpu_milli);
         let siblings = if v.siblings_cpu > 0 { siblings_idle(v, v.siblings_cpu, part) } else { 0 };
         Some(Floor {
-            kill: (v.killable && v.running).then(|| (core_time(v.held.cpu_milli, v.ran), v.held.cpu_milli)),
+            kill: (v.killable && v.running)
+                .then(|| (core_time(v.held.cpu_milli, v.ran).saturating_add(v.relaunch), v.held.cpu_milli)),
             stop_cpu: part + siblings,
         })
     }
@@ -465,25 +481,49 @@ pub(crate) mod tests {
         let mem = prop::sample::select(vec![64u64, 512, 1024, 4096, 16_384, 32_768]);
         let siblings = prop::sample::select(vec![0u64, 4000, 40_000, 112_000]);
         let stopped = prop::sample::select(vec![0u64, 125_000, 250_000, 500_000, 1_000_000]);
-        (cpu, mem, 0u64..=16_000, 0u64..=16_384, 0u64..3_000_000_000, arbitrary::<[bool; 3]>(), siblings, stopped)
-            .prop_map(|(cpu, mem, cpu_short, mem_short, ran, [killable, shrunk, has_image], siblings_cpu, stopped)| {
-                let request = Resources::new(cpu.max(1000), mem);
-                let held = if shrunk {
-                    Resources::new(cpu.saturating_sub(cpu_short), mem.saturating_sub(mem_short).max(64.min(mem)))
-                } else {
-                    request
-                };
-                Victim {
-                    held,
-                    request,
+        let relaunch = prop_oneof![Just(0u64), 0u64..100_000_000_000];
+        (
+            cpu,
+            mem,
+            0u64..=16_000,
+            0u64..=16_384,
+            0u64..3_000_000_000,
+            arbitrary::<[bool; 3]>(),
+            siblings,
+            stopped,
+            relaunch,
+        )
+            .prop_map(
+                |(
+                    cpu,
+                    mem,
+                    cpu_short,
+                    mem_short,
                     ran,
-                    killable,
-                    running: !shrunk,
-                    has_image,
+                    [killable, shrunk, has_image],
                     siblings_cpu,
-                    phase_stopped_ppm: if siblings_cpu > 0 { stopped } else { 0 },
-                }
-            })
+                    stopped,
+                    relaunch,
+                )| {
+                    let request = Resources::new(cpu.max(1000), mem);
+                    let held = if shrunk {
+                        Resources::new(cpu.saturating_sub(cpu_short), mem.saturating_sub(mem_short).max(64.min(mem)))
+                    } else {
+                        request
+                    };
+                    Victim {
+                        held,
+                        request,
+                        ran,
+                        killable,
+                        relaunch,
+                        running: !shrunk,
+                        has_image,
+                        siblings_cpu,
+                        phase_stopped_ppm: if siblings_cpu > 0 { stopped } else { 0 },
+                    }
+                },
+            )
     }
 
     /// Needs of every kind: CPU, memory or both missing, with or without a
@@ -532,6 +572,7 @@ pub(crate) mod tests {
             request: held,
             ran: ran_s * SECOND,
             killable: true,
+            relaunch: 0,
             running: true,
             has_image: false,
             siblings_cpu: 0,
@@ -610,6 +651,17 @@ pub(crate) mod tests {
         assert!(kill < shrink, "{kill} vs {shrink}");
         let last = Victim { killable: false, ..young };
         assert!(estimate(MechanismKind::Kill, &last, &need, &r).is_none());
+        // The kill that reaches Spark's executor-failure limit loses its
+        // job's other 3 executors' 100 s of 4 cores besides: 20 + 1200
+        // core-s, above the shrink; its floor counts the relaunch too.
+        let relaunching = Victim { relaunch: 1200 * SECOND, ..young };
+        let kill = estimate(MechanismKind::Kill, &relaunching, &need, &r).unwrap();
+        assert_eq!((kill.lost, kill.cost()), (1220 * SECOND, 1220 * SECOND));
+        assert!(kill.cost() > shrink);
+        assert_eq!(Floor::of(&relaunching, 0).unwrap().at(0), 0);
+        assert_eq!(Floor::of(&relaunching, 4000).unwrap().kill, Some((1220 * SECOND, 4000)));
+        assert_eq!(spark_max_executor_failures(1), 3);
+        assert_eq!(spark_max_executor_failures(6), 12);
     }
 
     // A victim of a coupled phase with 12 cores of siblings, for a waiting

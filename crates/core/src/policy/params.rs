@@ -21,7 +21,7 @@ declare_params! {
         short_share: f64 = 0.95, fraction;
         /// resource monitor period in seconds (BIG-C §4.2)
         monitor_interval_s: f64 = 3.0, positive;
-        /// launches of a coupled (Spark) task after which a kill fails its job (YARN's default); preempted MapReduce attempts count as killed, not failed
+        /// launches of a coupled (Spark) task after which a kill fails its job (YARN's default); preempted MapReduce attempts count as killed, not failed; the simulator applies it under kill_model=tasks only
         max_attempts: u32 = 4, whole_positive;
         /// offers of its node a preempted container waits for before resuming, D (BIG-C §4.3, §5.3)
         delayed_resumption: u32 = 3, whole;

@@ -213,6 +213,8 @@ pub(crate) struct JobState {
     pub held_mb: u64,
     /// Estimated run time of its unfinished tasks, summed (shortest remaining job first).
     pub work_left: Micros,
+    /// Its tasks killed so far (Spark counts each as an executor failure).
+    pub kills: u32,
 }
 
 impl JobState {
@@ -258,6 +260,7 @@ impl JobState {
             waiting: false,
             held_mb: 0,
             work_left,
+            kills: 0,
         };
         for p in 0..job.phases.len() {
             if job.phases[p].upstream_left == 0 {

@@ -23,7 +23,9 @@ pub(crate) fn kill(view: &mut View, task: TaskRef, max_attempts: u32, out: &mut 
     // status): only coupled (Spark) tasks use up attempts by being preempted, as the
     // failed Spark jobs of BIG-C §5.2 did.
     let (attempts, phase) = (t.attempts, t.phase);
-    let exhausted = attempts >= max_attempts && view.job(task.job.0 as usize).phases[phase as usize].coupled;
+    let job = view.job_mut(task.job.0 as usize);
+    job.kills += 1;
+    let exhausted = attempts >= max_attempts && job.phases[phase as usize].coupled;
     view.requeue(task);
     out.push(Action::Kill { task });
     exhausted

@@ -13,7 +13,10 @@ use super::capacity::for_each_take;
 use super::Planner;
 use crate::action::MechanismKind;
 use crate::model::{JobId, TaskRef, TaskState};
-use crate::policy::cost::{coverage, estimate, Choice, Estimate, Floor, Need, Rates, Victim, MECHANISMS};
+use crate::policy::cost::{
+    core_time, coverage, estimate, spark_max_executor_failures, Choice, Estimate, Floor, Need, Rates, Victim,
+    MECHANISMS,
+};
 use crate::policy::mechanism::{Mechanism, Take};
 use crate::scheduler::view::View;
 use crate::{Micros, Resources};
@@ -337,18 +340,35 @@ impl Cost {
                 }
                 phase.1 = phase.1.max(stopped_ppm);
             }
+            // Spark's executor-failure limit (`spark_max_executor_failures`):
+            // a kill that reaches it fails the application attempt, and YARN
+            // relaunches the job from zero; what its tasks ran is lost. (No
+            // limit is under 3: a job killed less is not summed.)
+            let job_ran: u64 = match job.kills + 1 >= spark_max_executor_failures(0) {
+                false => 0,
+                true => job
+                    .tasks
+                    .changed()
+                    .filter(|(_, t)| matches!(t.state, TaskState::Running | TaskState::Shrunk))
+                    .map(|(_, t)| core_time(t.allocated.cpu_milli, t.ran(now)))
+                    .fold(0, u64::saturating_add),
+            };
             for (i, t) in job.tasks.changed() {
                 let running = t.state == TaskState::Running;
                 let shrunk = t.state == TaskState::Shrunk && t.reclaiming_mb == 0;
                 if !(running || shrunk) {
                     continue;
                 }
-                let coupled = job.phases[t.phase as usize].coupled;
+                let phase = &job.phases[t.phase as usize];
+                let coupled = phase.coupled;
+                let relaunches = coupled && job.kills + 1 >= spark_max_executor_failures(phase.tasks.len());
+                let own = core_time(t.allocated.cpu_milli, t.ran(now));
                 let victim = Victim {
                     held: t.allocated,
                     request: t.request,
                     ran: t.ran(now),
                     killable: !(coupled && t.attempts >= self.max_attempts),
+                    relaunch: if relaunches { job_ran.saturating_sub(own) } else { 0 },
                     running,
                     has_image: t.image.is_some(),
                     siblings_cpu: if coupled { phase_cpu[t.phase as usize].0 - t.allocated.cpu_milli } else { 0 },

@@ -1,0 +1,386 @@
+//! Live mode against a hostile local user, a malicious job and a full disk:
+//! `pliant serve` and `pliant agent` (or `pliant local`) as an operator runs
+//! them, on loopback, attacked by processes of the unprivileged user
+//! `nobody` and by the jobs themselves. Each test is one attack; each needs
+//! root (to run as `nobody`, and for cgroups) and prints `SKIPPED` without
+//! it — or fails under PLIANT_REQUIRE_LIVE=1.
+
+mod common;
+
+use common::live::{free_port, live_without_lock};
+use pliant_live::scratch::ScratchDir;
+use pliant_manager::client::Client;
+use pliant_manager::tls::Pin;
+use pliant_manager::token::Token;
+use serde_json::{json, Value};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const PLIANT: &str = env!("CARGO_BIN_EXE_pliant");
+/// The unprivileged user the attacks run as.
+const NOBODY: u32 = 65534;
+
+/// A process of the test; SIGTERMed (then reaped) when dropped.
+struct Daemon(Child);
+
+impl Daemon {
+    fn start(command: &mut Command, log: &Path) -> Daemon {
+        let out = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
+        Daemon(command.stdout(Stdio::null()).stderr(out).spawn().unwrap())
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let _ = self.0.wait();
+    }
+}
+
+/// `pliant serve` with one agent, on loopback, in a scratch directory.
+struct Cluster {
+    dir: ScratchDir,
+    url: String,
+    client: Client,
+    _daemons: Vec<Daemon>,
+}
+
+impl Cluster {
+    /// A manager (`kill`, the given agent timeout in s) and one agent of ⟨2 CPU, 1 GB⟩.
+    fn start(name: &str, agent_timeout: &str) -> Cluster {
+        let dir = ScratchDir::new(&format!("pliant-hostile-{name}")).unwrap();
+        let state = dir.path().join("state");
+        let url = format!("https://127.0.0.1:{}", free_port());
+        let listen = url.trim_start_matches("https://").to_string();
+        let state_arg = state.to_str().unwrap().to_string();
+        let log = dir.path().join("log");
+        let serve = Daemon::start(
+            Command::new(PLIANT).args(["serve", "--state-dir", &state_arg, "--listen", &listen]).args([
+                "--policy",
+                "kill",
+                "--agent-timeout",
+                agent_timeout,
+            ]),
+            &log,
+        );
+        let node = format!("hostile-{name}-{}", std::process::id());
+        let node_dir = dir.path().join("node");
+        let agent =
+            Daemon::start(
+                Command::new(PLIANT)
+                    .args(["agent", "--manager", &url, "--state-dir", &state_arg, "--name", &node])
+                    .args(["--cpu", "2", "--mem", "1G", "--node-dir", node_dir.to_str().unwrap()]),
+                &log,
+            );
+        let started = Instant::now();
+        let pin = loop {
+            if let Some(pin) = Pin::for_client(None, &state).unwrap() {
+                break pin;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "no certificate");
+            sleep(Duration::from_millis(50));
+        };
+        let client = Client::new(&url, Some(pin));
+        let mut cluster = Cluster { dir, url, client, _daemons: vec![serve, agent] };
+        cluster.wait("the cluster to form", Duration::from_secs(60), || cluster.client.get("/cluster").is_ok());
+        cluster.client.set_token(Token::for_client(None, &state).unwrap());
+        cluster
+    }
+
+    fn state(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("log")).unwrap_or_default()
+    }
+
+    fn wait(&self, what: &str, limit: Duration, done: impl Fn() -> bool) {
+        let start = Instant::now();
+        while !done() {
+            assert!(start.elapsed() < limit, "timed out waiting for {what}; log:\n{}", self.log());
+            sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn submit(&self, body: Value) -> u64 {
+        self.client.post("/jobs", &body).unwrap()["id"].as_u64().unwrap()
+    }
+
+    fn job(&self, id: u64) -> Value {
+        self.client.get(&format!("/jobs/{id}")).unwrap()
+    }
+
+    /// `pliant ARGS` against the manager, with the state directory's token.
+    fn cli(&self, args: &[&str]) -> std::process::Output {
+        Command::new(PLIANT)
+            .arg(args[0])
+            .args(["--manager", &self.url, "--state-dir", self.state().to_str().unwrap()])
+            .args(&args[1..])
+            .output()
+            .unwrap()
+    }
+}
+
+/// `bash -c SCRIPT` as `nobody`, from `/`.
+fn as_nobody(script: &str) -> Child {
+    Command::new("/bin/bash")
+        .args(["-c", script])
+        .current_dir("/")
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// A task that records its start and end in `record`, sleeping `secs` between.
+fn recorded(record: &Path, secs: u32) -> Value {
+    let script = format!("echo start >> {0}; sleep {secs}; echo end >> {0}", record.display());
+    json!(["/bin/sh", "-c", script])
+}
+
+fn lines(record: &Path, kind: &str) -> usize {
+    std::fs::read_to_string(record).unwrap_or_default().lines().filter(|l| *l == kind).count()
+}
+
+/// Attack 1: `nobody` holds 300 idle connections to the API, dribbles a
+/// byte a second into 40 more (a TLS handshake that never ends) and opens
+/// and drops connections as fast as it can, for four times the agent
+/// timeout. The agent never fences, the task runs once, and the CLI gets
+/// its answers throughout.
+#[test]
+fn a_connection_flood_from_another_user_starves_no_agent_and_no_user() {
+    if !live_without_lock("connection flood") {
+        return;
+    }
+    let cluster = Cluster::start("flood", "3");
+    let record = cluster.dir.path().join("record");
+    let job = cluster.submit(json!({ "command": recorded(&record, 16) }));
+    cluster.wait("the task to start", Duration::from_secs(30), || lines(&record, "start") == 1);
+    let port = cluster.url.rsplit(':').next().unwrap().to_string();
+    let flood = format!(
+        r#"trap '' PIPE; ulimit -n 4096
+        for i in $(seq 10 309); do eval "exec $i<>/dev/tcp/127.0.0.1/{port}" 2>/dev/null; done
+        for i in $(seq 310 349); do eval "exec $i<>/dev/tcp/127.0.0.1/{port}" 2>/dev/null; done
+        (while :; do exec 3<>/dev/tcp/127.0.0.1/{port}; exec 3<&-; done) 2>/dev/null &
+        for s in $(seq 1 12); do
+          for i in $(seq 310 349); do printf '\x16' >&$i 2>/dev/null; done
+          sleep 1
+        done
+        kill $!"#
+    );
+    let mut attacker = as_nobody(&flood);
+    let flooded = Instant::now();
+    let mut answers = Vec::new();
+    while flooded.elapsed() < Duration::from_secs(12) {
+        let asked = Instant::now();
+        let out = cluster.cli(&["status", "--json"]);
+        answers.push((out.status.success(), asked.elapsed()));
+        sleep(Duration::from_millis(500));
+    }
+    let _ = attacker.kill();
+    let _ = attacker.wait();
+    cluster.wait("the job to end", Duration::from_secs(40), || {
+        cluster.client.get(&format!("/jobs/{job}")).is_ok_and(|j| j["state"] == "finished" || j["state"] == "failed")
+    });
+    let log = cluster.log();
+    assert!(!log.contains("declared lost") && !log.contains("fencing"), "an agent was starved:\n{log}");
+    let task = cluster.job(job)["tasks"][0].clone();
+    assert_eq!(task["launches"], 1, "{task}");
+    assert_eq!((lines(&record, "start"), lines(&record, "end")), (1, 1));
+    assert!(answers.len() >= 8, "{answers:?}");
+    assert!(answers.iter().all(|(ok, took)| *ok && *took < Duration::from_secs(3)), "the CLI was starved: {answers:?}");
+}
+
+/// The manager's pid, from the scratch directory's `pliant serve` (the first daemon).
+fn manager_pid(cluster: &Cluster) -> u32 {
+    cluster._daemons[0].0.id()
+}
+
+/// The most memory (kB) process `pid` has held.
+fn peak_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// `GET PATH` as `nobody` would (no token: reads are open on loopback),
+/// given up after 5 s; its status and body.
+fn read_without_token(cluster: &Cluster, path: &str) -> Result<Value, String> {
+    let pin = Pin::for_client(None, &cluster.state()).unwrap();
+    let client = Client::new(&cluster.url, pin).with_timeout(Duration::from_secs(5));
+    client.get(path).map_err(|e| e.to_string())
+}
+
+/// Attack 2a: a job replaces its `stdout` with a FIFO, another its own with
+/// a link to `/etc/shadow`. Reading their logs answers at once, reads
+/// neither, and the manager goes on answering everyone (its agent too).
+#[test]
+fn a_task_s_fifo_or_link_in_place_of_its_log_neither_hangs_nor_leaks() {
+    if !live_without_lock("a FIFO and a link as logs") {
+        return;
+    }
+    let cluster = Cluster::start("fifo", "3");
+    let fifo = cluster.submit(json!({ "cpu_milli": 500, "mem_mb": 50,
+        "command": ["/bin/sh", "-c", "echo before; rm -f stdout; mkfifo stdout; touch made; sleep 12"] }));
+    let link = cluster.submit(json!({ "cpu_milli": 500, "mem_mb": 50,
+        "command": ["/bin/sh", "-c", "rm -f stdout; ln -s /etc/shadow stdout; touch made; sleep 12"] }));
+    let made = |job: u64| cluster.state().join(format!("logs/job-{job}/task-0/made")).exists();
+    cluster.wait("both tasks to put their traps in place", Duration::from_secs(30), || made(fifo) && made(link));
+    for round in 0..3 {
+        for job in [fifo, link] {
+            let asked = Instant::now();
+            let logs = read_without_token(&cluster, &format!("/jobs/{job}/logs"));
+            let logs = logs.unwrap_or_else(|e| panic!("round {round}: logs of job {job}: {e}\n{}", cluster.log()));
+            assert!(asked.elapsed() < Duration::from_secs(2), "{:?}", asked.elapsed());
+            let stdout = logs["tasks"][0]["stdout"].as_str().unwrap().to_string();
+            assert_eq!(stdout, pliant_live::task_files::NOT_A_FILE, "job {job}");
+            assert!(!stdout.contains("root:"), "/etc/shadow leaked: {stdout}");
+        }
+        assert!(read_without_token(&cluster, "/cluster").is_ok(), "the manager stopped answering");
+        sleep(Duration::from_secs(1));
+    }
+    cluster.wait("both jobs to end", Duration::from_secs(40), || {
+        [fifo, link].iter().all(|j| cluster.job(*j)["state"] == "finished")
+    });
+    let log = cluster.log();
+    assert!(!log.contains("declared lost") && !log.contains("fencing"), "{log}");
+    let shadow = std::fs::read_to_string("/etc/shadow").unwrap_or_default();
+    assert!(!shadow.is_empty() && shadow.contains("root:"), "the link pointed at a real file");
+}
+
+/// Attack 2b: 20 jobs of 10,000 tasks (200,000 tasks) and four readers of
+/// the whole listing, as fast as they can, for four times the agent timeout.
+/// The listing comes in pages (each bounded), the manager's memory stays
+/// bounded, every reader gets every job, the agent never fences and the
+/// task it runs runs once.
+#[test]
+fn a_200_000_task_listing_read_four_at_a_time_starves_no_heartbeat() {
+    if !live_without_lock("a 200,000-task listing") {
+        return;
+    }
+    let cluster = Cluster::start("listing", "3");
+    let record = cluster.dir.path().join("record");
+    let job = cluster.submit(json!({ "cpu_milli": 1000, "mem_mb": 50, "command": recorded(&record, 20) }));
+    cluster.wait("the task to start", Duration::from_secs(30), || lines(&record, "start") == 1);
+    for _ in 0..20 {
+        // Each task would take the whole node: they all wait.
+        cluster.submit(json!({ "tasks": 10_000, "cpu_milli": 2000, "mem_mb": 50, "command": ["true"] }));
+    }
+    let before = peak_kb(manager_pid(&cluster));
+    let started = Instant::now();
+    let pages = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                let pin = Pin::for_client(None, &cluster.state()).unwrap();
+                let reader = Client::new(&cluster.url, pin);
+                while started.elapsed() < Duration::from_secs(12) {
+                    let all = reader.get_all("/jobs").unwrap();
+                    let tasks: usize =
+                        all.as_array().unwrap().iter().map(|j| j["tasks"].as_array().unwrap().len()).sum();
+                    pages.lock().unwrap().push((all.as_array().unwrap().len(), tasks));
+                }
+            });
+        }
+    });
+    let peak = peak_kb(manager_pid(&cluster));
+    let pages = pages.into_inner().unwrap();
+    assert!(!pages.is_empty() && pages.iter().all(|p| *p == (21, 200_001)), "{pages:?}");
+    // One page holds at most 10,000 tasks, or one job.
+    let first = first_page_bytes(&cluster);
+    assert!(first < 12 << 20, "a page of {first} bytes");
+    let log = cluster.log();
+    assert!(!log.contains("declared lost") && !log.contains("fencing"), "{log}");
+    cluster.wait("the task to end", Duration::from_secs(40), || lines(&record, "end") == 1);
+    assert_eq!(cluster.job(job)["tasks"][0]["launches"], 1);
+    assert_eq!(lines(&record, "start"), 1);
+    eprintln!("manager peak memory {before} kB before the readers, {peak} kB after; {} listings", pages.len());
+    assert!(peak < before + (512 << 10), "the readers cost the manager {} MB", (peak - before) >> 10);
+}
+
+/// The size of the first page of `GET /jobs`, in bytes.
+fn first_page_bytes(cluster: &Cluster) -> usize {
+    let pin = Pin::for_client(None, &cluster.state()).unwrap();
+    let page = Client::new(&cluster.url, pin).get("/jobs").unwrap();
+    page.to_string().len()
+}
+
+/// `pliant ARGS`, which must refuse (exit 2) within 20 s; its stderr.
+fn refused(args: &[&str]) -> String {
+    let mut child = Command::new(PLIANT).args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pliant {args:?} did not refuse: it ran");
+        }
+        sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
+/// Runs `script` as `nobody` and waits for it to succeed.
+fn nobody_does(script: &str) {
+    let status = as_nobody(script).wait().unwrap();
+    assert!(status.success(), "as nobody: {script}");
+}
+
+/// Attack 3: `nobody` makes a state directory in a shared place (with a
+/// token of its choosing), or a directory above one, or a link in a
+/// token's place. The manager refuses each, naming the path and why,
+/// before it listens: `nobody` never gets to submit a job as root.
+#[test]
+fn a_state_directory_another_user_controls_is_refused() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        common::live::skip("a state directory another user controls: needs root (to act as nobody)");
+        return;
+    }
+    let shared = std::env::temp_dir().join(format!("pliant-hostile-shared-{}", std::process::id()));
+    let _gone = Removed(shared.clone());
+    let theirs = shared.join("theirs");
+    nobody_does(&format!(
+        "mkdir -m 700 {0} && mkdir -m 700 {0}/theirs && echo a-token-nobody-chose-of-32-chars-or-more > {0}/theirs/token \
+         && chmod 600 {0}/theirs/token && mkdir -m 755 {0}/above",
+        shared.display()
+    ));
+    let listen = format!("127.0.0.1:{}", free_port());
+    let serve = |state: &Path| refused(&["serve", "--listen", &listen, "--state-dir", state.to_str().unwrap()]);
+    let err = serve(&theirs);
+    assert!(err.contains(&format!("refusing the state directory {}", theirs.display())), "{err}");
+    assert!(err.contains("belongs to uid 65534"), "{err}");
+    // A directory of root's own inside one of nobody's: nobody could swap it.
+    let under = shared.join("above/state");
+    std::fs::create_dir(&under).unwrap();
+    let err = serve(&under);
+    assert!(err.contains(&format!("its parent {}", shared.join("above").display())), "{err}");
+    // Root's own state directory, with a link in the token's place.
+    let own = ScratchDir::new("pliant-hostile-own").unwrap();
+    let state = own.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::os::unix::fs::symlink(theirs.join("token"), state.join("token")).unwrap();
+    let err = serve(&state);
+    assert!(err.contains(&format!("refusing the API token {}", state.join("token").display())), "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert!(!state.join("journal.sqlite").exists());
+}
+
+/// Removes a directory tree when dropped.
+struct Removed(PathBuf);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
