@@ -8,8 +8,12 @@
 #
 #   scripts/check-readme.sh [--no-tests]   # --no-tests: all but `cargo test` (CI runs that itself)
 #
-# The operator tour needs root (live mode makes cgroups); without it that
-# tour is SKIPPED loudly, and fails under PLIANT_REQUIRE_LIVE=1. Its manager
+# The README's `cargo test` runs as a newcomer runs it (PLIANT_LIVE_TESTS
+# unset), watched: the check fails if it moves a process into another cgroup
+# or namespace, makes a cgroup or turns on swap (named after one of its
+# processes, as the tests name theirs), or leaves a process behind.
+# The operator tour runs as written, as root with no `sudo` stand-in; without
+# root it is SKIPPED loudly, and fails under PLIANT_LIVE_TESTS=1. Its manager
 # is stopped by its pid however the tour ends, and the check fails if a
 # process or cgroup of the tour is left afterwards.
 set -euo pipefail
@@ -32,26 +36,12 @@ blocks() {
     ' README.md
 }
 
-# As root without sudo (a container), `sudo X` is X: a program that execs X,
-# so that `sudo X &` leaves X's pid in `$!` (a shell function cannot: with
-# `exec` it would replace the tour's own shell in `sudo cat … > file`).
-if ! command -v sudo >/dev/null && [ "$(id -u)" = 0 ]; then
-    mkdir "$work/sudo"
-    printf '#!/bin/sh\nexec "$@"\n' >"$work/sudo/sudo"
-    chmod +x "$work/sudo/sudo"
-    PATH="$work/sudo:$PATH"
-fi
-
 script="$work/readme.sh"
 {
     echo 'set -euo pipefail'
     echo "cd '$repo'"
     blocks "Install"
-    if [ $no_tests = 1 ]; then
-        blocks "Two commands" | grep -v '^cargo test'
-    else
-        blocks "Two commands"
-    fi
+    blocks "Two commands" | grep -v '^cargo test'
     blocks "A 5-minute tour for researchers"
 } >"$script"
 for section in "Install" "Two commands" "A 5-minute tour for researchers" "From Python" "A 5-minute tour for operators"; do
@@ -66,6 +56,13 @@ done
 trap 'rm -rf "$work" "${created[@]}"' EXIT
 echo "== README: install, two commands, researchers' tour"
 bash "$script"
+
+if [ $no_tests = 0 ]; then
+    tests=$(blocks "Two commands" | grep '^cargo test')
+    [ -n "$tests" ] || { echo "error: README.md: no cargo test under '## Two commands'" >&2; exit 2; }
+    echo "== README: $tests (watched: it must touch no cgroup, swap or namespace)"
+    scripts/watch-tests.sh env -u PLIANT_LIVE_TESTS $tests
+fi
 
 venv=$(blocks "From Python" | grep -o 'python3 -m venv [^ ]*' | cut -d' ' -f4)
 [ -n "$venv" ] || { echo "error: README.md: no 'python3 -m venv DIR' under '## From Python'" >&2; exit 2; }
@@ -83,7 +80,7 @@ bash "$work/python.sh"
 
 if [ "$(id -u)" != 0 ]; then
     reason="the operators' tour needs root (live mode makes cgroups)"
-    [ "${PLIANT_REQUIRE_LIVE:-}" = 1 ] && { echo "error: $reason and PLIANT_REQUIRE_LIVE=1" >&2; exit 1; }
+    [ "${PLIANT_LIVE_TESTS:-}" = 1 ] && { echo "error: $reason and PLIANT_LIVE_TESTS=1" >&2; exit 1; }
     echo "SKIPPED: $reason"
     exit 0
 fi

@@ -81,7 +81,8 @@ check() {
     local rev=$1 tmp
     tmp=$(mktemp -d)
     git worktree add --detach "$tmp/tree" "$rev" >/dev/null
-    trap 'git worktree remove --force "$tmp/tree"; rm -rf "$tmp"' EXIT
+    # Expanded now: the trap runs after this function's locals are gone.
+    trap "git worktree remove --force '$tmp/tree'; rm -rf '$tmp'" EXIT
     (cd "$tmp/tree" && CARGO_TARGET_DIR="${BASE_TARGET_DIR:-$tmp/target}" cargo build --release -q -p pliant)
     cargo build --release -q -p pliant
     record "$tmp/before" "${BASE_TARGET_DIR:-$tmp/target}/release/pliant"

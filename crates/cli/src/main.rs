@@ -86,8 +86,29 @@ fn run(command: Command) -> Result<(), String> {
     }
 }
 
+/// Whether `command` may end at once when its output pipe closes (`pliant
+/// policies | head -1`): it holds no cgroup, swap file or task that an end
+/// without clean-up would leave behind. The others keep Rust's default: a
+/// write error they handle.
+fn ends_on_broken_pipe(command: &Command) -> bool {
+    use live_cmd::LiveCommand as L;
+    use manager_cmd::ManagerCommand as M;
+    !matches!(
+        command,
+        Command::Cluster(M::Local(_) | M::Serve(_) | M::Agent(_) | M::AgentWatchdog(_))
+            | Command::Live(L::Measure(_) | L::Dirty(_))
+            | Command::Slurm(_)
+    )
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if ends_on_broken_pipe(&cli.command) {
+        // SAFETY: restores SIGPIPE's default action before any thread starts;
+        // a write to a closed pipe then ends the process quietly, as it ends
+        // `cat` (the shell shows exit 141), instead of a panic.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     pliant_run::progress::set_quiet(cli.quiet);
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,

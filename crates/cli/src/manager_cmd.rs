@@ -98,9 +98,18 @@ pub struct NodeArgs {
     /// it is killed and loses its progress (size it to the tasks' state and disk).
     #[arg(long, default_value = "20", value_parser = parse_seconds)]
     pub checkpoint_grace: std::time::Duration,
+    /// The most MB each task's stdout and stderr (and any file it writes) may
+    /// hold; what comes after is dropped and the output ends with a note
+    /// saying so. 0: no cap.
+    #[arg(long, default_value = "1024")]
+    pub max_log_mb: u64,
 }
 
 impl NodeArgs {
+    fn max_log_bytes(&self) -> Option<u64> {
+        (self.max_log_mb > 0).then_some(self.max_log_mb << 20)
+    }
+
     fn offer(&self) -> Offer {
         Offer { cpu_milli: self.cpu, mem_mb: self.mem }
     }
@@ -333,6 +342,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 policy: a.policy,
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
+                max_log_bytes: a.node.max_log_bytes(),
             };
             run_local(&opts, stop_on_signals(), &|line| eprintln!("pliant local: {line}"))
         }
@@ -360,6 +370,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 ca: a.manager.ca,
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
+                max_log_bytes: a.node.max_log_bytes(),
                 give_up_after: a.give_up_after,
                 node_dir: a.node_dir.unwrap_or_else(|| default_node_dir(&name, a.slurm)),
                 program: std::env::current_exe().map_err(|e| format!("cannot find the pliant executable: {e}"))?,

@@ -46,7 +46,7 @@ fn show(sweep: &Sweep, out: Option<&Path>, file: &str) -> Result<(), String> {
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
         let path = dir.join(file);
-        plot_sweep(sweep, &sweep.metrics[0], &path).map_err(|e| format!("{}: {e}", path.display()))?;
+        plot_sweep(sweep, &sweep.metrics[0], None, &path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
 }

@@ -23,15 +23,21 @@ pub struct ReadArgs {
     /// Trace files or directories (gzip or plain; the format is detected).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Size of the largest machine, which normalised requests are fractions of: CORES,GB.
-    #[arg(long, default_value = "32,128", value_parser = parse_node)]
-    pub node: Resources,
+    /// Size of the largest machine, which normalised requests are fractions of: CORES,GB
+    /// (default 32,128; Alibaba v2017: 64,128).
+    #[arg(long, value_parser = parse_node)]
+    pub node: Option<Resources>,
     /// Only trace time START..END (seconds).
     #[arg(long, value_parser = parse_window)]
     pub window: Option<Window>,
-    /// Keep tasks unfinished in the window with the part of their run it shows, instead of dropping them.
-    #[arg(long)]
+    /// Keep runs unfinished in the window with the part of them it shows (the default; kept for
+    /// older command lines).
+    #[arg(long, conflicts_with = "finished_only")]
     pub truncate: bool,
+    /// Keep only complete, finished runs (drop runs cut by the window's ends and runs that
+    /// failed, were killed or lost); the result then carries less than the trace's load.
+    #[arg(long)]
+    pub finished_only: bool,
     /// Stop at the first malformed row instead of skipping and counting it.
     #[arg(long)]
     pub strict: bool,
@@ -91,7 +97,7 @@ impl ReadArgs {
         let read = ReadOptions {
             node: self.node,
             window: self.window,
-            unfinished: if self.truncate { Unfinished::Truncate } else { Unfinished::Drop },
+            unfinished: if self.finished_only { Unfinished::Drop } else { Unfinished::Truncate },
             strict: self.strict,
             penalty: None,
         };

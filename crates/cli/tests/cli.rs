@@ -81,16 +81,17 @@ fn out_writes_csv_and_plots() {
     let mut lines = csv.lines();
     assert!(lines.next().unwrap().starts_with("policy,job,class"));
     assert_eq!(lines.count() as u64, 2 * jobs);
-    // jct_cdf: a line per policy in each of its two panels, a legend sample per
-    // policy beside them; cpu_timeline: a panel per policy, named with its mean.
-    for (plot, data_lines, legend_samples, name) in
-        [("jct_cdf.svg", 2 * 2, 2, ">\nkill\n<"), ("cpu_timeline.svg", 2, 0, ">\nkill (mean ")]
+    // jct_cdf: a line per policy in each of its two panels and a legend sample
+    // beside them, fifo's wider under kill's (4 and 2 pixels: equal curves stay
+    // visible); cpu_timeline: a panel per policy, named with its mean.
+    for (plot, wide, narrow, name) in
+        [("jct_cdf.svg", 2 + 1, 2 + 1, ">\nkill"), ("cpu_timeline.svg", 0, 2, ">\nkill (mean ")]
     {
         let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
         assert!(svg.starts_with("<svg"), "{plot}");
         let width = |w: &str| svg.lines().filter(|l| l.starts_with("<polyline") && l.contains(w)).count();
-        assert_eq!(width("stroke-width=\"2\""), data_lines, "{plot}: a line per policy and panel");
-        assert_eq!(width("stroke-width=\"3\""), legend_samples, "{plot}: legend samples");
+        assert_eq!(width("stroke-width=\"4\""), wide, "{plot}: fifo's lines");
+        assert_eq!(width("stroke-width=\"2\""), narrow, "{plot}: kill's lines");
         assert!(svg.contains(name), "{plot}: names the policy");
         assert!(svg.contains("mixed (seed 1, scale 0.3)"), "{plot}: names the run");
     }

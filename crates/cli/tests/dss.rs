@@ -163,7 +163,8 @@ fn a_malformed_dss_trace_is_read_to_the_end_and_refused_without_skip_bad() {
     // With --skip-bad the two good jobs run.
     let out = pliant(&[&run[..], &["--skip-bad"]].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("workload: 2 jobs (0 short, 2 long), 8 tasks"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("workload: 2 jobs (0 short, 2 long, 0 services, 0 of ended runs), 8 tasks"));
     // --strict: the first bad field's line is the error.
     let err = error_of(&[&run[..], &["--strict"]].concat());
     assert!(err.starts_with("error: ") && err.contains("bad.json:18: not valid JSON"), "{err}");

@@ -31,6 +31,8 @@ fn deterministic_json(dir: &Path) -> String {
 
 #[test]
 fn google_day_experiment_gives_what_simulate_gives() {
+    // A whole simulated day, twice: minutes on a busy 2-core machine.
+    pliant_xtest::heartbeat();
     let dir = temp_dir("exp-google-day");
     let (a, b) = (dir.join("run"), dir.join("simulate"));
     let exp = repo("docs/experiments/google-day.toml");
@@ -44,6 +46,7 @@ fn google_day_experiment_gives_what_simulate_gives() {
 
 #[test]
 fn bigc_fig7_experiment_gives_what_sweep_gives_and_its_resolved_file_reruns_it() {
+    pliant_xtest::heartbeat();
     let dir = temp_dir("exp-fig7");
     let (a, b, c) = (dir.join("run"), dir.join("sweep"), dir.join("rerun"));
     let exp = repo("docs/experiments/bigc-fig7-high-load.toml");

@@ -5,9 +5,9 @@
 //! credential of one that has joined nor the join token of one that has
 //! not), the CLI or a `pliant submit`: they pin the manager's certificate
 //! and stop at the handshake. The same fake does receive what a client that checks nothing
-//! (`curl -k`) sends it, so the test can fail. Needs root (the agent),
-//! `openssl`, `setpriv` and `curl`; without them it prints `SKIPPED` — or
-//! fails under PLIANT_REQUIRE_LIVE=1.
+//! (`curl -k`) sends it, so the test can fail. Runs under
+//! PLIANT_LIVE_TESTS=1 only, and needs root (the agent), `openssl`, `setpriv`
+//! and `curl` (it fails without them).
 
 mod common;
 

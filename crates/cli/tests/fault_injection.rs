@@ -16,9 +16,9 @@
 //!
 //! Everything goes through the `pliant` binary, run from a scratch directory
 //! that holds the default state directory (`pliant-state`), as an operator
-//! would. PLIANT_FAULT_SEED picks another seed. Needs root and the cpu,
-//! memory and freezer controllers; without them it prints `SKIPPED` — or
-//! fails under PLIANT_REQUIRE_LIVE=1.
+//! would. PLIANT_FAULT_SEED picks another seed. Runs under
+//! PLIANT_LIVE_TESTS=1 only, and needs root and the cpu, memory and freezer
+//! controllers (it fails without them).
 
 mod common;
 

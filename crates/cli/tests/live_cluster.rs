@@ -11,8 +11,8 @@
 //!
 //! The node offers ⟨2 CPU, 600 MB⟩ so that a few hundred MB fill it, and the
 //! resource monitor runs every second (BIG-C's 3 s alone could exceed the 2 s
-//! bound). Needs root, the cpu, memory and freezer controllers, and swapon;
-//! without them the test prints `SKIPPED` — or fails under PLIANT_REQUIRE_LIVE=1.
+//! bound). Runs under PLIANT_LIVE_TESTS=1 only, and needs root, the cpu,
+//! memory and freezer controllers, and swapon (it fails without them).
 //!
 //! The three runs above hold the live tests' machine lock (swap and memory
 //! are machine-wide); the other tests here run sleeping tasks of a few MB
@@ -521,7 +521,7 @@ fn row<'a>(dom: &'a str, id: &str) -> &'a str {
 /// and finishes. Headless Chromium loads `/` and its script fills the page
 /// from the API: the node with its capacity and allocation, the jobs by
 /// state, each task's state and preemptions, and no cancel button without
-/// the token. Skips when Chromium is absent (fails under PLIANT_REQUIRE_LIVE=1).
+/// the token. Needs Chromium (fails without it under PLIANT_LIVE_TESTS=1).
 #[test]
 fn the_web_page_shows_the_cluster_in_a_browser() {
     if !live_without_lock("web page") {

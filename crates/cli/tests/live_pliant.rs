@@ -34,9 +34,9 @@
 //! preemption until its node reported 260 MB back); and no task starts
 //! twice (the tasks' own start lines) but the killed A, every long task
 //! ending with its memory intact (B and C run until the short jobs have
-//! ended and they have made two more passes). Needs root, the cpu, memory and freezer
-//! controllers, and swapon; without them the test prints `SKIPPED` — or
-//! fails under PLIANT_REQUIRE_LIVE=1.
+//! ended and they have made two more passes). Runs under PLIANT_LIVE_TESTS=1
+//! only, and needs root, the cpu, memory and freezer controllers, and swapon
+//! (it fails without them).
 
 mod common;
 

@@ -5,8 +5,8 @@
 //! can carry out; an agent the manager keeps refusing backs off and stops
 //! with a clear error; an agent of a manager killed while it formed its
 //! cluster joins the next one. Agents are played over HTTP here except in
-//! the tests that run `pliant agent`, which need root and cgroups (they print
-//! `SKIPPED` without them, or fail under PLIANT_REQUIRE_LIVE=1).
+//! the tests that run `pliant agent`, which need root and cgroups (they
+//! run under PLIANT_LIVE_TESTS=1 only).
 
 mod common;
 

@@ -727,8 +727,8 @@ fn journaled_decisions(state: &std::path::Path) -> Vec<Untimed> {
 #[test]
 fn slurm_and_the_simulator_take_the_same_decisions() {
     let policy = "ip";
-    let expected = simulated_decisions(policy, &[("monitor_interval_s", "0.5")]);
     let Some(cluster) = SlurmCluster::start("slurm decisions as the simulator's", Arrangement::Pliant) else { return };
+    let expected = simulated_decisions(policy, &[("monitor_interval_s", "0.5")]);
     let scratch = pliant_live::scratch::ScratchDir::new("pliant-slurm-same").unwrap();
     let state = scratch.path().join("state");
     let pliant = PliantSlurm::start(&cluster, policy, &state);

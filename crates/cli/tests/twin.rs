@@ -1,20 +1,19 @@
-//! The simulator as the live cluster's twin (issue 26), on real processes:
-//! `pliant local` (⟨2 CPU, 1000 MB⟩, a real swap file, the monitor every
-//! second) runs ten jobs of known work, all the memory-dirtying workload
-//! dirtying 80 % of its request (the simulator's working set): two long jobs
-//! of ⟨1 CPU, 400 MB⟩ that fill the CPU and most of the memory, about 40 s of
-//! work each, then eight short jobs of about 8 s arriving over them every 3 s,
-//! one in two needing only a core (⟨1 CPU, 150 MB⟩: 200 MB are free) and the
-//! other also memory a long task holds (⟨1 CPU, 500 MB⟩: 300 MB of a
-//! victim's). Together the shorts want more than the two cores, so both long
-//! tasks stay preempted until the last short ends: a long task resumed
-//! between two shorts made the replay preempt it again 9 s before the live
-//! run did in one run of three (its resumption waits for its reclaim to be
-//! done; see docs/live.md). The passes are sized from the dirtier's speed on
-//! this machine now, so the work lasts about as long on a fast machine as on
-//! this one. The agent reports a resumed long task resumed once it has read
-//! its memory back, so the twin counts that time as the replay's restore, not
-//! as work.
+//! The simulator as the live cluster's twin, on real processes: `pliant
+//! local` (⟨2 CPU, 1000 MB⟩, a real swap file, the monitor every second)
+//! runs seven jobs of known work, all the memory-dirtying workload dirtying
+//! 80 % of its request (the simulator's working set): two long jobs of
+//! ⟨1 CPU, 625 MB⟩ and ⟨1 CPU, 375 MB⟩ that fill the node, about 30 s of
+//! work each, then five short jobs of about 8 s arriving over them every
+//! 3 s, alternately ⟨1 CPU, 350 MB⟩ and ⟨1 CPU, 150 MB⟩: each needs part of
+//! a victim's memory (the short of 350 MB more than the slack above a
+//! victim's resident set, less than all of it), so under `gp` a short job
+//! starts once its own need has been swapped out, not the whole victim.
+//! Together the shorts want more than the two cores, so both long tasks stay
+//! preempted until the last short ends. The passes are sized from the
+//! dirtier's speed on this machine now, so the work lasts about as long on a
+//! fast machine as on this one. The agent reports a resumed long task
+//! resumed once it has read its memory back, so the twin counts that time as
+//! the replay's restore, not as work.
 //!
 //! `pliant twin STATE_DIR` then replays the run's journal through the
 //! simulator three ways: at the swap rates the run itself showed (its
@@ -26,17 +25,18 @@
 //! doubled within a run (docs/live.md): only the run's own rates follow that.
 //! - under `gp` and under `kill` the replay at the run's own rates makes the
 //!   same preemptions (victim and mechanism, in the same order, each within
-//!   the monitor period), and each job's JCT is within 15 % of the live one;
-//! - the calibration makes the worst JCT error no larger than the defaults do
-//!   (by more than 2 points: see the assertion); both errors are printed.
+//!   the monitor period), and each job's JCT is within 10 % of the live one,
+//!   at the run's own rates and at the calibration's;
+//! - the calibration makes the worst JCT error no larger than the defaults
+//!   do, give or take two points of noise; all three errors are printed.
 //!
 //! The live manager runs the monitor at its due instants, before what came
 //! in after (as the simulator does): a report taken in by the step that ran a
 //! late monitor used to come before that run live and after it in the replay,
 //! which made `kill`'s preemptions differ in about one run in four.
 //!
-//! Needs root, the cpu, memory and freezer controllers and swapon; without
-//! them it prints `SKIPPED`, or fails under PLIANT_REQUIRE_LIVE=1.
+//! Runs under PLIANT_LIVE_TESTS=1 only, and needs root, the cpu, memory and
+//! freezer controllers and swapon (it fails without them).
 
 mod common;
 
@@ -129,14 +129,17 @@ struct Spec {
     seconds: f64,
 }
 
-/// The ten jobs (see the top of the file).
+/// The seven jobs (see the top of the file).
 fn workload() -> Vec<Spec> {
-    let long = |i| Spec { name: format!("long-{i}"), queue: "long", mem: "400M", mb: 320, seconds: 40.0 };
+    let long = |i: usize| {
+        let (mem, mb) = [("625M", 500), ("375M", 300)][i];
+        Spec { name: format!("long-{i}"), queue: "long", mem, mb, seconds: 30.0 }
+    };
     let short = |i: usize| {
-        let (mem, mb) = if i.is_multiple_of(2) { ("150M", 120) } else { ("500M", 400) };
+        let (mem, mb) = if i.is_multiple_of(2) { ("350M", 280) } else { ("150M", 120) };
         Spec { name: format!("short-{i}"), queue: "short", mem, mb, seconds: 8.0 }
     };
-    (0..2).map(long).chain((0..8).map(short)).collect()
+    (0..2).map(long).chain((0..5).map(short)).collect()
 }
 
 /// Runs the workload under `policy`; returns the state directory's path.
@@ -255,14 +258,18 @@ fn the_twin_replays_a_live_run_with_the_same_preemptions() {
             "{policy}: the preemptions differ: {}",
             own["preemption_divergence"]
         );
-        assert_eq!(own["jobs"].as_array().unwrap().len(), 10);
-        assert!(worst(&own) <= 0.15, "{policy}: a JCT is {:.1} % off", worst(&own) * 100.0);
-        // Within 2 points is "not worse" here: the rates are measured before
-        // the run and the run's own load moves them (a restore measured at
-        // 5.8 s/GB took 9.4 s/GB live in one run), so where neither reclaim
-        // nor restore decides much the two replays are a second or so apart
-        // either way (0.7 % calibrated against 0.9 % in that run; docs/live.md).
-        assert!(worst(&calibrated) <= worst(&defaults) + 0.02, "{policy}: the calibration made the replay worse");
+        assert_eq!(own["jobs"].as_array().unwrap().len(), 7);
+        assert!(worst(&own) <= 0.10, "{policy}: a JCT is {:.1} % off", worst(&own) * 100.0);
+        let off = worst(&calibrated) * 100.0;
+        assert!(worst(&calibrated) <= 0.10, "{policy}: calibrated, a JCT is {off:.1} % off");
+        // Two points of slack: a replay within a few per cent either way is at the
+        // noise of the live run (a JCT read to 0.1-0.2 s over 10-20 s); seen in CI:
+        // 2.9 % calibrated against 1.6 % with the defaults, both far inside 10 %.
+        assert!(
+            worst(&calibrated) <= worst(&defaults) + 0.02,
+            "{policy}: the calibration made the replay worse ({off:.1} % against {:.1} % with the defaults)",
+            worst(&defaults) * 100.0
+        );
     }
     drop(swap);
     let _ = std::fs::remove_dir_all(&dir);

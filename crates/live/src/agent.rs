@@ -117,6 +117,8 @@ pub struct Agent {
     /// Tasks the manager named in [`AgentOp::Adopt`] since the last
     /// [`AgentOp::Sweep`]: the sweep stops every other task held.
     adopted: BTreeSet<TaskRef>,
+    /// The most bytes a task's output file (any file it writes) may hold.
+    max_output: Option<u64>,
 }
 
 impl Drop for Agent {
@@ -167,8 +169,16 @@ impl Agent {
             caps,
             checkpoint_grace,
             adopted: BTreeSet::new(),
+            max_output: None,
         };
         Ok((agent, found))
+    }
+
+    /// Caps each file the tasks launched from now on write, their output
+    /// first, at `bytes` (`None`: no cap); an output that reaches it ends
+    /// with [`OUTPUT_CUT`] once its task has exited.
+    pub fn set_max_output(&mut self, bytes: Option<u64>) {
+        self.max_output = bytes;
     }
 
     /// What this node can do.
@@ -246,6 +256,7 @@ impl Agent {
                     exit_file: Some(files::exit(&log_dir)),
                     // Its own directory, beside its output (see the README's live mode).
                     cwd: Some(log_dir.clone()),
+                    max_file_bytes: self.max_output,
                 };
                 // A task relaunched after a kill gets a fresh cgroup. A run still
                 // held (its kill never arrived) goes through its own handle, which
@@ -388,7 +399,7 @@ impl Agent {
                             let outcome = CheckpointOutcome::of(Some(status), checkpoint_dir);
                             checkpoint_report(task, outcome, self.checkpoint_grace)
                         }
-                        Some(status) => exited(task, status, &log_dir),
+                        Some(status) => exited(task, status, &log_dir, self.max_output),
                         // No status: an agent died before its command started, or
                         // stopped it and died before removing its cgroup. Not the
                         // task's failure: it runs again.
@@ -456,7 +467,7 @@ impl Agent {
                         // A resumed task reports back before it may finish.
                         out.push(AgentReport::Resumed { task });
                     }
-                    out.push(exited(task, status, &held.log_dir));
+                    out.push(exited(task, status, &held.log_dir, self.max_output));
                     ended.push(task);
                     continue;
                 }
@@ -577,7 +588,20 @@ fn with_retries(mut attempt: impl FnMut() -> Result<(), MechanismError>) -> Resu
     }
 }
 
-fn exited(task: TaskRef, status: std::process::ExitStatus, log_dir: &Path) -> AgentReport {
+/// The line that ends an output cut at its cap.
+pub const OUTPUT_CUT: &str = "\n[pliant: this output reached its cap (--max-log-mb); the rest was dropped]\n";
+
+fn exited(task: TaskRef, status: std::process::ExitStatus, log_dir: &Path, cap: Option<u64>) -> AgentReport {
+    for file in [files::stdout(log_dir), files::stderr(log_dir)] {
+        let full = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file() && cap.is_some_and(|c| m.len() >= c));
+        if full {
+            use std::io::Write;
+            let marked = crate::task_files::open_output(&file).and_then(|mut f| f.write_all(OUTPUT_CUT.as_bytes()));
+            if let Err(e) = marked {
+                eprintln!("pliant agent: {task}: {}: {e}", file.display());
+            }
+        }
+    }
     let stderr_tail = if status.success() { String::new() } else { tail(&files::stderr(log_dir), STDERR_TAIL) };
     if status.code().is_none() && status.signal().is_none() {
         eprintln!("pliant agent: {task}: {}", describe(status));

@@ -119,6 +119,7 @@ fn measure_size(
         stderr: dir.join("stderr"),
         checkpoint_dir: Some(ckpt.clone()),
         exit_file: None,
+        max_file_bytes: None,
         cwd: None,
     };
     let alloc = Allocation { cpu_milli: 1000, mem_bytes: (mb << 21) + (256 << 20) };

@@ -45,6 +45,10 @@ pub struct CommandSpec {
     pub exit_file: Option<PathBuf>,
     /// The working directory it starts in (default: the caller's).
     pub cwd: Option<PathBuf>,
+    /// When set, no file the task writes (its output first) may grow past
+    /// this many bytes (`RLIMIT_FSIZE`): a write past it fails (`EFBIG`;
+    /// `SIGXFSZ` is ignored), so what comes after is dropped.
+    pub max_file_bytes: Option<u64>,
 }
 
 /// A running (or exited, not yet dropped) task process.
@@ -97,10 +101,18 @@ impl TaskProcess {
             cmd.env(EXIT_FILE_ENV, file);
         }
         // SAFETY: the hook runs between fork and exec and only calls
-        // async-signal-safe functions (open, write, close) on memory prepared
+        // async-signal-safe functions (setrlimit, signal, open, write, close) on memory prepared
         // before the fork; it allocates nothing.
+        let max_file = spec.max_file_bytes;
         unsafe {
             cmd.pre_exec(move || {
+                if let Some(bytes) = max_file {
+                    let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                }
                 for path in &procs {
                     let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
                     if fd < 0 {

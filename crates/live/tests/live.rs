@@ -2,8 +2,9 @@
 //!
 //! These need root, the cgroup memory, cpu and freezer controllers, and (for
 //! immediate and graceful preemption) a swap file they turn on themselves.
-//! Where something is missing a test prints `SKIPPED: <reason>` to stderr and
-//! returns — unless `PLIANT_REQUIRE_LIVE=1` (CI), where it fails instead.
+//! They run only under `PLIANT_LIVE_TESTS=1` (CI sets it), and then fail
+//! where something is missing; otherwise each says `NOT RUN` on stderr and
+//! the end of `cargo test --workspace` lists it.
 //! The tests run one at a time: swap and CPU are shared by the whole machine.
 
 use pliant_core::model::{JobId, TaskRef};
@@ -17,7 +18,6 @@ use pliant_live::process::{CommandSpec, TaskProcess};
 use pliant_live::protocol::{files, AgentOp, AgentReport, Expected};
 use pliant_live::scratch::ScratchDir;
 use pliant_live::swap::{self, TempSwap};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::sleep;
@@ -37,29 +37,20 @@ struct Live {
     _machine: std::fs::File,
 }
 
-/// Prints a loud `SKIPPED` line and adds it to `target/tmp/skipped-tests.txt`
-/// (`.ci/run` counts them at the end), or fails under PLIANT_REQUIRE_LIVE=1.
+/// A test that cannot run here: fails under PLIANT_LIVE_TESTS=1 (it was
+/// asked for), is listed at the end of the run otherwise.
 fn skip(reason: &str) -> Option<Live> {
-    if std::env::var("PLIANT_REQUIRE_LIVE").as_deref() == Ok("1") {
-        panic!("live test cannot run and PLIANT_REQUIRE_LIVE=1: {reason}");
-    }
-    say_skipped(reason);
+    pliant_xtest::cannot_run(reason);
     None
 }
 
-/// The loud line and the log entry alone: for a test that does not apply to
-/// this machine's cgroup version (not a missing capability).
-fn say_skipped(reason: &str) {
-    // Straight to the stderr handle: the test harness captures `eprintln!`.
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
-    let log = concat!(env!("CARGO_TARGET_TMPDIR"), "/skipped-tests.txt");
-    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
-        let _ = writeln!(f, "{reason}");
-    }
-}
-
 /// Sets up a test: root, cgroups, and `swap_mb` of fresh swap if asked.
+/// Runs only under PLIANT_LIVE_TESTS=1: otherwise it is listed at the end of
+/// the run as not asked for, and touches nothing.
 fn live(test: &str, swap_mb: Option<u64>) -> Option<Live> {
+    if !pliant_xtest::live(test) {
+        return None;
+    }
     let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -119,6 +110,7 @@ fn spec(dir: &Path, name: &str, argv: Vec<String>, checkpoint: bool) -> CommandS
         checkpoint_dir: checkpoint.then_some(ckpt),
         exit_file: None,
         cwd: None,
+        max_file_bytes: None,
     }
 }
 
@@ -716,7 +708,7 @@ fn a_killed_agents_leftover_cgroups_are_removed_at_the_next_start() {
 fn a_child_left_in_some_v1_hierarchies_is_still_removed() {
     let Some(w) = live("partial", None) else { return };
     if w.layout.version() != Version::V1 {
-        say_skipped("partial: cgroup v1 only (one directory per hierarchy)");
+        pliant_xtest::not_applicable("partial: cgroup v1 only (one directory per hierarchy)");
         return;
     }
     let name = format!("pliant-test-{}-partial", std::process::id());

@@ -21,6 +21,12 @@ pub enum ClientError {
         /// The manager's `error` text.
         message: String,
     },
+    /// Nothing accepts connections at the manager's address.
+    #[error("nothing is listening at {base} (is the manager running?)")]
+    NotListening {
+        /// The manager's URL.
+        base: String,
+    },
     /// No answer.
     #[error("cannot reach the manager at {url}: {reason}")]
     Unreachable {
@@ -86,6 +92,9 @@ impl Client {
             return refuse("the manager speaks only https (its URL is https://HOST:PORT)");
         }
         if self.pin.is_none() {
+            if !listening(&self.base) {
+                return Err(ClientError::NotListening { base: self.base.clone() });
+            }
             return refuse(&format!(
                 "no certificate to check the manager by, so nothing was sent: give --ca with the \
                  fingerprint the manager prints (sha256:…) or its tls/cert.pem, set {}, or give the \
@@ -103,7 +112,7 @@ impl Client {
     /// `GET path`.
     pub fn get(&self, path: &str) -> Result<Value, ClientError> {
         let (url, request) = self.request("GET", path)?;
-        answer(&url, request.call())
+        answer(&self.base, &url, request.call())
     }
 
     /// `GET path` of a paged listing (`GET /jobs`): every page, following
@@ -114,7 +123,7 @@ impl Client {
             let (url, request) = self.request("GET", &path)?;
             let result = request.call();
             next = result.as_ref().ok().and_then(|r| r.header("link")).and_then(next_page);
-            match answer(&url, result)? {
+            match answer(&self.base, &url, result)? {
                 Value::Array(items) => all.extend(items),
                 other => return Ok(other),
             }
@@ -125,7 +134,7 @@ impl Client {
     /// `POST path` with a JSON body.
     pub fn post(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
         let (url, request) = self.request("POST", path)?;
-        answer(&url, request.send_json(body))
+        answer(&self.base, &url, request.send_json(body))
     }
 }
 
@@ -141,7 +150,22 @@ fn next_page(link: &str) -> Option<String> {
     path.starts_with('/').then(|| path.to_string())
 }
 
-fn answer(url: &str, result: Result<ureq::Response, ureq::Error>) -> Result<Value, ClientError> {
+/// Whether something accepts TCP connections at the host and port of `base`
+/// (`https://HOST:PORT`); `true` when that cannot be told.
+fn listening(base: &str) -> bool {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let authority = base.trim_start_matches("https://").split('/').next().unwrap_or_default();
+    let with_port = if authority.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+        authority.to_string()
+    } else {
+        format!("{authority}:443")
+    };
+    let Ok(addresses) = with_port.to_socket_addrs() else { return true };
+    let addresses: Vec<_> = addresses.collect();
+    addresses.is_empty() || addresses.iter().any(|a| TcpStream::connect_timeout(a, Duration::from_secs(3)).is_ok())
+}
+
+fn answer(base: &str, url: &str, result: Result<ureq::Response, ureq::Error>) -> Result<Value, ClientError> {
     let unreachable = |reason: String| ClientError::Unreachable { url: url.to_string(), reason };
     match result {
         Ok(r) => r.into_json().map_err(|e| unreachable(format!("unreadable answer: {e}"))),
@@ -152,6 +176,9 @@ fn answer(url: &str, result: Result<ureq::Response, ureq::Error>) -> Result<Valu
                 .and_then(|v| v.get("error").and_then(Value::as_str).map(String::from))
                 .unwrap_or(text);
             Err(ClientError::Refused { status, message })
+        }
+        Err(ureq::Error::Transport(t)) if t.kind() == ureq::ErrorKind::ConnectionFailed && !listening(base) => {
+            Err(ClientError::NotListening { base: base.to_string() })
         }
         Err(e) => Err(unreachable(e.to_string())),
     }

@@ -5,7 +5,7 @@
 //! operations to the agent.
 
 use crate::api;
-use crate::manager::{default_policy, unix_us, ClusterConfig, Manager, NodeRecord};
+use crate::manager::{check_kept_policy, default_policy, unix_us, ClusterConfig, Manager, NodeRecord};
 use crate::tls::ServerTls;
 use crate::token::{check_listen, Token};
 use pliant_core::Resources;
@@ -141,6 +141,8 @@ pub struct LocalOptions {
     pub offer: Offer,
     /// How long a task asked to checkpoint has to save and exit.
     pub checkpoint_grace: std::time::Duration,
+    /// The cap on each task's output (and any file it writes), bytes.
+    pub max_log_bytes: Option<u64>,
 }
 
 /// The name of the top cgroup for a state directory: one per cluster, so two
@@ -179,13 +181,15 @@ pub fn this_node(name: &str, caps: &Capabilities, offer: Offer) -> Result<NodeRe
 
 /// Runs until `stop` is set. `log` receives one line per notable thing.
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
+    check_kept_policy(&opts.setup.state_dir, opts.policy.as_deref())?;
     // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
     let api = opts.setup.open_api(Agents::InProcess, log)?;
     let state_dir = api.state_dir.clone();
     let journal_exists = state_dir.join("journal.sqlite").exists();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
-    let (agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
+    let (mut agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
         .map_err(|e| format!("agent: {e}"))?;
+    agent.set_max_output(opts.max_log_bytes);
     if found && !journal_exists {
         log("removed a leftover cgroup of an earlier run");
     }
@@ -204,9 +208,6 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let fresh =
         ClusterConfig { policy, params: opts.setup.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
     let (mut manager, recovered) = Manager::open(&state_dir, fresh).map_err(|e| e.to_string())?;
-    if recovered && opts.policy.as_ref().is_some_and(|p| *p != manager.config().policy) {
-        log(&format!("the journal's policy {} stays in force (a cluster keeps its policy)", manager.config().policy));
-    }
     if recovered {
         log(&format!(
             "recovered {} jobs from the journal ({} steps); taking over their tasks",

@@ -68,7 +68,7 @@ pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, S
     for (k, v) in params {
         p.set(k, v).map_err(|e| e.to_string())?;
     }
-    let mut policy = preset(name, &p).ok_or_else(|| format!("unknown policy `{name}` (see `pliant policies`)"))?;
+    let mut policy = preset(name, &p).ok_or_else(|| pliant_core::policy::unknown_preset(name))?;
     if let Some(spec) = policy.preemption.as_mut() {
         spec.footprint.cpu_milli = 0;
     }
@@ -86,13 +86,35 @@ pub fn unfit_node(name: &str, policy: &Policy, node: &NodeRecord) -> Option<Stri
     let needed = node_mechanism(spec.mechanism.kind());
     (!node.mechanisms.contains(&needed)).then(|| {
         format!(
-            "policy `{name}` needs {} preemption, which node `{}` cannot do ({}); give it swap, or run the \
-             cluster under a policy it can carry out (e.g. --policy kill)",
+            "policy `{name}` needs {} preemption, which node `{}` cannot do ({}); give it swap (as root: \
+             `fallocate -l 2G /swapfile && chmod 600 /swapfile && mkswap /swapfile && swapon /swapfile`), \
+             or run the cluster under a policy it can carry out (e.g. --policy kill)",
             needed.name(),
             node.name,
             node.notes.join("; ")
         )
     })
+}
+
+/// Refuses `--policy asked` on a state directory whose journal holds a
+/// cluster under another policy: a cluster keeps the policy its journal
+/// was made with (its jobs were scheduled by it), so a different one is an
+/// error naming the ways out, not a silent override.
+pub fn check_kept_policy(state_dir: &Path, asked: Option<&str>) -> Result<(), String> {
+    let path = state_dir.join("journal.sqlite");
+    let Some(asked) = asked.filter(|_| path.exists()) else { return Ok(()) };
+    let config: Option<ClusterConfig> =
+        Journal::open(&path).and_then(|j| j.get("config")).map_err(|e| format!("{}: {e}", path.display()))?;
+    match config {
+        Some(c) if c.policy != asked => Err(format!(
+            "--policy {asked}: the state directory {dir} holds a cluster under policy {kept} (its journal keeps \
+             the policy with the jobs); start with --policy {kept}, or without --policy, to recover its jobs, or \
+             give another --state-dir (or remove {dir}, losing its jobs) for a new cluster under {asked}",
+            dir = state_dir.display(),
+            kept = c.policy
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The policy a cluster of `nodes` runs when none is given: `gp` where

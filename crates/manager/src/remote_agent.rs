@@ -55,6 +55,8 @@ pub struct AgentOptions {
     pub offer: Offer,
     /// How long a task asked to checkpoint has to save and exit.
     pub checkpoint_grace: std::time::Duration,
+    /// The cap on each task's output (and any file it writes), bytes.
+    pub max_log_bytes: Option<u64>,
     /// How long the manager may refuse this agent for good (a wrong credential,
     /// an unknown node, a node its policy cannot use) before the agent stops.
     pub give_up_after: Duration,
@@ -76,6 +78,7 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     // A killed predecessor's watchdog goes first: this agent starts its own.
     stop_watchdog(&node_dir.watchdog_pid(), &contact);
     let (mut agent, leftover) = Agent::start(&layout, &top, true, opts.checkpoint_grace).map_err(|e| e.to_string())?;
+    agent.set_max_output(opts.max_log_bytes);
     if leftover {
         log("found a previous agent's cgroup: the manager says which of its tasks to take over");
     }

@@ -9,7 +9,9 @@
 use crate::api;
 use crate::credentials::NodeCredentials;
 use crate::local::{Agents, ManagerSetup, TICK};
-use crate::manager::{build_policy, default_policy, unfit_node, unix_us, ClusterConfig, Manager, NodeRecord};
+use crate::manager::{
+    build_policy, check_kept_policy, default_policy, unfit_node, unix_us, ClusterConfig, Manager, NodeRecord,
+};
 use crate::server::{self, Limits, Request, Response};
 use crate::tls::ServerTls;
 use pliant_core::policy::Policy;
@@ -39,6 +41,7 @@ pub struct ServeOptions {
 /// Runs until `stop` is set.
 pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     // A policy given is checked before anyone is waited for; each node then is, as it registers.
+    check_kept_policy(&opts.setup.state_dir, opts.policy.as_deref())?;
     let policy = match &opts.policy {
         Some(name) => Some((name.clone(), build_policy(name, &opts.setup.params)?)),
         None => None,

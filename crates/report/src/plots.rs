@@ -1,6 +1,7 @@
 //! SVG plots: the JCT CDF per class with one line per policy (log time
 //! axis), the CPU utilisation timeline (smoothed, a panel per policy), and
-//! the shared pieces: the palette, a legend beside the data, tick labels.
+//! the shared pieces: the palette, line widths that keep equal curves
+//! apart, a legend beside the data, tick labels.
 
 use pliant_core::model::JobClass;
 use pliant_core::time::to_secs_f64;
@@ -30,6 +31,13 @@ pub(crate) fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// The stroke width of the i-th of `n` series: the first drawn widest, each
+/// later one narrower on top of it, so that equal curves show as nested
+/// bands instead of hiding each other.
+pub(crate) fn line_width(i: usize, n: usize) -> u32 {
+    2 + 2 * n.saturating_sub(i + 1).min(4) as u32
+}
+
 /// A tick label without needless digits: `20000`, `0.5`, `1e-4`.
 pub(crate) fn tick(v: &f64) -> String {
     let a = v.abs();
@@ -56,58 +64,86 @@ where
     let (data, legend) = area.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
     for (i, name) in names.iter().enumerate() {
         let y = 40 + 22 * i as i32;
-        legend.draw(&PathElement::new(vec![(8, y), (32, y)], color(i).stroke_width(3)))?;
+        legend.draw(&PathElement::new(vec![(8, y), (32, y)], color(i).stroke_width(line_width(i, names.len()))))?;
         legend.draw(&Text::new(name.clone(), (38, y - 7), ("sans-serif", 14)))?;
     }
     Ok(data)
 }
 
+/// One policy's jobs of a class: the sorted JCTs of those that finished,
+/// and how many jobs there were (failed and unfinished ones count).
+struct Finished {
+    jcts: Vec<f64>,
+    of: usize,
+}
+
+impl Finished {
+    fn of(run: &RunRecord, class: JobClass) -> Finished {
+        let jobs = run.jobs.iter().filter(|j| j.class == class);
+        let mut jcts: Vec<f64> = jobs.clone().filter(|j| !j.failed).filter_map(|j| j.jct()).map(to_secs_f64).collect();
+        jcts.sort_by(f64::total_cmp);
+        Finished { jcts, of: jobs.count() }
+    }
+
+    fn failed(&self) -> usize {
+        self.of - self.jcts.len()
+    }
+}
+
+/// The legend entry of `run`: its policy, and the jobs that did not finish
+/// (failed, or still running at the end), per class.
+fn legend_entry(run: &RunRecord) -> String {
+    let failed: Vec<String> = [JobClass::Short, JobClass::Long]
+        .into_iter()
+        .map(|c| (c, Finished::of(run, c).failed()))
+        .filter(|&(_, n)| n > 0)
+        .map(|(c, n)| format!("{n} {}", c.name()))
+        .collect();
+    if failed.is_empty() {
+        run.policy.clone()
+    } else {
+        format!("{} ({} failed)", run.policy, failed.join(", "))
+    }
+}
+
 /// Writes the JCT CDF of short and long jobs (two panels, log time axis) to
-/// `path`; `title` names the run (scenario or trace, seed, scale).
+/// `path`; `title` names the run (scenario or trace, seed, scale). Each
+/// curve is the fraction of all the class's jobs finished by a time: a
+/// policy whose jobs failed tops out below 1, and its legend entry says how
+/// many failed.
 pub fn plot_jct_cdf(runs: &[RunRecord], title: &str, path: &Path) -> PlotResult {
     let root = SVGBackend::new(path, (1200, 480)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(&format!("Job completion time, {title}"), ("sans-serif", 20))?;
-    let names: Vec<String> = runs.iter().map(|r| r.policy.clone()).collect();
+    let names: Vec<String> = runs.iter().map(legend_entry).collect();
     let data = legend_beside(&root, &names)?;
     let panels = data.split_evenly((1, 2));
     for (panel, class) in panels.iter().zip([JobClass::Short, JobClass::Long]) {
-        let curves: Vec<(String, Vec<f64>)> = runs
-            .iter()
-            .map(|r| {
-                let mut v: Vec<f64> = r
-                    .jobs
-                    .iter()
-                    .filter(|j| j.class == class && !j.failed)
-                    .filter_map(|j| j.jct())
-                    .map(to_secs_f64)
-                    .collect();
-                v.sort_by(f64::total_cmp);
-                (r.policy.clone(), v)
-            })
-            .collect();
+        let curves: Vec<Finished> = runs.iter().map(|r| Finished::of(r, class)).collect();
         let caption = format!("{} jobs", class.name());
-        draw_cdf(panel, &caption, ("job completion time (s, log scale)", "fraction of finished jobs"), &curves)?;
+        draw_cdf(panel, &caption, ("job completion time (s, log scale)", "fraction of jobs finished"), &curves)?;
     }
     root.present()?;
     Ok(())
 }
 
-/// Draws on `area` one CDF line per named curve of sorted positive values on
-/// a log x axis, with the axes' descriptions (x, y).
+/// Draws on `area` one CDF step line per policy's finished jobs on a log x
+/// axis fitted to the data, with the axes' descriptions (x, y).
 fn draw_cdf<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     caption: &str,
     (x_desc, y_desc): (&str, &str),
-    curves: &[(String, Vec<f64>)],
+    curves: &[Finished],
 ) -> PlotResult
 where
     DB::ErrorType: 'static,
 {
-    let positive = curves.iter().flat_map(|(_, v)| v.iter().copied()).filter(|&x| x > 0.0);
+    let positive = curves.iter().flat_map(|c| c.jcts.iter().copied()).filter(|&x| x > 0.0);
     let (lo, hi) = positive.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
-    let (lo, hi) = if lo <= hi { (10f64.powf(lo.log10().floor()), 10f64.powf(hi.log10().ceil())) } else { (1.0, 10.0) };
-    let hi = if hi > lo { hi } else { lo * 10.0 };
+    let (lo, hi) = if lo <= hi { (lo / 1.25, hi * 1.25) } else { (1.0, 10.0) };
+    // At least a decade around the data's middle, so that the axis has ticks.
+    let widen = (10.0 / (hi / lo)).max(1.0).sqrt();
+    let (lo, hi) = (lo / widen, hi * widen);
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 16))
         .margin(10)
@@ -122,12 +158,19 @@ where
         .y_label_formatter(&tick)
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    for (i, (_, v)) in curves.iter().enumerate() {
-        let n = v.len().max(1) as f64;
-        let points = v.iter().enumerate().filter(|(_, &x)| x > 0.0).map(|(k, &x)| (x, (k + 1) as f64 / n));
-        chart.draw_series(LineSeries::new(points, color(i).stroke_width(2)))?;
+    for (i, c) in curves.iter().enumerate() {
+        chart.draw_series(LineSeries::new(cdf_steps(c), color(i).stroke_width(line_width(i, curves.len()))))?;
     }
     Ok(())
+}
+
+/// The CDF's corners: at each JCT a step up from the share of jobs finished
+/// before it to the share after it (so one job draws a step too), ending at
+/// the share that finished.
+fn cdf_steps(c: &Finished) -> Vec<(f64, f64)> {
+    let n = c.of.max(1) as f64;
+    let steps = c.jcts.iter().enumerate().filter(|(_, &x)| x > 0.0);
+    steps.flat_map(|(k, &x)| [(x, k as f64 / n), (x, (k + 1) as f64 / n)]).collect()
 }
 
 /// Writes YARN-ME Fig. 6's CDF of per-trace average-JCT ratios to `path`:
@@ -163,7 +206,7 @@ pub fn plot_ratio_cdf(title: &str, series: &[(String, Vec<f64>)], path: &Path) -
     for (i, (_, v)) in curves.iter().enumerate() {
         let n = v.len().max(1) as f64;
         let points = v.iter().enumerate().map(|(k, &x)| (x, (k + 1) as f64 / n));
-        chart.draw_series(LineSeries::new(points, color(i).stroke_width(2)))?;
+        chart.draw_series(LineSeries::new(points, color(i).stroke_width(line_width(i, curves.len()))))?;
     }
     root.present()?;
     Ok(())
@@ -190,8 +233,10 @@ fn smoothed(timeline: &[Sample], end: f64, buckets: usize) -> Vec<(f64, f64)> {
 
 /// Writes the CPU utilisation over time to `path`: a panel per policy, each
 /// its time-weighted mean over 1/200 of the run, with the first policy's in
-/// grey behind the others' for comparison; `title` names the run.
-pub fn plot_cpu_timeline(runs: &[RunRecord], title: &str, path: &Path) -> PlotResult {
+/// grey behind the others' for comparison; `title` names the run, and
+/// `window` (seconds), if any, is shaded and labelled in every panel (the
+/// short jobs' burst of BIG-C's scenarios).
+pub fn plot_cpu_timeline(runs: &[RunRecord], title: &str, window: Option<(&str, f64, f64)>, path: &Path) -> PlotResult {
     const PANEL: u32 = 120;
     const BUCKETS: usize = 200;
     let rows = runs.len().max(1) as u32;
@@ -232,6 +277,11 @@ pub fn plot_cpu_timeline(runs: &[RunRecord], title: &str, path: &Path) -> PlotRe
             .y_label_formatter(&tick)
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
+        if let Some((what, from, to)) = window {
+            let (from, to) = (from / unit, to / unit);
+            chart.draw_series(std::iter::once(Rectangle::new([(from, 0.0), (to, 100.0)], BLACK.mix(0.08).filled())))?;
+            chart.draw_series(std::iter::once(Text::new(what.to_string(), (from, 30.0), ("sans-serif", 12))))?;
+        }
         if i > 0 {
             chart.draw_series(LineSeries::new(lines[0].iter().copied(), BLACK.mix(0.5).stroke_width(1)))?;
         }
@@ -325,18 +375,47 @@ pub(crate) mod tests {
             let (x, _) = t.iter().find(|(_, s)| s == policy).unwrap_or_else(|| panic!("{policy} in legend"));
             assert!(*x > f64::from(1200 - LEGEND_WIDTH), "{policy}'s legend at x = {x}, over the data");
         }
-        // Log axes: decades as ticks (short JCTs span 3-40 s, long ones 20,000 s).
-        for decade in ["1", "10", "100", "10000", "100000"] {
-            assert!(t.iter().any(|(_, s)| s == decade), "tick {decade}: {t:?}");
-        }
+        // Axes fitted to the data: short JCTs span 3-40 s (a quarter more each
+        // side), long ones 20,000 s (a decade around it).
+        let times: Vec<f64> = t.iter().filter_map(|(_, s)| s.parse::<f64>().ok()).filter(|&v| v > 1.0).collect();
+        let fitted = |v: f64| (2.4..=50.0).contains(&v) || (6_300.0..=63_300.0).contains(&v);
+        assert!(times.iter().all(|&v| fitted(v)), "ticks beyond the data: {times:?}");
+        assert!(times.iter().any(|&v| v < 100.0) && times.iter().any(|&v| v > 10_000.0), "{times:?}");
         assert!(!t.iter().any(|(_, s)| s.ends_with(".0")), "ticks like 20000.0: {t:?}");
         assert!(svg.contains("(s, log scale)"));
     }
 
     #[test]
+    fn failed_jobs_keep_the_cdf_below_one_and_are_counted_in_the_legend() {
+        let mut r = runs();
+        r[1].jobs.push(JobRecord { failed: true, end: None, ..job(JobClass::Long, 1) });
+        let long = Finished::of(&r[1], JobClass::Long);
+        assert_eq!((long.of, long.failed()), (2, 1));
+        assert_eq!(cdf_steps(&long), vec![(20_000.0, 0.0), (20_000.0, 0.5)], "half the long jobs finished");
+        assert_eq!(cdf_steps(&Finished::of(&r[0], JobClass::Long)), vec![(20_000.0, 0.0), (20_000.0, 1.0)]);
+        assert_eq!(legend_entry(&r[0]), "fifo");
+        assert_eq!(legend_entry(&r[1]), "checkpoint-nvm-long-name (1 long failed)");
+        let t = texts(&svg_of(|p| plot_jct_cdf(&r, "t", p)));
+        assert!(t.iter().any(|(_, s)| s == "checkpoint-nvm-long-name (1 long failed)"), "{t:?}");
+    }
+
+    #[test]
+    fn equal_curves_stay_visible_as_nested_bands() {
+        assert_eq!((0..3).map(|i| line_width(i, 3)).collect::<Vec<_>>(), vec![6, 4, 2]);
+        let svg = svg_of(|p| plot_jct_cdf(&runs(), "t", p));
+        for width in ["stroke-width=\"4\"", "stroke-width=\"2\""] {
+            assert!(svg.contains(width), "{width}: the same curves drawn alike");
+        }
+    }
+
+    #[test]
     fn cpu_timeline_has_a_panel_per_policy_with_units_and_smoothing() {
-        let svg = svg_of(|p| plot_cpu_timeline(&runs(), "google-day (seed 1, scale 0.1)", p));
+        let svg = svg_of(|p| plot_cpu_timeline(&runs(), "google-day (seed 1, scale 0.1)", None, p));
         let t = texts(&svg);
+        assert!(!t.iter().any(|(_, s)| s == "short-job burst"), "{t:?}");
+        let burst = svg_of(|p| plot_cpu_timeline(&runs(), "t", Some(("short-job burst", 300.0, 700.0)), p));
+        let marked = texts(&burst).iter().filter(|(_, s)| s == "short-job burst").count();
+        assert_eq!(marked, 2, "the burst marked in each policy's panel");
         assert!(t.iter().any(|(_, s)| s.contains("google-day (seed 1, scale 0.1)")));
         assert!(t.iter().any(|(_, s)| s == "fifo (mean 50.0 %)"), "{t:?}");
         assert!(t.iter().any(|(_, s)| s == "checkpoint-nvm-long-name (mean 50.0 %)"));

@@ -2,7 +2,7 @@
 //! at each value, averaged over seeds — as a table, JSON and one SVG per metric.
 
 use crate::grid::{fixed, grid};
-use crate::plots::{color, legend_beside, tick, PlotResult};
+use crate::plots::{color, legend_beside, line_width, tick, PlotResult};
 use plotters::prelude::*;
 use serde::Serialize;
 use std::fmt::Write;
@@ -109,10 +109,50 @@ fn unit_of(metric: &str) -> &'static str {
     }
 }
 
+/// A metric's path (`classes.short.queue_delay.mean`) in words (`mean
+/// queueing delay of short jobs`); the path itself where it has no words here.
+pub fn describe_metric(metric: &str) -> String {
+    let parts: Vec<&str> = metric.split('.').collect();
+    let statistic = |s: &str| match s {
+        "mean" => Some("mean".to_string()),
+        "p50" => Some("median".to_string()),
+        p => p.strip_prefix('p').filter(|n| n.parse::<u32>().is_ok()).map(|n| format!("{n}th-percentile")),
+    };
+    let quantity = |q: &str| match q {
+        "jct" => Some("JCT"),
+        "jct_retry" => Some("JCT counting retries"),
+        "queue_delay" => Some("queueing delay"),
+        "slowdown" => Some("slowdown"),
+        _ => None,
+    };
+    let words = match parts.as_slice() {
+        ["classes", class, "cov"] => Some(format!("spread of {class} jobs' JCT (coefficient of variation)")),
+        ["classes", class, q, s] => quantity(q).zip(statistic(s)).map(|(q, s)| format!("{s} {q} of {class} jobs")),
+        ["utilization", "cpu_mean"] => Some("mean CPU utilisation".to_string()),
+        ["utilization", "mem_mean"] => Some("mean memory utilisation".to_string()),
+        [waste] if waste.starts_with("waste_") => Some("work wasted by preemption".to_string()),
+        ["lost_work_core_seconds"] => Some("work lost to kills".to_string()),
+        _ => None,
+    };
+    words.unwrap_or_else(|| metric.to_string())
+}
+
+/// A swept setting's axis label: its meaning (from its parameter's
+/// description, up to the first aside) and its key.
+fn describe_key(key: &str, about: Option<&str>) -> String {
+    let about = about.map(|a| a.split([';', '(']).next().unwrap_or(a).trim().trim_end_matches(','));
+    match about.filter(|a| !a.is_empty()) {
+        Some(a) => format!("{a} ({key})"),
+        None => key.to_string(),
+    }
+}
+
 /// Plots one metric of the sweep against the swept values (their positions when
 /// not all numeric): a line per policy through the means over seeds, a bar from
-/// the least to the greatest seed's value at each point, the legend beside the data.
-pub fn plot_sweep(sweep: &Sweep, metric: &SweepMetric, path: &Path) -> PlotResult {
+/// the least to the greatest seed's value at each point, the legend beside the
+/// data. Titles and axes say the metric in words and the swept setting by
+/// `key_about`, its parameter's description, when given.
+pub fn plot_sweep(sweep: &Sweep, metric: &SweepMetric, key_about: Option<&str>, path: &Path) -> PlotResult {
     let numeric: Option<Vec<f64>> = sweep.values.iter().map(|v| v.parse::<f64>().ok()).collect();
     let positional = numeric.is_none();
     let values = numeric.unwrap_or_else(|| (0..sweep.values.len()).map(|i| i as f64).collect());
@@ -134,7 +174,9 @@ pub fn plot_sweep(sweep: &Sweep, metric: &SweepMetric, path: &Path) -> PlotResul
         [one] => format!("seed {one}"),
         [first, .., last] => format!("mean over seeds {first}–{last}, bars min–max"),
     };
-    let caption = format!("{}: {} against {} ({seeds})", sweep.scenario, metric.metric, sweep.key);
+    let words = describe_metric(&metric.metric);
+    let key = describe_key(&sweep.key, key_about);
+    let caption = format!("{}: {words} ({seeds})", sweep.scenario);
     let label = |x: &f64| -> String {
         if log_x {
             if (x - x.round()).abs() < 1e-9 {
@@ -154,10 +196,10 @@ pub fn plot_sweep(sweep: &Sweep, metric: &SweepMetric, path: &Path) -> PlotResul
         .x_label_area_size(40)
         .y_label_area_size(65)
         .build_cartesian_2d(min_x - pad..max_x + pad, (min_y - 0.05 * span).min(0.0)..max_y + 0.08 * span)?;
-    let y_desc = format!("{} ({})", metric.metric, unit_of(&metric.metric));
+    let y_desc = format!("{words} ({})", unit_of(&metric.metric));
     chart
         .configure_mesh()
-        .x_desc(if log_x { format!("{} (log scale)", sweep.key) } else { sweep.key.clone() })
+        .x_desc(if log_x { format!("{key}, log scale") } else { key })
         .y_desc(y_desc)
         .x_labels(if positional { sweep.values.len() } else { 10 })
         .x_label_formatter(&label)
@@ -174,7 +216,7 @@ pub fn plot_sweep(sweep: &Sweep, metric: &SweepMetric, path: &Path) -> PlotResul
             Some(ErrorBar::new_vertical(x, lo, mean?, hi, c.stroke_width(1), 8))
         }))?;
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
-        chart.draw_series(LineSeries::new(points, c.stroke_width(2)))?;
+        chart.draw_series(LineSeries::new(points, c.stroke_width(line_width(i, metric.series.len()))))?;
     }
     root.present()?;
     Ok(())
@@ -220,7 +262,8 @@ mod tests {
             std::process::id(),
             std::thread::current().id()
         ));
-        plot_sweep(s, &s.metrics[0], &path).unwrap();
+        plot_sweep(s, &s.metrics[0], Some("offers of its node a preempted container waits for, D (BIG-C §4.3)"), &path)
+            .unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         svg
@@ -230,8 +273,9 @@ mod tests {
     fn plot_names_scenario_seeds_and_unit_with_the_legend_beside_the_data() {
         let svg = svg(&sweep());
         for text in [
-            "mixed: classes.short.queue_delay.mean against delayed_resumption (mean over seeds 1–2, bars min–max)",
-            "classes.short.queue_delay.mean (s)",
+            "mixed: mean queueing delay of short jobs (mean over seeds 1–2, bars min–max)",
+            "mean queueing delay of short jobs (s)",
+            "offers of its node a preempted container waits for, D (delayed_resumption)",
         ] {
             assert!(svg.contains(text), "{text} missing");
         }
@@ -239,6 +283,21 @@ mod tests {
         let (x, _) = texts.iter().find(|(_, t)| t == "gp").expect("gp in the legend");
         assert!(*x > f64::from(900 - crate::plots::LEGEND_WIDTH), "legend at x = {x}, over the data");
         assert!(!svg.contains(".0<"), "ticks like 20000.0");
+    }
+
+    #[test]
+    fn metrics_read_in_words_and_unknown_paths_stay_as_they_are() {
+        assert_eq!(describe_metric("classes.short.queue_delay.mean"), "mean queueing delay of short jobs");
+        assert_eq!(describe_metric("classes.long.jct.p90"), "90th-percentile JCT of long jobs");
+        assert_eq!(describe_metric("classes.short.jct.p50"), "median JCT of short jobs");
+        assert_eq!(describe_metric("classes.long.cov"), "spread of long jobs' JCT (coefficient of variation)");
+        assert_eq!(describe_metric("utilization.cpu_mean"), "mean CPU utilisation");
+        assert_eq!(describe_metric("preemptions.kill"), "preemptions.kill");
+        assert_eq!(
+            describe_key("gp_units", Some("graceful-preemption step r_GP in units (BIG-C)")),
+            "graceful-preemption step r_GP in units (gp_units)"
+        );
+        assert_eq!(describe_key("x", None), "x");
     }
 
     #[test]
@@ -261,7 +320,8 @@ mod tests {
         let mut s = sweep();
         s.values = vec!["10".into(), "1000".into()];
         let texts = crate::plots::tests::texts(&svg(&s));
-        assert!(texts.iter().any(|(_, t)| t == "delayed_resumption (log scale)"), "{texts:?}");
+        let axis = "offers of its node a preempted container waits for, D (delayed_resumption), log scale";
+        assert!(texts.iter().any(|(_, t)| t == axis), "{texts:?}");
         for decade in ["10", "100", "1000"] {
             assert!(texts.iter().any(|(_, t)| t == decade), "tick {decade}: {texts:?}");
         }

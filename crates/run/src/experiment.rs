@@ -90,6 +90,7 @@ struct WorkloadSpec {
     window: Option<Spanned<String>>,
     sample: Option<Spanned<f64>>,
     truncate: Option<bool>,
+    finished_only: Option<bool>,
     strict: Option<bool>,
 }
 
@@ -162,8 +163,7 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
         (None, None) => return Err(err(e.workload.span(), "[workload] needs `scenario` or `file`".into())),
         (Some(s), None) => {
             if !SCENARIOS.iter().any(|k| k.name == s.get_ref()) {
-                let known: Vec<&str> = SCENARIOS.iter().map(|k| k.name).collect();
-                return Err(err(s.span(), format!("unknown scenario `{}` (known: {})", s.get_ref(), known.join(", "))));
+                return Err(err(s.span(), pliant_workload::scenarios::unknown_scenario(s.get_ref())));
             }
             push("--scenario", s.get_ref().clone());
             false
@@ -261,6 +261,9 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
     if w.truncate == Some(true) {
         flags.push("--truncate");
     }
+    if w.finished_only == Some(true) {
+        flags.push("--finished-only");
+    }
     if w.strict == Some(true) {
         flags.push("--strict");
     }
@@ -271,8 +274,7 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
         }
         for p in policies.get_ref() {
             if !PRESETS.iter().any(|k| k.name == p.get_ref()) {
-                let known: Vec<&str> = PRESETS.iter().map(|k| k.name).collect();
-                return Err(err(p.span(), format!("unknown policy `{}` (known: {})", p.get_ref(), known.join(", "))));
+                return Err(err(p.span(), pliant_core::policy::unknown_preset(p.get_ref())));
             }
         }
         let names: Vec<&str> = policies.get_ref().iter().map(|p| p.get_ref().as_str()).collect();
@@ -369,6 +371,8 @@ struct ResolvedWorkload {
     #[serde(skip_serializing_if = "Option::is_none")]
     truncate: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    finished_only: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     strict: Option<bool>,
 }
 
@@ -376,7 +380,8 @@ struct ResolvedWorkload {
 struct ResolvedCluster {
     #[serde(skip_serializing_if = "Option::is_none")]
     nodes: Option<u32>,
-    node: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -444,11 +449,12 @@ pub fn write_resolved(dir: &Path, run: &RunDescription) -> Result<(), String> {
         window,
         sample: is_file.then_some(w.sample),
         truncate: is_file.then_some(w.truncate),
+        finished_only: is_file.then_some(w.finished_only),
         strict: is_file.then_some(w.strict),
     };
     let cluster = is_file.then(|| ResolvedCluster {
         nodes: w.nodes,
-        node: format!("{},{}", w.node.cpu_milli as f64 / 1000.0, w.node.mem_mb as f64 / 1024.0),
+        node: w.node.map(|n| format!("{},{}", n.cpu_milli as f64 / 1000.0, n.mem_mb as f64 / 1024.0)),
     });
     let json = serde_json::to_value(run.settings).map_err(|e| e.to_string())?;
     let parameters: toml::Table = json

@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod experiment;
+pub mod out_dir;
 pub mod progress;
 pub mod settings;
 pub mod simulate;

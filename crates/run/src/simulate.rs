@@ -5,13 +5,14 @@ use crate::progress;
 use crate::settings::SettingsArgs;
 use crate::workload_args::{Loaded, Streamed, WorkloadArgs};
 use clap::{Args, ValueEnum};
-use pliant_core::policy::{preset, PRESETS};
+use pliant_core::policy::preset;
 use pliant_core::policy::{Params, Policy};
 use pliant_metrics::RunRecord;
 use pliant_report::{
     comparison_json, comparison_table, counted, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv, write_preemptions_csv,
 };
 use pliant_sim::{simulate_counting, simulate_stream_counting, SimOptions};
+use pliant_trace::JobKind;
 use pliant_workload::Workload;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -171,18 +172,16 @@ pub fn policies_named(names: Option<&[String]>, default: &[&str], params: &Param
     if names.is_empty() {
         return Err("--policies is empty".into());
     }
-    names
-        .iter()
-        .map(|n| {
-            preset(n, params).ok_or_else(|| {
-                let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-                format!("unknown policy `{n}` (known: {})", known.join(", "))
-            })
-        })
-        .collect()
+    names.iter().map(|n| preset(n, params).ok_or_else(|| pliant_core::policy::unknown_preset(n))).collect()
 }
 
-fn write_outputs(dir: &Path, title: &str, json: &str, runs: &[RunRecord]) -> Result<(), String> {
+fn write_outputs(
+    dir: &Path,
+    title: &str,
+    window: Option<(&str, f64, f64)>,
+    json: &str,
+    runs: &[RunRecord],
+) -> Result<(), String> {
     let ctx = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| ctx("cannot create", &e))?;
     std::fs::write(dir.join("results.json"), json).map_err(|e| ctx("cannot write results.json", &e))?;
@@ -191,9 +190,54 @@ fn write_outputs(dir: &Path, title: &str, json: &str, runs: &[RunRecord]) -> Res
     let csv = File::create(dir.join("preemptions.csv")).map_err(|e| ctx("cannot write preemptions.csv", &e))?;
     write_preemptions_csv(runs, csv).map_err(|e| ctx("cannot write preemptions.csv", &e))?;
     plot_jct_cdf(runs, title, &dir.join("jct_cdf.svg")).map_err(|e| ctx("cannot plot jct_cdf.svg", &e))?;
-    plot_cpu_timeline(runs, title, &dir.join("cpu_timeline.svg"))
+    plot_cpu_timeline(runs, title, window, &dir.join("cpu_timeline.svg"))
         .map_err(|e| ctx("cannot plot cpu_timeline.svg", &e))?;
     Ok(())
+}
+
+/// The jobs of a trace replay that have no completion time, counted apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Apart {
+    /// Long-running services (running from before the trace's window to its end).
+    pub services: usize,
+    /// Jobs made of the runs the trace shows ending by failing, being killed or lost.
+    pub ended: usize,
+}
+
+impl std::fmt::Display for Apart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "set apart (they hold room in the cluster columns, but have no completion time, so no JCT column counts them): \
+             {} long-running service(s) of the trace, {} job(s) of runs the trace shows failing, killed or lost",
+            self.services, self.ended
+        )
+    }
+}
+
+/// Takes the jobs with no completion time ([`JobKind::Service`],
+/// [`JobKind::Ended`]) out of every run's job records, so that the class
+/// columns count only jobs that complete; the cluster figures keep them.
+pub fn set_apart(runs: &mut [RunRecord]) -> Apart {
+    let mut apart = Apart::default();
+    for (i, run) in runs.iter_mut().enumerate() {
+        let mut n = Apart::default();
+        run.jobs.retain(|j| match JobKind::of(&j.name).0 {
+            JobKind::Batch => true,
+            JobKind::Service => {
+                n.services += 1;
+                false
+            }
+            JobKind::Ended => {
+                n.ended += 1;
+                false
+            }
+        });
+        if i == 0 {
+            apart = n;
+        }
+    }
+    apart
 }
 
 /// A finished `simulate`: the runs and the JSON document the command prints.
@@ -212,6 +256,8 @@ pub struct Simulation {
     pub nodes: usize,
     /// `results.json`: the comparison document, pretty-printed.
     pub json: String,
+    /// The jobs set apart from the class columns (services, ended runs).
+    pub apart: Apart,
     /// Whether any policy preempts.
     preempting: bool,
 }
@@ -219,6 +265,9 @@ pub struct Simulation {
 /// Runs every policy of `args` on its workload and, with `--out`, writes the
 /// outputs there; prints nothing.
 pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
+    if let Some(dir) = &args.out {
+        crate::out_dir::check(dir)?;
+    }
     let loaded = args.workload.load_for_runs(args.workload.seed, args.slowdown)?;
     let settings = args.run.settings.load()?;
     let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
@@ -230,7 +279,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
         ..SimOptions::default()
     };
     let names: Vec<String> = policies.iter().map(|p| p.name.clone()).collect();
-    let (name, runs, jobs, nodes) = match loaded {
+    let (name, mut runs, jobs, nodes) = match loaded {
         Loaded::Whole(name, w) => {
             let runs = run_all(&w, policies, opts)?;
             (name, runs, w.jobs.len(), w.cluster.nodes.len())
@@ -240,11 +289,18 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
             (s.name, runs, s.jobs, s.cluster.nodes.len())
         }
     };
+    let apart = set_apart(&mut runs);
     let (seed, scale) = (args.workload.seed, args.workload.scale);
-    let doc = comparison_json(&name, seed, scale, &settings, &runs);
+    let mut doc =
+        serde_json::to_value(comparison_json(&name, seed, scale, &settings, &runs)).map_err(|e| e.to_string())?;
+    if apart != Apart::default() {
+        doc["set_apart"] = serde_json::json!({ "services": apart.services, "ended": apart.ended });
+    }
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
     if let Some(dir) = &args.out {
-        write_outputs(dir, &format!("{name} (seed {seed}, scale {scale})"), &json, &runs)?;
+        let burst = args.workload.scenario_run().and_then(pliant_workload::scenarios::burst_window);
+        let burst = burst.map(|(from, to)| ("short-job burst", from, to));
+        write_outputs(dir, &format!("{name} (seed {seed}, scale {scale})"), burst, &json, &runs)?;
         let run = RunDescription {
             workload: &args.workload,
             policies: names,
@@ -256,19 +312,22 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
         };
         write_resolved(dir, &run)?;
     }
-    Ok(Simulation { name, seed, scale, runs, jobs, nodes, json, preempting })
+    Ok(Simulation { name, seed, scale, runs, jobs, nodes, json, apart, preempting })
 }
 
 /// Runs `pliant simulate`: [`simulate`], then the table or the JSON on
 /// standard output.
 pub fn run(args: SimulateArgs) -> Result<(), String> {
-    let Simulation { name, seed, scale, runs, jobs, nodes, json, preempting } = simulate(&args)?;
+    let Simulation { name, seed, scale, runs, jobs, nodes, json, apart, preempting } = simulate(&args)?;
     match args.run.format {
         Format::Json => println!("{json}"),
         Format::Table => {
             let title =
                 format!("{name} (seed {seed}, scale {scale}): {} on {}", counted(jobs, "job"), counted(nodes, "node"));
             print!("{}", comparison_table(&title, &runs));
+            if apart != Apart::default() {
+                println!("{apart}");
+            }
         }
     }
     if preempting && runs.iter().all(|r| r.preemptions.values().all(|&n| n == 0)) {

@@ -73,6 +73,9 @@ pub fn sweep(args: &SweepArgs) -> Result<(Sweep, String), String> {
     if args.seeds == 0 {
         return Err("--seeds must be at least 1".into());
     }
+    if let Some(dir) = &args.out {
+        crate::out_dir::check(dir)?;
+    }
     let base = args.run.settings.load()?;
     let settings = values
         .iter()
@@ -172,9 +175,11 @@ fn write_outputs(dir: &Path, json: &str, sweep: &Sweep) -> Result<(), String> {
     let ctx = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| ctx("cannot create", &e))?;
     std::fs::write(dir.join("sweep.json"), json).map_err(|e| ctx("cannot write sweep.json", &e))?;
+    let keys = crate::settings::Settings::keys();
+    let about = keys.iter().find(|k| k.key == sweep.key).map(|k| k.about);
     for metric in &sweep.metrics {
         let file = format!("sweep_{}.svg", metric.metric.replace('.', "_"));
-        plot_sweep(sweep, metric, &dir.join(&file)).map_err(|e| ctx(&format!("cannot plot {file}"), &e))?;
+        plot_sweep(sweep, metric, about, &dir.join(&file)).map_err(|e| ctx(&format!("cannot plot {file}"), &e))?;
     }
     Ok(())
 }

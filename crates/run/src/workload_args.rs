@@ -26,12 +26,18 @@ pub struct WorkloadArgs {
     /// With --workload: replay only trace time START..END (seconds).
     #[arg(long, value_parser = parse_window, requires = "workload")]
     pub(crate) window: Option<Window>,
-    /// With a --workload trace: size of its largest machine, which requests are fractions of: CORES,GB.
-    #[arg(long, default_value = "32,128", value_parser = parse_node, requires = "workload")]
-    pub(crate) node: Resources,
-    /// With a --workload trace: keep tasks unfinished in the trace with the part of their run it shows.
-    #[arg(long, requires = "workload")]
+    /// With a --workload trace: size of its largest machine, which requests are fractions of: CORES,GB
+    /// (default 32,128; Alibaba v2017: 64,128).
+    #[arg(long, value_parser = parse_node, requires = "workload")]
+    pub(crate) node: Option<Resources>,
+    /// With a --workload trace: keep runs unfinished in the trace with the part of them it shows
+    /// (the default; kept for older command lines).
+    #[arg(long, requires = "workload", conflicts_with = "finished_only")]
     pub(crate) truncate: bool,
+    /// With a --workload trace: keep only complete, finished runs (drop runs cut by the window's
+    /// ends and runs that failed, were killed or lost); the replay then carries less than the trace's load.
+    #[arg(long, requires = "workload")]
+    pub(crate) finished_only: bool,
     /// With --workload: keep this fraction of the jobs, chosen from --seed.
     #[arg(long, default_value_t = 1.0, requires = "workload")]
     pub(crate) sample: f64,
@@ -67,6 +73,11 @@ impl WorkloadArgs {
         self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO)
     }
 
+    /// The built-in scenario run, if no workload file is given.
+    pub fn scenario_run(&self) -> Option<&str> {
+        self.workload.is_none().then(|| self.scenario_name())
+    }
+
     /// The presets compared when none are named: the scenario's, or all for a file.
     pub fn default_policies(&self) -> Vec<&'static str> {
         let name = self.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO);
@@ -97,7 +108,7 @@ impl WorkloadArgs {
         self.check_scale()?;
         let name = self.scenario_name();
         let long_jobs = LongJobs::from_name(&self.long_jobs).expect("clap checked it");
-        let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| unknown_scenario(name))?;
+        let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| scenarios::unknown_scenario(name))?;
         Ok((name.to_string(), w))
     }
 
@@ -120,8 +131,8 @@ impl WorkloadArgs {
         opts.read.strict = self.strict;
         opts.read.node = self.node;
         opts.read.penalty = self.penalty;
-        if self.truncate {
-            opts.read.unfinished = pliant_trace::Unfinished::Truncate;
+        if self.finished_only {
+            opts.read.unfinished = pliant_trace::Unfinished::Drop;
         }
         Ok(opts)
     }
@@ -147,12 +158,6 @@ impl WorkloadArgs {
         }
         Ok(())
     }
-}
-
-/// The error for a scenario name that is not built in.
-fn unknown_scenario(name: &str) -> String {
-    let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
-    format!("unknown scenario `{name}` (known: {})", known.join(", "))
 }
 
 /// A workload to replay: held whole, or taken job by job by each run.
@@ -311,7 +316,7 @@ impl WorkloadArgs {
             Some((cluster, listed)) => {
                 Ok(Loaded::Whole(name.to_string(), Workload { cluster, jobs: listed.collect() }))
             }
-            None => Err(unknown_scenario(name)),
+            None => Err(scenarios::unknown_scenario(name)),
         }
     }
 }

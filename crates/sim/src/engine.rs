@@ -184,6 +184,7 @@ fn run<'w>(
             launch_delay: if yarn { 2 * am_start.unwrap_or(0) } else { 0 },
             own_rates: opts.task_swap_rates.iter().map(|r| ((r.job, r.task), *r)).collect(),
             spare_tasks: Spares::default(),
+            reclaiming: BTreeMap::new(),
         },
         driver: Driver::new(core),
         events: EventQueue::default(),
@@ -356,7 +357,16 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             }
             Event::Reclaimed { job, task, epoch, mem_mb } => {
                 self.processed += 1;
-                self.exec.reclaimed(now, job, task, epoch, mem_mb, &mut self.events);
+                let core = self.driver.core();
+                self.exec.reclaimed(
+                    now,
+                    job,
+                    task,
+                    epoch,
+                    mem_mb,
+                    |node| core.memory_wanted().on(node),
+                    &mut self.events,
+                );
             }
             Event::Restored { job, task, epoch } => {
                 self.processed += 1;
@@ -368,6 +378,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             }
             Event::Monitor => {
                 self.processed += 1;
+                self.report_reclaims(now)?;
                 let mut actions = std::mem::take(&mut self.actions);
                 self.driver.monitor(now, &mut actions);
                 self.choices.extend(self.driver.take_choices());
@@ -397,6 +408,26 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             }
         }
         Ok(())
+    }
+
+    /// What a waiting task still needs on the node of task `task` of job
+    /// `job` (`Scheduler::memory_wanted`): where its reclaim's next step ends.
+    fn memory_wanted(&self, job: u32, task: u32) -> Option<u64> {
+        let node = self.exec.jobs[job as usize].tasks[task as usize].node;
+        self.driver.core().memory_wanted().on(node as usize)
+    }
+
+    /// Tells the core what the reclaims in progress have freed so far.
+    fn report_reclaims(&mut self, now: Micros) -> Result<(), SimError> {
+        if self.exec.reclaiming.is_empty() {
+            return Ok(());
+        }
+        let wanted = self.driver.core().memory_wanted();
+        if wanted.is_empty() {
+            return Ok(());
+        }
+        self.exec.report_reclaims(now, |node| wanted.on(node), &mut self.events);
+        self.report(now)
     }
 
     /// Tells the core what the execution model observed.
@@ -522,7 +553,8 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             }
             Action::Suspend { task, footprint } => {
                 self.count_preemption(task.job, MechanismKind::Immediate);
-                self.exec.suspend(now, task.job.0, task.task, footprint, &mut self.events);
+                let wanted = self.memory_wanted(task.job.0, task.task);
+                self.exec.suspend(now, task.job.0, task.task, footprint, wanted, &mut self.events);
             }
             Action::Freeze { task } => {
                 self.count_preemption(task.job, MechanismKind::Suspend);
@@ -530,7 +562,8 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             }
             Action::Shrink { task, to } => {
                 self.count_preemption(task.job, MechanismKind::Graceful);
-                self.exec.shrink(now, task.job.0, task.task, to, &mut self.events);
+                let wanted = self.memory_wanted(task.job.0, task.task);
+                self.exec.shrink(now, task.job.0, task.task, to, wanted, &mut self.events);
             }
             Action::Resume { task, resources } => {
                 self.exec.resume(now, task.job.0, task.task, resources, &mut self.events);

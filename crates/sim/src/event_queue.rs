@@ -32,7 +32,7 @@ pub enum Event {
         /// The task's epoch when this was scheduled.
         epoch: u32,
     },
-    /// A chunk of a task's memory has been swapped out, unless its memory
+    /// A step of a task's memory has been swapped out, unless its memory
     /// epoch has moved on.
     Reclaimed {
         /// The job's dense id.
@@ -41,7 +41,7 @@ pub enum Event {
         task: u32,
         /// The task's memory epoch when this was scheduled.
         epoch: u32,
-        /// Memory swapped out, MB (at most a reclaim chunk).
+        /// Memory swapped out, MB (at most a reclaim step).
         mem_mb: u16,
     },
     /// A resumed task has read its memory back, unless its memory epoch has moved on.

@@ -12,8 +12,13 @@
 //!
 //! Memory (BIG-C §3.2, §5.4): a task's resident set is its working set
 //! (a fraction of its request). Lowering its limit frees the slack above the
-//! resident set at once; the rest is swapped out at the reclaim rate and read
-//! back at the restore rate when it resumes.
+//! resident set at once; the rest is swapped out at the reclaim rate and
+//! comes free as it goes. The core hears of it in steps that end where a
+//! waiting task's own need is free (`Scheduler::memory_wanted`), else at
+//! most [`RECLAIM_STEP_MB`] apart, so a waiting task starts as soon as its
+//! need is free, as live (where the agent reports what the kernel has
+//! reclaimed at every look). A resumed task takes the memory it had swapped
+//! out back as it reads it, at the restore rate.
 
 use crate::copies::end_copy;
 use crate::disk_share::{shares, DiskShare};
@@ -29,9 +34,9 @@ use pliant_core::{LiveTable, Micros, Observation, Resources};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-/// Largest amount of memory reported reclaimed in one step, in MB (it fits
-/// the event's 16 bits).
-const RECLAIM_CHUNK_MB: u16 = 1024;
+/// Most memory a reclaim frees in one step, MB, when no waiting task wants
+/// less (it fits the event's 16 bits).
+const RECLAIM_STEP_MB: u16 = 1024;
 
 /// One task's true state.
 #[derive(Debug, Clone)]
@@ -63,8 +68,9 @@ pub(crate) struct TaskExec {
     pub requested: Resources,
     pub working_set_mb: u64,
     pub swapped_mb: u64,
-    /// Memory still to be swapped out by the reclaim in progress.
-    pub to_reclaim_mb: u64,
+    /// Memory still moving: to be swapped out by the reclaim in progress, or
+    /// to be read back by the restore in progress (not yet in `held`).
+    pub moving_mb: u64,
     pub running: bool,
     pub frozen: bool,
     pub restoring: bool,
@@ -213,7 +219,7 @@ impl JobExec {
                     requested: t.request,
                     working_set_mb: working_set(t.request.mem_mb),
                     swapped_mb: 0,
-                    to_reclaim_mb: 0,
+                    moving_mb: 0,
                     running: false,
                     frozen: false,
                     restoring: false,
@@ -304,6 +310,8 @@ pub(crate) struct Execution {
     pub own_rates: BTreeMap<(u32, u32), TaskSwapRates>,
     /// Released jobs' task buffers, for later jobs' first launch.
     pub spare_tasks: Spares<TaskExec>,
+    /// The reclaims in progress: when each one's current step began, µs.
+    pub reclaiming: BTreeMap<(u32, u32), f64>,
 }
 
 /// Counts task `t`'s CPU use at `busy` (its rate, or 0 when idle) in the
@@ -469,7 +477,7 @@ impl JobExec {
         // Its stall clock stops with it (see `track_stall`).
         let stalled = t.stalled_since.take();
         t.swapped_mb = 0;
-        t.to_reclaim_mb = 0;
+        t.moving_mb = 0;
         t.mem_epoch += 1;
         let (mem, node, spilled) = (t.held.mem_mb, t.node, t.spill_per_us > 0.0);
         t.held = Resources::ZERO;
@@ -546,6 +554,10 @@ impl Execution {
     pub(crate) fn release(&mut self, job: u32) {
         if let Some(j) = self.jobs.remove(job as usize) {
             self.spare_tasks.keep(j.tasks);
+        }
+        let after: Vec<(u32, u32)> = self.reclaiming.range((job, 0)..(job + 1, 0)).map(|(&k, _)| k).collect();
+        for key in after {
+            self.reclaiming.remove(&key);
         }
     }
 
@@ -748,13 +760,22 @@ impl Execution {
     }
 
     /// Immediate preemption: CPU to the footprint, the task frozen, memory
-    /// reclaimed down to the footprint.
-    pub fn suspend(&mut self, now: Micros, job: u32, task: u32, footprint: Resources, events: &mut EventQueue) {
+    /// reclaimed down to the footprint; `wanted`: the core's
+    /// `memory_wanted` on its node.
+    pub fn suspend(
+        &mut self,
+        now: Micros,
+        job: u32,
+        task: u32,
+        footprint: Resources,
+        wanted: Option<u64>,
+        events: &mut EventQueue,
+    ) {
         let t = self.task(job, task);
         t.held.cpu_milli = t.held.cpu_milli.min(footprint.cpu_milli);
         t.frozen = true;
         self.update_rates(now, job, task, events);
-        self.reclaim_to(now, job, task, footprint.mem_mb, events);
+        self.reclaim_to(now, job, task, footprint.mem_mb, wanted, events);
     }
 
     /// Suspend in place: the task is frozen with its memory resident; its
@@ -767,8 +788,17 @@ impl Execution {
     }
 
     /// Graceful preemption step: new limits; a limit under the resident set
-    /// means swapping, and the node freezes the task (BIG-C §4.2) and says so.
-    pub fn shrink(&mut self, now: Micros, job: u32, task: u32, to: Resources, events: &mut EventQueue) {
+    /// means swapping, and the node freezes the task (BIG-C §4.2) and says
+    /// so; `wanted` as for [`Execution::suspend`].
+    pub fn shrink(
+        &mut self,
+        now: Micros,
+        job: u32,
+        task: u32,
+        to: Resources,
+        wanted: Option<u64>,
+        events: &mut EventQueue,
+    ) {
         let t = self.task(job, task);
         t.held.cpu_milli = t.held.cpu_milli.min(to.cpu_milli);
         if to.mem_mb < t.working_set_mb.saturating_sub(t.swapped_mb) && !t.frozen {
@@ -777,23 +807,31 @@ impl Execution {
             self.reports.push(Observation::Swapping(task_ref(job, task)));
         }
         self.update_rates(now, job, task, events);
-        self.reclaim_to(now, job, task, to.mem_mb, events);
+        self.reclaim_to(now, job, task, to.mem_mb, wanted, events);
     }
 
     /// Lowers a task's memory to `target_mb`: the slack above its resident
-    /// set frees at once; the rest is swapped out chunk by chunk.
-    fn reclaim_to(&mut self, now: Micros, job: u32, task: u32, target_mb: u64, events: &mut EventQueue) {
+    /// set frees at once; the rest is swapped out step by step.
+    fn reclaim_to(
+        &mut self,
+        now: Micros,
+        job: u32,
+        task: u32,
+        target_mb: u64,
+        wanted: Option<u64>,
+        events: &mut EventQueue,
+    ) {
         let t = self.task(job, task);
         let resident = t.working_set_mb.saturating_sub(t.swapped_mb);
         let slack = t.held.mem_mb.saturating_sub(resident.max(target_mb));
         t.held.mem_mb -= slack;
-        t.to_reclaim_mb = resident.saturating_sub(target_mb).min(t.held.mem_mb);
+        t.moving_mb = resident.saturating_sub(target_mb).min(t.held.mem_mb);
         t.mem_epoch += 1;
         self.usage.held_mem -= slack;
         if slack > 0 {
             self.reports.push(Observation::MemoryReclaimed { task: task_ref(job, task), mem_mb: slack });
         }
-        self.next_reclaim_chunk(now, job, task, events);
+        self.next_reclaim_step(now as f64, job, task, wanted.map(|w| w.saturating_sub(slack)), events);
     }
 
     /// µs per MB to swap a task out and to read it back.
@@ -804,58 +842,120 @@ impl Execution {
         (reclaim * 1e6 / 1024.0, restore * 1e6 / 1024.0)
     }
 
-    fn next_reclaim_chunk(&mut self, now: Micros, job: u32, task: u32, events: &mut EventQueue) {
+    /// Schedules the next step of the reclaim in progress from `now`, if any
+    /// is left: it ends where `wanted` more MB are free (what a waiting task
+    /// still needs on the task's node, past what the core is about to hear
+    /// of), at most [`RECLAIM_STEP_MB`] on.
+    fn next_reclaim_step(&mut self, now: f64, job: u32, task: u32, wanted: Option<u64>, events: &mut EventQueue) {
         let per_mb = self.swap_us_per_mb(job, task).0;
         let t = self.task(job, task);
-        let mb = t.to_reclaim_mb.min(RECLAIM_CHUNK_MB as u64) as u16;
+        let step = wanted.map_or(RECLAIM_STEP_MB as u64, |w| w.clamp(1, RECLAIM_STEP_MB as u64));
+        let mb = t.moving_mb.min(step) as u16;
         if mb > 0 {
-            let at = now + (mb as f64 * per_mb).ceil() as Micros;
+            let at = (now + mb as f64 * per_mb).ceil() as Micros;
             events.push(at, Event::Reclaimed { job, task, epoch: t.mem_epoch, mem_mb: mb });
+            self.reclaiming.insert((job, task), now);
+        } else {
+            self.reclaiming.remove(&(job, task));
         }
     }
 
-    /// A chunk of memory has been swapped out.
-    pub fn reclaimed(&mut self, now: Micros, job: u32, task: u32, epoch: u32, mb: u16, events: &mut EventQueue) {
+    /// Tells the core what each reclaim in progress on a node where a
+    /// waiting task lacks only memory has swapped out so far (whole MB),
+    /// before the resource monitor decides on it; its next step starts where
+    /// the last whole MB ended. `wanted` as for [`Execution::reclaimed`].
+    pub fn report_reclaims(&mut self, now: Micros, wanted: impl Fn(usize) -> Option<u64>, events: &mut EventQueue) {
+        let under_way: Vec<((u32, u32), f64)> = self.reclaiming.iter().map(|(&k, &v)| (k, v)).collect();
+        for ((job, task), from) in under_way {
+            let t = (!self.released(job)).then(|| self.task(job, task));
+            let Some(t) = t.filter(|t| t.running && !t.restoring && t.moving_mb > 0) else {
+                self.reclaiming.remove(&(job, task));
+                continue;
+            };
+            let Some(want) = wanted(t.node as usize) else { continue };
+            let per_mb = self.swap_us_per_mb(job, task).0;
+            let t = self.task(job, task);
+            let mb = ((now as f64 - from) / per_mb).floor().min(t.moving_mb as f64) as u64;
+            if mb == 0 {
+                continue;
+            }
+            t.swapped_mb += mb;
+            t.moving_mb -= mb;
+            t.held.mem_mb -= mb;
+            t.mem_epoch += 1;
+            self.usage.held_mem -= mb;
+            self.reports.push(Observation::MemoryReclaimed { task: task_ref(job, task), mem_mb: mb });
+            // The next step starts where this whole MB ended (at most a MB's time ago).
+            let done = from + mb as f64 * per_mb;
+            self.next_reclaim_step(done, job, task, Some(want.saturating_sub(mb)), events);
+        }
+    }
+
+    /// A step of memory has been swapped out; `wanted` gives the core's
+    /// `memory_wanted` on a node, before it hears of this step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reclaimed(
+        &mut self,
+        now: Micros,
+        job: u32,
+        task: u32,
+        epoch: u32,
+        mb: u16,
+        wanted: impl FnOnce(usize) -> Option<u64>,
+        events: &mut EventQueue,
+    ) {
         let mb = mb as u64;
         let t = self.task(job, task);
         if t.mem_epoch != epoch || !t.running {
             return;
         }
+        let wanted = wanted(t.node as usize);
         t.swapped_mb += mb;
-        t.to_reclaim_mb -= mb;
+        t.moving_mb -= mb;
         t.held.mem_mb -= mb;
         self.usage.held_mem -= mb;
         self.reports.push(Observation::MemoryReclaimed { task: task_ref(job, task), mem_mb: mb });
-        self.next_reclaim_chunk(now, job, task, events);
+        self.next_reclaim_step(now as f64, job, task, wanted.map(|w| w.saturating_sub(mb)), events);
     }
 
     /// Gives a task its full allocation back: it reads its swapped-out memory
-    /// back at the restore rate, holding its CPU without progress (waste).
+    /// back at the restore rate, holding its CPU without progress (waste),
+    /// and takes that memory as it reads it.
     pub fn resume(&mut self, now: Micros, job: u32, task: u32, full: Resources, events: &mut EventQueue) {
         let per_mb = self.swap_us_per_mb(job, task).1;
         let t = self.task(job, task);
-        let added = full.mem_mb - t.held.mem_mb;
+        let back = t.swapped_mb.min(full.mem_mb);
+        let before = t.held.mem_mb;
         t.held = full;
+        t.held.mem_mb -= back;
         t.frozen = false;
         t.restoring = true;
-        t.to_reclaim_mb = 0;
+        t.moving_mb = back;
         t.mem_epoch += 1;
         let restore = (t.swapped_mb as f64 * per_mb).ceil() as Micros;
-        let (epoch, cores) = (t.mem_epoch, full.cpu_milli as f64 / 1000.0);
-        self.usage.held_mem += added;
+        let (epoch, cores, held) = (t.mem_epoch, full.cpu_milli as f64 / 1000.0, t.held.mem_mb);
+        self.usage.held_mem = self.usage.held_mem + held - before;
         self.held_core_us += cores * restore as f64;
         events.push(now + restore, Event::Restored { job, task, epoch });
         self.update_rates(now, job, task, events);
     }
 
-    /// A resumed task has its memory back and runs again.
+    /// A resumed task has its memory back and runs again. The memory it read
+    /// back came in at an even rate since its resumption: the usage integral
+    /// gets that ramp's area.
     pub fn restored(&mut self, now: Micros, job: u32, task: u32, epoch: u32, events: &mut EventQueue) {
+        let per_mb = self.swap_us_per_mb(job, task).1;
         let t = self.task(job, task);
         if t.mem_epoch != epoch || !t.restoring {
             return;
         }
+        let back = std::mem::take(&mut t.moving_mb);
+        let took = (t.swapped_mb as f64 * per_mb).ceil();
         t.restoring = false;
         t.swapped_mb = 0;
+        t.held.mem_mb += back;
+        self.usage.held_mem += back;
+        self.usage.mem_area += back as f64 * took / 2.0;
         self.reports.push(Observation::Resumed(task_ref(job, task)));
         self.update_rates(now, job, task, events);
     }

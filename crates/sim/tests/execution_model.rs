@@ -323,8 +323,10 @@ proptest! {
 /// a short ⟨4, 4 GB⟩ of 20 s at t = 10. At the 12 s monitor the long task is
 /// suspended (12 s done). Its working set is ⌈0.8 × 8192⌉ = 6554 MB: the 1638 MB
 /// above it free at once; the 6490 MB above the 64 MB footprint are swapped out at
-/// 3 s/GB in 1 GB chunks (t = 15, 18, 21, …). After the chunk at 21 s, 4710 MB are
-/// free: the short task runs 21–41 (JCT 31 s, queueing 11 s). Heartbeats every 3 s
+/// 3 s/GB. The short task needs 2458 MB of them: they are out 2458 × 3/1024 s =
+/// 7.201172 s later (rounded up to the µs), and the short task runs from
+/// 19.201172 s to 39.201172 s (queueing 9.201172 s, JCT 29.201172 s), not after a
+/// whole GB as when the simulator freed memory in 1 GB steps. Heartbeats every 3 s
 /// offer the node once it has room (42, 45, 48): with D = 3 it resumes at 51 and
 /// reads 6490 MB back at 5.1 s/GB = 32.323243 s (rounded up to the µs), then does its
 /// last 88 s: JCT 171.323243 s. Restoring held 8 cores: 258.585944 core-s of waste.
@@ -339,8 +341,8 @@ fn immediate_preemption_by_hand() {
         ],
     };
     let r = run(&w, "ip");
-    assert_eq!(secs(r.jobs[1].queue_delay()), 11.0);
-    assert_eq!(secs(r.jobs[1].jct()), 31.0);
+    assert_eq!(r.jobs[1].queue_delay(), Some(9_201_172));
+    assert_eq!(r.jobs[1].jct(), Some(29_201_172));
     assert_eq!(r.jobs[0].jct(), Some(171_323_243));
     assert_eq!(r.preemptions.get("immediate"), Some(&1));
     assert_eq!(r.lost_core_seconds, 0.0);

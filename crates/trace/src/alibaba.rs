@@ -8,12 +8,21 @@
 //!   every instance runs the task's start → end; with it, each Terminated
 //!   instance runs its own start → end.
 //! * v2017 `batch_task`: create time, end time (s), job_id, task_id,
-//!   instance count, status, plan_cpu (cores), plan_mem (fraction of a
-//!   machine's memory); independent tasks, each instance running create → end.
-//! * Status `Terminated` finishes; `Running` is unfinished (dropped, or cut
-//!   at the window's end / the last end time seen); `Waiting`/`Ready` never
-//!   ran; `Failed`, `Cancelled`, `Interrupted` are dropped as abnormal. A
-//!   finished run that began at time 0 started before the trace.
+//!   instance count, status, plan_cpu (100 = one core, as in v2018: the
+//!   trace's schema gives CPU in hundredths of a core), plan_mem (fraction of
+//!   a machine's memory); independent tasks, each instance running create →
+//!   end. v2017 `batch_instance` (start, end, job_id, task_id, machine,
+//!   status, …; 12 fields), when given, gives each instance its own run.
+//!   v2017 machines have 64 CPUs ([`NODE_2017`]).
+//! * A header row (column names) at the top of a file is skipped.
+//! * Status `Terminated` finishes; `Running` is unfinished (cut at the
+//!   window's end / the last end time seen, or dropped with
+//!   [`Unfinished::Drop`]); `Waiting`/`Ready` never ran; a `Failed`,
+//!   `Cancelled` or `Interrupted` run that shows a start and an end held its
+//!   machine: it is kept as a run of its job's [`JobKind::Ended`] part (dropped
+//!   as abnormal with [`Unfinished::Drop`]). A run that began at time 0
+//!   started before the trace: a finished one is dropped, a running one is
+//!   cut at both ends.
 //! * Submission: a job's earliest task start; priority: none in the trace (0).
 //!
 //! The files are not ordered by job, so the reader holds the task table of
@@ -21,8 +30,9 @@
 
 use crate::dag;
 use crate::error::{BadRows, RowError, TraceError};
-use crate::input::{Lines, Progress};
-use crate::record::{task, ReadOptions, TaskOutcomes, TraceJob, Unfinished};
+use crate::input::{is_header, Lines, Progress};
+use crate::record::{task, JobKind, ReadOptions, TaskOutcomes, TraceJob, Unfinished};
+use crate::timeline::LoadTimeline;
 use pliant_core::{Micros, Resources, SECOND};
 use pliant_workload::Phase;
 use std::collections::{BTreeMap, HashMap};
@@ -32,6 +42,9 @@ use std::path::PathBuf;
 pub const MACHINES_2018: u32 = 4_034;
 /// Machines in the v2017 cluster.
 pub const MACHINES_2017: u32 = 1_300;
+/// A v2017 machine: 64 CPUs (the trace's `server_event` capacity); its
+/// memory is normalised in the trace, so the default node's 128 GB is kept.
+pub const NODE_2017: Resources = Resources::cores_gb(64, 128);
 
 /// Which release of the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +68,9 @@ pub struct AlibabaReport {
     pub tasks: TaskOutcomes,
     /// `batch_instance` rows whose task is not in `batch_task`.
     pub orphan_instances: u64,
+    /// The requested load of every run the trace shows, when it ran (kept or
+    /// not; runs still going cut at the horizon).
+    pub load: LoadTimeline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,14 +170,23 @@ fn parse_2017(line: &str, node: Resources) -> Result<Row, String> {
         name: f[3].to_owned(),
         instances: instances(&f, 4)?,
         status: status(f[5])?,
-        request: request(node, number(&f, 6, "plan_cpu")? * 1000.0, number(&f, 7, "plan_mem")?),
+        request: request(node, number(&f, 6, "plan_cpu")? * 10.0, number(&f, 7, "plan_mem")?),
     })
 }
 
-/// (job, task, status, start, end) of a v2018 `batch_instance` row.
-fn parse_instance(line: &str) -> Result<(String, String, Status, Micros, Micros), String> {
+/// (job, task, status, start, end) of a `batch_instance` row.
+type Instance = (String, String, Status, Micros, Micros);
+
+/// A v2018 `batch_instance` row.
+fn parse_instance_2018(line: &str) -> Result<Instance, String> {
     let f = fields(line, 14, "v2018 batch_instance")?;
     Ok((f[2].to_owned(), f[1].to_owned(), status(f[4])?, seconds(&f, 5, "start_time")?, seconds(&f, 6, "end_time")?))
+}
+
+/// A v2017 `batch_instance` row.
+fn parse_instance_2017(line: &str) -> Result<Instance, String> {
+    let f = fields(line, 12, "v2017 batch_instance")?;
+    Ok((f[2].to_owned(), f[3].to_owned(), status(f[5])?, seconds(&f, 0, "start time")?, seconds(&f, 1, "end time")?))
 }
 
 /// Calls `row` for every non-empty line of `files`, counting rows and bad rows.
@@ -174,8 +199,12 @@ fn each_row(
 ) -> Result<(), TraceError> {
     for path in files {
         let mut lines = Lines::open(path, progress)?;
+        let mut first = true;
         while let Some((line, text)) = lines.next_line()? {
             if matches!(text, Ok("")) {
+                continue;
+            }
+            if std::mem::take(&mut first) && text.as_ref().is_ok_and(|t| is_header(t)) {
                 continue;
             }
             rep.rows += 1;
@@ -201,12 +230,15 @@ pub fn read(
     let mut jobs: BTreeMap<String, Vec<AliTask>> = BTreeMap::new();
     let mut index: HashMap<(String, String), (usize, bool)> = HashMap::new();
     let mut last_end = 0;
-    let parse = match version {
-        Version::V2018 => parse_2018,
-        Version::V2017 => parse_2017,
+    let (parse, parse_instance) = match version {
+        Version::V2018 => (
+            parse_2018 as fn(&str, Resources) -> Result<Row, String>,
+            parse_instance_2018 as fn(&str) -> Result<Instance, String>,
+        ),
+        Version::V2017 => (parse_2017 as _, parse_instance_2017 as _),
     };
     each_row(task_files, progress, opts.strict, &mut rep, |line| {
-        let row = parse(line, opts.node)?;
+        let row = parse(line, opts.node_size())?;
         last_end = last_end.max(row.end);
         let tasks = jobs.entry(row.job.clone()).or_default();
         index.insert((row.job.clone(), row.name.clone()), (tasks.len(), false));
@@ -232,14 +264,18 @@ pub fn read(
     let horizon = opts.window.map_or(last_end, |w| w.end);
     for (id, tasks) in jobs {
         rep.jobs += 1;
-        if let Some(job) = build(id, tasks, version, opts, horizon, &mut rep.tasks) {
+        for t in &tasks {
+            trace_load(t, horizon, &mut rep.load);
+        }
+        for job in build(id, tasks, version, opts, horizon, &mut rep.tasks) {
             sink(job)?;
         }
     }
     Ok(rep)
 }
 
-/// The run kept for one instance, or the reason it is dropped (counted in `out`).
+/// The run kept for one instance (and whether it ended without finishing),
+/// or the reason it is dropped (counted in `out`).
 fn run(
     status: Status,
     start: Micros,
@@ -247,7 +283,7 @@ fn run(
     opts: &ReadOptions,
     horizon: Micros,
     out: &mut TaskOutcomes,
-) -> Option<(Micros, Micros)> {
+) -> Option<(Micros, Micros, bool)> {
     let truncate = opts.unfinished == Unfinished::Truncate;
     let past_window = opts.window.is_some_and(|w| end > w.end);
     let status = match status {
@@ -262,15 +298,20 @@ fn run(
         }
         Status::Done if end >= start => {
             out.finished += 1;
-            Some((start, end))
+            Some((start, end, false))
+        }
+        Status::Failed if truncate && start > 0 && end > start => {
+            out.ended += 1;
+            out.ended_runs += 1;
+            Some((start, end, true))
         }
         Status::Done | Status::Failed => {
             out.abnormal += 1;
             None
         }
-        Status::Running if truncate && start > 0 && start < horizon => {
+        Status::Running if truncate && start < horizon => {
             out.truncated += 1;
-            Some((start, horizon))
+            Some((start, horizon, false))
         }
         Status::Running => {
             out.unfinished += 1;
@@ -283,6 +324,22 @@ fn run(
     }
 }
 
+/// Adds the runs of `t` the trace shows to `load`, at the times they ran.
+fn trace_load(t: &AliTask, horizon: Micros, load: &mut LoadTimeline) {
+    let mut add = |st: Status, s: Micros, e: Micros, n: u32| match st {
+        Status::Done | Status::Failed if s > 0 => load.add(s, e, t.row.request, n),
+        Status::Running => load.add(s, horizon, t.row.request, n),
+        _ => {}
+    };
+    if t.runs.is_empty() {
+        add(t.row.status, t.row.start, t.row.end, t.row.instances);
+    } else {
+        for &(st, s, e) in &t.runs {
+            add(st, s, e, 1);
+        }
+    }
+}
+
 fn build(
     id: String,
     tasks: Vec<AliTask>,
@@ -290,9 +347,10 @@ fn build(
     opts: &ReadOptions,
     horizon: Micros,
     out: &mut TaskOutcomes,
-) -> Option<TraceJob> {
+) -> Vec<TraceJob> {
     let submit = tasks.iter().map(|t| t.row.start).filter(|&s| s > 0).min().unwrap_or(0);
-    let mut end = submit;
+    let (mut end, mut ended_end) = (submit, submit);
+    let mut ended = Vec::new();
     let mut kept_tasks: Vec<Vec<pliant_workload::Task>> = Vec::with_capacity(tasks.len());
     for t in &tasks {
         let runs: Vec<(Status, Micros, Micros)> = if t.runs.is_empty() {
@@ -302,9 +360,16 @@ fn build(
         };
         let mut kept = Vec::new();
         for (st, s, e) in runs {
-            if let Some((s, e)) = run(st, s, e, opts, horizon, out) {
-                end = end.max(e);
-                kept.push(task(t.row.request, e - s));
+            match run(st, s, e, opts, horizon, out) {
+                Some((s, e, false)) => {
+                    end = end.max(e);
+                    kept.push(task(t.row.request, e - s));
+                }
+                Some((s, e, true)) => {
+                    ended_end = ended_end.max(e);
+                    ended.push(task(t.row.request, e - s));
+                }
+                None => {}
             }
         }
         kept_tasks.push(kept);
@@ -324,8 +389,23 @@ fn build(
             stages: vec![],
         })
         .collect();
-    if phases.is_empty() {
-        return None;
+    let job = |kind: JobKind, end, phases| TraceJob {
+        id: kind.name(&id),
+        submit,
+        end,
+        priority: 0,
+        sched_class: None,
+        phases,
+        class: None,
+        elastic: None,
+        kind,
+    };
+    let mut jobs = Vec::new();
+    if !phases.is_empty() {
+        jobs.push(job(JobKind::Batch, end, phases));
     }
-    Some(TraceJob { id, submit, end, priority: 0, sched_class: None, phases, class: None, elastic: None })
+    if !ended.is_empty() {
+        jobs.push(job(JobKind::Ended, ended_end, vec![Phase::independent(ended)]));
+    }
+    jobs
 }

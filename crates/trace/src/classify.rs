@@ -54,6 +54,7 @@ mod tests {
             sched_class: None,
             class: None,
             elastic: None,
+            kind: Default::default(),
             phases: vec![Phase::independent(vec![t; tasks])],
         }
     }

@@ -1,11 +1,15 @@
 //! Which format a set of inputs is in: by file name first (`task_events*`,
 //! `job_events*`, `batch_task*`, `batch_instance*`), then by the first
 //! non-blank line (JSON with a `cluster` record: native; other JSON: SLS;
-//! CSV: by field count and content). Files inside a directory that match no
-//! format (READMEs, checksums) are skipped; a file named on its own must match.
+//! CSV: by field count and content, after a header row if there is one).
+//! Files inside a directory that match no format (READMEs, checksums) are
+//! skipped; a file named on its own must match, or is refused with its first
+//! data line's number and why.
 
 use crate::error::TraceError;
-use crate::input::{base_name, expand, Lines, Progress};
+use crate::input::{base_name, expand, is_header, Lines, Progress};
+use crate::machines::Table;
+use pliant_core::Resources;
 use std::path::{Path, PathBuf};
 
 /// A supported input format.
@@ -34,6 +38,15 @@ impl Format {
             Format::Sls => "YARN SLS",
         }
     }
+
+    /// The largest machine of a trace of this format, when none is given:
+    /// 64 CPUs for Alibaba v2017, ⟨32 CPU, 128 GB⟩ otherwise.
+    pub fn default_node(self) -> Resources {
+        match self {
+            Format::Alibaba2017 => crate::alibaba::NODE_2017,
+            _ => crate::record::DEFAULT_NODE,
+        }
+    }
 }
 
 /// The role of one file.
@@ -46,6 +59,7 @@ enum Kind {
     AliTasks2017,
     AliInstances,
     Sls,
+    Machines(Table),
 }
 
 /// The inputs, sorted by role.
@@ -57,12 +71,15 @@ pub struct Inputs {
     pub main: Vec<PathBuf>,
     /// Companion files: Google `job_events`, Alibaba `batch_instance`.
     pub companion: Vec<PathBuf>,
+    /// The trace's machine table, if given: which one and its files.
+    pub machines: Option<(Table, Vec<PathBuf>)>,
 }
 
 impl Inputs {
     /// Every file, main ones first.
     pub fn all(&self) -> Vec<PathBuf> {
-        self.main.iter().chain(&self.companion).cloned().collect()
+        let machines = self.machines.iter().flat_map(|(_, f)| f);
+        self.main.iter().chain(&self.companion).chain(machines).cloned().collect()
     }
 }
 
@@ -70,36 +87,55 @@ fn is_int(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn sniff(path: &Path) -> Result<Option<Kind>, TraceError> {
+/// The CSV layouts, by field count, for the reason a file is refused.
+const LAYOUTS: &str = "Google task_events 13 fields, job_events 8; Alibaba v2018 batch_task 9, batch_instance 14; \
+                       v2017 batch_task 8, batch_instance 12";
+
+/// The role of a file, or why it has none (`file:line: reason`).
+fn sniff(path: &Path) -> Result<Result<Kind, String>, TraceError> {
     let name = base_name(path);
-    for (prefix, kind) in
-        [("task_events", Kind::GoogleTasks), ("job_events", Kind::GoogleJobs), ("batch_instance", Kind::AliInstances)]
-    {
-        if name.starts_with(prefix) {
-            return Ok(Some(kind));
+    // The published Google trace keeps each table's parts in a directory named after it.
+    let parent =
+        path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    for (prefix, kind) in [
+        ("task_events", Kind::GoogleTasks),
+        ("job_events", Kind::GoogleJobs),
+        ("batch_instance", Kind::AliInstances),
+        ("machine_events", Kind::Machines(Table::Google)),
+        ("machine_meta", Kind::Machines(Table::Alibaba2018)),
+        ("server_event", Kind::Machines(Table::Alibaba2017)),
+    ] {
+        if name.starts_with(prefix) || parent == prefix {
+            return Ok(Ok(kind));
         }
     }
     let mut lines = Lines::open(path, &Progress::hidden())?;
-    let first = loop {
+    let mut header = true;
+    let (line, first) = loop {
         match lines.next_line() {
             Ok(Some((_, Ok(t)))) if t.trim().is_empty() || t.starts_with('#') => continue,
-            Ok(Some((_, Ok(t)))) => break t.trim().to_owned(),
-            _ => return Ok(None),
+            Ok(Some((_, Ok(t)))) if std::mem::take(&mut header) && is_header(t) => continue,
+            Ok(Some((n, Ok(t)))) => break (n, t.trim().to_owned()),
+            Ok(Some((n, Err(reason)))) => return Ok(Err(format!("{}:{n}: {reason}", path.display()))),
+            _ => return Ok(Err(format!("{}: no data line", path.display()))),
         }
     };
     if first.starts_with('{') || first.starts_with('[') {
         let native = first.starts_with("{\"cluster\"") || first.replace(' ', "").starts_with("{\"cluster\"");
-        return Ok(Some(if native { Kind::Native } else { Kind::Sls }));
+        return Ok(Ok(if native { Kind::Native } else { Kind::Sls }));
     }
     let f: Vec<&str> = first.split(',').collect();
     let batch_task = name.starts_with("batch_task");
     Ok(match f.len() {
-        13 if is_int(f[0]) && is_int(f[2]) => Some(Kind::GoogleTasks),
-        8 if is_int(f[0]) && is_int(f[3]) && !batch_task => Some(Kind::GoogleJobs),
-        8 if is_int(f[4]) => Some(Kind::AliTasks2017),
-        9 if is_int(f[1]) => Some(Kind::AliTasks2018),
-        14 => Some(Kind::AliInstances),
-        _ => None,
+        13 if is_int(f[0]) && is_int(f[2]) => Ok(Kind::GoogleTasks),
+        8 if is_int(f[0]) && is_int(f[3]) && !batch_task => Ok(Kind::GoogleJobs),
+        8 if is_int(f[4]) => Ok(Kind::AliTasks2017),
+        9 if is_int(f[1]) => Ok(Kind::AliTasks2018),
+        14 => Ok(Kind::AliInstances),
+        n => Err(format!(
+            "{}:{line}: a row of {n} comma-separated field(s) whose numbers are not where a known layout has them ({LAYOUTS})",
+            path.display()
+        )),
     })
 }
 
@@ -110,14 +146,9 @@ pub fn detect(paths: &[PathBuf]) -> Result<Inputs, TraceError> {
         let from_dir = p.is_dir();
         for f in expand(std::slice::from_ref(p))? {
             match sniff(&f)? {
-                Some(k) => kinds.push((k, f)),
-                None if from_dir => {}
-                None => {
-                    return Err(TraceError::Format(format!(
-                        "{}: not a supported trace or workload format",
-                        f.display()
-                    )))
-                }
+                Ok(k) => kinds.push((k, f)),
+                Err(_) if from_dir => {}
+                Err(why) => return Err(TraceError::Format(format!("not a supported trace or workload format: {why}"))),
             }
         }
     }
@@ -150,12 +181,20 @@ pub fn detect(paths: &[PathBuf]) -> Result<Inputs, TraceError> {
     let (main_kind, companion_kind) = match format {
         Format::Google2011 => (Kind::GoogleTasks, Some(Kind::GoogleJobs)),
         Format::Alibaba2018 => (Kind::AliTasks2018, Some(Kind::AliInstances)),
-        Format::Alibaba2017 => (Kind::AliTasks2017, None),
+        Format::Alibaba2017 => (Kind::AliTasks2017, Some(Kind::AliInstances)),
         Format::Native => (Kind::Native, None),
         Format::Sls => (Kind::Sls, None),
     };
-    let mut inputs = Inputs { format, main: Vec::new(), companion: Vec::new() };
+    let mut inputs = Inputs { format, main: Vec::new(), companion: Vec::new(), machines: None };
     for (k, f) in kinds {
+        if let Kind::Machines(table) = k {
+            match &mut inputs.machines {
+                None => inputs.machines = Some((table, vec![f])),
+                Some((t, files)) if *t == table => files.push(f),
+                Some(_) => return Err(TraceError::Format(format!("{}: a second kind of machine table", f.display()))),
+            }
+            continue;
+        }
         if k == main_kind {
             inputs.main.push(f);
         } else if Some(k) == companion_kind {
@@ -173,5 +212,8 @@ pub fn detect(paths: &[PathBuf]) -> Result<Inputs, TraceError> {
     }
     inputs.main.sort();
     inputs.companion.sort();
+    if let Some((_, files)) = &mut inputs.machines {
+        files.sort();
+    }
     Ok(inputs)
 }

@@ -165,3 +165,14 @@ impl Lines {
         Ok(Some((self.line, text)))
     }
 }
+
+/// True when a CSV line is a header row: every field a column name (a word of
+/// letters, digits, `_` or spaces, starting with a letter), none of them a number.
+pub fn is_header(line: &str) -> bool {
+    line.split(',').all(|f| {
+        let f = f.trim();
+        f.starts_with(|c: char| c.is_ascii_alphabetic())
+            && f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ')
+            && f.parse::<f64>().is_err()
+    }) && line.contains('_')
+}

@@ -9,10 +9,12 @@ use crate::detect::{detect, Format, Inputs};
 use crate::error::{BadRows, TraceError};
 use crate::google2011;
 use crate::input::Progress;
+use crate::machines::MachineReport;
 use crate::native::trace_job;
 use crate::preemption::EvictionTable;
-use crate::record::{ReadOptions, TaskOutcomes, TraceJob};
+use crate::record::{JobKind, ReadOptions, TaskOutcomes, TraceJob};
 use crate::shrink::{scaled_nodes, Shrink, Verdict};
+use crate::timeline::LoadTimeline;
 use crate::{alibaba, sls};
 use pliant_core::model::JobClass;
 use pliant_core::Resources;
@@ -48,6 +50,8 @@ pub struct ReadReport {
     pub peak_live_jobs: u64,
     /// Alibaba only: instances whose task is not in `batch_task` (ignored).
     pub orphan_instances: u64,
+    /// Google and Alibaba: the requested load of every run the trace shows, when it ran.
+    pub load: Option<LoadTimeline>,
 }
 
 /// Reads every job of `inputs`, handing each to `sink` as soon as it is
@@ -59,6 +63,7 @@ pub fn read_trace(
     sink: &mut dyn FnMut(TraceJob) -> Result<(), TraceError>,
 ) -> Result<ReadReport, TraceError> {
     let mut rep = ReadReport::empty(inputs.format, inputs.main.len() + inputs.companion.len());
+    let opts = &ReadOptions { node: Some(opts.node.unwrap_or(inputs.format.default_node())), ..opts.clone() };
     match inputs.format {
         Format::Google2011 => {
             let g = google2011::read(inputs.main.clone(), inputs.companion.clone(), opts, progress, sink)?;
@@ -66,6 +71,7 @@ pub fn read_trace(
             rep.evictions = Some(g.evictions);
             rep.late_events = g.late_events;
             rep.peak_live_jobs = g.peak_live_jobs;
+            rep.load = Some(g.load);
         }
         Format::Alibaba2018 | Format::Alibaba2017 => {
             let v =
@@ -73,6 +79,7 @@ pub fn read_trace(
             let a = alibaba::read(v, &inputs.main, &inputs.companion, opts, progress, sink)?;
             (rep.rows, rep.bad, rep.jobs_in_trace, rep.tasks) = (a.rows, a.bad, a.jobs, a.tasks);
             rep.orphan_instances = a.orphan_instances;
+            rep.load = Some(a.load);
         }
         Format::Sls => {
             let s = sls::read(&inputs.main, opts, progress, sink)?;
@@ -174,6 +181,13 @@ pub struct LoadReport {
     pub tasks: u64,
     /// Short jobs in the workload.
     pub short: u64,
+    /// Long-running services in the workload ([`JobKind::Service`]).
+    pub services: u64,
+    /// Jobs of runs that ended by failing, being killed or lost ([`JobKind::Ended`]).
+    pub ended: u64,
+    /// The trace's machine table, when one was read (the cluster is then its
+    /// machines; otherwise uniform nodes of the node size).
+    pub machines: Option<MachineReport>,
 }
 
 impl fmt::Display for LoadReport {
@@ -193,9 +207,12 @@ impl fmt::Display for LoadReport {
         let t = &r.tasks;
         writeln!(
             f,
-            "tasks: {} kept ({} truncated); dropped: {} unfinished in the window, {} started before it, {} failed/killed/lost, {} never ran",
-            t.finished + t.truncated,
+            "tasks: {} kept ({} truncated, {} ended failed/killed/lost); runs kept apart: {} failed/killed/lost, {} evicted; dropped tasks: {} unfinished in the window, {} started before it, {} failed/killed/lost, {} never ran",
+            t.finished + t.truncated + t.ended,
             t.truncated,
+            t.ended,
+            t.ended_runs,
+            t.evicted_runs,
             t.unfinished,
             t.started_before,
             t.abnormal,
@@ -207,15 +224,34 @@ impl fmt::Display for LoadReport {
             r.jobs_in_trace, self.outside_window, self.not_sampled, self.fraction
         )?;
         let counted = |n: u64, noun: &str| format!("{n} {noun}{}", if n == 1 { "" } else { "s" });
+        let nodes = match &self.machines {
+            Some(m) => format!(
+                "{} of the trace's machine table ({} machines up in the window; {} added, {} removed inside it, \
+                 {} without a capacity left out)",
+                counted(self.nodes as u64, "node"),
+                m.machines,
+                m.added,
+                m.removed,
+                m.no_capacity
+            ),
+            None if r.format == Format::Native => {
+                format!("{} of the file's cluster", counted(self.nodes as u64, "node"))
+            }
+            None => format!(
+                "{} of {} (uniform: the trace gives no machine table)",
+                counted(self.nodes as u64, "node"),
+                self.node
+            ),
+        };
         write!(
             f,
-            "workload: {} ({} short, {} long), {} on {} of {}",
+            "workload: {} ({} short, {} long, {} services, {} of ended runs), {} on {nodes}",
             counted(self.jobs, "job"),
             self.short,
-            self.jobs - self.short,
+            self.jobs - self.short - self.services - self.ended,
+            self.services,
+            self.ended,
             counted(self.tasks, "task"),
-            counted(self.nodes as u64, "node"),
-            self.node
         )
     }
 }
@@ -228,7 +264,8 @@ struct Plan {
     cluster: Cluster,
 }
 
-fn plan(inputs: &Inputs, opts: &LoadOptions, native: Option<&Cluster>) -> Result<Plan, TraceError> {
+/// `own`: the input's own machines (a native file's cluster, or a trace's machine table).
+fn plan(inputs: &Inputs, opts: &LoadOptions, own: Option<&Cluster>) -> Result<Plan, TraceError> {
     if !(opts.sample > 0.0 && opts.sample <= 1.0) {
         return Err(TraceError::Options(format!("the sample fraction must be in (0, 1], got {}", opts.sample)));
     }
@@ -237,11 +274,11 @@ fn plan(inputs: &Inputs, opts: &LoadOptions, native: Option<&Cluster>) -> Result
             return Err(TraceError::Options("the window's start must come before its end".into()));
         }
     }
-    let source = opts.source_machines.or(match inputs.format {
+    let source = opts.source_machines.or(own.map(|c| c.nodes.len() as u32)).or(match inputs.format {
         Format::Google2011 => Some(google2011::MACHINES),
         Format::Alibaba2018 => Some(alibaba::MACHINES_2018),
         Format::Alibaba2017 => Some(alibaba::MACHINES_2017),
-        Format::Native => native.map(|c| c.nodes.len() as u32),
+        Format::Native => None,
         Format::Sls => None,
     });
     let source = || {
@@ -266,12 +303,13 @@ fn plan(inputs: &Inputs, opts: &LoadOptions, native: Option<&Cluster>) -> Result
             (n, f64::from(n) / f64::from(machines))
         }
     };
-    let (node, cluster) = match native {
+    let (node, cluster) = match own {
         Some(c) => (c.nodes[0], Cluster { am: c.am, nodes: spread(&c.nodes, nodes) }),
         // YARN runs an ApplicationMaster per job: an SLS trace's jobs get DSS's.
         None => {
             let am = (inputs.format == Format::Sls).then_some(DSS_AM);
-            (opts.read.node, Cluster { am, nodes: vec![opts.read.node; nodes as usize] })
+            let node = opts.read.node.unwrap_or(inputs.format.default_node());
+            (node, Cluster { am, nodes: vec![node; nodes as usize] })
         }
     };
     let shrink = Shrink { window: opts.read.window, fraction: opts.sample * scale_fraction, seed: opts.seed };
@@ -300,6 +338,7 @@ impl ReadReport {
             late_events: 0,
             peak_live_jobs: 0,
             orphan_instances: 0,
+            load: None,
         }
     }
 }
@@ -315,18 +354,27 @@ fn empty_report(inputs: &Inputs, plan: &Plan) -> LoadReport {
         jobs: 0,
         tasks: 0,
         short: 0,
+        services: 0,
+        ended: 0,
+        machines: None,
     }
 }
 
 /// Applies the filters to one job; `Some` when it stays (time rebased).
 fn admit(job: Job, plan: &Plan, rep: &mut LoadReport) -> Option<Job> {
-    match plan.shrink.verdict(&job.name, job.submit) {
+    // A trace job's parts (its runs, its ended runs) are sampled together.
+    let (kind, id) = JobKind::of(&job.name);
+    match plan.shrink.verdict(id, job.submit) {
         Verdict::Window => rep.outside_window += 1,
         Verdict::Sample => rep.not_sampled += 1,
         Verdict::Keep => {
             rep.jobs += 1;
             rep.tasks += job.tasks().count() as u64;
-            rep.short += u64::from(job.class == JobClass::Short);
+            match kind {
+                JobKind::Batch => rep.short += u64::from(job.class == JobClass::Short),
+                JobKind::Service => rep.services += 1,
+                JobKind::Ended => rep.ended += 1,
+            }
             return Some(Job { submit: plan.shrink.rebase(job.submit), ..job });
         }
     }
@@ -370,9 +418,11 @@ fn each_job(
         progress.finish();
         return Ok(rep);
     }
-    let plan = plan(&inputs, opts, None)?;
+    let own = own_machines(&inputs, &opts.read, &progress)?;
+    let plan = plan(&inputs, opts, own.as_ref().map(|(c, _)| c))?;
     out(Item::Plan(&plan))?;
     let mut rep = empty_report(&inputs, &plan);
+    rep.machines = own.map(|(_, m)| m);
     let read =
         read_trace(&inputs, &opts.read, &progress, &mut |t| match admit(to_job(t, &opts.classes), &plan, &mut rep) {
             Some(j) => out(Item::Job(j)),
@@ -381,6 +431,24 @@ fn each_job(
     progress.finish();
     rep.read = read;
     Ok(rep)
+}
+
+/// The cluster of the trace's machine table, if the inputs have one.
+pub fn own_machines(
+    inputs: &Inputs,
+    opts: &ReadOptions,
+    progress: &Progress,
+) -> Result<Option<(Cluster, MachineReport)>, TraceError> {
+    let Some((table, files)) = &inputs.machines else { return Ok(None) };
+    let opts = ReadOptions { node: Some(opts.node.unwrap_or(inputs.format.default_node())), ..opts.clone() };
+    let (nodes, rep) = crate::machines::read(*table, files, &opts, progress)?;
+    if nodes.is_empty() {
+        return Err(TraceError::Workload(format!(
+            "the machine table ({} file(s)) has no machine up in the window",
+            files.len()
+        )));
+    }
+    Ok(Some((Cluster { am: None, nodes }, rep)))
 }
 
 /// Loads a workload from `paths` (one native file, or the files/directories

@@ -2,7 +2,7 @@
 //! job as a [`TraceJob`], for statistics. (Writing is
 //! [`pliant_workload::format::WorkloadWriter`], which streams.)
 
-use crate::record::TraceJob;
+use crate::record::{JobKind, TraceJob};
 use pliant_core::Micros;
 use pliant_workload::Job;
 
@@ -15,6 +15,7 @@ pub fn trace_job(job: Job) -> TraceJob {
         finish.push(ready + p.tasks.iter().map(|t| t.duration).max().unwrap_or(0));
     }
     TraceJob {
+        kind: JobKind::of(&job.name).0,
         end: job.submit + finish.into_iter().max().unwrap_or(0),
         id: job.name,
         submit: job.submit,

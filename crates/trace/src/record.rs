@@ -9,11 +9,14 @@ use pliant_workload::{JobElasticity, Phase};
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadOptions {
     /// The machine that normalised requests are fractions of (Google's 1.0,
-    /// Alibaba's memory 100 %). Default ⟨32 CPU, 128 GB⟩, BIG-C's node.
-    pub node: Resources,
+    /// Alibaba's memory 100 %). `None`: the format's own
+    /// ([`crate::Format::default_node`]: ⟨32 CPU, 128 GB⟩, BIG-C's node, or
+    /// Alibaba v2017's 64-CPU machine).
+    pub node: Option<Resources>,
     /// Only trace time `[start, end)` is read; events after `end` are not.
     pub window: Option<Window>,
-    /// What becomes of tasks with no complete run inside the window.
+    /// What becomes of runs with no complete span inside the window, and of
+    /// runs ended by failing, being killed or lost.
     pub unfinished: Unfinished,
     /// Stop at the first bad row instead of skipping and counting it.
     pub strict: bool,
@@ -24,7 +27,14 @@ pub struct ReadOptions {
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { node: DEFAULT_NODE, window: None, unfinished: Unfinished::Drop, strict: false, penalty: None }
+        ReadOptions { node: None, window: None, unfinished: Unfinished::Truncate, strict: false, penalty: None }
+    }
+}
+
+impl ReadOptions {
+    /// The machine requests are fractions of ([`DEFAULT_NODE`] when unset).
+    pub fn node_size(&self) -> Resources {
+        self.node.unwrap_or(DEFAULT_NODE)
     }
 }
 
@@ -47,15 +57,55 @@ impl Window {
     }
 }
 
-/// Tasks that never finish inside the window (still running at its end, or
-/// whose run began before the trace started).
+/// Runs that do not finish inside the window (still running at its end, or
+/// begun before the trace started) and runs that ended by failing, being
+/// killed or lost. Every such run held its machine while it ran, so by
+/// default it is kept: a replay then carries the trace's load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Unfinished {
-    /// Leave them out (counted in the report).
-    #[default]
+    /// Only complete, finished runs (`--finished-only`); the others are
+    /// counted in the report.
     Drop,
-    /// Keep them with the part of their run that the window shows.
+    /// Keep them with the part of their run that the window shows (the default).
+    #[default]
     Truncate,
+}
+
+/// What a trace job stands for, so that a report can keep apart the jobs
+/// that have no completion time. The kind travels in the job's name (a
+/// suffix, [`JobKind::name`]), so it survives a native file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JobKind {
+    /// An ordinary job: its tasks' finished or cut runs.
+    #[default]
+    Batch,
+    /// A long-running service: a task of it ran from before the window opened
+    /// to after it closed. It holds room; it has no job completion time.
+    Service,
+    /// The runs of a trace job that ended by failing, being killed or lost:
+    /// they held room for as long as they ran; they completed nothing.
+    Ended,
+}
+
+impl JobKind {
+    /// The name suffixes of the kinds other than [`JobKind::Batch`].
+    const SUFFIXES: [(JobKind, &'static str); 2] = [(JobKind::Service, "@service"), (JobKind::Ended, "@ended")];
+
+    /// The workload name of trace job `id` of this kind.
+    pub fn name(self, id: &str) -> String {
+        match Self::SUFFIXES.iter().find(|(k, _)| *k == self) {
+            Some((_, suffix)) => format!("{id}{suffix}"),
+            None => id.to_owned(),
+        }
+    }
+
+    /// The kind of a workload job named `name`, and its trace job ID.
+    pub fn of(name: &str) -> (JobKind, &str) {
+        Self::SUFFIXES
+            .iter()
+            .find_map(|(k, suffix)| name.strip_suffix(suffix).map(|id| (*k, id)))
+            .unwrap_or((JobKind::Batch, name))
+    }
 }
 
 /// One job as read from a trace.
@@ -80,6 +130,8 @@ pub struct TraceJob {
     pub class: Option<JobClass>,
     /// Memory elasticity, where the trace gives it (DSS's `c.penalty`, `c.ib`).
     pub elastic: Option<JobElasticity>,
+    /// Batch job, service, or runs that ended without finishing.
+    pub kind: JobKind,
 }
 
 impl TraceJob {
@@ -129,11 +181,20 @@ pub struct TaskOutcomes {
     pub finished: u64,
     /// Kept, with their run cut at the window's end or the trace's start.
     pub truncated: u64,
+    /// Kept, with their last run ended by failing, being killed or lost.
+    pub ended: u64,
+    /// Runs kept that ended by failing, being killed or lost, each a task of
+    /// its job's [`JobKind::Ended`] part (a task may have several, and runs
+    /// before a finished one count too). Runs, not tasks: not in [`Self::total`].
+    pub ended_runs: u64,
+    /// Runs kept that ended by an eviction (Google), as [`Self::ended_runs`].
+    pub evicted_runs: u64,
     /// Dropped: still running or pending at the end of the window.
     pub unfinished: u64,
     /// Dropped: their last run began before the trace window (timestamp 0 or unseen).
     pub started_before: u64,
-    /// Dropped: they ended by failing, being killed or lost, not by finishing.
+    /// Dropped: they ended by failing, being killed or lost, not by finishing
+    /// (with `--finished-only`, or when no run of theirs is in the window).
     pub abnormal: u64,
     /// Dropped: never scheduled inside the window.
     pub never_ran: u64,
@@ -142,7 +203,13 @@ pub struct TaskOutcomes {
 impl TaskOutcomes {
     /// Every task counted.
     pub fn total(&self) -> u64 {
-        self.finished + self.truncated + self.unfinished + self.started_before + self.abnormal + self.never_ran
+        self.finished
+            + self.truncated
+            + self.ended
+            + self.unfinished
+            + self.started_before
+            + self.abnormal
+            + self.never_ran
     }
 
     /// Tasks left out of the workload.

@@ -33,7 +33,7 @@
 use crate::error::{BadRows, RowError, TraceError};
 use crate::input::{open, Progress};
 use crate::json_records::Records;
-use crate::record::{task, ReadOptions, TraceJob};
+use crate::record::{task, JobKind, ReadOptions, TraceJob};
 use pliant_core::model::{Elasticity, ElasticityProfile, JobClass};
 use pliant_core::{Micros, Resources};
 use pliant_workload::{JobElasticity, Phase};
@@ -246,7 +246,7 @@ fn job_from(v: &Value, n: u64, default_penalty: Option<ElasticityProfile>) -> Re
     });
     // DSS has one queue and no job classes: its jobs are YARN-ME's batch jobs.
     let class = dss.then_some(JobClass::Long);
-    Ok((TraceJob { id, submit, end, priority, sched_class: None, phases, class, elastic }, total))
+    Ok((TraceJob { id, submit, end, priority, sched_class: None, phases, class, elastic, kind: JobKind::Batch }, total))
 }
 
 /// Reads SLS JSON files, handing every good job record to `sink` in file order.

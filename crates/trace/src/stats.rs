@@ -1,7 +1,10 @@
 //! `pliant trace stats`: what is in a trace. Counts, arrivals over time,
 //! percentiles of durations and sizes, the share of short jobs, the share of
-//! task-time taken by the longest 10 % of jobs, and (Google) evictions per
-//! priority band.
+//! task-time taken by the longest 10 % of jobs, the requested load over time
+//! as a share of the cluster's capacity (the trace's, every run when it ran,
+//! next to the replay's, every kept task from its job's submission), the
+//! jobs, tasks and runs kept and dropped per reason, and (Google) evictions
+//! per priority band.
 //!
 //! Definitions: a job's duration is submission → last kept task end; its
 //! task-time is the sum of its kept tasks' run times. Percentiles are
@@ -11,14 +14,16 @@
 
 use crate::classify::ClassRule;
 use crate::detect::detect;
+use crate::detect::Format;
 use crate::error::TraceError;
 use crate::input::Progress;
-use crate::load::{read_trace, ReadReport};
+use crate::load::{own_machines, read_trace, ReadReport};
 use crate::preemption::PAPER_SHARES;
-use crate::record::ReadOptions;
+use crate::record::{JobKind, ReadOptions};
+use crate::timeline::LoadTimeline;
 use pliant_core::model::JobClass;
 use pliant_core::model::PriorityLevel;
-use pliant_core::{Micros, SECOND};
+use pliant_core::{Micros, Resources, SECOND};
 use pliant_metrics::percentile;
 use std::fmt;
 use std::path::PathBuf;
@@ -106,6 +111,17 @@ pub struct TraceStats {
     pub rule: ClassRule,
     /// Share of all task-time used by the longest 10 % of jobs.
     pub top10_task_time: f64,
+    /// The replay's requested load: each kept task from its job's submission for its duration.
+    pub replay_load: LoadTimeline,
+    /// The cluster the load is a share of: its machines, their total
+    /// capacity, and whether they come from the trace's machine table.
+    pub capacity: (u64, Resources, bool),
+    /// The machine requests are fractions of.
+    pub node: Resources,
+    /// Long-running services among the jobs.
+    pub services: u64,
+    /// Jobs of runs that ended by failing, being killed or lost.
+    pub ended: u64,
 }
 
 /// Reads `paths` once and computes their statistics.
@@ -117,13 +133,30 @@ pub fn trace_stats(paths: &[PathBuf], opts: &StatsOptions) -> Result<TraceStats,
     let mut jobs: Vec<(Micros, Micros, f64)> = Vec::new();
     let (mut task_s, mut cpu, mut mem) = (Vec::new(), Vec::new(), Vec::new());
     let mut short = 0;
+    let mut replay_load = LoadTimeline::default();
+    let (mut services, mut ended) = (0, 0);
+    let capacity = match own_machines(&inputs, &opts.read, &progress)? {
+        Some((c, _)) => (c.nodes.len() as u64, c.nodes.iter().fold(Resources::new(0, 0), |a, &n| a + n), true),
+        None => {
+            let (n, node) = (machines(inputs.format), opts.read.node.unwrap_or(inputs.format.default_node()));
+            (u64::from(n), Resources::new(node.cpu_milli * u64::from(n), node.mem_mb * u64::from(n)), false)
+        }
+    };
     let read = read_trace(&inputs, &opts.read, &progress, &mut |j| {
+        for t in j.phases.iter().flat_map(|p| &p.tasks) {
+            replay_load.add(j.submit, j.submit + t.duration, t.request, 1);
+        }
+        match j.kind {
+            JobKind::Service => services += 1,
+            JobKind::Ended => ended += 1,
+            JobKind::Batch => {}
+        }
         let b = usize::try_from(j.submit / bucket).unwrap_or(usize::MAX).min(1 << 24);
         if arrivals.len() <= b {
             arrivals.resize(b + 1, 0);
         }
         arrivals[b] += 1;
-        short += u64::from(opts.classes.classify(&j) == JobClass::Short);
+        short += u64::from(j.kind == JobKind::Batch && opts.classes.classify(&j) == JobClass::Short);
         for t in j.phases.iter().flat_map(|p| &p.tasks) {
             task_s.push(t.duration as f64 / 1e6);
             cpu.push(t.request.cpu_milli as f64 / 1000.0);
@@ -150,7 +183,63 @@ pub fn trace_stats(paths: &[PathBuf], opts: &StatsOptions) -> Result<TraceStats,
         short,
         rule: opts.classes,
         top10_task_time: if total == 0 { 0.0 } else { top as f64 / total as f64 },
+        replay_load,
+        capacity,
+        node: opts.read.node.unwrap_or(inputs.format.default_node()),
+        services,
+        ended,
     })
+}
+
+/// Machines a trace of `format` was recorded on (uniform, of the node size:
+/// the traces read give no machine table); 0 when the format does not say.
+fn machines(format: Format) -> u32 {
+    match format {
+        Format::Google2011 => crate::google2011::MACHINES,
+        Format::Alibaba2018 => crate::alibaba::MACHINES_2018,
+        Format::Alibaba2017 => crate::alibaba::MACHINES_2017,
+        Format::Native | Format::Sls => 0,
+    }
+}
+
+impl TraceStats {
+    /// The load table: per bucket of the trace's load timeline, requested
+    /// CPU and memory as a share of the capacity, the trace's and the replay's.
+    fn write_load(&self, f: &mut fmt::Formatter<'_>, trace: &LoadTimeline) -> fmt::Result {
+        let (n, total, own) = self.capacity;
+        let (cores, mb) = (total.cpu_milli as f64 / 1000.0, total.mem_mb as f64);
+        let Some(span) = trace.span else { return Ok(()) };
+        let machines = if own {
+            format!("the trace's {n} machines ({total})")
+        } else {
+            format!("{n} uniform machines of {} (the trace gives no machine table)", self.node)
+        };
+        writeln!(f)?;
+        writeln!(f, "requested load, % of {machines}: the trace's runs when")?;
+        writeln!(f, "they ran, next to the replay's (each kept task from its job's submission)")?;
+        writeln!(f, "  {:>9}  {:>10}{:>10}  {:>10}{:>10}", "from", "trace CPU", "replay", "trace mem", "replay")?;
+        let share = |x: f64, cap: f64| if cap > 0.0 { 100.0 * x / cap } else { 0.0 };
+        for i in (span.0 / trace.bucket) as usize..=((span.1 - 1) / trace.bucket) as usize {
+            let (tc, tm) = trace.mean_at(i, span);
+            let (rc, rm) = self.replay_load.mean_at(i, span);
+            writeln!(
+                f,
+                "  {:>7.0} s  {:>9.1}%{:>9.1}%  {:>9.1}%{:>9.1}%",
+                (i as u64 * trace.bucket) as f64 / 1e6,
+                share(tc, cores),
+                share(rc, cores),
+                share(tm, mb),
+                share(rm, mb)
+            )?;
+        }
+        writeln!(
+            f,
+            "  {:>9}  {:>9.1}%{:>9.1}%",
+            "mean",
+            share(trace.mean_cpu(Some(span)), cores),
+            share(self.replay_load.mean_cpu(Some(span)), cores)
+        )
+    }
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -176,8 +265,25 @@ impl fmt::Display for TraceStats {
         for e in &r.bad.examples {
             writeln!(f, "              {e}")?;
         }
-        writeln!(f, "jobs          {} in the trace, {} with a complete task", r.jobs_in_trace, self.jobs)?;
-        writeln!(f, "tasks         {} in the trace, {} kept ({} truncated)", t.total(), self.tasks, t.truncated)?;
+        writeln!(
+            f,
+            "jobs          {} in the trace, {} kept ({} services, {} of runs that ended failed/killed/lost)",
+            r.jobs_in_trace, self.jobs, self.services, self.ended
+        )?;
+        writeln!(
+            f,
+            "tasks         {} in the trace, {} kept: {} finished, {} cut by the window, {} ended failed/killed/lost",
+            t.total(),
+            t.finished + t.truncated + t.ended,
+            t.finished,
+            t.truncated,
+            t.ended
+        )?;
+        writeln!(
+            f,
+            "runs          {} kept that ended failed/killed/lost, {} that ended evicted, as tasks of their own",
+            t.ended_runs, t.evicted_runs
+        )?;
         writeln!(
             f,
             "dropped tasks {} unfinished in the window, {} started before it, {} failed/killed/lost, {} never ran",
@@ -189,10 +295,10 @@ impl fmt::Display for TraceStats {
         let secs = self.rule.max_short_duration as f64 / 1e6;
         writeln!(
             f,
-            "short jobs    {:.1} % ({} of {}; short = at most {secs} s and {} core-seconds)",
-            pct(self.short, self.jobs),
+            "short jobs    {:.1} % ({} of {} batch jobs; short = at most {secs} s and {} core-seconds)",
+            pct(self.short, self.jobs - self.services - self.ended),
             self.short,
-            self.jobs,
+            self.jobs - self.services - self.ended,
             self.rule.max_short_core_seconds
         )?;
         writeln!(
@@ -218,6 +324,9 @@ impl fmt::Display for TraceStats {
         for (i, n) in self.arrivals.iter().enumerate() {
             let bar = "#".repeat((40 * n).div_ceil(peak) as usize);
             writeln!(f, "  {:>9.0} s {:>8} {:>8.2}/min {bar}", i as f64 * width, n, *n as f64 * 60.0 / width)?;
+        }
+        if let Some(load) = &r.load {
+            self.write_load(f, load)?;
         }
         if let Some(e) = &r.evictions {
             writeln!(f)?;

@@ -9,21 +9,13 @@ use pliant_trace::{
     Unfinished, Window,
 };
 use pliant_workload::read_workload;
-use std::path::PathBuf;
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(name)
-}
+mod common;
+use common::{fixture, read};
 
-fn read(name: &str, opts: &ReadOptions) -> (Vec<TraceJob>, pliant_trace::ReadReport) {
-    let inputs = detect(&[fixture(name)]).unwrap();
-    let mut jobs = Vec::new();
-    let rep = read_trace(&inputs, opts, &Progress::hidden(), &mut |j| {
-        jobs.push(j);
-        Ok(())
-    })
-    .unwrap();
-    (jobs, rep)
+/// `--finished-only`: complete finished runs only.
+fn finished_only() -> ReadOptions {
+    ReadOptions { unfinished: Unfinished::Drop, ..ReadOptions::default() }
 }
 
 fn durations(j: &TraceJob) -> Vec<Vec<u64>> {
@@ -32,7 +24,7 @@ fn durations(j: &TraceJob) -> Vec<Vec<u64>> {
 
 #[test]
 fn google_final_runs_evictions_and_drops() {
-    let (jobs, rep) = read("google", &ReadOptions::default());
+    let (jobs, rep) = read("google", &finished_only());
     assert_eq!(rep.format, Format::Google2011);
     // 20 task rows + 3 job rows; line 12 of task_events is bad.
     assert_eq!(rep.rows, 23);
@@ -127,15 +119,21 @@ fn google_truncation_keeps_partial_runs() {
     let j2 = jobs.iter().find(|j| j.id == "2").unwrap();
     // Task 0: window start 600 s → 800 s = 200 s. Task 1: 660 s → last event 900 s = 240 s.
     assert_eq!(durations(j2), [[200 * SECOND, 240 * SECOND]]);
-    assert_eq!((j2.submit, j2.end, j2.priority), (0, 900 * SECOND, 9));
+    // Submitted at timestamp 0, before the window: it arrives when the window opens.
+    assert_eq!((j2.submit, j2.end, j2.priority), (600 * SECOND, 900 * SECOND, 9));
 }
 
 #[test]
 fn google_window_stops_reading_at_its_end() {
-    // Window [650 s, 795 s): job 3's events (800 s) are never read; job 1 finishes at 790 s.
+    // Window [650 s, 795 s): job 3's events (800 s) are never read; job 1 finishes at 790 s
+    // (its killed and evicted runs are kept apart); job 2's running tasks are cut at 790 s, the
+    // last event read: its task 0 ran from before the window to its end, so job 2 is a service.
     let opts =
         ReadOptions { window: Some(Window { start: 650 * SECOND, end: 795 * SECOND }), ..ReadOptions::default() };
     let (jobs, _) = read("google", &opts);
+    assert_eq!(jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["1", "1@ended", "2@service"]);
+    assert_eq!(durations(&jobs[2]), [[190 * SECOND, 130 * SECOND]]);
+    let (jobs, _) = read("google", &ReadOptions { unfinished: Unfinished::Drop, ..opts });
     assert_eq!(jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["1"]);
 }
 
@@ -152,7 +150,7 @@ fn strict_mode_stops_at_the_first_bad_row() {
 
 #[test]
 fn alibaba_2018_dag_from_task_names() {
-    let (jobs, rep) = read("alibaba2018", &ReadOptions::default());
+    let (jobs, rep) = read("alibaba2018", &finished_only());
     assert_eq!(rep.format, Format::Alibaba2018);
     assert_eq!((rep.rows, rep.bad.count), (7, 1));
     assert_eq!(rep.bad.examples[0].line, 7);
@@ -266,13 +264,15 @@ fn load_applies_window_cluster_and_classes() {
     };
     let (w, rep) = load_workload(&[fixture("google")], &opts).unwrap();
     assert_eq!(w.cluster.nodes, vec![Resources::cores_gb(32, 128); 2]);
-    // Job 1 (700 s) stays, rebased to 0. Job 3 (800 s) is outside [700, 800): the
-    // reader stops at 800 s, so it is never even read (not counted as filtered).
-    assert_eq!(w.jobs.len(), 1);
+    // Job 1 (700 s) stays, rebased to 0, and its killed and evicted runs (from 705 s) with it. Job 2
+    // (600 s) is outside [700, 800) (counted); job 3 (800 s) too, but the reader stops at
+    // 800 s, so it is never even read (not counted as filtered).
+    assert_eq!(w.jobs.len(), 2);
     assert_eq!((w.jobs[0].name.as_str(), w.jobs[0].submit), ("1", 0));
+    assert_eq!((w.jobs[1].name.as_str(), w.jobs[1].submit), ("1@ended", 5 * SECOND));
     // 90 s long, 16 cores × 60 s = 960 core-s: short under the default rule.
     assert_eq!(w.jobs[0].class, JobClass::Short);
-    assert_eq!((rep.outside_window, rep.read.jobs_in_trace), (0, 2));
+    assert_eq!((rep.outside_window, rep.read.jobs_in_trace), (1, 2));
 }
 
 #[test]

@@ -63,6 +63,10 @@ pub struct Comparison {
     pub jobs: Vec<JobRow>,
     /// The largest |jct_error| over jobs that ended in both.
     pub worst_jct_error: Option<f64>,
+    /// The jobs (index and name) that did not finish in the live run (it
+    /// stopped first): the replay gives them only the work they had done, so
+    /// they have no JCT error and are left out of the worst one.
+    pub unfinished_live: Vec<(usize, String)>,
     /// Work lost to kills, core-seconds, live.
     pub live_lost_core_s: f64,
     /// The same in the replay.
@@ -105,15 +109,23 @@ pub fn compare(live: &Observed, sim: &RunRecord, tolerance: Micros) -> Compariso
         })
         .collect();
     let worst_jct_error = jobs.iter().filter_map(|j| j.jct_error).map(f64::abs).max_by(f64::total_cmp);
+    let unfinished_live: Vec<(usize, String)> =
+        jobs.iter().enumerate().filter(|(_, j)| j.live_jct_s.is_none()).map(|(i, j)| (i, j.name.clone())).collect();
     let sim_decisions: Vec<Decision> =
         sim.decisions.iter().filter_map(|(at, action)| Decision::from_action(*at, action)).collect();
     let live_preemptions = preemptions(&live.decisions);
     let sim_preemptions = preemptions(&sim_decisions);
-    let preemption_divergence = preemption_divergence(&live_preemptions, &sim_preemptions, secs(tolerance));
-    let placement_divergence = placement_divergence(&live.decisions, &sim_decisions);
+    let mut preemption_divergence = preemption_divergence(&live_preemptions, &sim_preemptions, secs(tolerance));
+    let mut placement_divergence = placement_divergence(&live.decisions, &sim_decisions);
+    if !unfinished_live.is_empty() {
+        for d in [&mut preemption_divergence, &mut placement_divergence].into_iter().flatten() {
+            d.why = unfinished_first(&unfinished_live, &d.why);
+        }
+    }
     Comparison {
         jobs,
         worst_jct_error,
+        unfinished_live,
         live_lost_core_s: live.lost_core_seconds,
         sim_lost_core_s: sim.lost_core_seconds,
         live_preemptions,
@@ -140,6 +152,19 @@ fn preemptions(decisions: &[Decision]) -> Vec<Preemption> {
         }
     }
     out
+}
+
+/// The reason of a divergence when some jobs did not finish live: that
+/// first (the replay ends them with the work they had done, which moves
+/// what follows), then the reason the sequences alone give.
+fn unfinished_first(unfinished: &[(usize, String)], why: &str) -> String {
+    let jobs: Vec<String> = unfinished.iter().map(|(i, name)| format!("{i} ({name})")).collect();
+    let (them, it) = if jobs.len() == 1 { ("job", "it") } else { ("jobs", "them") };
+    format!(
+        "{them} {} did not finish live (the run stopped first) and the replay ends {it} with the work done by then, \
+         which changes what follows; else {why}",
+        jobs.join(", ")
+    )
 }
 
 fn describe(p: &Preemption) -> String {
@@ -212,6 +237,15 @@ mod tests {
         let seq = [d(1, Kind::Place { node: 0 }), d(2, graceful), d(3, graceful), d(4, Kind::Resume), d(5, graceful)];
         let p = preemptions(&seq);
         assert_eq!(p.iter().map(|p| p.at_s * 1e6).collect::<Vec<_>>(), vec![2.0, 5.0]);
+    }
+
+    #[test]
+    fn a_job_that_did_not_finish_live_is_named_before_any_model_gap() {
+        let why = unfinished_first(&[(0, "long".into())], "model gap: the replay preempted more");
+        assert!(why.starts_with("job 0 (long) did not finish live (the run stopped first)"), "{why}");
+        assert!(why.ends_with("; else model gap: the replay preempted more"), "{why}");
+        let two = unfinished_first(&[(0, "a".into()), (2, "c".into())], "x");
+        assert!(two.starts_with("jobs 0 (a), 2 (c) did not finish live") && two.contains("ends them"), "{two}");
     }
 
     #[test]

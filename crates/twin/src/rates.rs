@@ -5,9 +5,14 @@
 //!   step or an immediate preemption) to the last reclaim report that
 //!   follows it before the task's next action, over the MB those reports say
 //!   the task's usage went down by (what was swapped out: the slack above the
-//!   resident set is not in it, and the simulator frees that at once). The
-//!   span runs from the manager's decision to its taking in the report, so
-//!   the replay frees the memory when the live core heard it was free.
+//!   resident set is not in it, and the simulator frees that at once), while
+//!   memory is moving: the agent reports what came free at every look
+//!   (50 ms), so a report that comes [`STALL_US`] or more after the one
+//!   before ends a stall (the victim's own use held its pages, or it was
+//!   frozen and its reclaim retried), and neither that wait nor what the
+//!   report brings counts. The span runs from the manager's decision to its
+//!   taking in the report, so the replay frees the memory when the live core
+//!   heard it was free.
 //! - *Restore*: from each resume of a task that had memory swapped out to
 //!   the agent's report that it runs again (made once its swap is back: see
 //!   docs/live.md), over the MB swapped out since it last ran.
@@ -32,6 +37,11 @@ use std::collections::BTreeMap;
 /// below that the reports' delays outweigh the transfer.
 pub const MIN_MB: u64 = 32;
 
+/// A wait this long between one reclaim report and the next, µs, is a stall,
+/// not the reclaim's rate (the agent looks every 50 ms and reports whatever
+/// came free).
+pub const STALL_US: Micros = 1_000_000;
+
 /// What a run's journal shows of one rate.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Shown {
@@ -45,10 +55,14 @@ pub struct Shown {
 
 impl Shown {
     fn add(&mut self, from: Micros, to: Micros, mb: u64) {
+        self.add_span(to.saturating_sub(from), mb);
+    }
+
+    fn add_span(&mut self, span: Micros, mb: u64) {
         if mb > 0 {
             self.episodes += 1;
             self.mb += mb;
-            self.seconds += to.saturating_sub(from) as f64 / 1e6;
+            self.seconds += span as f64 / 1e6;
         }
     }
 
@@ -88,10 +102,11 @@ pub struct TaskShown {
     pub restore: Shown,
 }
 
-/// A reclaim under way: since when, the MB reported so far, and when the last came.
+/// A reclaim under way: the MB reported while memory moved and the time
+/// that took, and when the last report (or the decision) came.
 #[derive(Debug, Clone, Copy)]
 struct Reclaiming {
-    from: Micros,
+    moving: Micros,
     mb: u64,
     last: Micros,
 }
@@ -111,7 +126,7 @@ struct TaskMemory {
 impl TaskMemory {
     fn close_reclaim(&mut self) {
         if let Some(r) = self.reclaiming.take() {
-            self.shown.reclaim.add(r.from, r.last, r.mb);
+            self.shown.reclaim.add_span(r.moving, r.mb);
         }
     }
 
@@ -143,7 +158,10 @@ pub fn from_journal(steps: &[Step]) -> JournalRates {
                 AgentReport::Reclaimed { freed_mb, .. } => {
                     t.swapped_mb += freed_mb;
                     if let Some(r) = &mut t.reclaiming {
-                        r.mb += freed_mb;
+                        if now - r.last < STALL_US {
+                            r.mb += freed_mb;
+                            r.moving += now - r.last;
+                        }
                         r.last = now;
                     }
                 }
@@ -162,7 +180,7 @@ pub fn from_journal(steps: &[Step]) -> JournalRates {
             t.close_reclaim();
             match d.kind {
                 Kind::Preempt { mechanism: "graceful" | "immediate" } => {
-                    t.reclaiming = Some(Reclaiming { from: now, mb: 0, last: now });
+                    t.reclaiming = Some(Reclaiming { moving: 0, mb: 0, last: now });
                 }
                 Kind::Resume => {
                     t.restoring = (t.swapped_mb > 0).then_some((now, t.swapped_mb));
@@ -249,8 +267,8 @@ mod tests {
         }
     }
 
-    // A task shrunk at 4 s reports 100 MB swapped at 5 s and 156 MB at 6 s
-    // (256 MB in 2 s: 8 s/GB), is shrunk again at 7 s with nothing more to
+    // A task shrunk at 4 s reports 100 MB swapped at 4.5 s and 156 MB at 5 s
+    // (256 MB in 1 s: 4 s/GB), is shrunk again at 7 s with nothing more to
     // give, resumed at 20 s and reported running at 21.5 s (256 MB read
     // back in 1.5 s: 6 s/GB).
     #[test]
@@ -259,18 +277,18 @@ mod tests {
         let resume = "Resume { task: TaskRef { job: JobId(1), task: 0 }, resources: Resources { cpu_milli: 1000, mem_mb: 400 } }";
         let steps = [
             step(4.0, vec![], &[shrink]),
-            step(5.0, vec![reclaimed(100)], &[]),
-            step(6.0, vec![reclaimed(156)], &[]),
+            step(4.5, vec![reclaimed(100)], &[]),
+            step(5.0, vec![reclaimed(156)], &[]),
             step(7.0, vec![], &[shrink]),
             step(20.0, vec![], &[resume]),
             step(21.5, vec![report(AgentReport::Resumed { task: TASK })], &[]),
         ];
         let r = from_journal(&steps);
-        assert_eq!(r.reclaim, Shown { episodes: 1, mb: 256, seconds: 2.0 });
-        assert_eq!(r.reclaim.s_per_gb(), Some(8.0));
+        assert_eq!(r.reclaim, Shown { episodes: 1, mb: 256, seconds: 1.0 });
+        assert_eq!(r.reclaim.s_per_gb(), Some(4.0));
         assert_eq!(r.restore, Shown { episodes: 1, mb: 256, seconds: 1.5 });
         assert_eq!(r.restore.s_per_gb(), Some(6.0));
-        let own = TaskSwapRates { job: 1, task: 0, reclaim_s_per_gb: Some(8.0), restore_s_per_gb: Some(6.0) };
+        let own = TaskSwapRates { job: 1, task: 0, reclaim_s_per_gb: Some(4.0), restore_s_per_gb: Some(6.0) };
         assert_eq!(r.per_task(), vec![own]);
     }
 
@@ -295,8 +313,25 @@ mod tests {
         assert_eq!(r.per_task(), vec![]);
     }
 
-    // Two victims at their own rates: 256 MB in 2 s (8 s/GB) and 256 MB in
-    // 4 s (16 s/GB); the run's rate is 12 s/GB.
+    // A reclaim that stalls: 200 MB in 1 s, nothing for 4 s, then 40 MB
+    // (freed once the victim was frozen): the rate is the first second's,
+    // 5.12 s/GB; the stall and what followed it are left out.
+    #[test]
+    fn a_stall_and_what_follows_it_are_not_the_reclaim_rate() {
+        let shrink = "Shrink { task: TaskRef { job: JobId(1), task: 0 }, to: Resources { cpu_milli: 10, mem_mb: 64 } }";
+        let steps = [
+            step(2.0, vec![], &[shrink]),
+            step(2.5, vec![reclaimed(120)], &[]),
+            step(3.0, vec![reclaimed(80)], &[]),
+            step(7.0, vec![reclaimed(40)], &[]),
+        ];
+        let r = from_journal(&steps);
+        assert_eq!(r.reclaim, Shown { episodes: 1, mb: 200, seconds: 1.0 });
+        assert_eq!(r.reclaim.s_per_gb(), Some(5.12));
+    }
+
+    // Two victims at their own rates: 256 MB in 0.5 s (2 s/GB) and 256 MB
+    // in 1 s (4 s/GB); the run's rate is 3 s/GB.
     #[test]
     fn each_task_has_its_own_rate_and_the_run_the_sum() {
         let shrink = |job| {
@@ -308,12 +343,12 @@ mod tests {
         };
         let steps = [
             step(1.0, vec![], &[&shrink(0), &shrink(1)]),
-            step(3.0, vec![freed(0, 256), freed(1, 128)], &[]),
-            step(5.0, vec![freed(1, 128)], &[]),
+            step(1.5, vec![freed(0, 256), freed(1, 128)], &[]),
+            step(2.0, vec![freed(1, 128)], &[]),
         ];
         let r = from_journal(&steps);
-        assert_eq!(r.reclaim.s_per_gb(), Some(12.0));
+        assert_eq!(r.reclaim.s_per_gb(), Some(3.0));
         let own: Vec<_> = r.per_task().iter().map(|t| (t.job, t.reclaim_s_per_gb, t.restore_s_per_gb)).collect();
-        assert_eq!(own, vec![(0, Some(8.0), None), (1, Some(16.0), None)]);
+        assert_eq!(own, vec![(0, Some(2.0), None), (1, Some(4.0), None)]);
     }
 }

@@ -79,14 +79,22 @@ pub fn table(r: &TwinReport) -> String {
         )
         .unwrap();
     }
+    let finished = c.jobs.iter().filter(|j| j.jct_error.is_some()).count();
     writeln!(
         out,
-        "worst JCT error {}; work lost to kills: live {:.1} core-s, replay {:.1} core-s\n",
+        "worst JCT error {} (over the {finished} jobs that finished in both); work lost to kills: live {:.1} core-s, \
+         replay {:.1} core-s",
         c.worst_jct_error.map_or_else(|| "-".into(), |e| format!("{:.1}%", e * 100.0)),
         c.live_lost_core_s,
         c.sim_lost_core_s
     )
     .unwrap();
+    if !c.unfinished_live.is_empty() {
+        let jobs: Vec<String> = c.unfinished_live.iter().map(|(i, name)| format!("{i} ({name})")).collect();
+        writeln!(out, "did not finish live (the run stopped first), left out of the JCT error: {}", jobs.join(", "))
+            .unwrap();
+    }
+    out.push('\n');
     preemptions(&mut out, &c.live_preemptions, &c.sim_preemptions);
     divergence(&mut out, &format!("preemptions (times within {:.1} s)", c.tolerance_s), &c.preemption_divergence);
     divergence(&mut out, "placements", &c.placement_divergence);

@@ -1,31 +1,19 @@
-//! Live-mode test helpers: skipping loudly when the machine cannot run live
-//! mode (failing instead under PLIANT_REQUIRE_LIVE=1), the machine-wide lock
+//! Live-mode test helpers: live tests run only under PLIANT_LIVE_TESTS=1 (and
+//! then fail where the machine cannot run them), the machine-wide lock
 //! the live tests that use swap or much memory share, and a free port.
 
 use pliant_live::cgroup::Layout;
-use std::io::Write;
 
-/// Prints a loud `SKIPPED` line and adds it to `target/tmp/skipped-tests.txt`
-/// (`.ci/run` counts them at the end), or fails under PLIANT_REQUIRE_LIVE=1.
+/// A test that cannot run on this machine for `reason`: fails under
+/// PLIANT_LIVE_TESTS=1, is listed at the end of the run otherwise.
 pub fn skip(reason: &str) {
-    skip_unless_required("PLIANT_REQUIRE_LIVE", reason);
+    pliant_xtest::cannot_run(reason);
 }
 
-/// As [`skip`], for a test of data outside the repository (`../shared`): fails
-/// under PLIANT_REQUIRE_SHARED=1, which `.ci/run` sets when the data is there.
+/// As [`skip`], for a test of data outside the repository: fails under
+/// PLIANT_REQUIRE_SHARED=1, which `.ci/run` sets when the data is there.
 pub fn skip_without_data(reason: &str) {
-    skip_unless_required("PLIANT_REQUIRE_SHARED", reason);
-}
-
-fn skip_unless_required(variable: &str, reason: &str) {
-    if std::env::var(variable).as_deref() == Ok("1") {
-        panic!("test cannot run and {variable}=1: {reason}");
-    }
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
-    let log = concat!(env!("CARGO_TARGET_TMPDIR"), "/skipped-tests.txt");
-    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
-        let _ = writeln!(f, "{reason}");
-    }
+    pliant_xtest::without_data(reason);
 }
 
 /// Why live mode cannot run here, if it cannot.
@@ -62,9 +50,13 @@ pub fn machine_lock() -> std::fs::File {
     file
 }
 
-/// The machine lock for a live test `what`, or `None` (after [`skip`]) when
-/// live mode cannot run here.
+/// The machine lock for a live test `what`, or `None` when live tests were
+/// not asked for (PLIANT_LIVE_TESTS=1: then nothing is touched) or (after
+/// [`skip`]) when live mode cannot run here.
 pub fn live_machine(what: &str) -> Option<std::fs::File> {
+    if !pliant_xtest::live(what) {
+        return None;
+    }
     let lock = machine_lock();
     if let Some(reason) = missing_capability() {
         skip(&format!("{what}: {reason}"));
@@ -78,6 +70,9 @@ pub fn live_machine(what: &str) -> Option<std::fs::File> {
 /// it runs beside the test that holds it. `false` (after [`skip`]) when live
 /// mode cannot run here.
 pub fn live_without_lock(what: &str) -> bool {
+    if !pliant_xtest::live(what) {
+        return false;
+    }
     match missing_capability() {
         Some(reason) => {
             skip(&format!("{what}: {reason}"));

@@ -12,7 +12,7 @@ pub mod sizing;
 
 use crate::model::{StorageModel, Tier};
 pub use params::{Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT};
-pub use presets::{preset, PresetInfo, PRESETS};
+pub use presets::{preset, unknown_preset, PresetInfo, PRESETS};
 pub use reservation::ReservationSpec;
 pub use sizing::{ElasticSpec, Sizing};
 

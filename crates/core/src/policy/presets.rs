@@ -140,6 +140,12 @@ pub const PRESETS: &[PresetInfo] = &[
     },
 ];
 
+/// The error for an unknown preset `name`: a "did you mean", then every preset.
+pub fn unknown_preset(name: &str) -> String {
+    let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+    crate::names::unknown("policy", name, &known)
+}
+
 /// Builds the preset `name` with `params`, or `None` for an unknown name.
 pub fn preset(name: &str, params: &Params) -> Option<Policy> {
     let info = PRESETS.iter().find(|p| p.name == name)?;

@@ -18,6 +18,7 @@ use crate::policy::reservation::SlotBook;
 use crate::policy::sizing::elastic::NodePass;
 use crate::policy::{JobOrder, Placement, Policy, Sizing};
 use crate::{LiveTable, Micros, Resources};
+use smallvec::SmallVec;
 use state::{JobState, JobStatus, NodeState, QueueState};
 use std::collections::BTreeSet;
 use view::View;
@@ -484,6 +485,20 @@ impl Scheduler {
         self.view.nodes.iter().map(|n| (n.capacity, n.allocated))
     }
 
+    /// What the first waiting job of each queue and class (what an
+    /// allocation pass serves first) asks for its next task: see
+    /// [`MemoryWanted::on`].
+    pub fn memory_wanted(&self) -> MemoryWanted<'_> {
+        let fronts = self
+            .view
+            .queues()
+            .iter()
+            .flat_map(|q| q.waiting.iter().filter_map(|set| set.first()))
+            .filter_map(|key| self.view.job(key.2 as usize).pending.front_request())
+            .collect();
+        MemoryWanted { fronts, view: &self.view }
+    }
+
     /// What reserved slots hold idle now (lent to no copy).
     pub fn reserved_idle(&self) -> Resources {
         self.slots.idle()
@@ -520,5 +535,35 @@ impl Scheduler {
     /// next [`Scheduler::schedule`] runs an allocation pass.
     pub fn wake(&mut self, _now: Micros) {
         self.view.dirty = true;
+    }
+}
+
+/// The next tasks of the first waiting jobs (see [`Scheduler::memory_wanted`]).
+pub struct MemoryWanted<'a> {
+    fronts: SmallVec<[Resources; 4]>,
+    view: &'a View,
+}
+
+impl MemoryWanted<'_> {
+    /// Whether no job waits.
+    pub fn is_empty(&self) -> bool {
+        self.fronts.is_empty()
+    }
+
+    /// The least memory, MB, that must still come free on node `node` for
+    /// one of these tasks whose CPU fits there already to fit; `None` if
+    /// none lacks only memory there. A simulator reports a reclaim's
+    /// progress when it reaches that (memory comes free continuously; the
+    /// core hears of it when a waiting task could use it).
+    pub fn on(&self, node: usize) -> Option<u64> {
+        if self.fronts.is_empty() {
+            return None;
+        }
+        let free = self.view.node_free(node);
+        self.fronts
+            .iter()
+            .filter(|r| r.cpu_milli <= free.cpu_milli && r.mem_mb > free.mem_mb)
+            .map(|r| r.mem_mb - free.mem_mb)
+            .min()
     }
 }

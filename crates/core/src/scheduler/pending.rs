@@ -37,6 +37,11 @@ impl PendingTasks {
         self.head.map(|s| s.first)
     }
 
+    /// What the next task to place asks for.
+    pub fn front_request(&self) -> Option<Resources> {
+        self.head.map(|s| s.request)
+    }
+
     /// The waiting tasks in order.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.spans().flat_map(|s| s.first..s.first + s.count)

@@ -46,6 +46,13 @@ const RESERVATION_POLICIES: &[&str] = &["priority", "timeout-reserve", "ssr", "s
 /// YARN-ME's comparison (§6.2).
 const ELASTIC_POLICIES: &[&str] = &["yarn", "elastic", "meganode"];
 
+/// The error for a scenario name that is not built in: a "did you mean",
+/// then every scenario.
+pub fn unknown_scenario(name: &str) -> String {
+    let known: Vec<&str> = SCENARIOS.iter().map(|s| s.name).collect();
+    pliant_core::names::unknown("scenario", name, &known)
+}
+
 /// Every built-in scenario; the first is the default.
 pub const SCENARIOS: &[ScenarioInfo] = &[
     ScenarioInfo {
@@ -156,6 +163,12 @@ impl Iterator for ScenarioJobs {
             ScenarioJobs::Listed(jobs) => jobs.size_hint(),
         }
     }
+}
+
+/// The stretch of scenario `name` where its short jobs burst, in seconds
+/// (BIG-C §5.2's 300–700 s), for plots to mark; `None` for scenarios without one.
+pub fn burst_window(name: &str) -> Option<(f64, f64)> {
+    matches!(name, "mixed" | "high-load" | "low-load" | "multi-load").then_some((300.0, 700.0))
 }
 
 /// As [`build`], but the jobs come one by one in submission order, and the
