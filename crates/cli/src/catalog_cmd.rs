@@ -23,6 +23,10 @@ pub fn policies(markdown: bool) -> Result<(), String> {
     for p in PRESETS {
         println!("  {:<14} {}", p.name, p.about);
     }
+    println!("\nsteps (--compose NAME=FROM[,STEP=VALUE]..., or [policies.NAME] in an experiment file):");
+    for (step, values) in pliant_core::policy::compose::STEPS {
+        println!("  {:<14} {}", step, values.join(" | "));
+    }
     println!("\nparameters (--set KEY=VALUE, or KEY = VALUE lines in a --config file):");
     let keys = pliant_run::Settings::keys();
     let (key_width, default_width) = keys.iter().fold((0, 0), |(k, d), p| (k.max(p.key.len()), d.max(p.default.len())));

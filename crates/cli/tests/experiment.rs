@@ -172,3 +172,39 @@ fn bad_experiments_are_file_line_reason_and_exit_2() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The rows of `policy` in a jobs.csv, without the policy column.
+fn rows_of<'a>(csv: &'a str, policy: &str) -> Vec<&'a str> {
+    csv.lines().filter_map(|l| l.strip_prefix(policy)?.strip_prefix(',')).collect()
+}
+
+#[test]
+fn a_composed_policy_reproduces_its_preset_byte_for_byte_and_its_resolved_file_reruns_it() {
+    let dir = temp_dir("exp-compose");
+    let exp = dir.join("compose.toml");
+    let body = "[workload]\nscenario = \"mixed\"\nseed = 2\n\n[policies.gp]\n\n[policies.my-gp]\nfrom = \"ip\"\n";
+    std::fs::write(&exp, format!("{body}mechanism = \"graceful\"\n")).unwrap();
+    let (a, b) = (dir.join("run"), dir.join("rerun"));
+    ok(&["run", exp.to_str().unwrap(), "--out", a.to_str().unwrap()]);
+    let csv = read(&a, "jobs.csv");
+    let (gp, mine) = (rows_of(&csv, "gp"), rows_of(&csv, "my-gp"));
+    assert!(gp.len() > 900, "every job of mixed");
+    assert_eq!(gp, mine);
+    // It differs from what it starts from: ip suspends where gp shrinks.
+    ok(&["simulate", "--scenario", "mixed", "--seed", "2", "--policies", "ip", "--out", b.to_str().unwrap()]);
+    assert_ne!(rows_of(&read(&b, "jobs.csv"), "ip"), gp);
+
+    let resolved = read(&a, "experiment.toml");
+    assert!(resolved.contains("[policies.my-gp]\nfrom = \"ip\"\nmechanism = \"graceful\""), "{resolved}");
+    std::fs::remove_dir_all(&b).unwrap();
+    ok(&["run", a.join("experiment.toml").to_str().unwrap(), "--out", b.to_str().unwrap()]);
+    assert_eq!(read(&b, "jobs.csv"), csv);
+
+    std::fs::write(&exp, format!("{body}mechanism = \"shrink\"\n")).unwrap();
+    let err = error_of(&["run", exp.to_str().unwrap()]);
+    assert!(err.contains("compose.toml:9: mechanism takes kill, immediate"), "{err}");
+    std::fs::write(&exp, format!("{body}mechansim = \"graceful\"\n")).unwrap();
+    let err = error_of(&["run", exp.to_str().unwrap()]);
+    assert!(err.contains("compose.toml:9: unknown field `mechansim`"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

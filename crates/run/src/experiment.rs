@@ -8,6 +8,7 @@ use crate::settings::Settings;
 use crate::simulate::SimulateArgs;
 use crate::sweep::SweepArgs;
 use clap::{Parser, Subcommand};
+use pliant_core::policy::compose::compose;
 use pliant_core::policy::PRESETS;
 use pliant_workload::scenarios::SCENARIOS;
 use serde::{Deserialize, Serialize};
@@ -62,8 +63,9 @@ impl Command {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Experiment {
-    /// Presets to compare (default: the scenario's, or every preset for a file).
-    policies: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Presets to compare (default: the scenario's, or every preset for a
+    /// file), or `[policies.NAME]` tables: presets and compositions.
+    policies: Option<PoliciesSpec>,
     workload: Spanned<WorkloadSpec>,
     #[serde(default)]
     cluster: Option<Spanned<ClusterSpec>>,
@@ -72,6 +74,78 @@ struct Experiment {
     sweep: Option<SweepSpec>,
     #[serde(default)]
     outputs: OutputSpec,
+}
+
+/// The policies: a list of presets, or `[policies.NAME]` tables in the
+/// file's order — a preset (no steps) or a composition of steps.
+enum PoliciesSpec {
+    List(Vec<Spanned<String>>),
+    Table(Vec<(String, Spanned<PolicyEntry>)>),
+}
+
+impl<'de> Deserialize<'de> for PoliciesSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = PoliciesSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of presets or [policies.NAME] tables")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<PoliciesSpec, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = seq.next_element()? {
+                    names.push(name);
+                }
+                Ok(PoliciesSpec::List(names))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<PoliciesSpec, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(PoliciesSpec::Table(entries))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// One `[policies.NAME]`: the preset it starts from (default: NAME) and the
+/// steps it replaces (`pliant_core::policy::compose::STEPS`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyEntry {
+    from: Option<Spanned<String>>,
+    queues: Option<Spanned<String>>,
+    order: Option<Spanned<String>>,
+    head_of_line: Option<Spanned<String>>,
+    placement: Option<Spanned<String>>,
+    planner: Option<Spanned<String>>,
+    compute_dr: Option<Spanned<bool>>,
+    mechanism: Option<Spanned<String>>,
+    reservation: Option<Spanned<String>>,
+    sizing: Option<Spanned<String>>,
+}
+
+impl PolicyEntry {
+    /// The steps it sets, as (step, value, where).
+    fn steps(&self) -> Vec<(&'static str, String, Range<usize>)> {
+        let named = [
+            ("queues", &self.queues),
+            ("order", &self.order),
+            ("head_of_line", &self.head_of_line),
+            ("placement", &self.placement),
+            ("planner", &self.planner),
+        ];
+        let mut steps: Vec<_> =
+            named.into_iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v.get_ref().clone(), v.span()))).collect();
+        if let Some(b) = &self.compute_dr {
+            steps.push(("compute_dr", b.get_ref().to_string(), b.span()));
+        }
+        let rest = [("mechanism", &self.mechanism), ("reservation", &self.reservation), ("sizing", &self.sizing)];
+        steps.extend(rest.into_iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v.get_ref().clone(), v.span()))));
+        steps
+    }
 }
 
 /// What to replay.
@@ -269,15 +343,45 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
     }
 
     if let Some(policies) = &e.policies {
-        if policies.get_ref().is_empty() {
-            return Err(err(policies.span(), "policies is empty".into()));
-        }
-        for p in policies.get_ref() {
-            if !PRESETS.iter().any(|k| k.name == p.get_ref()) {
-                return Err(err(p.span(), pliant_core::policy::unknown_preset(p.get_ref())));
+        let is_preset = |name: &str| PRESETS.iter().any(|k| k.name == name);
+        let mut names: Vec<&str> = Vec::new();
+        match policies {
+            PoliciesSpec::List(list) => {
+                for p in list {
+                    if !is_preset(p.get_ref()) {
+                        return Err(err(p.span(), pliant_core::policy::unknown_preset(p.get_ref())));
+                    }
+                    names.push(p.get_ref());
+                }
+            }
+            PoliciesSpec::Table(entries) => {
+                for (name, entry) in entries {
+                    let (span, entry) = (entry.span(), entry.get_ref());
+                    let steps = entry.steps();
+                    let Some(from) = &entry.from else {
+                        if !steps.is_empty() || !is_preset(name) {
+                            let reason = "a composed policy names the preset it starts `from`";
+                            return Err(err(span, format!("[policies.{name}]: {reason}")));
+                        }
+                        names.push(name);
+                        continue;
+                    };
+                    names.push(name);
+                    let pairs: Vec<(&str, &str)> = steps.iter().map(|(k, v, _)| (*k, v.as_str())).collect();
+                    let params = pliant_core::policy::Params::default();
+                    compose(name, from.get_ref(), &pairs, &params).map_err(|e| {
+                        let span = e.step.map_or(from.span(), |i| steps[i].2.clone());
+                        err(span, e.reason)
+                    })?;
+                    let line: Vec<String> = steps.iter().map(|(k, v, _)| format!(",{k}={v}")).collect();
+                    push("--compose", format!("{name}={}{}", from.get_ref(), line.concat()));
+                }
             }
         }
-        let names: Vec<&str> = policies.get_ref().iter().map(|p| p.get_ref().as_str()).collect();
+        if names.is_empty() {
+            let line = text.find("policies").unwrap_or(0);
+            return Err(err(line..line, "policies is empty".into()));
+        }
         push("--policies", names.join(","));
     }
     let mut check = Settings::default();
@@ -340,7 +444,7 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
 /// every parameter's value in force.
 #[derive(Serialize)]
 struct Resolved {
-    policies: Vec<String>,
+    policies: ResolvedPolicies,
     workload: ResolvedWorkload,
     #[serde(skip_serializing_if = "Option::is_none")]
     cluster: Option<ResolvedCluster>,
@@ -348,6 +452,47 @@ struct Resolved {
     #[serde(skip_serializing_if = "Option::is_none")]
     sweep: Option<ResolvedSweep>,
     outputs: ResolvedOutputs,
+}
+
+/// The policies run: their names, or `[policies.NAME]` tables (in name
+/// order) when some are composed.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResolvedPolicies {
+    Names(Vec<String>),
+    Tables(toml::Table),
+}
+
+impl ResolvedPolicies {
+    /// `names` with the compositions of `compose` (`--compose`).
+    fn of(names: &[String], compose: &[String]) -> ResolvedPolicies {
+        if compose.is_empty() {
+            return ResolvedPolicies::Names(names.to_vec());
+        }
+        let composed = |name: &str| {
+            compose.iter().find_map(|c| {
+                let (n, rest) = c.split_once('=')?;
+                (n.trim() == name).then_some(rest)
+            })
+        };
+        let tables = names.iter().map(|name| {
+            let mut table = toml::Table::new();
+            if let Some(rest) = composed(name) {
+                let mut parts = rest.split(',');
+                table.insert("from".into(), toml::Value::String(parts.next().unwrap_or_default().trim().into()));
+                for (k, v) in parts.filter_map(|p| p.split_once('=')) {
+                    let value = match v.trim() {
+                        "true" => toml::Value::Boolean(true),
+                        "false" => toml::Value::Boolean(false),
+                        v => toml::Value::String(v.into()),
+                    };
+                    table.insert(k.trim().into(), value);
+                }
+            }
+            (name.clone(), toml::Value::Table(table))
+        });
+        ResolvedPolicies::Tables(tables.collect())
+    }
 }
 
 #[derive(Serialize)]
@@ -415,8 +560,10 @@ fn toml_value(v: &str) -> toml::Value {
 pub struct RunDescription<'a> {
     /// The workload's flags.
     pub workload: &'a crate::workload_args::WorkloadArgs,
-    /// The presets run, by name.
+    /// The policies run, by name.
     pub policies: Vec<String>,
+    /// The compositions among them (`--compose`).
+    pub compose: &'a [String],
     /// Every setting in force.
     pub settings: &'a Settings,
     /// `table` or `json`.
@@ -480,7 +627,7 @@ pub fn write_resolved(dir: &Path, run: &RunDescription) -> Result<(), String> {
         metrics: metrics.to_vec(),
     });
     let resolved = Resolved {
-        policies: run.policies.clone(),
+        policies: ResolvedPolicies::of(&run.policies, run.compose),
         workload,
         cluster,
         parameters,

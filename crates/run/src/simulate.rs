@@ -45,6 +45,11 @@ pub struct PolicyArgs {
     /// (see `pliant scenarios`), or every preset for a --workload.
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<String>>,
+    /// A policy composed from a preset's steps, `NAME=FROM[,STEP=VALUE]...`
+    /// (the steps: `pliant policies`); repeatable. It runs after the
+    /// --policies (or the default ones) unless they name it.
+    #[arg(long = "compose", value_name = "NAME=FROM[,STEP=VALUE]...")]
+    pub compose: Vec<String>,
     /// `--set` and `--config`.
     #[command(flatten)]
     pub settings: SettingsArgs,
@@ -163,16 +168,49 @@ pub fn parallel_map<T: Sync, R: Send>(items: Vec<T>, f: impl Fn(&T) -> R + Sync)
         .collect()
 }
 
-/// Resolves preset names (`default` when `names` is `None`) with `params`.
-pub fn policies_named(names: Option<&[String]>, default: &[&str], params: &Params) -> Result<Vec<Policy>, String> {
-    let names: Vec<String> = match names {
+/// Resolves policy names (`default` when `names` is `None`) with `params`:
+/// the compositions of `compose` (`--compose`), then presets; a composition
+/// not named runs after the named policies.
+pub fn policies_named(
+    names: Option<&[String]>,
+    default: &[&str],
+    compose: &[String],
+    params: &Params,
+) -> Result<Vec<Policy>, String> {
+    let mut names: Vec<String> = match names {
         Some(list) => list.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
         None => default.iter().map(|p| p.to_string()).collect(),
     };
+    let composed = compose.iter().map(|c| composition(c, params)).collect::<Result<Vec<_>, _>>()?;
+    for c in &composed {
+        if !names.contains(&c.name) {
+            names.push(c.name.clone());
+        }
+    }
     if names.is_empty() {
         return Err("--policies is empty".into());
     }
-    names.iter().map(|n| preset(n, params).ok_or_else(|| pliant_core::policy::unknown_preset(n))).collect()
+    names
+        .iter()
+        .map(|n| match composed.iter().find(|c| &c.name == n) {
+            Some(c) => Ok(c.clone()),
+            None => preset(n, params).ok_or_else(|| pliant_core::policy::unknown_preset(n)),
+        })
+        .collect()
+}
+
+/// One `--compose NAME=FROM[,STEP=VALUE]...`.
+fn composition(spec: &str, params: &Params) -> Result<Policy, String> {
+    let bad = |reason: String| format!("--compose {spec}: {reason}");
+    let (name, rest) = spec.split_once('=').ok_or_else(|| bad("expected NAME=FROM[,STEP=VALUE]...".into()))?;
+    let mut parts = rest.split(',');
+    let from = parts.next().unwrap_or_default().trim();
+    let steps = parts
+        .map(|p| {
+            p.split_once('=').map(|(k, v)| (k.trim(), v.trim())).ok_or_else(|| bad(format!("`{p}` is not STEP=VALUE")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    pliant_core::policy::compose::compose(name.trim(), from, &steps, params).map_err(|e| bad(e.reason))
 }
 
 fn write_outputs(
@@ -270,7 +308,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
     }
     let loaded = args.workload.load_for_runs(args.workload.seed, args.slowdown)?;
     let settings = args.run.settings.load()?;
-    let policies = policies_named(args.run.policies.as_deref(), &args.workload.default_policies(), &settings.params)?;
+    let defaults = args.workload.default_policies();
+    let policies = policies_named(args.run.policies.as_deref(), &defaults, &args.run.compose, &settings.params)?;
     let preempting = policies.iter().any(|p| p.preemption.is_some());
     let opts = SimOptions {
         exec: settings.exec.clone(),
@@ -304,6 +343,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
         let run = RunDescription {
             workload: &args.workload,
             policies: names,
+            compose: &args.run.compose,
             settings: &settings,
             format: args.run.format.name(),
             slowdown: Some(args.slowdown),

@@ -87,7 +87,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(Sweep, String), String> {
     let defaults = args.workload.default_policies();
     let policies = settings
         .iter()
-        .map(|s| policies_named(args.run.policies.as_deref(), &defaults, &s.params))
+        .map(|s| policies_named(args.run.policies.as_deref(), &defaults, &args.run.compose, &s.params))
         .collect::<Result<Vec<_>, _>>()?;
     let seeds: Vec<u64> = (0..args.seeds).map(|i| args.workload.seed + i).collect();
     let loaded = seeds.iter().map(|&seed| args.workload.load(seed)).collect::<Result<Vec<_>, _>>()?;
@@ -130,6 +130,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(Sweep, String), String> {
         let run = RunDescription {
             workload: &args.workload,
             policies: names,
+            compose: &args.run.compose,
             settings: &base,
             format: args.run.format.name(),
             slowdown: None,

@@ -2,6 +2,7 @@
 //! and how jobs are ordered, where tasks go, and how resources are taken back.
 //! Presets are just named compositions.
 
+pub mod compose;
 pub mod cost;
 pub(crate) mod fair;
 pub(crate) mod mechanism;

@@ -152,7 +152,7 @@ pub fn preset(name: &str, params: &Params) -> Option<Policy> {
     Some(Policy { name: name.to_string(), ..(info.build)(params) })
 }
 
-fn single_queue() -> Vec<QueueSpec> {
+pub(super) fn single_queue() -> Vec<QueueSpec> {
     vec![QueueSpec {
         name: "default",
         classes: vec![JobClass::Short, JobClass::Long],
@@ -161,7 +161,7 @@ fn single_queue() -> Vec<QueueSpec> {
     }]
 }
 
-fn two_queues(short_share: f64) -> Vec<QueueSpec> {
+pub(super) fn two_queues(short_share: f64) -> Vec<QueueSpec> {
     vec![
         QueueSpec { name: "short", classes: vec![JobClass::Short], guaranteed: short_share, preempts: true },
         // BIG-C §5.1: the rest "was assigned to the long job queue in a best-effort
@@ -205,7 +205,12 @@ fn base(
 }
 
 /// The resource monitor's preemption with `planner` and `mechanism`.
-fn preemption(params: &Params, planner: PlannerSpec, compute_dr: bool, mechanism: MechanismSpec) -> PreemptionSpec {
+pub(super) fn preemption(
+    params: &Params,
+    planner: PlannerSpec,
+    compute_dr: bool,
+    mechanism: MechanismSpec,
+) -> PreemptionSpec {
     PreemptionSpec {
         planner,
         interval: params.monitor_interval(),
