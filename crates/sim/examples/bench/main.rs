@@ -10,6 +10,7 @@
 //! `cargo run --release -p pliant-sim --example bench -- 1 10 100 1000`
 //! `cargo run --release -p pliant-sim --example bench -- --presets fifo,gp --runs 5 10`
 //! `cargo run --release -p pliant-sim --example bench -- --scenario reservation 1`
+//! `cargo run --release -p pliant-sim --example bench -- --set kill_model=tasks --presets kill 10`
 //! (with `--scenario`, that scenario under its own presets; the reference
 //! runs only where every job is one phase.)
 
