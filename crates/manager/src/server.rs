@@ -28,7 +28,9 @@ use crate::tls::ServerTls;
 use http_body_util::{BodyExt, Either, Full};
 use hyper::body::Bytes;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::header::{
+    HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
 use hyper::StatusCode;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -370,7 +372,12 @@ fn to_hyper(r: Response) -> hyper::Response<Full<Bytes>> {
     let mut builder = hyper::Response::builder()
         .status(r.status)
         .header(CONTENT_TYPE, r.content_type)
-        .header(CACHE_CONTROL, "no-store");
+        .header(CACHE_CONTROL, "no-store")
+        // Every answer is read as its declared type, framed by no other site,
+        // and names this server to no other.
+        .header(X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .header(X_FRAME_OPTIONS, "DENY")
+        .header(REFERRER_POLICY, "no-referrer");
     for (name, value) in &r.headers {
         builder = builder.header(*name, value);
     }
