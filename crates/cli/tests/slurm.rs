@@ -846,9 +846,9 @@ impl LoadRun {
 }
 
 /// Runs while `held` jobs are queued: `LOAD_UNHELD` jobs submitted without
-/// `--hold` at even intervals over the run's expected length; returns them.
+/// `--hold` at even intervals over the first half of the run; returns them.
 fn arrive_unheld(cluster: &SlurmCluster, events: &std::path::Path, held: usize) -> Vec<u64> {
-    let every = Duration::from_secs_f64(held as f64 * 0.0075);
+    let every = Duration::from_secs_f64(held as f64 * 0.004);
     (0..LOAD_UNHELD)
         .map(|_| {
             std::thread::sleep(every);
