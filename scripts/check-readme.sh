@@ -2,7 +2,9 @@
 # Runs README.md's commands as a newcomer would, so that the README cannot
 # drift from what works: every ```sh block of its sections Install, Two
 # commands and the two tours, in order, in one shell (installing into a
-# temporary root), then checks what the operator tour says it shows.
+# temporary root), then checks what the operator tour says it shows; and
+# the Python section's install (into a new virtual environment in the
+# temporary directory instead of the one it names) and its ```python example.
 #
 #   scripts/check-readme.sh [--no-tests]   # --no-tests: all but `cargo test` (CI runs that itself)
 #
@@ -24,11 +26,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export CARGO_INSTALL_ROOT="$work/root" CARGO_TARGET_DIR="$repo/target" PATH="$work/root/bin:$PATH"
 
-# The sh blocks of one README section (from its `## ` heading to the next).
+# The sh blocks (or the blocks of language $2) of one README section (from its `## ` heading to the next).
 blocks() {
-    awk -v want="$1" '
+    awk -v want="$1" -v lang="${2:-sh}" '
         /^## / { in_section = ($0 == "## " want) }
-        in_section && /^```sh$/ { in_block = 1; next }
+        in_section && $0 == "```" lang { in_block = 1; next }
         in_block && /^```$/ { in_block = 0; next }
         in_section && in_block { print }
     ' README.md
@@ -42,7 +44,7 @@ script="$work/readme.sh"
     blocks "Two commands" | grep -v '^cargo test'
     blocks "A 5-minute tour for researchers"
 } >"$script"
-for section in "Install" "Two commands" "A 5-minute tour for researchers" "A 5-minute tour for operators"; do
+for section in "Install" "Two commands" "A 5-minute tour for researchers" "From Python" "A 5-minute tour for operators"; do
     [ -n "$(blocks "$section")" ] || { echo "error: README.md: no sh block under '## $section'" >&2; exit 2; }
 done
 # Directories the tour writes outside the repository (`--out /tmp/...`) are
@@ -61,6 +63,20 @@ if [ $no_tests = 0 ]; then
     echo "== README: $tests (watched: it must touch no cgroup, swap or namespace)"
     scripts/watch-tests.sh env -u PLIANT_LIVE_TESTS $tests
 fi
+
+venv=$(blocks "From Python" | grep -o 'python3 -m venv [^ ]*' | cut -d' ' -f4)
+[ -n "$venv" ] || { echo "error: README.md: no 'python3 -m venv DIR' under '## From Python'" >&2; exit 2; }
+[ -n "$(blocks "From Python" python)" ] || { echo "error: README.md: no python block under '## From Python'" >&2; exit 2; }
+{
+    echo 'set -euo pipefail'
+    echo "cd '$repo'"
+    blocks "From Python" | sed "s|$venv|$work/venv|g"
+    echo "python - <<'README_EXAMPLE'"
+    blocks "From Python" python
+    echo 'README_EXAMPLE'
+} >"$work/python.sh"
+echo "== README: the Python package, installed in a new virtual environment, and its example"
+bash "$work/python.sh"
 
 if [ "$(id -u)" != 0 ]; then
     reason="the operators' tour needs root (live mode makes cgroups)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerates docs/results/elasticity.md: YARN-ME §6.2's sweep (issue 11) on
-generated Table 2 traces, the Fig. 6 CDFs and the issue's "done when" checks.
+"""Regenerates docs/results/elasticity.md: YARN-ME §6.2's sweep on
+generated Table 2 traces, the Fig. 6 CDFs and the checks on the figures.
 
 Run from the repository root after `cargo build --release`:
     RUN=1 python3 docs/results/elasticity.py > docs/results/elasticity.md

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerates docs/results/pliant.md: every preset on every scenario, seeds 1-3, and whether
-the `pliant` preset meets issue 20's bar (computed from the runs, not asserted).
+the `pliant` preset meets the bar set for it (computed from the runs, not asserted).
 
 Run from the repository root after `cargo build --release`:
     python3 docs/results/pliant.py > docs/results/pliant.md
@@ -227,7 +227,7 @@ def best(runs, policies, metric):
 
 
 def check(scenario, runs):
-    """The issue's points for one scenario: (name, pliant's value, bound, holds, who sets the bound)."""
+    """The bar's points for one scenario: (name, pliant's value, bound, holds, who sets the bound)."""
     m = lambda metric: mean([metric(r["pliant"]) for r in runs])
     points = []
     who, b = best(runs, PREEMPTIVE, short_p95)
@@ -375,7 +375,7 @@ def main():
     print("executors held with no stage task in flight, waiting at their stage's barrier for its slowest executor")
     print("(`--barrier-idle`; not part of the waste).")
     print()
-    print("## The bar (issue 20), scenario by scenario")
+    print("## The bar set for `pliant`, scenario by scenario")
     print()
     print("Preemptive presets: " + ", ".join(f"`{p}`" for p in PREEMPTIVE) + ". A point holds when pliant's")
     print("mean is within the bound; the four BIG-C scenarios (" + ", ".join(f"`{s}`" for s in BIGC) + ") also")

@@ -16,7 +16,7 @@ pub fn scenarios() -> Result<(), String> {
 /// `markdown`, only the keys, as the table of docs/parameters.md.
 pub fn policies(markdown: bool) -> Result<(), String> {
     if markdown {
-        print!("{}", pliant_core::parameter::markdown_table(&crate::settings::Settings::keys()));
+        print!("{}", pliant_core::parameter::markdown_table(&pliant_run::Settings::keys()));
         return Ok(());
     }
     println!("presets:");
@@ -24,7 +24,7 @@ pub fn policies(markdown: bool) -> Result<(), String> {
         println!("  {:<14} {}", p.name, p.about);
     }
     println!("\nparameters (--set KEY=VALUE, or KEY = VALUE lines in a --config file):");
-    let keys = crate::settings::Settings::keys();
+    let keys = pliant_run::Settings::keys();
     let (key_width, default_width) = keys.iter().fold((0, 0), |(k, d), p| (k.max(p.key.len()), d.max(p.default.len())));
     for p in keys {
         println!("  {:<key_width$} = {:<default_width$}  {}", p.key, p.default, p.about);

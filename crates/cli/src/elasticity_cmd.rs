@@ -2,10 +2,10 @@
 //! each run under `yarn`, `elastic` and `meganode` in parallel, and the
 //! distribution of the average job completion time ratios (Fig. 6).
 
-use crate::simulate_cmd::parallel_map;
 use clap::{Args, ValueEnum};
 use pliant_core::policy::{preset, Params};
 use pliant_report::plot_ratio_cdf;
+use pliant_run::simulate::parallel_map;
 use pliant_sim::{simulate, SimOptions};
 use pliant_workload::scenarios::yarn_me::{generate, Misestimate, Misestimated, PenaltyModel, Spread, TraceSpec};
 use std::path::PathBuf;
@@ -136,7 +136,7 @@ pub fn run(args: ElasticityArgs) -> Result<(), String> {
     let policies: Vec<_> =
         ["yarn", "elastic", "meganode"].iter().map(|n| preset(n, &params).expect("built-in preset")).collect();
     let seeds: Vec<u64> = (args.seed..args.seed + args.traces).collect();
-    let bar = crate::progress::bar(args.traces, "{bar:40} {pos}/{len} traces {elapsed} (eta {eta})");
+    let bar = pliant_run::progress::bar(args.traces, "{bar:40} {pos}/{len} traces {elapsed} (eta {eta})");
     let started = std::time::Instant::now();
     let opts = SimOptions::default();
     let results = parallel_map(seeds.clone(), |&seed| {

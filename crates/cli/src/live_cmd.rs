@@ -3,10 +3,10 @@
 //! subcommand), so [`LiveCommand`] is meant to be flattened into the top-level
 //! command.
 
-use crate::settings::SettingsArgs;
-use crate::simulate_cmd::Format;
 use pliant_live::dirtier::{self, DirtyArgs};
 use pliant_live::measure::{self, MeasureConfig};
+use pliant_run::settings::SettingsArgs;
+use pliant_run::simulate::Format;
 use std::path::PathBuf;
 use std::time::Duration;
 

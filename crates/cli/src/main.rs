@@ -3,19 +3,12 @@
 
 mod catalog_cmd;
 mod elasticity_cmd;
-mod experiment;
 mod generate_cmd;
 mod live_cmd;
 mod manager_cmd;
 mod numeric_cmd;
-mod out_dir;
-mod progress;
-mod settings;
-mod simulate_cmd;
 mod slurm_cmd;
-mod sweep_cmd;
 mod trace_cmd;
-mod workload_args;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -33,12 +26,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Replay a scenario or workload under several policies and compare them.
-    Simulate(simulate_cmd::SimulateArgs),
+    /// `simulate` and `sweep`.
+    #[command(flatten)]
+    Simulation(pliant_run::Command),
     /// Run an experiment file (TOML): workload, cluster, policies, parameters, sweep, outputs.
     Run(RunArgs),
-    /// Vary one setting over values and compare policies on chosen metrics.
-    Sweep(sweep_cmd::SweepArgs),
     /// The SSR paper's numerical studies (Eq. 4 / Fig. 8, Fig. 10).
     #[command(subcommand)]
     Numeric(numeric_cmd::NumericCmd),
@@ -78,20 +70,10 @@ struct RunArgs {
     out: Option<std::path::PathBuf>,
 }
 
-/// Runs an experiment file as the `simulate` or `sweep` command it stands for.
-fn run_experiment(args: RunArgs) -> Result<(), String> {
-    let line = experiment::command_line(&args.experiment, args.out.as_deref())?;
-    let cli = Cli::try_parse_from(std::iter::once("pliant".to_string()).chain(line)).map_err(|e| {
-        format!("{}: {}", args.experiment.display(), e.to_string().lines().next().unwrap_or("bad experiment"))
-    })?;
-    run(cli.command)
-}
-
 fn run(command: Command) -> Result<(), String> {
     match command {
-        Command::Run(args) => run_experiment(args),
-        Command::Simulate(args) => simulate_cmd::run(args),
-        Command::Sweep(args) => sweep_cmd::run(args),
+        Command::Run(args) => pliant_run::Command::from_experiment(&args.experiment, args.out.as_deref())?.run(),
+        Command::Simulation(command) => command.run(),
         Command::Numeric(cmd) => numeric_cmd::run(cmd),
         Command::Elasticity(args) => elasticity_cmd::run(args),
         Command::Generate(args) => generate_cmd::run(args),
@@ -127,7 +109,7 @@ fn main() -> ExitCode {
         // `cat` (the shell shows exit 141), instead of a panic.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
-    progress::set_quiet(cli.quiet);
+    pliant_run::progress::set_quiet(cli.quiet);
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -1,6 +1,7 @@
 //! `pliant trace stats` and `pliant trace import`: the CLI glue over `pliant-trace`.
 
 use pliant_core::{Resources, SECOND};
+use pliant_run::{parse_node, parse_window};
 use pliant_trace::{
     import, trace_stats, ClassRule, LoadOptions, ReadOptions, StatsOptions, Target, Unfinished, Window,
 };
@@ -83,35 +84,6 @@ pub struct ImportArgs {
     pub seed: u64,
 }
 
-/// Parses `CORES,GB` (also used by `pliant simulate --node`).
-pub(crate) fn parse_node(s: &str) -> Result<Resources, String> {
-    let (c, g) = s.split_once(',').ok_or("expected CORES,GB, e.g. 32,128")?;
-    let cores: f64 = c.trim().parse().map_err(|_| format!("bad core count `{c}`"))?;
-    let gb: f64 = g.trim().parse().map_err(|_| format!("bad memory size `{g}`"))?;
-    if !(cores > 0.0 && cores < 1e6 && gb > 0.0 && gb < 1e9) {
-        return Err("the node needs positive cores and memory".into());
-    }
-    Ok(Resources::new((cores * 1000.0).round() as u64, (gb * 1024.0).round() as u64))
-}
-
-/// Parses `START..END` in seconds (also used by `pliant simulate --window`).
-pub(crate) fn parse_window(s: &str) -> Result<Window, String> {
-    let (a, b) = s.split_once("..").ok_or("expected START..END in seconds, e.g. 600..4200")?;
-    let secs = |x: &str| -> Result<u64, String> {
-        let v: f64 = x.trim().parse().map_err(|_| format!("bad time `{x}`"))?;
-        if (0.0..1e12).contains(&v) {
-            Ok((v * SECOND as f64).round() as u64)
-        } else {
-            Err(format!("bad time `{x}`"))
-        }
-    };
-    let w = Window { start: secs(a)?, end: secs(b)? };
-    if w.start >= w.end {
-        return Err("the window's start must come before its end".into());
-    }
-    Ok(w)
-}
-
 fn seconds(s: f64, what: &str) -> Result<u64, String> {
     if (0.0..1e12).contains(&s) {
         Ok((s * SECOND as f64).round() as u64)
@@ -146,7 +118,7 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                 read,
                 classes,
                 bucket: seconds(a.bucket_s, "--bucket-s")?.max(1),
-                progress: crate::progress::enabled(),
+                progress: pliant_run::progress::enabled(),
             };
             let stats = trace_stats(&a.read.files, &opts).map_err(|e| e.to_string())?;
             let mut out = std::io::stdout().lock();
@@ -171,7 +143,7 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                 sample: a.sample,
                 seed: a.seed,
                 classes,
-                progress: crate::progress::enabled(),
+                progress: pliant_run::progress::enabled(),
             };
             let file = std::fs::File::create(&a.output).map_err(|e| format!("{}: {e}", a.output.display()))?;
             let out = std::io::BufWriter::new(file);

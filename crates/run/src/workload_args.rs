@@ -4,7 +4,8 @@
 use clap::Args;
 use pliant_core::model::ElasticityProfile;
 use pliant_core::policy::PRESETS;
-use pliant_trace::{LoadOptions, LoadReport, Target};
+use pliant_core::{Resources, SECOND};
+use pliant_trace::{LoadOptions, LoadReport, Target, Window};
 use pliant_workload::scenarios::{self, LongJobs, ScenarioJobs, DEFAULT_SCENARIO, SCENARIOS};
 use pliant_workload::{read_job_line, read_workload, Cluster, FormatError, Job, JobReader, Workload};
 use std::fs::File;
@@ -23,12 +24,12 @@ pub struct WorkloadArgs {
     #[arg(long)]
     pub(crate) workload: Option<PathBuf>,
     /// With --workload: replay only trace time START..END (seconds).
-    #[arg(long, value_parser = crate::trace_cmd::parse_window, requires = "workload")]
-    pub(crate) window: Option<pliant_trace::Window>,
+    #[arg(long, value_parser = parse_window, requires = "workload")]
+    pub(crate) window: Option<Window>,
     /// With a --workload trace: size of its largest machine, which requests are fractions of: CORES,GB
     /// (default 32,128; Alibaba v2017: 64,128).
-    #[arg(long, value_parser = crate::trace_cmd::parse_node, requires = "workload")]
-    pub(crate) node: Option<pliant_core::Resources>,
+    #[arg(long, value_parser = parse_node, requires = "workload")]
+    pub(crate) node: Option<Resources>,
     /// With a --workload trace: keep runs unfinished in the trace with the part of them it shows
     /// (the default; kept for older command lines).
     #[arg(long, requires = "workload", conflicts_with = "finished_only")]
@@ -416,4 +417,33 @@ fn is_native(path: &Path) -> bool {
         .find(|l| !l.is_empty() && !l.starts_with('#'))
         .is_some_and(|l| l.starts_with("{\"cluster\""))
         || path.extension().is_some_and(|e| e == "jsonl")
+}
+
+/// Parses `CORES,GB` (`--node`).
+pub fn parse_node(s: &str) -> Result<Resources, String> {
+    let (c, g) = s.split_once(',').ok_or("expected CORES,GB, e.g. 32,128")?;
+    let cores: f64 = c.trim().parse().map_err(|_| format!("bad core count `{c}`"))?;
+    let gb: f64 = g.trim().parse().map_err(|_| format!("bad memory size `{g}`"))?;
+    if !(cores > 0.0 && cores < 1e6 && gb > 0.0 && gb < 1e9) {
+        return Err("the node needs positive cores and memory".into());
+    }
+    Ok(Resources::new((cores * 1000.0).round() as u64, (gb * 1024.0).round() as u64))
+}
+
+/// Parses `START..END` in seconds (`--window`).
+pub fn parse_window(s: &str) -> Result<Window, String> {
+    let (a, b) = s.split_once("..").ok_or("expected START..END in seconds, e.g. 600..4200")?;
+    let secs = |x: &str| -> Result<u64, String> {
+        let v: f64 = x.trim().parse().map_err(|_| format!("bad time `{x}`"))?;
+        if (0.0..1e12).contains(&v) {
+            Ok((v * SECOND as f64).round() as u64)
+        } else {
+            Err(format!("bad time `{x}`"))
+        }
+    };
+    let w = Window { start: secs(a)?, end: secs(b)? };
+    if w.start >= w.end {
+        return Err("the window's start must come before its end".into());
+    }
+    Ok(w)
 }

@@ -3,7 +3,7 @@
 //! paper's bandwidth sweep).
 
 use crate::experiment::{write_resolved, RunDescription};
-use crate::simulate_cmd::{parallel_map, policies_named, Format, PolicyArgs};
+use crate::simulate::{parallel_map, policies_named, Format, PolicyArgs};
 use crate::workload_args::WorkloadArgs;
 use clap::Args;
 use pliant_report::{
@@ -56,8 +56,19 @@ struct Point {
     policy: usize,
 }
 
-/// Runs `pliant sweep`.
+/// Runs `pliant sweep`: [`sweep`], then the table or the JSON on standard output.
 pub fn run(args: SweepArgs) -> Result<(), String> {
+    let (sweep, json) = sweep(&args)?;
+    match args.run.format {
+        Format::Json => println!("{json}"),
+        Format::Table => print!("{}", sweep_table(&sweep)),
+    }
+    Ok(())
+}
+
+/// Runs every point of the sweep of `args` and, with `--out`, writes the
+/// outputs there; returns the sweep and `sweep.json`'s text, printing nothing.
+pub fn sweep(args: &SweepArgs) -> Result<(Sweep, String), String> {
     let (key, values) = parse_vary(&args.vary)?;
     if args.seeds == 0 {
         return Err("--seeds must be at least 1".into());
@@ -114,10 +125,6 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         .map(|(m, metric)| collect_metric(&sweep, m, metric, &names, &points, &figures))
         .collect();
     let json = serde_json::to_string_pretty(&sweep).map_err(|e| e.to_string())?;
-    match args.run.format {
-        Format::Json => println!("{json}"),
-        Format::Table => print!("{}", sweep_table(&sweep)),
-    }
     if let Some(dir) = &args.out {
         write_outputs(dir, &json, &sweep)?;
         let run = RunDescription {
@@ -131,7 +138,7 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
         };
         write_resolved(dir, &run)?;
     }
-    Ok(())
+    Ok((sweep, json))
 }
 
 /// Gathers metric `m` of every point into one series per policy, with means over seeds.

@@ -45,6 +45,7 @@ pub struct PolicyArgs {
     /// (see `pliant scenarios`), or every preset for a --workload.
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<String>>,
+    /// `--set` and `--config`.
     #[command(flatten)]
     pub settings: SettingsArgs,
     /// Output format on standard output.
@@ -239,8 +240,31 @@ pub fn set_apart(runs: &mut [RunRecord]) -> Apart {
     apart
 }
 
-/// Runs `pliant simulate`.
-pub fn run(args: SimulateArgs) -> Result<(), String> {
+/// A finished `simulate`: the runs and the JSON document the command prints.
+pub struct Simulation {
+    /// The scenario's name or the workload file.
+    pub name: String,
+    /// The seed the workload was made or sampled with.
+    pub seed: u64,
+    /// The scale factor.
+    pub scale: f64,
+    /// One record per policy, in the order named.
+    pub runs: Vec<RunRecord>,
+    /// The jobs in the workload.
+    pub jobs: usize,
+    /// The nodes of its cluster.
+    pub nodes: usize,
+    /// `results.json`: the comparison document, pretty-printed.
+    pub json: String,
+    /// The jobs set apart from the class columns (services, ended runs).
+    pub apart: Apart,
+    /// Whether any policy preempts.
+    preempting: bool,
+}
+
+/// Runs every policy of `args` on its workload and, with `--out`, writes the
+/// outputs there; prints nothing.
+pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
     if let Some(dir) = &args.out {
         crate::out_dir::check(dir)?;
     }
@@ -273,17 +297,6 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
         doc["set_apart"] = serde_json::json!({ "services": apart.services, "ended": apart.ended });
     }
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-    match args.run.format {
-        Format::Json => println!("{json}"),
-        Format::Table => {
-            let title =
-                format!("{name} (seed {seed}, scale {scale}): {} on {}", counted(jobs, "job"), counted(nodes, "node"));
-            print!("{}", comparison_table(&title, &runs));
-            if apart != Apart::default() {
-                println!("{apart}");
-            }
-        }
-    }
     if let Some(dir) = &args.out {
         let burst = args.workload.scenario_run().and_then(pliant_workload::scenarios::burst_window);
         let burst = burst.map(|(from, to)| ("short-job burst", from, to));
@@ -298,6 +311,24 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             sweep: None,
         };
         write_resolved(dir, &run)?;
+    }
+    Ok(Simulation { name, seed, scale, runs, jobs, nodes, json, apart, preempting })
+}
+
+/// Runs `pliant simulate`: [`simulate`], then the table or the JSON on
+/// standard output.
+pub fn run(args: SimulateArgs) -> Result<(), String> {
+    let Simulation { name, seed, scale, runs, jobs, nodes, json, apart, preempting } = simulate(&args)?;
+    match args.run.format {
+        Format::Json => println!("{json}"),
+        Format::Table => {
+            let title =
+                format!("{name} (seed {seed}, scale {scale}): {} on {}", counted(jobs, "job"), counted(nodes, "node"));
+            print!("{}", comparison_table(&title, &runs));
+            if apart != Apart::default() {
+                println!("{apart}");
+            }
+        }
     }
     if preempting && runs.iter().all(|r| r.preemptions.values().all(|&n| n == 0)) {
         let cpu = runs.iter().map(|r| r.cpu_mean).fold(0.0, f64::max) * 100.0;

@@ -5,6 +5,9 @@
 //! `simulate` or `sweep`, so both paths decide the same.
 
 use crate::settings::Settings;
+use crate::simulate::SimulateArgs;
+use crate::sweep::SweepArgs;
+use clap::{Parser, Subcommand};
 use pliant_core::policy::PRESETS;
 use pliant_workload::scenarios::SCENARIOS;
 use serde::{Deserialize, Serialize};
@@ -15,6 +18,45 @@ use toml::Spanned;
 
 /// The experiment file's name among the results.
 pub const RESOLVED_NAME: &str = "experiment.toml";
+
+/// A run as a command line says it: `simulate` or `sweep` with its flags.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Replay a scenario or workload under several policies and compare them.
+    Simulate(SimulateArgs),
+    /// Vary one setting over values and compare policies on chosen metrics.
+    Sweep(SweepArgs),
+}
+
+impl Command {
+    /// Parses a `simulate` or `sweep` command line (without the program name)
+    /// as `pliant` does; an error is clap's first line.
+    pub fn parse(line: impl IntoIterator<Item = String>) -> Result<Command, String> {
+        /// The command line alone, for clap.
+        #[derive(Parser)]
+        #[command(name = "pliant")]
+        struct Line {
+            #[command(subcommand)]
+            command: Command,
+        }
+        let first = |e: clap::Error| e.to_string().lines().next().unwrap_or("bad command line").to_string();
+        Line::try_parse_from(std::iter::once("pliant".to_string()).chain(line)).map(|l| l.command).map_err(first)
+    }
+
+    /// The run an experiment file stands for (see [`command_line`]).
+    pub fn from_experiment(path: &Path, out: Option<&Path>) -> Result<Command, String> {
+        let line = command_line(path, out)?;
+        Command::parse(line).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Runs it as `pliant` does: results on standard output.
+    pub fn run(self) -> Result<(), String> {
+        match self {
+            Command::Simulate(args) => crate::simulate::run(args),
+            Command::Sweep(args) => crate::sweep::run(args),
+        }
+    }
+}
 
 /// An experiment file as written.
 #[derive(Deserialize)]
@@ -89,7 +131,7 @@ fn at(path: &Path, text: &str, span: Range<usize>, reason: impl std::fmt::Displa
 }
 
 /// A parameter value as `--set` takes it.
-fn set_value(value: &toml::Value) -> Option<String> {
+pub fn set_value(value: &toml::Value) -> Option<String> {
     match value {
         toml::Value::String(s) => Some(s.clone()),
         toml::Value::Integer(i) => Some(i.to_string()),
@@ -191,7 +233,7 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
     };
     if let Some(window) = &w.window {
         file_only("window", window.span())?;
-        crate::trace_cmd::parse_window(window.get_ref()).map_err(|r| err(window.span(), r))?;
+        crate::parse_window(window.get_ref()).map_err(|r| err(window.span(), r))?;
         push("--window", window.get_ref().clone());
     }
     if let Some(sample) = &w.sample {
@@ -211,7 +253,7 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
             push("--nodes", nodes.get_ref().to_string());
         }
         if let Some(node) = &c.node {
-            crate::trace_cmd::parse_node(node.get_ref()).map_err(|r| err(node.span(), r))?;
+            crate::parse_node(node.get_ref()).map_err(|r| err(node.span(), r))?;
             push("--node", node.get_ref().clone());
         }
     }

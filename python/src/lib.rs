@@ -1,0 +1,139 @@
+//! `pliant._native`: the simulator behind the `pliant` Python package. Each
+//! call is a `pliant simulate`, `sweep` or `run` command line run by the
+//! command's own code (`pliant-run`), with the GIL released while the
+//! policies run in parallel; results come back as the texts the command
+//! writes (`results.json`, `jobs.csv`, `preemptions.csv`, `sweep.json`) and
+//! the utilisation timeline as columns. The Python side makes DataFrames.
+
+use pliant_metrics::RunRecord;
+use pliant_report::{write_jobs_csv, write_preemptions_csv};
+use pliant_run::simulate::{simulate, Simulation};
+use pliant_run::sweep::sweep;
+use pliant_run::Command;
+use pyo3::create_exception;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+
+create_exception!(
+    _native,
+    PliantError,
+    pyo3::exceptions::PyException,
+    "A run pliant refused: the command's message, `FILE:LINE: reason` for bad input."
+);
+
+/// What a command line produced, before it becomes Python objects.
+enum Outcome {
+    /// `simulate`: the runs and the texts the command writes.
+    Simulated { sim: Simulation, jobs_csv: String, preemptions_csv: String },
+    /// `sweep`: `sweep.json`.
+    Swept { json: String },
+}
+
+/// A CSV writer's output as text.
+fn csv_text(write: impl FnOnce(&mut Vec<u8>) -> Result<(), String>) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    write(&mut bytes)?;
+    String::from_utf8(bytes).map_err(|e| e.to_string())
+}
+
+/// Runs a parsed command as `pliant` would, printing nothing.
+fn execute(command: Command) -> Result<Outcome, String> {
+    match command {
+        Command::Simulate(args) => {
+            let sim = simulate(&args)?;
+            let jobs_csv = csv_text(|b| write_jobs_csv(&sim.runs, b).map_err(|e| e.to_string()))?;
+            let preemptions_csv = csv_text(|b| write_preemptions_csv(&sim.runs, b).map_err(|e| e.to_string()))?;
+            Ok(Outcome::Simulated { sim, jobs_csv, preemptions_csv })
+        }
+        Command::Sweep(args) => sweep(&args).map(|(_, json)| Outcome::Swept { json }),
+    }
+}
+
+/// The utilisation timeline of every run as columns.
+fn timeline<'py>(py: Python<'py>, runs: &[RunRecord]) -> PyResult<Bound<'py, PyDict>> {
+    let samples = runs.iter().flat_map(|r| r.timeline.iter().map(move |s| (r.policy.as_str(), s)));
+    let (mut policy, mut time_s, mut cpu, mut mem) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (p, s) in samples {
+        policy.push(p);
+        time_s.push(s.time as f64 / 1e6);
+        cpu.push(s.cpu);
+        mem.push(s.mem);
+    }
+    let columns = PyDict::new(py);
+    columns.set_item("policy", policy)?;
+    columns.set_item("time_s", time_s)?;
+    columns.set_item("cpu", cpu)?;
+    columns.set_item("mem", mem)?;
+    Ok(columns)
+}
+
+/// Runs `command` without the GIL and returns its outcome as a dict.
+fn outcome<'py>(
+    py: Python<'py>,
+    command: impl FnOnce() -> Result<Command, String> + Send,
+) -> PyResult<Bound<'py, PyDict>> {
+    let done = py.detach(|| execute(command()?)).map_err(PliantError::new_err)?;
+    let out = PyDict::new(py);
+    match done {
+        Outcome::Simulated { sim, jobs_csv, preemptions_csv } => {
+            out.set_item("kind", "simulate")?;
+            out.set_item("json", sim.json.as_str())?;
+            out.set_item("jobs_csv", jobs_csv)?;
+            out.set_item("preemptions_csv", preemptions_csv)?;
+            out.set_item("timeline", timeline(py, &sim.runs)?)?;
+        }
+        Outcome::Swept { json } => {
+            out.set_item("kind", "sweep")?;
+            out.set_item("json", json)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Runs a `simulate` or `sweep` command line (without the program name, e.g.
+/// `["simulate", "--scenario", "two-job"]`) and returns a dict: `kind`
+/// (`simulate` or `sweep`), `json` (the command's JSON document) and, for
+/// `simulate`, `jobs_csv`, `preemptions_csv` and `timeline` (columns).
+#[pyfunction]
+fn run_line(py: Python<'_>, line: Vec<String>) -> PyResult<Bound<'_, PyDict>> {
+    outcome(py, move || Command::parse(line))
+}
+
+/// Runs an experiment file as `pliant run FILE [--out OUT]` does and returns
+/// what [`run_line`] returns for the command line it stands for.
+#[pyfunction]
+#[pyo3(signature = (path, out=None))]
+fn run_experiment(py: Python<'_>, path: PathBuf, out: Option<PathBuf>) -> PyResult<Bound<'_, PyDict>> {
+    outcome(py, move || Command::from_experiment(&path, out.as_deref()))
+}
+
+/// The built-in scenarios: (name, about, the presets compared on it by default).
+#[pyfunction]
+fn scenarios() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
+    pliant_workload::scenarios::SCENARIOS.iter().map(|s| (s.name, s.about, s.policies.to_vec())).collect()
+}
+
+/// The policy presets: (name, about).
+#[pyfunction]
+fn policies() -> Vec<(&'static str, &'static str)> {
+    pliant_core::policy::PRESETS.iter().map(|p| (p.name, p.about)).collect()
+}
+
+/// Every setting a run takes (`--set KEY=VALUE`): (key, default, about).
+#[pyfunction]
+fn parameters() -> Vec<(&'static str, String, &'static str)> {
+    pliant_run::Settings::keys().into_iter().map(|k| (k.key, k.default, k.about)).collect()
+}
+
+/// The module: the functions above and `PliantError`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("PliantError", m.py().get_type::<PliantError>())?;
+    m.add_function(wrap_pyfunction!(run_line, m)?)?;
+    m.add_function(wrap_pyfunction!(run_experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(scenarios, m)?)?;
+    m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(parameters, m)?)?;
+    Ok(())
+}
