@@ -225,8 +225,12 @@ impl SlurmCluster {
             Arrangement::SuspendGang => {
                 "SelectTypeParameters=CR_Core_Memory\nPreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n"
             }
-            Arrangement::Pliant => "SelectTypeParameters=CR_Core\nJobSubmitPlugins=lua\n",
-            Arrangement::Plain => "SelectTypeParameters=CR_Core\n",
+            // A released job is started by Slurm's next scheduling pass,
+            // which `batch_sched_delay` (3 s by default) holds back.
+            Arrangement::Pliant => {
+                "SelectTypeParameters=CR_Core\nJobSubmitPlugins=lua\nSchedulerParameters=batch_sched_delay=0\n"
+            }
+            Arrangement::Plain => "SelectTypeParameters=CR_Core\nSchedulerParameters=batch_sched_delay=0\n",
         };
         if cpus > 2 {
             conf += "SlurmdParameters=config_overrides\n";
