@@ -1,6 +1,7 @@
 //! The controller: pliant's core driving a Slurm partition.
 //!
-//! Each poll reads `squeue --json` and what the node agents reported
+//! Each poll reads the partition's live jobs from `squeue` (compactly; the
+//! jobs pliant tracks that left those states by id) and what the node agents reported
 //! ([`crate::link`]), turns what changed into events (a new held job, a job
 //! that completed, memory a victim gave back), runs one
 //! scheduling step of the core through the live step driver

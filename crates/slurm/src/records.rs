@@ -110,33 +110,6 @@ fn memory_mb(text: &str) -> Option<u64> {
     (value >= 0.0).then(|| (value * scale).round() as u64)
 }
 
-/// The jobs of a `squeue --json` document.
-pub fn parse_jobs(json: &str) -> Result<Vec<SlurmJob>, String> {
-    let doc: Value = serde_json::from_str(json).map_err(|e| format!("squeue --json: {e}"))?;
-    let jobs = doc["jobs"].as_array().ok_or("squeue --json: no `jobs` array")?;
-    jobs.iter()
-        .map(|j| {
-            let num = |k: &str| j[k].as_u64().unwrap_or(0);
-            let text = |k: &str| j[k].as_str().unwrap_or("").to_string();
-            let cpus = num("cpus");
-            let per_node = num("memory_per_node");
-            let mem_mb = if per_node > 0 { per_node } else { num("memory_per_cpu") * cpus };
-            Ok(SlurmJob {
-                id: j["job_id"].as_u64().ok_or("squeue --json: a job without job_id")?,
-                state: text("job_state"),
-                reason: text("state_reason"),
-                partition: text("partition"),
-                comment: text("comment"),
-                nodes: text("nodes"),
-                cpus,
-                mem_mb,
-                node_count: num("node_count"),
-                user_id: num("user_id") as u32,
-            })
-        })
-        .collect()
-}
-
 /// The nodes of an `sinfo --json` document.
 pub fn parse_nodes(json: &str) -> Result<Vec<SlurmNode>, String> {
     let doc: Value = serde_json::from_str(json).map_err(|e| format!("sinfo --json: {e}"))?;
@@ -160,22 +133,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn jobs_read_their_memory_per_node_or_per_cpu() {
-        let doc = r#"{"jobs":[
-            {"job_id":7,"job_state":"PENDING","state_reason":"JobHeldUser","partition":"pliant",
-             "comment":"pliant:short","nodes":"","cpus":2,"memory_per_node":600,"node_count":1,"user_id":0},
-            {"job_id":8,"job_state":"RUNNING","state_reason":"None","partition":"other",
-             "nodes":"n2","cpus":2,"memory_per_cpu":100,"node_count":1,"user_id":1000}]}"#;
-        let jobs = parse_jobs(doc).unwrap();
-        assert_eq!(jobs[0].mem_mb, 600);
-        assert!(jobs[0].is_held());
-        assert_eq!(jobs[0].comment, "pliant:short");
-        assert_eq!((jobs[1].mem_mb, jobs[1].user_id, jobs[1].is_held()), (200, 1000, false));
-        assert!(parse_jobs(r#"{"jobs":[{"job_state":"RUNNING"}]}"#).is_err());
-    }
-
-    #[test]
-    fn compact_lines_read_like_the_json() {
+    fn compact_lines_read_each_field() {
         let text = "7|PENDING|JobHeldUser||2|600M|1|0|pliant|pliant:short|x\n\
                     8|RUNNING|None|n2|1|1.50G|1|1000|pliant|(null)\n";
         let jobs = parse_squeue(text).unwrap();
