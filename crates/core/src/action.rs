@@ -23,6 +23,21 @@ pub enum MechanismKind {
 }
 
 impl MechanismKind {
+    /// Every mechanism, in declaration order. Adding a kind fails to compile
+    /// until it is listed here (see `listed` below), so a body or a book that
+    /// goes through this list cannot drop a new one silently.
+    pub const ALL: [MechanismKind; 5] = {
+        use MechanismKind::{Checkpoint, Graceful, Immediate, Kill, Suspend};
+        /// Exhaustive: a new kind is an error here, next to the list to extend.
+        const fn listed(m: MechanismKind) {
+            match m {
+                Kill | Immediate | Graceful | Suspend | Checkpoint => {}
+            }
+        }
+        listed(Kill);
+        [Kill, Immediate, Graceful, Suspend, Checkpoint]
+    };
+
     /// The name used in reports and JSON.
     pub fn name(self) -> &'static str {
         match self {

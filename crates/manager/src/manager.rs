@@ -827,11 +827,7 @@ impl Manager {
 
 /// The core's names for the mechanisms a node reports.
 fn core_mechanisms(node: &[NodeMechanism]) -> Vec<MechanismKind> {
-    use MechanismKind::{Checkpoint, Graceful, Immediate, Kill, Suspend};
-    [Kill, Immediate, Graceful, Suspend, Checkpoint]
-        .into_iter()
-        .filter(|&k| node.contains(&node_mechanism(k)))
-        .collect()
+    MechanismKind::ALL.into_iter().filter(|&k| node.contains(&node_mechanism(k))).collect()
 }
 
 /// A task's own directory under `root`.

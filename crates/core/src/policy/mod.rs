@@ -3,12 +3,14 @@
 //! Presets are just named compositions.
 
 pub mod cost;
+pub(crate) mod fair;
 pub(crate) mod mechanism;
 mod params;
 pub mod planner;
 mod presets;
 pub mod reservation;
 pub mod sizing;
+pub mod steps;
 
 use crate::model::{StorageModel, Tier};
 pub use params::{Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT};
@@ -58,6 +60,18 @@ pub enum JobOrder {
     ShortestRemaining,
 }
 
+impl JobOrder {
+    /// The key that orders `job` in its queue (smaller first): inverted
+    /// priority, submission, id.
+    pub fn service_key(self, job: &crate::model::JobRequest) -> (u8, Micros, u32) {
+        let priority = match self {
+            JobOrder::Priority => u8::MAX - job.priority,
+            JobOrder::Fifo | JobOrder::Fair | JobOrder::ShortestRemaining => 0,
+        };
+        (priority, job.submit, job.id.0)
+    }
+}
+
 /// Which node gets a task.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Placement {
@@ -85,6 +99,27 @@ pub enum PlannerSpec {
     /// given the mechanism that frees it cheapest (`planner/cost.rs`; with
     /// `MechanismSpec::Cheapest`).
     Cost,
+    /// A planner from outside the core (`steps::PlannerPlugin`).
+    Custom(CustomPlanner),
+}
+
+/// A planner written outside the core, named in a policy: the plugin that
+/// builds it for each scheduler. Policies compare it by name.
+#[derive(Clone, Copy)]
+pub struct CustomPlanner(pub &'static dyn steps::PlannerPlugin);
+
+impl PartialEq for CustomPlanner {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name()
+    }
+}
+
+impl Eq for CustomPlanner {}
+
+impl std::fmt::Debug for CustomPlanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Custom({})", self.0.name())
+    }
 }
 
 /// How checkpoint-based preemption is carried out (checkpoint paper §3–§4).
@@ -210,7 +245,36 @@ pub struct Policy {
     pub am_start: Option<Micros>,
 }
 
+impl Placement {
+    /// The nodes placement sees, of the cluster's `nodes`: one of their
+    /// total capacity when pooled, else the nodes themselves.
+    pub fn nodes<'a>(&self, nodes: &'a [Resources]) -> std::borrow::Cow<'a, [Resources]> {
+        match self {
+            Placement::Pooled => vec![nodes.iter().fold(Resources::ZERO, |acc, &n| acc + n)].into(),
+            Placement::FirstFit | Placement::ReservedForShort { .. } => nodes.into(),
+        }
+    }
+
+    /// How many of `nodes` nodes (in cluster order, from the first) only short jobs may use.
+    pub fn short_only(&self, nodes: usize) -> usize {
+        match self {
+            Placement::FirstFit | Placement::Pooled => 0,
+            Placement::ReservedForShort { fraction } => (nodes as f64 * fraction).round() as usize,
+        }
+    }
+}
+
 impl Policy {
+    /// How often the body must run the resource monitor (the heartbeat),
+    /// if the policy has one: elastic sizing's timeline heartbeat, else
+    /// the preemption interval.
+    pub fn monitor_interval(&self) -> Option<Micros> {
+        match self.sizing {
+            Sizing::Elastic(spec) => Some(spec.heartbeat),
+            Sizing::Requested => self.preemption.map(|p| p.interval),
+        }
+    }
+
     /// The queue that jobs of `class` go to.
     pub fn queue_of(&self, class: JobClass) -> usize {
         self.queues.iter().position(|q| q.classes.contains(&class)).expect("every preset maps every class to a queue")

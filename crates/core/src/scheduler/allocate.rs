@@ -7,27 +7,16 @@ use super::view::View;
 use super::Scheduler;
 use crate::action::Action;
 use crate::model::{JobClass, JobId, NodeId, TaskRef, TaskState};
-use crate::policy::mechanism::Mechanism;
-use crate::policy::reservation::SlotBook;
-use crate::policy::{HeadOfLine, JobOrder};
+use crate::policy::steps::{Mechanism, Reservation};
+use crate::policy::HeadOfLine;
 use crate::{Micros, Resources};
 use std::ops::Bound::{Excluded, Unbounded};
 
-/// The key that orders jobs in a queue (smaller first).
-pub(crate) fn service_key(order: JobOrder, job: &crate::model::JobRequest) -> ServiceKey {
-    let priority = match order {
-        JobOrder::Fifo => 0,
-        JobOrder::Priority => u8::MAX - job.priority,
-        JobOrder::Fair | JobOrder::ShortestRemaining => 0,
-    };
-    (priority, job.submit, job.id.0)
-}
-
 impl Scheduler {
     pub(super) fn allocate(&mut self, now: Micros, out: &mut Vec<Action>) {
-        if let Scheduler { view, mechanism, slots, node_pass: Some(pass), .. } = self {
+        if let Scheduler { view, mechanism, reservation, placement_pass: Some(pass), .. } = self {
             let mut start = |view: &mut View, job, task, node, size| {
-                launch(view, mechanism.as_mut(), slots, now, job, task, node, size, out)
+                launch(view, mechanism.as_mut(), reservation.as_mut(), now, job, task, node, size, out)
             };
             return pass.allocate(view, now, &mut start);
         }
@@ -84,7 +73,7 @@ impl Scheduler {
                 let Some((key, c)) = pick(0).into_iter().chain(pick(1)).min() else { break };
                 let id = key.2 as usize;
                 let full = self.view.free_index.full();
-                if blocked.iter().all(|&b| b) || (full && !self.slots.holds_usable_by(self.view.jobs[id].req.priority))
+                if blocked.iter().all(|&b| b) || (full && !self.reservation.usable_by(self.view.jobs[id].req.priority))
                 {
                     return;
                 }
@@ -97,7 +86,7 @@ impl Scheduler {
                         SlotChoice::Any => {
                             let free =
                                 if no_room.iter().any(|r| r.fits_in(&req)) { None } else { self.find_node(req, class) };
-                            free.or_else(|| self.slots.take_lower_hold(&mut self.view, id, req))
+                            free.or_else(|| self.reservation.take_lower(&mut self.view, id, req))
                         }
                     };
                     let Some(node) = node else {
@@ -108,7 +97,17 @@ impl Scheduler {
                         }
                         break;
                     };
-                    launch(&mut self.view, self.mechanism.as_mut(), &mut self.slots, now, id, ti, node, req, out);
+                    launch(
+                        &mut self.view,
+                        self.mechanism.as_mut(),
+                        self.reservation.as_mut(),
+                        now,
+                        id,
+                        ti,
+                        node,
+                        req,
+                        out,
+                    );
                 }
                 self.view.sync_waiting(id);
                 if !blocked[c] {
@@ -144,7 +143,7 @@ impl Scheduler {
 fn launch(
     view: &mut View,
     mechanism: &mut dyn Mechanism,
-    slots: &mut SlotBook,
+    reservation: &mut dyn Reservation,
     now: Micros,
     job: usize,
     task: u32,
@@ -168,6 +167,6 @@ fn launch(
     j.running += 1;
     let queue = j.queue;
     view.reserve(node, queue, size);
-    slots.release_spent_holds(view, job);
+    reservation.release_spent(view, job);
     out.push(Action::Launch { task: TaskRef { job: JobId(job as u32), task }, node, resources: size });
 }

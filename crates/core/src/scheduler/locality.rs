@@ -44,7 +44,7 @@ impl Scheduler {
     pub(super) fn slot_for(&mut self, now: Micros, job: usize, task: u32, req: Resources) -> SlotChoice {
         let prefers = self.preferred_nodes(job, task);
         let prefer = |n| prefers.as_ref().is_none_or(|p: &Vec<NodeId>| p.contains(&n));
-        if let Some(node) = self.slots.take_own_hold(&mut self.view, job, req, prefer) {
+        if let Some(node) = self.reservation.take_own(&mut self.view, job, req, &prefer) {
             return SlotChoice::Take(node);
         }
         let Some(prefers) = prefers else { return SlotChoice::Any };
@@ -57,7 +57,7 @@ impl Scheduler {
             self.view.wake_at(until);
             return SlotChoice::Wait;
         }
-        match self.slots.take_own_hold(&mut self.view, job, req, |_| true) {
+        match self.reservation.take_own(&mut self.view, job, req, &|_| true) {
             Some(node) => SlotChoice::Take(node),
             None => SlotChoice::Any,
         }

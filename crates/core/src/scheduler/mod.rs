@@ -14,9 +14,8 @@ use crate::node_index::NodeIndex;
 use crate::observation::Observation;
 use crate::policy::mechanism::{self, Mechanism, Preempted};
 use crate::policy::planner::{self, Planner};
-use crate::policy::reservation::SlotBook;
-use crate::policy::sizing::elastic::NodePass;
-use crate::policy::{JobOrder, Placement, Policy, Sizing};
+use crate::policy::steps::{PlacementPass, Reservation};
+use crate::policy::{fair, reservation, Policy};
 use crate::{LiveTable, Micros, Resources};
 use smallvec::SmallVec;
 use state::{JobState, JobStatus, NodeState, QueueState};
@@ -64,18 +63,18 @@ pub enum CoreError {
 pub struct Scheduler {
     policy: Policy,
     view: View,
-    /// The resource monitor ran since the last allocation pass: the next pass
-    /// is a heartbeat, which offers nodes to preempted tasks.
-    heartbeat: bool,
+    /// The resource monitor ran since the last allocation pass and left tasks
+    /// preempted: the next pass ends by the mechanism's resumption offers.
+    offer_due: bool,
     /// Whom the resource monitor takes from, if the policy preempts.
     planner: Option<Box<dyn Planner>>,
     /// How victims give resources back (kill when the policy does not preempt).
     mechanism: Box<dyn Mechanism>,
-    /// The reserve/permit step's slots (SSR).
-    slots: SlotBook,
-    /// The fair scheduler's node-by-node pass with YARN-ME's sizing, for
-    /// `Fair` and `ShortestRemaining` order.
-    node_pass: Option<NodePass>,
+    /// The reserve/permit step (nothing reserved unless the policy reserves).
+    reservation: Box<dyn Reservation>,
+    /// The policy's own placement pass, if it has one in place of the
+    /// queue-by-queue pass (`allocate.rs`).
+    placement_pass: Option<Box<dyn PlacementPass>>,
     /// The allocation pass's queues in order with how served each is, a
     /// buffer kept between passes.
     pass_order: Vec<(f64, usize)>,
@@ -89,13 +88,9 @@ impl Scheduler {
         if nodes.is_empty() {
             return Err(CoreError::NoNodes);
         }
-        let pooled = [nodes.iter().fold(Resources::ZERO, |acc, &n| acc + n)];
-        let nodes = if policy.placement == Placement::Pooled { &pooled[..] } else { nodes };
-        let short_only = match policy.placement {
-            Placement::FirstFit | Placement::Pooled => 0,
-            Placement::ReservedForShort { fraction } => (nodes.len() as f64 * fraction).round() as usize,
-        };
-        let free_index = NodeIndex::new(nodes);
+        let nodes = policy.placement.nodes(nodes);
+        let short_only = policy.placement.short_only(nodes.len());
+        let free_index = NodeIndex::new(&nodes);
         let n = nodes.len();
         let nodes: Vec<NodeState> = nodes
             .iter()
@@ -136,20 +131,21 @@ impl Scheduler {
             touched: None,
             refreshed: None,
         };
-        let node_pass =
-            matches!(policy.order, JobOrder::Fair | JobOrder::ShortestRemaining).then(|| NodePass::new(&policy, n));
-        if node_pass.is_some() {
+        let placement_pass = fair::build(&policy, n);
+        if placement_pass.is_some() {
+            // A pass of its own keeps its order and its nodes up to date
+            // with what the books mark.
             view.touched = Some(Default::default());
             view.refreshed = Some(Default::default());
         }
         let mut s = Scheduler {
             planner: planner::build(&policy),
             mechanism: mechanism::build(&policy, n),
-            slots: SlotBook::new(policy.reservation),
-            node_pass,
+            reservation: reservation::build(&policy),
+            placement_pass,
             policy,
             view,
-            heartbeat: false,
+            offer_due: false,
             pass_order: Vec::new(),
             pass_no_room: Vec::new(),
         };
@@ -168,10 +164,7 @@ impl Scheduler {
 
     /// How often the body must call [`Scheduler::monitor`], if the policy preempts.
     pub fn monitor_interval(&self) -> Option<Micros> {
-        match self.policy.sizing {
-            Sizing::Elastic(spec) => Some(spec.heartbeat),
-            Sizing::Requested => self.policy.preemption.map(|p| p.interval),
-        }
+        self.policy.monitor_interval()
     }
 
     /// Takes in a submitted job (as [`Observation::JobSubmitted`], for a body
@@ -182,14 +175,13 @@ impl Scheduler {
             return Err(CoreError::JobIdOutOfOrder { got: req.id.0, expected });
         }
         let queue = self.policy.queue_of(req.class);
-        let key = allocate::service_key(self.policy.order, req);
+        let key = self.policy.order.service_key(req);
         if self.planner.is_some() {
             self.view.queues[queue].active.insert(key);
         }
         self.view.jobs.push(JobState::new(req, queue, key));
-        if let Some(pass) = &mut self.node_pass {
-            pass.stale();
-            pass.job_arrived();
+        if let Some(pass) = &mut self.placement_pass {
+            pass.job_submitted();
         }
         self.view.sync_waiting(expected as usize);
         self.view.dirty = true;
@@ -201,12 +193,11 @@ impl Scheduler {
         match obs {
             Observation::JobSubmitted(req) => self.submit(&req)?,
             Observation::TaskFinished(task) => self.task_finished(now, task)?,
-            Observation::MemoryReclaimed { task, mem_mb } => mechanism::memory_reclaimed(&mut self.view, task, mem_mb)?,
-            Observation::Swapping(task) => mechanism::task_swapping(&mut self.view, now, task)?,
-            Observation::Resumed(task) => {
-                mechanism::task_resumed(&mut self.view, now, task)?;
-                self.mechanism.resumed(&mut self.view, now, task);
+            Observation::MemoryReclaimed { task, mem_mb } => {
+                self.mechanism.memory_reclaimed(&mut self.view, task, mem_mb)?
             }
+            Observation::Swapping(task) => self.mechanism.swapping(&mut self.view, now, task)?,
+            Observation::Resumed(task) => self.mechanism.resumed(&mut self.view, now, task)?,
             Observation::Checkpointed(task) => self.mechanism.checkpointed(&mut self.view, now, task)?,
             Observation::TaskLost(task) => self.task_lost(task)?,
             Observation::JobAborted(job) => self.job_aborted(job)?,
@@ -219,7 +210,7 @@ impl Scheduler {
 
     /// Drops an ended job from its queue.
     fn retire(&mut self, job: usize) {
-        if let Some(pass) = &mut self.node_pass {
+        if let Some(pass) = &mut self.placement_pass {
             pass.job_ended(&mut self.view, job);
         }
         self.view.touch(job);
@@ -237,8 +228,8 @@ impl Scheduler {
     /// `finished` also takes its estimate off its job's work left.
     fn unsize(&mut self, task: TaskRef, finished: bool) {
         self.view.unsize(task, finished);
-        if let Some(pass) = &mut self.node_pass {
-            pass.unsize(&mut self.view, task);
+        if let Some(pass) = &mut self.placement_pass {
+            pass.task_released(&mut self.view, task);
         }
     }
 
@@ -259,8 +250,8 @@ impl Scheduler {
         job.unsize(task.task as usize, true);
         job.tasks[task.task as usize].allocated = Resources::ZERO;
         self.view.touch(task.job.0 as usize);
-        if let Some(pass) = &mut self.node_pass {
-            pass.unsize(&mut self.view, task);
+        if let Some(pass) = &mut self.placement_pass {
+            pass.task_released(&mut self.view, task);
         }
         let job = &mut self.view.jobs[task.job.0 as usize];
         job.running -= 1;
@@ -287,13 +278,11 @@ impl Scheduler {
             self.view.forget_preemption(task);
         }
         self.view.release(node, queue, res);
-        if phase_done {
-            self.slots.phase_released(task.job.0, phase);
-        }
-        self.slots.reserve_on_finish(&mut self.view, now, task, node, res, ran);
+        let phase_done = phase_done.then_some(phase);
+        self.reservation.task_finished(&mut self.view, now, task, node, res, ran, phase_done);
         if finished {
             self.retire(task.job.0 as usize);
-            self.slots.release_spent_holds(&mut self.view, task.job.0 as usize);
+            self.reservation.release_spent(&mut self.view, task.job.0 as usize);
             // A finished job leaves the core: memory follows the live jobs.
             self.view.jobs.remove(task.job.0 as usize);
         } else {
@@ -306,12 +295,12 @@ impl Scheduler {
     /// `out`. After a monitor run it is also a heartbeat: once pending tasks
     /// are placed, preempted tasks are offered their nodes' free resources.
     pub fn schedule(&mut self, now: Micros, out: &mut Vec<Action>) {
-        self.slots.step(&mut self.view, now, out);
+        self.reservation.before_pass(&mut self.view, now, out);
         if self.view.dirty {
             self.view.dirty = false;
             self.allocate(now, out);
         }
-        if std::mem::take(&mut self.heartbeat) && self.planner.is_some() {
+        if std::mem::take(&mut self.offer_due) && self.planner.is_some() {
             self.mechanism.offer(&mut self.view, out);
         }
     }
@@ -319,10 +308,8 @@ impl Scheduler {
     /// Runs the resource monitor (preemption); appends its actions to `out`.
     /// Call [`Scheduler::schedule`] after it: that pass is the heartbeat.
     pub fn monitor(&mut self, now: Micros, out: &mut Vec<Action>) {
-        if let (Sizing::Elastic(_), Some(pass)) = (self.policy.sizing, &mut self.node_pass) {
-            // The heartbeat: the timeline generator runs again (YARN-ME §3.2).
-            pass.stale();
-            self.view.dirty = true;
+        if let Some(pass) = &mut self.placement_pass {
+            pass.monitored(&mut self.view);
         }
         if let Some(planner) = &mut self.planner {
             let before = out.len();
@@ -335,8 +322,8 @@ impl Scheduler {
                 match self.mechanism.preempt(&mut self.view, now, take, out) {
                     Preempted::Kept => {}
                     Preempted::Killed { exhausted } => {
-                        if let Some(pass) = &mut self.node_pass {
-                            pass.unsize(&mut self.view, take.task);
+                        if let Some(pass) = &mut self.placement_pass {
+                            pass.task_released(&mut self.view, take.task);
                         }
                         if exhausted {
                             self.fail_job(take.task.job, out);
@@ -347,7 +334,7 @@ impl Scheduler {
             if out.len() > before {
                 self.view.dirty = true;
             }
-            self.heartbeat = !self.view.preempted.is_empty();
+            self.offer_due = !self.view.preempted.is_empty();
         }
     }
 
@@ -371,8 +358,8 @@ impl Scheduler {
         }
         // A task lost while dumping has no image: it starts afresh.
         let dumping = matches!(t.io_op, Some(view::IoOp::Dump(_)));
-        if let Some(pass) = &mut self.node_pass {
-            pass.unsize(&mut self.view, task);
+        if let Some(pass) = &mut self.placement_pass {
+            pass.task_released(&mut self.view, task);
         }
         self.view.forget_preemption(task);
         self.mechanism.forget(&mut self.view, task);
@@ -454,7 +441,7 @@ impl Scheduler {
             self.view.release(node, queue, res);
         }
         self.retire(id.0 as usize);
-        self.slots.release_spent_holds(&mut self.view, id.0 as usize);
+        self.reservation.release_spent(&mut self.view, id.0 as usize);
     }
 
     /// Node `node` can carry out only the mechanisms in `can` (a live node
@@ -462,10 +449,8 @@ impl Scheduler {
     /// mechanism per victim (`pliant`) uses only those there. By default a
     /// node can do every mechanism; a node pooled into one (`meganode`) is left so.
     pub fn restrict_mechanisms(&mut self, node: usize, can: &[MechanismKind]) {
-        use MechanismKind::{Checkpoint, Graceful, Immediate, Kill, Suspend};
         if let Some(n) = self.view.nodes.get_mut(node) {
-            n.lacks =
-                [Kill, Immediate, Graceful, Suspend, Checkpoint].into_iter().filter(|m| !can.contains(m)).collect();
+            n.lacks = MechanismKind::ALL.into_iter().filter(|m| !can.contains(m)).collect();
         }
     }
 
@@ -501,21 +486,22 @@ impl Scheduler {
 
     /// What reserved slots hold idle now (lent to no copy).
     pub fn reserved_idle(&self) -> Resources {
-        self.slots.idle()
+        self.reservation.idle()
     }
 
-    /// The node pass visits every node at every pass (for a test's
+    /// The placement pass visits every node at every pass (for a test's
     /// comparison with the passes that visit only where something may change).
     #[cfg(test)]
     pub(crate) fn visit_every_node(&mut self) {
-        if let Some(pass) = &mut self.node_pass {
+        if let Some(pass) = &mut self.placement_pass {
             pass.visit_every_node();
         }
     }
 
-    /// The timeline generator's estimate of `job`'s completion (elastic sizing only).
+    /// The placement pass's estimate of `job`'s completion, if it keeps one
+    /// (the timeline generator's, under elastic sizing).
     pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
-        self.node_pass.as_mut().and_then(|pass| pass.estimated_completion(job))
+        self.placement_pass.as_mut().and_then(|pass| pass.estimated_completion(job))
     }
 
     /// The earliest instant after `now` the core wants a pass at even if the

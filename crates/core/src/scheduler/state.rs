@@ -97,7 +97,7 @@ pub(crate) enum IoOp {
 
 /// Where a checkpointed task's image is and how far the task had got.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Image {
+pub struct Image {
     /// The node whose dump wrote it.
     pub node: NodeId,
     /// Run time of the attempt it saves (the task's progress, as the core saw it run).

@@ -5,8 +5,9 @@
 //! books only through these methods, which keep the indexes and the queues'
 //! usage in step.
 
+pub use super::state::Image;
 use super::state::NodeState;
-pub(crate) use super::state::{Image, IoOp, JobState, JobStatus, QueueState, ServiceKey, TaskRuntime};
+pub(crate) use super::state::{IoOp, JobState, JobStatus, QueueState, ServiceKey, TaskRuntime};
 use crate::model::{NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
 use crate::{CoreError, LiveTable, Micros, Resources};
@@ -48,6 +49,23 @@ pub struct View {
     /// Nodes whose free resources may have changed since a plugin last
     /// took them, if one keeps track (as `touched`, for nodes).
     pub(super) refreshed: Option<Touched>,
+}
+
+/// A task that holds resources, as [`View::holding`] shows it to a planner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holding {
+    /// The task.
+    pub task: TaskRef,
+    /// Where it stands (running, shrunk, suspended, dumping...).
+    pub state: TaskState,
+    /// Its node.
+    pub node: NodeId,
+    /// What it holds there.
+    pub allocated: Resources,
+    /// When its current attempt started.
+    pub started: Micros,
+    /// Run time of its current attempt up to now, suspensions excluded.
+    pub ran: Micros,
 }
 
 /// Jobs (or nodes) touched since they were last taken, each once.
@@ -133,18 +151,18 @@ impl View {
     }
 
     /// Number of nodes.
-    pub(crate) fn node_count(&self) -> usize {
+    pub fn node_count(&self) -> usize {
         self.nodes.len()
     }
 
     /// What node `i` has free (nothing if it is down).
-    pub(crate) fn node_free(&self, i: usize) -> Resources {
+    pub fn node_free(&self, i: usize) -> Resources {
         self.nodes[i].free()
     }
 
     /// True when node `i` can carry out `mechanism` (see
     /// `Scheduler::restrict_mechanisms`).
-    pub(crate) fn node_can(&self, i: usize, mechanism: crate::action::MechanismKind) -> bool {
+    pub fn node_can(&self, i: usize, mechanism: crate::action::MechanismKind) -> bool {
         !self.nodes[i].lacks.contains(&mechanism)
     }
 
@@ -155,7 +173,7 @@ impl View {
     }
 
     /// Node `i`'s capacity.
-    pub(crate) fn node_capacity(&self, i: usize) -> Resources {
+    pub fn node_capacity(&self, i: usize) -> Resources {
         self.nodes[i].capacity
     }
 
@@ -165,18 +183,49 @@ impl View {
     }
 
     /// Total capacity of the nodes up.
-    pub(crate) fn total(&self) -> Resources {
+    pub fn total(&self) -> Resources {
         self.total
     }
 
     /// What is allocated cluster-wide.
-    pub(crate) fn allocated(&self) -> Resources {
+    pub fn allocated(&self) -> Resources {
         self.allocated
     }
 
     /// Memory suspended and shrunk tasks have still to give back, MB.
-    pub(crate) fn reclaiming_mb(&self) -> u64 {
+    pub fn reclaiming_mb(&self) -> u64 {
         self.reclaiming_mb
+    }
+
+    /// Number of queues (the policy's, in its order).
+    pub fn queue_count(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// Queue `queue`'s guaranteed share of the nodes up.
+    pub fn queue_guaranteed(&self, queue: usize) -> Resources {
+        self.queues[queue].guaranteed
+    }
+
+    /// What queue `queue`'s tasks hold now.
+    pub fn queue_used(&self, queue: usize) -> Resources {
+        self.queues[queue].used
+    }
+
+    /// The tasks of queue `queue`'s jobs that hold resources, job by job in
+    /// service order (kept only when the policy has a planner: for planners).
+    pub fn holding(&self, queue: usize, now: Micros) -> impl Iterator<Item = Holding> + '_ {
+        self.queues[queue].active.iter().map(|key| &self.jobs[key.2 as usize]).flat_map(move |job| {
+            let id = job.req.id;
+            job.tasks.changed().filter(|(_, t)| t.state.holds_resources()).map(move |(i, t)| Holding {
+                task: TaskRef { job: id, task: i },
+                state: t.state,
+                node: t.node,
+                allocated: t.allocated,
+                started: t.started,
+                ran: t.ran(now),
+            })
+        })
     }
 
     /// The queues' usage and jobs.
@@ -365,7 +414,7 @@ impl View {
     }
 
     /// Sum of the requests of a queue's runnable pending tasks.
-    pub(crate) fn pending_demand(&self, queue: usize) -> Resources {
+    pub fn pending_demand(&self, queue: usize) -> Resources {
         let mut sum = Resources::ZERO;
         for key in self.queues[queue].waiting.iter().flatten() {
             for (request, tasks) in self.jobs[key.2 as usize].pending.runs() {

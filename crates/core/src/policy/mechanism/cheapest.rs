@@ -37,6 +37,11 @@ impl Mechanism for Cheapest {
         MechanismKind::Graceful
     }
 
+    /// A planner other than the cost planner takes graceful steps with it.
+    fn shrinks(&self) -> bool {
+        true
+    }
+
     fn clone_box(&self) -> Box<dyn Mechanism> {
         Box::new(self.clone())
     }
@@ -84,9 +89,10 @@ impl Mechanism for Cheapest {
         }
     }
 
-    fn resumed(&mut self, view: &mut View, now: Micros, task: TaskRef) {
-        if let Some(checkpoint) = &mut self.checkpoint {
-            checkpoint.resumed(view, now, task);
+    fn resumed(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
+        match &mut self.checkpoint {
+            Some(checkpoint) => checkpoint.resumed(view, now, task),
+            None => self.container.resumed(view, now, task),
         }
     }
 

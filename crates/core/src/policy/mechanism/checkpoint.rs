@@ -188,12 +188,14 @@ impl Mechanism for Checkpoint {
     }
 
     /// A restored task runs again: its restore leaves its node's queue.
-    fn resumed(&mut self, view: &mut View, now: Micros, task: TaskRef) {
+    fn resumed(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
+        super::task_resumed(view, now, task)?;
         let t = view.task_mut(task);
         if let Some(IoOp::Restore) = t.io_op.take() {
             let node = t.node;
             self.unbook_io(node, now);
         }
+        Ok(())
     }
 
     /// Drops a failed task's booked dump or restore.

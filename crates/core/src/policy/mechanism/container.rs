@@ -76,6 +76,10 @@ impl Mechanism for Container {
         }
     }
 
+    fn shrinks(&self) -> bool {
+        self.graceful
+    }
+
     fn clone_box(&self) -> Box<dyn Mechanism> {
         Box::new(self.clone())
     }

@@ -13,7 +13,7 @@ mod container;
 mod kill;
 mod suspend;
 
-pub(crate) use container::{memory_reclaimed, task_resumed, task_swapping};
+use container::{memory_reclaimed, task_resumed, task_swapping};
 use kill::kill;
 
 use crate::action::{Action, MechanismKind};
@@ -24,7 +24,7 @@ use crate::{CoreError, Micros, Resources};
 
 /// What a planner takes from one victim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Take {
+pub struct Take {
     /// The victim.
     pub task: TaskRef,
     /// Its new limits, for a graceful step; `None`: all it holds.
@@ -36,7 +36,7 @@ pub(crate) struct Take {
 
 /// What preempting one victim came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Preempted {
+pub enum Preempted {
     /// It gives its resources back and will run again where it was.
     Kept,
     /// It was killed and requeued; `exhausted`: its job has used up its attempts.
@@ -48,7 +48,7 @@ pub(crate) enum Preempted {
 
 /// A way of taking resources back from running tasks, with the state it
 /// keeps (queues of dumps, images) and what it does when the body reports.
-pub(crate) trait Mechanism: std::fmt::Debug + Send + Sync {
+pub trait Mechanism: std::fmt::Debug + Send + Sync {
     /// Which mechanism this is, for reports and for the body.
     fn kind(&self) -> MechanismKind;
 
@@ -59,6 +59,12 @@ pub(crate) trait Mechanism: std::fmt::Debug + Send + Sync {
     /// (the checkpoint paper §5.2.2: the cheapest to dump first).
     fn victim_cost(&self, _view: &View, _now: Micros, _task: TaskRef) -> Option<Micros> {
         None
+    }
+
+    /// Whether it takes from a victim in graceful steps (BIG-C's r⃗_GP) rather
+    /// than the whole container, so that a planner sizes steps.
+    fn shrinks(&self) -> bool {
+        false
     }
 
     /// What taking a victim holding `held` frees (all of it, unless the
@@ -106,8 +112,22 @@ pub(crate) trait Mechanism: std::fmt::Debug + Send + Sync {
         Err(CoreError::BadTask { task, what: format!("checkpointed while {state:?} and not dumping") })
     }
 
-    /// A task runs again after a resumption or a restore.
-    fn resumed(&mut self, _view: &mut View, _now: Micros, _task: TaskRef) {}
+    /// The body reports a task running again after a resumption or a
+    /// restore (by default: a suspended task runs, a shrunk one stays shrunk).
+    fn resumed(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
+        task_resumed(view, now, task)
+    }
+
+    /// The body reclaimed `mem_mb` of a suspended or shrunk task's memory
+    /// (by default it is free on the task's node at once).
+    fn memory_reclaimed(&mut self, view: &mut View, task: TaskRef, mem_mb: u64) -> Result<(), CoreError> {
+        memory_reclaimed(view, task, mem_mb)
+    }
+
+    /// The body froze a shrunk task that started swapping (by default its CPU is free).
+    fn swapping(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
+        task_swapping(view, now, task)
+    }
 
     /// A task stopped holding resources for good or was lost: drop what is
     /// booked for it.

@@ -4,7 +4,6 @@
 //! (`compute_dr.rs`), from whom by Algorithm 2 (`victims.rs`).
 
 use super::{choose_graceful, choose_victims, preempted_resources, Container, Planner, VictimJob};
-use crate::action::MechanismKind;
 use crate::model::{JobId, TaskRef, TaskState};
 use crate::policy::mechanism::{Mechanism, Take};
 use crate::scheduler::view::{TaskRuntime, View};
@@ -30,7 +29,7 @@ impl Planner for Capacity {
 
     fn plan(&mut self, view: &View, mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
         // Graceful preemption takes r⃗_GP steps, the others whole containers.
-        let graceful = mechanism.kind() == MechanismKind::Graceful;
+        let graceful = mechanism.shrinks();
         let mut takes = Vec::new();
         // Only what the mechanism frees can be taken (suspend in place: CPU).
         let frees = |p| mechanism.frees(p);

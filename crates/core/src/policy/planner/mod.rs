@@ -23,7 +23,7 @@ use crate::scheduler::view::View;
 use crate::Micros;
 
 /// A preemption planner.
-pub(crate) trait Planner: std::fmt::Debug + Send + Sync {
+pub trait Planner: std::fmt::Debug + Send + Sync {
     /// A copy of it with its state.
     fn clone_box(&self) -> Box<dyn Planner>;
 
@@ -64,5 +64,6 @@ pub(crate) fn build(policy: &Policy) -> Option<Box<dyn Planner>> {
             max_attempts: policy.max_attempts,
             choices: Vec::new(),
         }),
+        PlannerSpec::Custom(custom) => custom.0.build(policy),
     })
 }

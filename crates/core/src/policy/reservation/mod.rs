@@ -9,9 +9,17 @@ mod slots;
 pub mod speculative;
 pub mod stragglers;
 
-pub(crate) use slots::SlotBook;
-
+use crate::policy::steps::{NoReservation, Reservation};
+use crate::policy::Policy;
 use crate::Micros;
+
+/// The reserve/permit step of `policy`: its slot book if it reserves.
+pub(crate) fn build(policy: &Policy) -> Box<dyn Reservation> {
+    match policy.reservation {
+        Some(spec) => Box::new(slots::SlotBook::new(spec)),
+        None => Box::new(NoReservation),
+    }
+}
 
 /// Which reservation rule a policy follows.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -13,6 +13,7 @@ use super::stragglers::should_copy;
 use super::ReservationSpec;
 use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef, TaskState};
+use crate::policy::steps::Reservation;
 use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,10 +30,10 @@ struct Hold {
 }
 
 /// The slot book: every job's reserved slots and what reservation still has to do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct SlotBook {
-    /// The policy's reservation rule, if it reserves.
-    spec: Option<ReservationSpec>,
+    /// The policy's reservation rule.
+    spec: ReservationSpec,
     /// Reserved slots per job.
     holds: BTreeMap<u32, Vec<Hold>>,
     /// Per (job, phase): slots still to pre-reserve for its downstream
@@ -58,8 +59,18 @@ pub(crate) struct SlotBook {
 
 impl SlotBook {
     /// A slot book for `spec`.
-    pub fn new(spec: Option<ReservationSpec>) -> Self {
-        SlotBook { spec, ..Default::default() }
+    pub fn new(spec: ReservationSpec) -> Self {
+        SlotBook {
+            spec,
+            holds: BTreeMap::new(),
+            wanted: BTreeMap::new(),
+            observed: BTreeMap::new(),
+            copies: BTreeMap::new(),
+            to_check: BTreeSet::new(),
+            idle: Resources::ZERO,
+            next_expiry: None,
+            holders: BTreeSet::new(),
+        }
     }
 
     /// Books a reserved slot for `job`.
@@ -92,11 +103,6 @@ impl SlotBook {
         }
     }
 
-    /// What reserved slots hold idle now (lent to no copy).
-    pub fn idle(&self) -> Resources {
-        self.idle
-    }
-
     /// Gives an idle reserved slot back to its node.
     fn drop_hold(&mut self, view: &mut View, hold: Hold) {
         self.idle -= hold.res;
@@ -120,21 +126,6 @@ impl SlotBook {
         }
         self.drop_hold(view, hold);
         hold.node
-    }
-
-    /// One of `job`'s own reserved slots on a node `pick` accepts.
-    #[inline]
-    pub(crate) fn take_own_hold(
-        &mut self,
-        view: &mut View,
-        job: usize,
-        req: Resources,
-        pick: impl Fn(NodeId) -> bool,
-    ) -> Option<NodeId> {
-        if self.holds.is_empty() {
-            return None;
-        }
-        self.take_hold(view, job as u32, req, |h| pick(h.node))
     }
 
     /// The permit: a slot reserved by a job of strictly lower priority, which
@@ -177,7 +168,7 @@ impl SlotBook {
         res: Resources,
         ran: Micros,
     ) {
-        let Some(spec) = self.spec else { return };
+        let spec = self.spec;
         if let Some(hold) = self.copies.remove(&(task.job.0, task.task)) {
             self.idle += hold.res;
             self.keep_hold(view, task.job.0, hold);
@@ -369,7 +360,7 @@ impl SlotBook {
         let Some(holds) = self.holds.get(&(job as u32)) else { return };
         let j = view.job(job);
         let ended = j.status != JobStatus::Active;
-        let blind = matches!(self.spec, Some(ReservationSpec::Timeout { .. }));
+        let blind = matches!(self.spec, ReservationSpec::Timeout { .. });
         if !ended && (blind || !j.pending.is_empty()) {
             return;
         }
@@ -405,5 +396,62 @@ impl SlotBook {
         for h in gone {
             self.drop_hold(view, h);
         }
+    }
+}
+
+impl Reservation for SlotBook {
+    fn clone_box(&self) -> Box<dyn Reservation> {
+        Box::new(self.clone())
+    }
+
+    fn before_pass(&mut self, view: &mut View, now: Micros, out: &mut Vec<Action>) {
+        self.step(view, now, out)
+    }
+
+    fn task_finished(
+        &mut self,
+        view: &mut View,
+        now: Micros,
+        task: TaskRef,
+        node: NodeId,
+        res: Resources,
+        ran: Micros,
+        phase_done: Option<u32>,
+    ) {
+        if let Some(phase) = phase_done {
+            self.phase_released(task.job.0, phase);
+        }
+        self.reserve_on_finish(view, now, task, node, res, ran);
+    }
+
+    fn release_spent(&mut self, view: &mut View, job: usize) {
+        self.release_spent_holds(view, job)
+    }
+
+    fn usable_by(&self, priority: u8) -> bool {
+        self.holds_usable_by(priority)
+    }
+
+    /// One of `job`'s own reserved slots on a node `prefer` accepts.
+    fn take_own(
+        &mut self,
+        view: &mut View,
+        job: usize,
+        req: Resources,
+        prefer: &dyn Fn(NodeId) -> bool,
+    ) -> Option<NodeId> {
+        if self.holds.is_empty() {
+            return None;
+        }
+        self.take_hold(view, job as u32, req, |h| prefer(h.node))
+    }
+
+    fn take_lower(&mut self, view: &mut View, job: usize, req: Resources) -> Option<NodeId> {
+        self.take_lower_hold(view, job, req)
+    }
+
+    /// What reserved slots hold idle now (lent to no copy).
+    fn idle(&self) -> Resources {
+        self.idle
     }
 }

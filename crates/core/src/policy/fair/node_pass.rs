@@ -11,13 +11,14 @@
 //! reservations only the nodes where a visit could change something are
 //! visited (see `NodePass::incremental` and `NodePass::backfill_incremental`).
 
-use super::fit::{elastic_fit, least_size_mb};
 use super::node_set::NodeSet;
 use super::quiet::QuietNodes;
-use super::snapshot::SnapshotCache;
-use super::timeline::{Timeline, WaitingJob};
 use super::waiting::{Need, OrderKey, Waiting};
 use crate::model::{JobId, NodeId, TaskRef};
+use crate::policy::sizing::elastic::fit::{elastic_fit, least_size_mb};
+use crate::policy::sizing::elastic::timeline::{Timeline, WaitingJob};
+use crate::policy::sizing::elastic::SnapshotCache;
+use crate::policy::steps::{Launch, PlacementPass};
 use crate::policy::{JobOrder, Policy, Sizing};
 use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
@@ -25,9 +26,6 @@ use std::collections::BTreeSet;
 
 /// The jobs waiting in the pass, in order, with what each one's next task needs.
 type Order = Waiting;
-
-/// Starts task `task` of job `job` on a node with a size (the scheduler's launch).
-pub(crate) type Launch<'a> = dyn FnMut(&mut View, usize, u32, NodeId, Resources) + 'a;
 
 /// The fair scheduler's node-by-node pass and YARN-ME's state: node
 /// reservations, the timeline generator's last estimates and snapshot, and
@@ -769,6 +767,47 @@ impl NodePass {
     /// The timeline generator's estimate of `job`'s completion (elastic sizing only).
     pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
         matches!(self.sizing, Sizing::Elastic(_)).then(|| self.timeline.job_end(job.0 as usize))
+    }
+}
+
+impl PlacementPass for NodePass {
+    fn clone_box(&self) -> Box<dyn PlacementPass> {
+        Box::new(self.clone())
+    }
+
+    fn allocate(&mut self, view: &mut View, now: Micros, launch: &mut Launch) {
+        NodePass::allocate(self, view, now, launch)
+    }
+
+    /// The timeline is to be generated again, and under DSS's heartbeats every node wakes.
+    fn job_submitted(&mut self) {
+        self.stale();
+        self.job_arrived();
+    }
+
+    fn job_ended(&mut self, view: &mut View, job: usize) {
+        NodePass::job_ended(self, view, job)
+    }
+
+    fn task_released(&mut self, view: &mut View, task: TaskRef) {
+        self.unsize(view, task)
+    }
+
+    /// The heartbeat: the timeline generator runs again (YARN-ME §3.2).
+    fn monitored(&mut self, view: &mut View) {
+        if matches!(self.sizing, Sizing::Elastic(_)) {
+            self.stale();
+            view.set_dirty();
+        }
+    }
+
+    fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
+        NodePass::estimated_completion(self, job)
+    }
+
+    #[cfg(test)]
+    fn visit_every_node(&mut self) {
+        NodePass::visit_every_node(self)
     }
 }
 

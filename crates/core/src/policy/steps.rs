@@ -1,0 +1,149 @@
+//! The steps a policy is composed of, as the traits the `Scheduler` calls
+//! them by. Each plugin keeps its own state; the scheduler keeps only the
+//! shared books ([`View`]) and hands every plugin the observations it needs
+//! through these methods.
+//!
+//! - [`Planner`]: how much to take back and from whom (`policy/planner/`).
+//! - [`Mechanism`]: how a victim gives its resources back, and what it does
+//!   when the body reports on it (`policy/mechanism/`).
+//! - [`PlacementPass`]: a pass that places waiting tasks itself, in place of
+//!   the scheduler's queue-by-queue pass (YARN's fair scheduler, `policy/fair/`).
+//! - [`Reservation`]: the reserve/permit step — slots kept for a job when
+//!   its tasks finish (SSR, `policy/reservation/`).
+
+pub use super::mechanism::{Mechanism, Preempted, Take};
+pub use super::planner::Planner;
+pub use crate::scheduler::view::{Holding, Image, View};
+
+use crate::action::Action;
+use crate::model::{JobId, NodeId, TaskRef};
+use crate::policy::Policy;
+use crate::{Micros, Resources};
+
+/// Builds a [`Planner`] written outside the core for each scheduler that
+/// runs a policy naming it (`PlannerSpec::Custom`): a `static` of the
+/// plugin's crate.
+pub trait PlannerPlugin: Sync {
+    /// Its name, unique among the planners a run compares.
+    fn name(&self) -> &'static str;
+
+    /// A planner, with fresh state, for a scheduler running `policy`.
+    fn build(&self, policy: &Policy) -> Box<dyn Planner>;
+}
+
+/// Starts task `task` of job `job` on a node with a size: the scheduler's
+/// launch, which a [`PlacementPass`] calls for each task it places.
+pub type Launch<'a> = dyn FnMut(&mut View, usize, u32, NodeId, Resources) + 'a;
+
+/// A pass that places waiting tasks itself, in place of the scheduler's
+/// queue-by-queue first-fit pass, with the state it keeps between passes.
+pub trait PlacementPass: std::fmt::Debug + Send {
+    /// A copy of it with its state.
+    fn clone_box(&self) -> Box<dyn PlacementPass>;
+
+    /// Places what it will of the waiting tasks, each through `launch`.
+    fn allocate(&mut self, view: &mut View, now: Micros, launch: &mut Launch);
+
+    /// A job was submitted.
+    fn job_submitted(&mut self) {}
+
+    /// A job ended (finished or failed), before it leaves the books.
+    fn job_ended(&mut self, _view: &mut View, _job: usize) {}
+
+    /// A task stopped holding resources (it finished, was killed or lost, or
+    /// its job failed).
+    fn task_released(&mut self, _view: &mut View, _task: TaskRef) {}
+
+    /// The resource monitor ran (a heartbeat).
+    fn monitored(&mut self, _view: &mut View) {}
+
+    /// Its estimate of `job`'s completion, if it keeps one.
+    fn estimated_completion(&mut self, _job: JobId) -> Option<Micros> {
+        None
+    }
+
+    /// Every pass visits every node (for a test's comparison with the
+    /// passes that visit only where something may change).
+    #[cfg(test)]
+    fn visit_every_node(&mut self) {}
+}
+
+impl Clone for Box<dyn PlacementPass> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// The reserve/permit step: resources kept for a job beyond its tasks'
+/// allocations, which its own tasks take first and a task of higher
+/// priority may take from it. Every method defaults to "nothing reserved".
+pub trait Reservation: std::fmt::Debug + Send + Sync {
+    /// A copy of it with its state.
+    fn clone_box(&self) -> Box<dyn Reservation>;
+
+    /// Before an allocation pass: what lapsed goes back, what is to be
+    /// reserved ahead is taken; may append actions (copies).
+    fn before_pass(&mut self, _view: &mut View, _now: Micros, _out: &mut Vec<Action>) {}
+
+    /// Task `task` finished on `node` after running `ran`, having just freed
+    /// `res`; `phase_done`: its phase, whose last task it was.
+    #[allow(clippy::too_many_arguments)]
+    fn task_finished(
+        &mut self,
+        _view: &mut View,
+        _now: Micros,
+        _task: TaskRef,
+        _node: NodeId,
+        _res: Resources,
+        _ran: Micros,
+        _phase_done: Option<u32>,
+    ) {
+    }
+
+    /// Job `job` launched a task or ended: what it no longer needs goes back.
+    fn release_spent(&mut self, _view: &mut View, _job: usize) {}
+
+    /// Whether a job of `priority` could take something reserved.
+    fn usable_by(&self, _priority: u8) -> bool {
+        false
+    }
+
+    /// Takes a slot `job` reserved with room for `req` on a node `prefer`
+    /// accepts; returns its node.
+    fn take_own(
+        &mut self,
+        _view: &mut View,
+        _job: usize,
+        _req: Resources,
+        _prefer: &dyn Fn(NodeId) -> bool,
+    ) -> Option<NodeId> {
+        None
+    }
+
+    /// The permit: takes a slot a lower-priority job reserved with room for
+    /// `req`, for a task of `job` that found no free room; returns its node.
+    fn take_lower(&mut self, _view: &mut View, _job: usize, _req: Resources) -> Option<NodeId> {
+        None
+    }
+
+    /// What is reserved and idle now.
+    fn idle(&self) -> Resources {
+        Resources::ZERO
+    }
+}
+
+impl Clone for Box<dyn Reservation> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// A policy that reserves nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoReservation;
+
+impl Reservation for NoReservation {
+    fn clone_box(&self) -> Box<dyn Reservation> {
+        Box::new(*self)
+    }
+}

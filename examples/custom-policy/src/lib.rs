@@ -1,0 +1,96 @@
+//! A preemption policy written outside pliant, on its public plugin API
+//! alone (`docs/writing-a-policy.md` walks through it).
+//!
+//! The planner, *youngest first*: a queue under its guarantee with tasks
+//! waiting takes back what they ask (up to its guarantee, less what is
+//! free) from the queues over theirs, the youngest running attempts first.
+//! The mechanism-choice rule: a victim whose attempt started less than
+//! [`KILL_UNDER`] ago is killed (it loses little work), an older one is
+//! suspended to its footprint and resumes on its node later.
+
+use pliant_core::model::TaskState;
+use pliant_core::policy::steps::{Mechanism, Planner, PlannerPlugin, Take, View};
+use pliant_core::policy::{preset, CustomPlanner, MechanismSpec, Params, PlannerSpec, Policy};
+use pliant_core::{MechanismKind, Micros, SECOND};
+use pliant_metrics::RunRecord;
+use pliant_sim::SimOptions;
+use pliant_workload::scenarios::{self, LongJobs};
+
+/// Attempts younger than this are killed, older ones suspended.
+pub const KILL_UNDER: Micros = 60 * SECOND;
+
+/// The planner: what it takes from whom, and by which mechanism.
+#[derive(Debug, Clone)]
+struct YoungestFirst;
+
+impl Planner for YoungestFirst {
+    fn clone_box(&self) -> Box<dyn Planner> {
+        Box::new(self.clone())
+    }
+
+    fn plan(&mut self, view: &View, _mechanism: &dyn Mechanism, now: Micros) -> Vec<Take> {
+        let free = view.total().saturating_sub(&view.allocated());
+        let mut takes = Vec::new();
+        for starved in 0..view.queue_count() {
+            let room = view.queue_guaranteed(starved).saturating_sub(&view.queue_used(starved));
+            let mut need = view.pending_demand(starved).min(&room).saturating_sub(&free);
+            if need.is_zero() {
+                continue;
+            }
+            // Every running task of a queue over its guarantee, youngest first.
+            let over = (0..view.queue_count())
+                .filter(|&q| q != starved && !view.queue_used(q).fits_in(&view.queue_guaranteed(q)));
+            let mut victims: Vec<_> =
+                over.flat_map(|q| view.holding(q, now)).filter(|h| h.state == TaskState::Running).collect();
+            victims.sort_by_key(|h| std::cmp::Reverse((h.started, h.task)));
+            for victim in victims {
+                if need.is_zero() {
+                    break;
+                }
+                let by = if now - victim.started < KILL_UNDER { MechanismKind::Kill } else { MechanismKind::Immediate };
+                takes.push(Take { task: victim.task, shrink_to: None, by: Some(by) });
+                need = need.saturating_sub(&victim.allocated);
+            }
+        }
+        takes
+    }
+}
+
+/// The plugin the policy names: it builds the planner for each run.
+struct Plugin;
+
+impl PlannerPlugin for Plugin {
+    fn name(&self) -> &'static str {
+        "youngest-first"
+    }
+
+    fn build(&self, _policy: &Policy) -> Box<dyn Planner> {
+        Box::new(YoungestFirst)
+    }
+}
+
+static PLUGIN: Plugin = Plugin;
+
+/// The policy: `pliant`'s queues and monitor, this planner, and the
+/// mechanism that carries out each victim's own choice.
+pub fn youngest_first() -> Policy {
+    let mut policy = preset("pliant", &Params::default()).expect("a built-in preset");
+    policy.name = PLUGIN.name().to_string();
+    let preemption = policy.preemption.as_mut().expect("pliant preempts");
+    preemption.planner = PlannerSpec::Custom(CustomPlanner(&PLUGIN));
+    preemption.mechanism = MechanismSpec::Cheapest;
+    policy
+}
+
+/// Runs `youngest-first`, `gp` and `pliant` on built-in scenario `scenario`
+/// (seed `seed`, scale 1), every decision recorded.
+pub fn compare(scenario: &str, seed: u64) -> Vec<RunRecord> {
+    let workload = scenarios::build(scenario, seed, 1.0, LongJobs::Spark).expect("a built-in scenario");
+    let opts = SimOptions { record_decisions: true, ..SimOptions::default() };
+    let gp = preset("gp", &Params::default()).expect("a built-in preset");
+    let pliant = preset("pliant", &Params::default()).expect("a built-in preset");
+    [youngest_first(), gp, pliant]
+        .into_iter()
+        .map(|policy| pliant_sim::simulate(&workload, policy, &opts).expect("the scenario runs"))
+        .collect()
+}

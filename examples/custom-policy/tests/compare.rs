@@ -1,0 +1,48 @@
+//! The custom policy decides as its rule says, and differently from `gp`.
+
+use custom_policy::{compare, KILL_UNDER};
+use pliant_core::model::TaskRef;
+use pliant_core::{Action, Micros};
+use std::collections::HashMap;
+
+/// Each preemption's victim with the age of its attempt then, by kind:
+/// (killed, suspended to its footprint, shrunk).
+fn preemption_ages(decisions: &[(Micros, Action)]) -> (Vec<Micros>, Vec<Micros>, usize) {
+    let mut launched: HashMap<TaskRef, Micros> = HashMap::new();
+    let (mut killed, mut suspended, mut shrunk) = (Vec::new(), Vec::new(), 0);
+    for &(at, ref action) in decisions {
+        match *action {
+            Action::Launch { task, .. } => {
+                launched.insert(task, at);
+            }
+            Action::Kill { task } => killed.push(at - launched[&task]),
+            Action::Suspend { task, .. } => suspended.push(at - launched[&task]),
+            Action::Shrink { .. } => shrunk += 1,
+            _ => {}
+        }
+    }
+    (killed, suspended, shrunk)
+}
+
+#[test]
+fn youngest_first_kills_young_victims_and_suspends_old_ones_where_gp_shrinks() {
+    let runs = compare("mixed", 1);
+    let names: Vec<&str> = runs.iter().map(|r| r.policy.as_str()).collect();
+    assert_eq!(names, ["youngest-first", "gp", "pliant"]);
+
+    let (killed, suspended, shrunk) = preemption_ages(&runs[0].decisions);
+    assert!(!killed.is_empty() && !suspended.is_empty(), "both branches of the rule ran");
+    assert!(killed.iter().all(|&age| age < KILL_UNDER), "a kill's victim is younger than the bound");
+    assert!(suspended.iter().all(|&age| age >= KILL_UNDER), "a suspension's victim is not");
+    assert_eq!(shrunk, 0, "the rule never shrinks");
+    assert_eq!(runs[0].preemptions.get("kill").copied().unwrap_or(0), killed.len() as u64);
+
+    // gp shrinks its victims step by step and never kills or suspends whole.
+    let (killed, suspended, shrunk) = preemption_ages(&runs[1].decisions);
+    assert!(killed.is_empty() && suspended.is_empty());
+    assert!(shrunk > 0);
+
+    // Killing loses work that gp's shrinking keeps.
+    assert!(runs[0].lost_core_seconds > 0.0);
+    assert_eq!(runs[1].lost_core_seconds, 0.0);
+}
