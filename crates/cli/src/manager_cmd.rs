@@ -467,6 +467,12 @@ fn secs(us: &Value) -> String {
     us.as_u64().map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e6))
 }
 
+/// `text` (a name a job's submitter chose) safe to print on a terminal: its
+/// control characters (escape sequences among them) written as `\u{1b}`.
+fn printable(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 fn jobs_table(jobs: &[Value]) -> String {
     let mut out = format!(
         "{:>4}  {:<16} {:<6} {:<10} {:>5} {:>8} {:>8} {:>8}\n",
@@ -476,9 +482,9 @@ fn jobs_table(jobs: &[Value]) -> String {
         out += &format!(
             "{:>4}  {:<16} {:<6} {:<10} {:>5} {:>8} {:>8} {:>8}\n",
             j["id"].as_u64().unwrap_or(0),
-            j["name"].as_str().unwrap_or("?"),
-            j["queue"].as_str().unwrap_or("?"),
-            j["state"].as_str().unwrap_or("?"),
+            printable(j["name"].as_str().unwrap_or("?")),
+            printable(j["queue"].as_str().unwrap_or("?")),
+            printable(j["state"].as_str().unwrap_or("?")),
             j["tasks"].as_array().map_or(0, |t| t.len()),
             secs(&j["submit_us"]),
             secs(&j["first_start_us"]),
@@ -613,6 +619,16 @@ mod tests {
                 ["2", "running", "0", "2", "1"]
             ]
         );
+    }
+
+    #[test]
+    fn a_job_name_s_escape_sequences_reach_the_terminal_as_text() {
+        // A name that would clear the screen and retitle the terminal.
+        let job = serde_json::json!({"id": 3, "name": "x\u{1b}[2J\u{1b}]0;owned\u{7}", "queue": "long",
+            "state": "running", "tasks": []});
+        let table = jobs_table(&[job]);
+        assert!(!table.chars().any(|c| c.is_control() && c != '\n'), "{table:?}");
+        assert!(table.contains("x\\u{1b}[2J\\u{1b}]0;owned\\u{7}"), "{table}");
     }
 
     #[test]

@@ -327,7 +327,7 @@ pub fn respond(manager: &Mutex<Manager>, tokens: &Tokens, guard: Guard, request:
         ("GET", []) => Response {
             status: 200,
             content_type: "text/html; charset=utf-8",
-            headers: Vec::new(),
+            headers: vec![("content-security-policy", page::CONTENT_SECURITY_POLICY.clone())],
             body: page::HTML.as_bytes().to_vec(),
         },
         ("GET", ["metrics"]) => {

@@ -91,6 +91,11 @@ struct Lookup {
 
 const SOCK_DIAG_BY_FAMILY: u16 = 20;
 const INET_DIAG_NOCOOKIE: u32 = !0;
+/// The TCP states in which a client's socket is still held open by its
+/// process: `ESTABLISHED` and `CLOSE_WAIT` (`1 << TCP_…`). A socket its
+/// process has closed lingers in the others (FIN-WAIT, TIME-WAIT…) with no
+/// owner, and the kernel then reports it as root's.
+const HELD_OPEN: u32 = (1 << 1) | (1 << 8);
 
 fn socket_id(source: SocketAddr, destination: SocketAddr) -> SockId {
     let octets = |a: SocketAddr| match a.ip() {
@@ -112,7 +117,8 @@ fn socket_id(source: SocketAddr, destination: SocketAddr) -> SockId {
 }
 
 /// The uid owning the TCP socket bound to `source` and connected to
-/// `destination` on this host, if the kernel says.
+/// `destination` on this host, if the kernel says and a process still holds
+/// the socket (an orphan, closed by its process, has no owner to name).
 fn socket_owner(source: SocketAddr, destination: SocketAddr) -> Option<u32> {
     let destination = SocketAddr::new(destination.ip().to_canonical(), destination.port());
     let family = match (source, destination) {
@@ -133,7 +139,7 @@ fn socket_owner(source: SocketAddr, destination: SocketAddr) -> Option<u32> {
             protocol: libc::IPPROTO_TCP as u8,
             ext: 0,
             pad: 0,
-            states: !0,
+            states: HELD_OPEN,
             id: socket_id(source, destination),
         },
     };
@@ -170,7 +176,8 @@ fn socket_owner(source: SocketAddr, destination: SocketAddr) -> Option<u32> {
         }
         let message: DiagMessage =
             std::ptr::read_unaligned(answer.as_ptr().cast::<u8>().add(size_of::<NlMsgHdr>()).cast());
-        Some(message.uid)
+        // An inode of 0: no process holds the socket any more.
+        (message.inode != 0).then_some(message.uid)
     }
 }
 
@@ -187,6 +194,18 @@ mod tests {
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
         assert_eq!(Peer::of(from, server_end.local_addr().unwrap()), Peer::LocalUser(me));
+    }
+
+    #[test]
+    fn a_peer_that_closed_its_socket_is_its_address_not_root() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server_end, from) = listener.accept().unwrap();
+        // Closed by its process, the client's end lingers (FIN-WAIT-2) with
+        // no owner: the kernel names root, which must not be believed.
+        drop(client);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(Peer::of(from, server_end.local_addr().unwrap()), Peer::Address(from.ip()));
     }
 
     #[test]

@@ -28,7 +28,9 @@ use crate::tls::ServerTls;
 use http_body_util::{BodyExt, Either, Full};
 use hyper::body::Bytes;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::header::{
+    HeaderValue, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
 use hyper::StatusCode;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -221,6 +223,7 @@ async fn accept_loop(
     if let Err(e) = listener.set_nonblocking(true) {
         return eprintln!("pliant manager: API: cannot listen: {e}");
     }
+    deepen_listen_queue(listener);
     let held = Arc::new(Semaphore::new(limits.connections));
     let peers = Arc::new(Peers { per_peer: limits.per_peer, held: Mutex::default() });
     let acceptor = tls.map(|t| t.acceptor());
@@ -262,6 +265,22 @@ async fn accept_loop(
     // Every connection held holds a permit: they are all done once every permit is back.
     let everyone = |s: Arc<Semaphore>| async move { s.acquire_many(limits.connections as u32).await.map(drop) };
     let _ = tokio::time::timeout(6 * limits.io_timeout, everyone(held)).await;
+}
+
+/// Connections the kernel may hold for `accept` (it caps this at
+/// `net.core.somaxconn`).
+const LISTEN_QUEUE: i32 = 4096;
+
+/// Lets the kernel queue up to [`LISTEN_QUEUE`] connections for `listener`
+/// (Rust's default is 128). When the queue is full the kernel drops a
+/// client's last handshake packet, and that client (an agent's heartbeat
+/// among a flood of strangers') waits a second or more for its retry.
+fn deepen_listen_queue(listener: &TcpListener) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: listen on a socket already listening only changes its queue's length.
+    if unsafe { libc::listen(listener.as_raw_fd(), LISTEN_QUEUE) } != 0 {
+        eprintln!("pliant manager: API: cannot lengthen the listen queue: {}", std::io::Error::last_os_error());
+    }
 }
 
 /// Serves one connection in its peer's `place`.
@@ -353,7 +372,12 @@ fn to_hyper(r: Response) -> hyper::Response<Full<Bytes>> {
     let mut builder = hyper::Response::builder()
         .status(r.status)
         .header(CONTENT_TYPE, r.content_type)
-        .header(CACHE_CONTROL, "no-store");
+        .header(CACHE_CONTROL, "no-store")
+        // Every answer is read as its declared type, framed by no other site,
+        // and names this server to no other.
+        .header(X_CONTENT_TYPE_OPTIONS, "nosniff")
+        .header(X_FRAME_OPTIONS, "DENY")
+        .header(REFERRER_POLICY, "no-referrer");
     for (name, value) in &r.headers {
         builder = builder.header(*name, value);
     }

@@ -29,12 +29,63 @@ pub fn prepare(dir: &Path, log: &dyn Fn(&str)) -> Result<PathBuf, String> {
             .map_err(|e| format!("cannot make {} private (chmod 700 it): {e}", dir.display()))?;
         log(&format!("{} could be read by other users: made private (mode 700)", dir.display()));
     }
+    check_journal(&dir)?;
     Ok(dir)
+}
+
+/// Refuses a state directory whose journal is lost: `journal.sqlite` empty
+/// with no write-ahead log beside it, or missing where `logs/` shows that a
+/// cluster ran here. Either would start a new, empty cluster over the old
+/// one's tasks and logs without a word.
+fn check_journal(dir: &Path) -> Result<(), String> {
+    let journal = dir.join("journal.sqlite");
+    let size = |path: &Path| std::fs::metadata(path).map(|m| m.len()).ok();
+    match size(&journal) {
+        Some(0) if size(&dir.join("journal.sqlite-wal")).unwrap_or(0) == 0 => Err(format!(
+            "{}: the journal is empty (0 bytes, no write-ahead log): the state of the cluster that ran here is lost, \
+             and starting would make a new, empty cluster beside its tasks; restore the journal from a backup, \
+             or move {} aside to start a new cluster",
+            journal.display(),
+            dir.display()
+        )),
+        None if dir.join("logs").is_dir() => Err(format!(
+            "{}: the journal is missing, but {} holds the logs of a cluster that ran here: starting would make a \
+             new, empty cluster beside its tasks; restore the journal from a backup, or remove {} (or use another \
+             --state-dir) to start a new cluster",
+            journal.display(),
+            dir.join("logs").display(),
+            dir.join("logs").display()
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lost_journal_is_refused_not_replaced_by_a_new_cluster() {
+        let scratch = pliant_live::scratch::ScratchDir::new("pliant-lost-journal").unwrap();
+        let dir = scratch.path().join("state");
+        // A new state directory, then one whose journal is being written: both fine.
+        prepare(&dir, &|_| {}).unwrap();
+        std::fs::write(dir.join("journal.sqlite"), b"").unwrap();
+        std::fs::write(dir.join("journal.sqlite-wal"), b"wal frames").unwrap();
+        prepare(&dir, &|_| {}).unwrap();
+        // Emptied, with no write-ahead log: refused.
+        std::fs::remove_file(dir.join("journal.sqlite-wal")).unwrap();
+        let err = prepare(&dir, &|_| {}).unwrap_err();
+        assert!(err.contains("journal.sqlite: the journal is empty"), "{err}");
+        // Deleted after tasks ran (their logs stay): refused, naming the logs.
+        std::fs::remove_file(dir.join("journal.sqlite")).unwrap();
+        std::fs::create_dir(dir.join("logs")).unwrap();
+        let err = prepare(&dir, &|_| {}).unwrap_err();
+        assert!(err.contains("the journal is missing") && err.contains("logs"), "{err}");
+        // The logs removed, as the message says: a new cluster may start.
+        std::fs::remove_dir(dir.join("logs")).unwrap();
+        prepare(&dir, &|_| {}).unwrap();
+    }
 
     #[test]
     fn a_relative_directory_becomes_absolute_and_private() {

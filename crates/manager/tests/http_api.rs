@@ -292,6 +292,12 @@ fn off_loopback_reads_need_the_token_and_nothing_echoes_it() {
 /// `request` sent over a raw socket (over TLS to the certificate `pin`
 /// names, if given): the answer's status code and body.
 fn raw(url: &str, pin: Option<&Pin>, request: &str) -> (u16, String) {
+    let (code, _, body) = raw_answer(url, pin, request);
+    (code, body)
+}
+
+/// `raw`'s answer with its header lines, lower-cased names.
+fn raw_answer(url: &str, pin: Option<&Pin>, request: &str) -> (u16, Vec<(String, String)>, String) {
     let socket = TcpStream::connect(url.trim_start_matches("https://").trim_start_matches("http://")).unwrap();
     socket.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut stream: Box<dyn ReadWrite> = match pin {
@@ -310,7 +316,14 @@ fn raw(url: &str, pin: Option<&Pin>, request: &str) -> (u16, String) {
     }
     let answer = String::from_utf8(bytes).unwrap();
     let code = answer.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (code, answer.split_once("\r\n\r\n").unwrap().1.to_string())
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
+        .collect();
+    (code, headers, body.to_string())
 }
 
 /// A stream to read and write.
@@ -368,8 +381,19 @@ fn metrics_are_prometheus_text_with_the_cluster_s_values() {
 #[test]
 fn the_page_is_served_and_is_self_contained() {
     with_api("pliant-api-page", |api| {
-        let (code, page) = raw(&api.url, Some(&api.pin), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        let (code, headers, page) = raw_answer(&api.url, Some(&api.pin), "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(code, 200);
+        let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        assert_eq!(header("x-content-type-options").as_deref(), Some("nosniff"));
+        assert_eq!(header("x-frame-options").as_deref(), Some("DENY"));
+        // Only the page's own inline script and style run, by hash; nothing else loads.
+        let csp = header("content-security-policy").expect("a CSP");
+        assert!(csp.starts_with("default-src 'none'; script-src 'sha256-"), "{csp}");
+        assert!(csp.contains("style-src 'sha256-") && csp.contains("frame-ancestors 'none'"), "{csp}");
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        // A JSON answer is never sniffed as a page either.
+        let (_, headers, _) = raw_answer(&api.url, Some(&api.pin), "GET /cluster HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(headers.contains(&("x-content-type-options".into(), "nosniff".into())), "{headers:?}");
         assert!(page.starts_with("<!DOCTYPE html>") && page.contains("fetch("), "{page}");
         // No external assets: nothing is loaded from another origin.
         for external in ["src=\"http", "href=\"http", "src=\"//", "href=\"//", "@import", "url("] {

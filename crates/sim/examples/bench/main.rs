@@ -10,13 +10,14 @@
 //! `cargo run --release -p pliant-sim --example bench -- 1 10 100 1000`
 //! `cargo run --release -p pliant-sim --example bench -- --presets fifo,gp --runs 5 10`
 //! `cargo run --release -p pliant-sim --example bench -- --scenario reservation 1`
+//! `cargo run --release -p pliant-sim --example bench -- --set kill_model=tasks --presets kill 10`
 //! (with `--scenario`, that scenario under its own presets; the reference
 //! runs only where every job is one phase.)
 
 mod reference;
 
 use pliant_core::policy::{preset, Params, PRESETS};
-use pliant_sim::{simulate, simulate_stream, SimOptions};
+use pliant_sim::{simulate, simulate_stream, ExecModel, SimOptions};
 use pliant_workload::scenarios::{self, LongJobs, ScenarioJobs, SCENARIOS};
 use pliant_workload::{Job, Workload};
 use std::cell::Cell;
@@ -88,7 +89,7 @@ fn reference_job(j: Job) -> Option<reference::Job> {
 /// are taken (the BIG-C scenarios), take the jobs as the run reaches them,
 /// so the workload is never held whole and drawing the jobs is timed with
 /// the run; otherwise a preset runs on the whole workload, made untimed.
-fn child(scenario: &str, scale: f64, name: &str, runs: usize) {
+fn child(scenario: &str, scale: f64, name: &str, runs: usize, opts: &SimOptions) {
     let (cluster, jobs) = scenarios::stream(scenario, 1, scale, LongJobs::Spark).expect("built-in scenario");
     if name == "reference" {
         let nodes: Vec<(u64, u64)> = cluster.nodes.iter().map(|n| (n.cpu_milli, n.mem_mb)).collect();
@@ -111,11 +112,11 @@ fn child(scenario: &str, scale: f64, name: &str, runs: usize) {
     }
     let policy = preset(name, &Params::default()).expect("preset");
     let (r, cpu) = if let ScenarioJobs::Drawn(_) = jobs {
-        let run = |jobs| simulate_stream(&cluster, jobs, policy.clone(), &SimOptions::default());
+        let run = |jobs| simulate_stream(&cluster, jobs, policy.clone(), opts);
         least_cpu(runs, || jobs.clone(), |jobs| run(jobs).expect("simulation"))
     } else {
         let w = Workload { cluster, jobs: jobs.collect() };
-        least_cpu(runs, || (), |()| simulate(&w, policy.clone(), &SimOptions::default()).expect("simulation"))
+        least_cpu(runs, || (), |()| simulate(&w, policy.clone(), opts).expect("simulation"))
     };
     let print = fingerprint(r.jobs.iter().map(|j| j.end));
     println!("{} {cpu} {} {} {print}", r.cost.events, peak_rss_mb(), r.makespan);
@@ -130,10 +131,11 @@ struct Figures {
     fingerprint: u64,
 }
 
-fn run_child(scenario: &str, scale: &str, name: &str, runs: usize) -> Option<Figures> {
+fn run_child(scenario: &str, scale: &str, name: &str, runs: usize, sets: &[String]) -> Option<Figures> {
     let me = std::env::current_exe().expect("own path");
     let out = Command::new(me)
         .args(["--scenario", scenario, "--runs", &runs.to_string(), "--child", scale, name])
+        .args(sets.iter().flat_map(|s| ["--set", s]))
         .output()
         .expect("child run");
     assert!(out.status.success(), "{name} at scale {scale} failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -177,6 +179,10 @@ struct Args {
     /// prints its figures: `events cpu_s rss_mb makespan fingerprint`.
     #[arg(long, num_args = 2, value_names = ["SCALE", "PRESET"])]
     child: Option<Vec<String>>,
+    /// An execution model key for every run, as `simulate --set` takes it
+    /// (e.g. `kill_model=tasks`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = exec_key)]
+    set: Vec<String>,
     /// The scales to run: the scenario's nodes and arrival rates times each.
     #[arg(value_parser = scale, default_values = ["1", "10", "100"])]
     scales: Vec<String>,
@@ -200,6 +206,21 @@ fn preset_name(s: &str) -> Result<String, String> {
     one_of(s, "preset", PRESETS.iter().map(|p| p.name))
 }
 
+/// `KEY=VALUE` if the execution model takes it.
+fn exec_key(s: &str) -> Result<String, String> {
+    exec_model(&[s.to_string()]).map(|_| s.to_string())
+}
+
+/// The execution model with `sets` (`KEY=VALUE` each) applied.
+fn exec_model(sets: &[String]) -> Result<ExecModel, String> {
+    let mut exec = ExecModel::default();
+    for s in sets {
+        let (key, value) = s.split_once('=').ok_or("expected KEY=VALUE")?;
+        exec.set_key(key, value).ok_or(format!("no execution model key {key}"))?.map_err(|e| e.to_string())?;
+    }
+    Ok(exec)
+}
+
 /// A scale: a positive number, kept as written (it names the rows).
 fn scale(s: &str) -> Result<String, String> {
     match s.parse::<f64>() {
@@ -220,7 +241,8 @@ fn main() {
             let message = format!("invalid value '{scale} {name}' for '--child <SCALE> <PRESET>': {e}");
             <Args as clap::CommandFactory>::command().error(clap::error::ErrorKind::InvalidValue, message).exit();
         }
-        return child(&scenario, scale.parse().expect("checked above"), name, runs);
+        let opts = SimOptions { exec: exec_model(&args.set).expect("checked when parsed"), ..SimOptions::default() };
+        return child(&scenario, scale.parse().expect("checked above"), name, runs, &opts);
     }
     let names = args.presets.unwrap_or_else(|| match scenario.as_str() {
         "mixed" => PRESETS.iter().map(|p| p.name.to_string()).collect(),
@@ -240,7 +262,7 @@ fn main() {
         "scale", "preset", "events", "CPU s", "M events/CPU-s", "x ref", "µs/event", "peak MB"
     );
     for scale in &scales {
-        let reference = run_child(&scenario, scale, "reference", runs);
+        let reference = run_child(&scenario, scale, "reference", runs, &args.set);
         let rate = |f: &Figures| f.events as f64 / f.cpu;
         let row = |name: &str, f: &Figures| {
             let ratio = reference.as_ref().map_or("n/a".to_string(), |r| format!("{:.3}", rate(f) / rate(r)));
@@ -266,14 +288,14 @@ fn main() {
             }
         };
         for name in &names {
-            let f = run_child(&scenario, scale, name, runs).expect("a preset's figures");
+            let f = run_child(&scenario, scale, name, runs, &args.set).expect("a preset's figures");
             row(name, &f);
             if name == REFERENCE_OF {
                 check(&f);
             }
         }
         if reference.is_some() && !names.iter().any(|n| n == REFERENCE_OF) {
-            check(&run_child(&scenario, scale, REFERENCE_OF, 1).expect("fifo's figures"));
+            check(&run_child(&scenario, scale, REFERENCE_OF, 1, &args.set).expect("fifo's figures"));
         }
     }
 }
