@@ -34,7 +34,8 @@ pub struct SlurmArgs {
     /// STATE_DIR/join-token, generated on first start, mode 0600).
     #[arg(long)]
     join_token_file: Option<PathBuf>,
-    /// How often Slurm is read, in milliseconds.
+    /// How often Slurm is read, in milliseconds: the most from the start of
+    /// one poll to the start of the next.
     #[arg(long, default_value_t = 200)]
     poll_ms: u64,
     /// Print pliant's view of the partition's jobs as JSON and exit: the
@@ -111,13 +112,17 @@ pub fn run(args: SlurmArgs) -> Result<(), String> {
         });
         let result = (|| {
             while !stop.load(Ordering::SeqCst) {
+                // The period bounds the time from one poll's start to the next's.
+                let started = std::time::Instant::now();
                 if let Err(e) = controller.poll() {
                     match e {
                         pliant_slurm::controller::ControllerError::Tool(e) => eprintln!("pliant slurm: warning: {e}"),
                         e => return Err(e.to_string()),
                     }
                 }
-                std::thread::sleep(controller.pause(period));
+                std::thread::sleep(
+                    controller.pause(period.saturating_sub(started.elapsed()).max(Duration::from_millis(1))),
+                );
             }
             Ok(())
         })();

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// that node's hostname, in that node's cgroups.
 #[test]
 fn test_cluster_has_two_nodes() {
-    let Some(cluster) = SlurmCluster::start("slurm two-node cluster", Arrangement::Pliant) else { return };
+    let Some(cluster) = SlurmCluster::start("slurm two-node cluster", Arrangement::Plain) else { return };
     let out = cluster.jobs_dir();
     let ids: Vec<u64> = cluster
         .nodes
@@ -423,14 +423,20 @@ fn fresh_starts(out: &str) -> usize {
 /// is refused, so the placement must not send one.
 #[test]
 fn placing_a_job_that_has_started_leaves_it_as_it_was() {
-    use pliant_slurm::tools::{Placement, SlurmTools};
+    use pliant_slurm::tools::{Placement, Placing, SlurmTools};
     let Some(cluster) = SlurmCluster::start("slurm placement of a started job", Arrangement::Pliant) else { return };
     let tools = SlurmTools::with_conf(cluster.conf().to_path_buf());
     let out = format!("{}/started.out", cluster.jobs_dir().display());
     let id = cluster.sbatch(&["--hold", "-p", "pliant", "-c", "1", "--mem=100", "-o", &out, "--wrap", "sleep 60"]);
-    assert_eq!(tools.place(id, &cluster.nodes[0]).unwrap(), Placement::Placed);
+    let place = |node: &str, held: bool| {
+        let placed = tools.place(&[Placing { job: id, node: node.to_string(), held }]);
+        assert_eq!(placed.len(), 1, "{placed:?}");
+        placed[0].1.clone().unwrap()
+    };
+    assert_eq!(place(&cluster.nodes[0], true), Placement::Placed);
     cluster.wait_until("the job to start", Duration::from_secs(30), |c| c.job(id)["job_state"] == "RUNNING");
-    assert_eq!(tools.place(id, &cluster.nodes[1]).unwrap(), Placement::Started);
+    // A restarted controller's poll showed it released: held and read back first.
+    assert_eq!(place(&cluster.nodes[1], false), Placement::Started);
     let job = cluster.job(id);
     assert_eq!((job["job_state"].as_str(), job["nodes"].as_str()), (Some("RUNNING"), Some(cluster.nodes[0].as_str())));
     cluster.ok("scancel", &[&id.to_string()]);
@@ -750,4 +756,255 @@ fn slurm_and_the_simulator_take_the_same_decisions() {
     eprintln!("simulated: {expected:?}\non Slurm:  {on_slurm:?}");
     assert!(expected.iter().any(|d| matches!(d.2, pliant_twin::decision::Kind::Preempt { .. })), "{expected:?}");
     assert_eq!(on_slurm, expected, "Slurm's decisions differ from the simulator's\n{}", pliant.log());
+}
+
+/// CPUs each node of the load test's cluster declares: 2 nodes × 8 = 16
+/// one-core slots (more than the machine's cores: the jobs sleep).
+const LOAD_CPUS: u64 = 8;
+/// Jobs submitted without `--hold` while the load test runs.
+const LOAD_UNHELD: usize = 20;
+
+/// How many held jobs the load test queues: 200 unless
+/// PLIANT_SLURM_LOAD_JOBS says (docs/slurm.md gives the 1,000-job run).
+fn load_jobs() -> usize {
+    std::env::var("PLIANT_SLURM_LOAD_JOBS").ok().and_then(|s| s.parse().ok()).unwrap_or(200)
+}
+
+/// One job's start or end, as it logged it: (job, start?, ns since 1970, host).
+type JobEvent = (u64, bool, u64, String);
+
+/// The load jobs' own log: each writes a start and an end line around a 1 s sleep.
+fn job_events(file: &std::path::Path) -> Vec<JobEvent> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let [id, what, at, host] = f[..] else { return None };
+            Some((id.parse().ok()?, what == "start", at.parse().ok()?, host.to_string()))
+        })
+        .collect()
+}
+
+/// Submits `count` load jobs (1 CPU, 50 MB, a 1 s sleep), `--hold` or not,
+/// four `sbatch` at a time; returns their ids.
+fn submit_load(cluster: &SlurmCluster, events: &std::path::Path, count: usize, hold: bool) -> Vec<u64> {
+    let script = format!(
+        "echo $SLURM_JOB_ID start $(date +%s%N) $(hostname) >> {0}; sleep 1; echo $SLURM_JOB_ID end $(date +%s%N) $(hostname) >> {0}",
+        events.display()
+    );
+    let mut args = vec!["-p", "pliant", "-c", "1", "--mem=50", "-o", "/dev/null", "--wrap", &script];
+    if hold {
+        args.insert(0, "--hold");
+    }
+    let per = count.div_ceil(4);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|i| {
+                let n = per.min(count.saturating_sub(i * per));
+                let args = &args;
+                s.spawn(move || (0..n).map(|_| cluster.sbatch(args)).collect::<Vec<u64>>())
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// CPU seconds a process and the children it waited for (its `squeue`,
+/// `scontrol`) used so far, from /proc/PID/stat.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let f: Vec<f64> = after.split_whitespace().filter_map(|v| v.parse().ok()).collect();
+    // After the name: state, then fields 4.. — utime, stime, cutime, cstime are 14–17.
+    // SAFETY: sysconf has no preconditions.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    f.get(10..14).map_or(0.0, |t| t.iter().sum::<f64>() / tick)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What one load run measured.
+struct LoadRun {
+    jobs: usize,
+    /// From the first release to the last job's end, s.
+    seconds: f64,
+    /// The controller's CPU (own + its tools), s; none under plain Slurm.
+    controller_cpu_s: f64,
+}
+
+impl LoadRun {
+    fn throughput(&self) -> f64 {
+        self.jobs as f64 / self.seconds
+    }
+}
+
+/// Runs while `held` jobs are queued: `LOAD_UNHELD` jobs submitted without
+/// `--hold` at even intervals over the first half of the run; returns them.
+fn arrive_unheld(cluster: &SlurmCluster, events: &std::path::Path, held: usize) -> Vec<u64> {
+    let every = Duration::from_secs_f64(held as f64 * 0.004);
+    (0..LOAD_UNHELD)
+        .map(|_| {
+            std::thread::sleep(every);
+            submit_load(cluster, events, 1, false)[0]
+        })
+        .collect()
+}
+
+/// Waits until every job in `ids` has logged its end (at most `limit`;
+/// then panics with the end of `log`).
+fn wait_for_ends(events: &std::path::Path, ids: &[u64], limit: Duration, log: impl Fn() -> String) {
+    let start = std::time::Instant::now();
+    loop {
+        let ended: BTreeSet<u64> = job_events(events).iter().filter(|e| !e.1).map(|e| e.0).collect();
+        let left: Vec<&u64> = ids.iter().filter(|id| !ended.contains(id)).collect();
+        if left.is_empty() {
+            return;
+        }
+        if start.elapsed() > limit {
+            let log = log();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            panic!("jobs {left:?} did not end in {limit:?}\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Checks the jobs' own log: each job started and ended once, on a node of
+/// the cluster, and no node ever ran more jobs at once than its CPUs.
+fn assert_jobs_ran_once_within_slots(cluster: &SlurmCluster, events: &[JobEvent], ids: &[u64]) {
+    for id in ids {
+        let mine: Vec<&JobEvent> = events.iter().filter(|e| e.0 == *id).collect();
+        assert_eq!(mine.iter().filter(|e| e.1).count(), 1, "job {id} started once: {mine:?}");
+        assert_eq!(mine.iter().filter(|e| !e.1).count(), 1, "job {id} ended once: {mine:?}");
+        assert!(cluster.nodes.contains(&mine[0].3), "job {id} ran on a node of the cluster: {mine:?}");
+    }
+    for node in &cluster.nodes {
+        // Ends before starts at the same instant: a slot freed and taken.
+        let mut on: Vec<(u64, bool)> = events.iter().filter(|e| &e.3 == node).map(|e| (e.2, e.1)).collect();
+        on.sort();
+        let (mut running, mut most) = (0i64, 0i64);
+        for (_, start) in on {
+            running += if start { 1 } else { -1 };
+            most = most.max(running);
+        }
+        assert!(most <= LOAD_CPUS as i64, "{node} ran {most} jobs at once on {LOAD_CPUS} CPUs");
+    }
+}
+
+/// The load under plain Slurm: the held jobs are released at once and
+/// Slurm places them (and the unheld ones) itself.
+fn plain_load(held: usize) -> Option<LoadRun> {
+    let cluster = SlurmCluster::start_with_cpus("slurm load, plain Slurm", Arrangement::Plain, LOAD_CPUS as u32)?;
+    let events = cluster.jobs_dir().join("events");
+    let ids = submit_load(&cluster, &events, held, true);
+    let load = load_average();
+    let t0 = unix_ns();
+    let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    cluster.ok("scontrol", &["release", &list]);
+    let unheld = arrive_unheld(&cluster, &events, held);
+    let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
+    wait_for_ends(&events, &all, Duration::from_secs(held as u64 + 120), || cluster.logs());
+    let events = job_events(&events);
+    assert_jobs_ran_once_within_slots(&cluster, &events, &all);
+    let last = events.iter().map(|e| e.2).max().unwrap();
+    let run = LoadRun { jobs: all.len(), seconds: (last - t0) as f64 / 1e9, controller_cpu_s: 0.0 };
+    eprintln!(
+        "plain Slurm: {} jobs on {} slots in {:.1} s: {:.2} jobs/s (load average before {load}, after {})",
+        run.jobs,
+        2 * LOAD_CPUS,
+        run.seconds,
+        run.throughput(),
+        load_average()
+    );
+    Some(run)
+}
+
+/// The load under pliant (`--policy pliant`, polls every 100 ms): the held
+/// jobs are queued before the controller starts, the unheld ones arrive
+/// during the run (pliant's `job_submit.lua` holds them), and the
+/// controller is SIGKILLed and restarted once a third of the jobs ended.
+fn pliant_load(held: usize) -> Option<LoadRun> {
+    let cluster = SlurmCluster::start_with_cpus("slurm load under pliant", Arrangement::Pliant, LOAD_CPUS as u32)?;
+    let events = cluster.jobs_dir().join("events");
+    let ids = submit_load(&cluster, &events, held, true);
+    let scratch = pliant_live::scratch::ScratchDir::new("pliant-slurm-load").unwrap();
+    let state = scratch.path().join("state");
+    let load = load_average();
+    let t0 = unix_ns();
+    let mut pliant = PliantSlurm::start(&cluster, "pliant", &state);
+    let (unheld, cpu_s) = std::thread::scope(|s| {
+        let arriving = s.spawn(|| arrive_unheld(&cluster, &events, held));
+        let third = std::time::Instant::now();
+        while job_events(&events).iter().filter(|e| !e.1).count() * 3 < held {
+            let log = pliant.log();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            assert!(third.elapsed().as_secs() < held as u64 + 120, "a third of the jobs did not end:\n{tail:#?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let first_cpu = cpu_seconds(pliant.child.id());
+        pliant.crash_and_restart(&cluster, "pliant", &state);
+        let unheld = arriving.join().unwrap();
+        let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
+        wait_for_ends(&events, &all, Duration::from_secs(held as u64 + 120), || pliant.log());
+        (unheld, first_cpu + cpu_seconds(pliant.child.id()))
+    });
+    let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
+    let job_log = job_events(&events);
+    let last = job_log.iter().map(|e| e.2).max().unwrap();
+    let run = LoadRun { jobs: all.len(), seconds: (last - t0) as f64 / 1e9, controller_cpu_s: cpu_s };
+    eprintln!(
+        "pliant: {} jobs on {} slots in {:.1} s: {:.2} jobs/s; controller CPU (own + squeue/scontrol) {:.1} s = {:.3} of a core (load average before {load}, after {})",
+        run.jobs,
+        2 * LOAD_CPUS,
+        run.seconds,
+        run.throughput(),
+        run.controller_cpu_s,
+        run.controller_cpu_s / run.seconds,
+        load_average()
+    );
+    let log = pliant.log();
+    assert_jobs_ran_once_within_slots(&cluster, &job_log, &all);
+    // No job ran unmanaged: each started after pliant placed it, on that node.
+    let journal = std::fs::read_to_string(state.join("journal.jsonl")).unwrap();
+    let epoch_us =
+        serde_json::from_str::<Value>(journal.lines().next().unwrap()).unwrap()["epoch_unix_us"].as_u64().unwrap();
+    for id in &all {
+        let (_, _, started, host) = job_log.iter().find(|e| e.0 == *id && e.1).unwrap();
+        let placed =
+            log.lines().find_map(|l| l.strip_prefix(&format!("pliant slurm: job {id} placed on "))?.split_once(" at "));
+        let (node, at) = placed.unwrap_or_else(|| panic!("job {id} ran on {host} but pliant never placed it\n{log}"));
+        let at_ns = epoch_us * 1000 + (at.trim_end_matches(" s").parse::<f64>().unwrap() * 1e9) as u64;
+        assert_eq!(node, host, "job {id} ran on {host}, pliant placed it on {node}");
+        assert!(*started >= at_ns, "job {id} started {} ms before pliant placed it", (at_ns - started) / 1_000_000);
+    }
+    assert!(!log.contains("is not managed"), "{log}");
+    assert!(log.contains("took over partition"), "the controller was restarted on its journal:\n{log}");
+    let tail: Vec<&str> = log.lines().rev().take(60).collect();
+    assert_slurm_agrees(&cluster, &state, &tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+    Some(run)
+}
+
+/// A partition with a long queue: held 1-core jobs of a 1 s sleep
+/// ([`load_jobs`], 200 in CI), 20 more submitted without `--hold` during
+/// the run, on 16 slots; first under plain Slurm, then under pliant with
+/// its controller SIGKILLed and restarted midway. Under pliant every job
+/// runs once, only where and after pliant placed it, no node runs more
+/// jobs than its CPUs, and `--show` agrees with squeue and sacct at the
+/// end. Prints both throughputs and the controller's CPU.
+#[test]
+fn load_a_long_queue_at_slurms_pace() {
+    let held = load_jobs();
+    let Some(plain) = plain_load(held) else { return };
+    let Some(pliant) = pliant_load(held) else { return };
+    let ratio = pliant.throughput() / plain.throughput();
+    let core = pliant.controller_cpu_s / pliant.seconds;
+    eprintln!("load: pliant/plain throughput {ratio:.2}; controller {core:.3} of a core");
+    assert!(core < 0.2, "the controller used {core:.3} of a core");
 }

@@ -1,6 +1,7 @@
 //! The controller: pliant's core driving a Slurm partition.
 //!
-//! Each poll reads `squeue --json` and what the node agents reported
+//! Each poll reads the partition's live jobs from `squeue` (compactly; the
+//! jobs pliant tracks that left those states by id) and what the node agents reported
 //! ([`crate::link`]), turns what changed into events (a new held job, a job
 //! that completed, memory a victim gave back), runs one
 //! scheduling step of the core through the live step driver
@@ -28,7 +29,7 @@ use crate::journal::{Journal, JournalError, Step};
 use crate::link::NodeLink;
 use crate::options::parse_comment;
 use crate::records::SlurmJob;
-use crate::tools::{Placement, SlurmTools, ToolError};
+use crate::tools::{Placement, Placing, SlurmTools, ToolError};
 use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
@@ -401,9 +402,9 @@ impl Controller {
 
     /// One round: read Slurm, take in what changed, schedule, act.
     pub fn poll(&mut self) -> Result<(), ControllerError> {
-        let snapshot = self.tools.jobs()?;
+        let snapshot = self.read_slurm()?;
         let mut events = std::mem::take(&mut self.inbox);
-        self.observe(&snapshot, &mut events);
+        self.observe(&snapshot, &mut events)?;
         self.hear_agents(&snapshot, &mut events);
         let now = self.now();
         let effects = self.live_step(now, events)?;
@@ -412,13 +413,34 @@ impl Controller {
         Ok(())
     }
 
+    /// What Slurm shows of pliant's jobs, never the whole queue: the
+    /// partition's live jobs in one compact read, and, read by id, the
+    /// tracked jobs no longer among them (ended, or between states).
+    fn read_slurm(&self) -> Result<Vec<SlurmJob>, ToolError> {
+        let mut jobs = self.tools.live_jobs(&self.config.partition)?;
+        let live: BTreeSet<u64> = jobs.iter().map(|j| j.id).collect();
+        let missing: Vec<u64> = self
+            .jobs
+            .iter()
+            .filter(|t| t.phase != Phase::Over && !live.contains(&t.slurm_id))
+            .map(|t| t.slurm_id)
+            .collect();
+        jobs.extend(self.tools.jobs_by_id(&missing)?);
+        Ok(jobs)
+    }
+
     /// Turns Slurm's view of the partition into events.
-    fn observe(&mut self, snapshot: &[SlurmJob], events: &mut Vec<Event>) {
+    fn observe(&mut self, snapshot: &[SlurmJob], events: &mut Vec<Event>) -> Result<(), ToolError> {
         let seen: BTreeSet<u64> = snapshot.iter().map(|j| j.id).collect();
         let partition = self.config.partition.clone();
+        let mut unheld = Vec::new();
         for sj in snapshot.iter().filter(|j| j.partition == partition) {
             let Some(&i) = self.by_slurm.get(&sj.id) else {
-                self.consider(sj, events);
+                if sj.state == "PENDING" && !sj.is_held() && !self.refused.contains(&sj.id) {
+                    unheld.push(sj.id);
+                } else {
+                    self.consider(sj, events);
+                }
                 continue;
             };
             let t = &self.jobs[i];
@@ -441,16 +463,31 @@ impl Controller {
         for t in self.jobs.iter().filter(|t| t.phase != Phase::Over && !seen.contains(&t.slurm_id)) {
             events.push(Event::Ended { slurm_id: t.slurm_id, state: "GONE".into() });
         }
+        // Submitted without --hold (and no job_submit plugin held it): held
+        // at once, then read again, since Slurm may have started one before
+        // the hold reached it.
+        let mut asked = Vec::new();
+        for (job, r) in self.tools.hold(&unheld) {
+            if self.act(&r) {
+                asked.push(job);
+            }
+        }
+        for sj in self.tools.jobs_by_id(&asked)? {
+            self.consider(&sj, events);
+        }
+        Ok(())
     }
 
-    /// A job of the partition pliant has not seen: it takes it over if it pends.
+    /// A job of the partition pliant has not seen: it takes it over if it
+    /// pends held.
     fn consider(&mut self, sj: &SlurmJob, events: &mut Vec<Event>) {
         if sj.is_over() || self.refused.contains(&sj.id) {
             return;
         }
         let refuse = |why: String| format!("pliant slurm: job {} is not managed: {why}", sj.id);
         let why = if sj.state != "PENDING" {
-            Some(refuse(format!("it was {} before pliant saw it", sj.state)))
+            let on = if sj.nodes.is_empty() { String::new() } else { format!(" on {}", sj.nodes) };
+            Some(refuse(format!("it was {}{on} before pliant held it", sj.state)))
         } else if sj.node_count > 1 {
             Some(refuse("pliant places single-node jobs only".into()))
         } else if sj.mem_mb == 0 {
@@ -458,14 +495,11 @@ impl Controller {
         } else {
             None
         };
-        if !sj.is_held() && sj.state == "PENDING" {
-            // Submitted without --hold: held before Slurm starts it on its own.
-            self.act(&self.tools.hold(sj.id));
-        }
         let options = parse_comment(&sj.comment);
         let why = why.or_else(|| options.as_ref().err().map(|e| refuse(e.clone())));
         if let Some(why) = why {
-            eprintln!("{why}; it stays held");
+            let stays = if sj.state == "PENDING" { "it stays held" } else { "it runs outside pliant's books" };
+            eprintln!("{why}; {stays}");
             self.refused.insert(sj.id);
             return;
         }
@@ -709,8 +743,9 @@ impl Controller {
     /// what runs; the records of what pliant decided). What the node agents
     /// hold is named to them again at their first heartbeat ([`adoption`]).
     fn recover(&mut self) -> Result<(), ControllerError> {
-        let snapshot = self.tools.jobs()?;
+        let snapshot = self.read_slurm()?;
         let state: HashMap<u64, &SlurmJob> = snapshot.iter().map(|j| (j.id, j)).collect();
+        let mut unheld = Vec::new();
         for t in &self.jobs {
             let Some(sj) = state.get(&t.slurm_id) else { continue };
             let id = t.slurm_id;
@@ -722,7 +757,7 @@ impl Controller {
                 (Phase::Restoring, _, _) => Some(Effect::Resume { slurm_id: id }),
                 (Phase::Running, "SUSPENDED", _) => Some(Effect::Resume { slurm_id: id }),
                 (Phase::Waiting, "PENDING", _) if !sj.is_held() => {
-                    self.act(&self.tools.hold(id));
+                    unheld.push(id);
                     None
                 }
                 _ => None,
@@ -735,21 +770,56 @@ impl Controller {
                 self.deferred.push(effect);
             }
         }
+        for (_, r) in self.tools.hold(&unheld) {
+            self.act(&r);
+        }
         self.carry_out_ready(&snapshot);
         Ok(())
     }
 
     /// Carries out the effects whose jobs are in a state that allows them
     /// (a requeued job must be pending again before it is placed); the rest
-    /// wait for a later poll.
+    /// wait for a later poll. Placements go to Slurm together ([`SlurmTools::place`]).
     fn carry_out_ready(&mut self, snapshot: &[SlurmJob]) {
-        let state: HashMap<u64, &str> = snapshot.iter().map(|j| (j.id, j.state.as_str())).collect();
+        let state: HashMap<u64, &SlurmJob> = snapshot.iter().map(|j| (j.id, j)).collect();
         let mut later = Vec::new();
+        let mut placing = Vec::new();
         for effect in std::mem::take(&mut self.deferred) {
             // A job Slurm no longer shows has ended: its effects are moot.
-            let Some(&slurm_state) = state.get(&effect.slurm_id()) else { continue };
-            if !effect.needs().contains(&slurm_state) || !self.apply(&effect, slurm_state) {
+            let Some(&sj) = state.get(&effect.slurm_id()) else { continue };
+            if !effect.needs().contains(&sj.state.as_str()) {
                 later.push(effect);
+            } else if let Effect::Place { slurm_id, node, restore } = effect {
+                let node_name = self.config.nodes[node as usize].name.clone();
+                placing.push((Placing { job: slurm_id, node: node_name, held: sj.is_held() }, node, restore));
+            } else if !self.apply(&effect, &sj.state) {
+                later.push(effect);
+            }
+        }
+        let jobs: Vec<Placing> = placing.iter().map(|(p, _, _)| p.clone()).collect();
+        let at = self.now() as f64 / 1e6;
+        for (slurm_id, result) in self.tools.place(&jobs) {
+            let Some((p, node, restore)) = placing.iter().find(|(p, _, _)| p.job == slurm_id) else { continue };
+            match result {
+                Ok(Placement::Placed) => eprintln!("pliant slurm: job {slurm_id} placed on {} at {at:.3} s", p.node),
+                // Released by a controller killed before it journaled more:
+                // on the node that one placed it on, which is this one.
+                Ok(Placement::Started) => {
+                    eprintln!("pliant slurm: job {slurm_id} had started on {} already at {at:.3} s", p.node)
+                }
+                Err(e) => {
+                    self.act(&Err(e));
+                    later.push(Effect::Place { slurm_id, node: *node, restore: *restore });
+                    continue;
+                }
+            }
+            let Some(&i) = self.by_slurm.get(&slurm_id) else { continue };
+            // Named as running: a restored job reads nothing back from swap.
+            if let Some(op) = adoption(&Tracked { phase: Phase::Running, ..self.jobs[i].clone() }) {
+                self.order(*node, op);
+            }
+            if *restore {
+                self.inbox.push(Event::Resumed { slurm_id });
             }
         }
         self.deferred = later;
@@ -760,32 +830,8 @@ impl Controller {
     fn apply(&mut self, effect: &Effect, slurm_state: &str) -> bool {
         let Some(&i) = self.by_slurm.get(&effect.slurm_id()) else { return true };
         let t = self.jobs[i].clone();
-        let node_name = |n: u32| self.config.nodes[n as usize].name.clone();
         match *effect {
-            Effect::Place { slurm_id, node, restore } => {
-                let at = self.now() as f64 / 1e6;
-                match self.tools.place(slurm_id, &node_name(node)) {
-                    Ok(Placement::Placed) => {
-                        eprintln!("pliant slurm: job {slurm_id} placed on {} at {at:.3} s", node_name(node))
-                    }
-                    // Released by a controller killed before it journaled more:
-                    // on the node that one placed it on, which is this one.
-                    Ok(Placement::Started) => {
-                        eprintln!(
-                            "pliant slurm: job {slurm_id} had started on {} already at {at:.3} s",
-                            node_name(node)
-                        )
-                    }
-                    Err(e) => return self.act(&Err(e)),
-                }
-                // Named as running: a restored job reads nothing back from swap.
-                if let Some(op) = adoption(&Tracked { phase: Phase::Running, ..t.clone() }) {
-                    self.order(node, op);
-                }
-                if restore {
-                    self.inbox.push(Event::Resumed { slurm_id });
-                }
-            }
+            Effect::Place { .. } => unreachable!("placements go to Slurm together"),
             Effect::Suspend { slurm_id, footprint_mb } => {
                 // Slurm's part first: without an agent the job is at least stopped.
                 if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {

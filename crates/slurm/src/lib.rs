@@ -3,8 +3,10 @@
 //! which running jobs yield and how (`docs/slurm.md`).
 //!
 //! The controller talks to Slurm through its own command-line tools
-//! ([`tools`]): `squeue --json` and `sinfo --json` to read, `scontrol` and
-//! `scancel` to act. Debian's Slurm 22.05 has no `scontrol --json` and its
+//! ([`tools`]): `squeue` (a compact format, only pliant's partition and the
+//! jobs it tracks) and `sinfo --json` to read, `scontrol` (batched where
+//! Slurm takes job lists) and `scancel` to act; `slurm/job_submit.lua` holds
+//! the partition's jobs at submission. Debian's Slurm 22.05 has no `scontrol --json` and its
 //! `slurmrestd` (v0.0.38) cannot place a job on a node nor suspend one, so
 //! the REST daemon would still need `scontrol` beside it.
 //!

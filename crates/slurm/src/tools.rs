@@ -1,12 +1,12 @@
 //! Slurm's command-line tools, as the controller runs them. They find the
 //! cluster the usual way (`SLURM_CONF`, or the system's `slurm.conf`).
 
-use crate::records::{parse_jobs, parse_nodes, SlurmJob, SlurmNode};
+use crate::records::{parse_nodes, parse_squeue, SlurmJob, SlurmNode, SQUEUE_FORMAT};
 use std::path::PathBuf;
 use std::process::Command;
 
 /// A Slurm tool that failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{command}: {reason}")]
 pub struct ToolError {
     /// What was run.
@@ -23,6 +23,19 @@ pub enum Placement {
     /// The job had left pending already (released by a controller that was
     /// then killed, before it journaled more): it was left as it was.
     Started,
+}
+
+/// A job to place: Slurm's id, the node, and whether the poll that
+/// decided it showed the job held (only pliant releases a held job of its
+/// partition, so it still is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placing {
+    /// Slurm's id.
+    pub job: u64,
+    /// The node's `NodeName`.
+    pub node: String,
+    /// Held when last read.
+    pub held: bool,
 }
 
 /// The tools, run as child processes.
@@ -57,10 +70,31 @@ impl SlurmTools {
         self.run("scontrol", args).map(|_| ())
     }
 
-    /// Every job slurmctld holds in memory (`squeue --json`).
-    pub fn jobs(&self) -> Result<Vec<SlurmJob>, ToolError> {
-        let text = self.run("squeue", &["--json"])?;
-        parse_jobs(&text).map_err(|reason| ToolError { command: "squeue --json".into(), reason })
+    /// The jobs of `partition` in a live state — pending, running,
+    /// suspended, completing — in one compact read (`squeue -h -p P -t
+    /// PD,R,S,CG -o …`): no other partition and no finished job.
+    pub fn live_jobs(&self, partition: &str) -> Result<Vec<SlurmJob>, ToolError> {
+        let args = ["-h", "-p", partition, "-t", "PD,R,S,CG", "-o", SQUEUE_FORMAT];
+        self.read_jobs(&args)
+    }
+
+    /// The jobs `ids` in whatever state slurmctld still holds them
+    /// (finished ones for `MinJobAge`); a job it has forgotten is absent.
+    pub fn jobs_by_id(&self, ids: &[u64]) -> Result<Vec<SlurmJob>, ToolError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = id_list(ids);
+        match self.read_jobs(&["-h", "-t", "all", "-j", &list, "-o", SQUEUE_FORMAT]) {
+            // One id slurmctld no longer knows is an error; several are a shorter list.
+            Err(e) if ids.len() == 1 && e.reason.contains("Invalid job id") => Ok(Vec::new()),
+            other => other,
+        }
+    }
+
+    fn read_jobs(&self, args: &[&str]) -> Result<Vec<SlurmJob>, ToolError> {
+        let text = self.run("squeue", args)?;
+        parse_squeue(&text).map_err(|reason| ToolError { command: format!("squeue {}", args.join(" ")), reason })
     }
 
     /// Every node (`sinfo --json`).
@@ -69,39 +103,89 @@ impl SlurmTools {
         parse_nodes(&text).map_err(|reason| ToolError { command: "sinfo --json".into(), reason })
     }
 
-    /// Holds a pending job.
-    pub fn hold(&self, job: u64) -> Result<(), ToolError> {
-        self.scontrol(&["hold", &job.to_string()])
-    }
-
-    /// Releases a held job.
-    pub fn release(&self, job: u64) -> Result<(), ToolError> {
-        self.scontrol(&["release", &job.to_string()])
-    }
-
-    /// Slurm's state of one job (`PENDING`, `RUNNING`, …).
-    pub fn job_state(&self, job: u64) -> Result<String, ToolError> {
-        let found = self.jobs()?.into_iter().find(|j| j.id == job);
-        found
-            .map(|j| j.state)
-            .ok_or_else(|| ToolError { command: "squeue --json".into(), reason: format!("no job {job}") })
-    }
-
-    /// Places a pending job on `node`, eligible at once (a requeued job's
-    /// eligible time is otherwise ~2 minutes away), then releases it. It is
-    /// held first and its state read only then: a held pending job cannot
-    /// start, while one that started meanwhile is left as it was (released
-    /// again), since a new `NodeList` for a running job resizes it and a
-    /// refused `StartTime` does not undo that.
-    pub fn place(&self, job: u64, node: &str) -> Result<Placement, ToolError> {
-        self.hold(job)?;
-        if self.job_state(job)? != "PENDING" {
-            self.release(job)?;
-            return Ok(Placement::Started);
+    /// `scontrol VERB KEY<jobs> REST…` with the job list `jobs` (`7,8,9`,
+    /// after `key`), in one call; if that fails (one of them ended, say),
+    /// one call per job, so that each job has its own answer.
+    fn each(&self, verb: &str, key: &str, jobs: &[u64], rest: &[&str]) -> Vec<(u64, Result<(), ToolError>)> {
+        if jobs.is_empty() {
+            return Vec::new();
         }
-        self.scontrol(&["update", &format!("JobId={job}"), &format!("NodeList={node}"), "StartTime=now"])?;
-        self.release(job)?;
-        Ok(Placement::Placed)
+        let call = |list: &str| {
+            let list = format!("{key}{list}");
+            let mut args = vec![verb, &list];
+            args.extend_from_slice(rest);
+            self.scontrol(&args)
+        };
+        if jobs.len() == 1 || call(&id_list(jobs)).is_err() {
+            return jobs.iter().map(|&j| (j, call(&j.to_string()))).collect();
+        }
+        jobs.iter().map(|&j| (j, Ok(()))).collect()
+    }
+
+    /// Holds pending jobs, all in one call where they allow it.
+    pub fn hold(&self, jobs: &[u64]) -> Vec<(u64, Result<(), ToolError>)> {
+        self.each("hold", "", jobs, &[])
+    }
+
+    /// Releases held jobs, all in one call where they allow it.
+    pub fn release(&self, jobs: &[u64]) -> Vec<(u64, Result<(), ToolError>)> {
+        self.each("release", "", jobs, &[])
+    }
+
+    /// Places pending jobs each on its node, eligible at once (a requeued
+    /// job's eligible time is otherwise ~2 minutes away), and releases them:
+    /// one `scontrol update` per node and one `scontrol release` for all. A
+    /// job not known to be held is held first and its state read back only
+    /// then (a held pending job cannot start): one that started meanwhile is
+    /// left as it was (released again), since a new `NodeList` for a running
+    /// job resizes it and a refused `StartTime` does not undo that.
+    pub fn place(&self, jobs: &[Placing]) -> Vec<(u64, Result<Placement, ToolError>)> {
+        let mut out = Vec::new();
+        let mut go: Vec<&Placing> = jobs.iter().filter(|p| p.held).collect();
+        let unsure: Vec<&Placing> = jobs.iter().filter(|p| !p.held).collect();
+        if !unsure.is_empty() {
+            let mut held = Vec::new();
+            for (job, r) in self.hold(&unsure.iter().map(|p| p.job).collect::<Vec<_>>()) {
+                match r {
+                    Ok(()) => held.push(job),
+                    Err(e) => out.push((job, Err(e))),
+                }
+            }
+            match self.jobs_by_id(&held) {
+                Ok(found) => {
+                    let mut started = Vec::new();
+                    for &job in &held {
+                        match found.iter().find(|j| j.id == job).map(|j| j.state.as_str()) {
+                            Some("PENDING") => go.extend(unsure.iter().find(|p| p.job == job)),
+                            Some(_) => started.push(job),
+                            None => out.push((job, Err(gone(job)))),
+                        }
+                    }
+                    for (job, r) in self.release(&started) {
+                        out.push((job, r.map(|()| Placement::Started)));
+                    }
+                }
+                Err(e) => out.extend(held.iter().map(|&job| (job, Err(e.clone())))),
+            }
+        }
+        let mut nodes: Vec<&str> = go.iter().map(|p| p.node.as_str()).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let mut updated = Vec::new();
+        for node in nodes {
+            let on: Vec<u64> = go.iter().filter(|p| p.node == node).map(|p| p.job).collect();
+            let node_list = format!("NodeList={node}");
+            for (job, r) in self.each("update", "JobId=", &on, &[&node_list, "StartTime=now"]) {
+                match r {
+                    Ok(()) => updated.push(job),
+                    Err(e) => out.push((job, Err(e))),
+                }
+            }
+        }
+        for (job, r) in self.release(&updated) {
+            out.push((job, r.map(|()| Placement::Placed)));
+        }
+        out
     }
 
     /// `scontrol suspend`: Slurm stops the job (SIGTSTP, then its freezer)
@@ -130,4 +214,14 @@ impl SlurmTools {
     pub fn cancel(&self, job: u64) -> Result<(), ToolError> {
         self.run("scancel", &[&job.to_string()]).map(|_| ())
     }
+}
+
+/// Job ids as Slurm's tools take a list of them: `7,8,9`.
+fn id_list(ids: &[u64]) -> String {
+    ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// A job slurmctld no longer shows.
+fn gone(job: u64) -> ToolError {
+    ToolError { command: format!("squeue -j {job}"), reason: format!("no job {job}") }
 }

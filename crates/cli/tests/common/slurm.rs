@@ -24,9 +24,16 @@ pub enum Arrangement {
     SuspendGang,
     /// Slurm under pliant: one partition `pliant` with `CR_Core` and
     /// `OverSubscribe=FORCE:4`, so Slurm never refuses a placement pliant
-    /// makes (pliant books CPU and memory itself).
+    /// makes (pliant books CPU and memory itself), and pliant's
+    /// `job_submit.lua`, which holds every job of the partition at submission.
     Pliant,
+    /// Plain Slurm on the same partition `pliant`: `CR_Core`,
+    /// `OverSubscribe=NO`, no plugin (Slurm places every job itself).
+    Plain,
 }
+
+/// pliant's `job_submit` plugin, as shipped.
+const JOB_SUBMIT_LUA: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../slurm/slurm/job_submit.lua"));
 
 /// A running test cluster.
 pub struct SlurmCluster {
@@ -63,6 +70,13 @@ impl SlurmCluster {
     /// Starts a cluster for test `what` (under the live tests' machine lock),
     /// or skips loudly and returns `None` when this machine cannot run one.
     pub fn start(what: &str, arrangement: Arrangement) -> Option<SlurmCluster> {
+        SlurmCluster::start_with_cpus(what, arrangement, 2)
+    }
+
+    /// As [`SlurmCluster::start`], each node declaring `cpus` CPUs (beyond
+    /// the machine's, Slurm is told to trust the configuration and the jobs
+    /// are not bound to cores).
+    pub fn start_with_cpus(what: &str, arrangement: Arrangement, cpus: u32) -> Option<SlurmCluster> {
         let machine = live_machine(what)?;
         if let Some(reason) = missing_tools() {
             skip(&format!("{what}: {reason}"));
@@ -83,11 +97,11 @@ impl SlurmCluster {
             daemons: Vec::new(),
             _machine: machine,
         };
-        cluster.boot(tag, arrangement).unwrap_or_else(|e| panic!("{what}: starting the Slurm cluster: {e}"));
+        cluster.boot(tag, arrangement, cpus).unwrap_or_else(|e| panic!("{what}: starting the Slurm cluster: {e}"));
         Some(cluster)
     }
 
-    fn boot(&mut self, tag: u32, arrangement: Arrangement) -> Result<(), String> {
+    fn boot(&mut self, tag: u32, arrangement: Arrangement, cpus: u32) -> Result<(), String> {
         for sub in ["etc", "state", "log", "jobs", "munge"] {
             std::fs::create_dir_all(self.dir.join(sub)).map_err(|e| e.to_string())?;
         }
@@ -118,12 +132,18 @@ impl SlurmCluster {
             run("ip", &["-n", &ns, "link", "set", &inner, "up"])?;
         }
         let port = super::live::free_port();
-        std::fs::write(&self.conf, self.slurm_conf(&net, port, arrangement)).map_err(|e| e.to_string())?;
+        std::fs::write(&self.conf, self.slurm_conf(&net, port, arrangement, cpus)).map_err(|e| e.to_string())?;
+        let cores = if cpus > 2 { "no" } else { "yes" };
         std::fs::write(
             self.dir.join("etc/cgroup.conf"),
-            "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\nConstrainCores=yes\nConstrainRAMSpace=yes\n",
+            format!(
+                "CgroupPlugin=cgroup/v1\nCgroupMountpoint=/sys/fs/cgroup\nConstrainCores={cores}\nConstrainRAMSpace=yes\n"
+            ),
         )
         .map_err(|e| e.to_string())?;
+        if arrangement == Arrangement::Pliant {
+            std::fs::write(self.dir.join("etc/job_submit.lua"), JOB_SUBMIT_LUA).map_err(|e| e.to_string())?;
+        }
         let conf = self.conf.to_string_lossy().into_owned();
         let log = self.dir.join("log/slurmctld.out");
         self.spawn("slurmctld", Command::new("slurmctld").args(["-D", "-f", &conf]), &log)?;
@@ -186,7 +206,7 @@ impl SlurmCluster {
         Ok(())
     }
 
-    fn slurm_conf(&self, net: &str, port: u16, arrangement: Arrangement) -> String {
+    fn slurm_conf(&self, net: &str, port: u16, arrangement: Arrangement, cpus: u32) -> String {
         let d = self.dir.display();
         let host = String::from_utf8(Command::new("hostname").arg("-s").output().unwrap().stdout).unwrap();
         let mut conf = format!(
@@ -205,11 +225,19 @@ impl SlurmCluster {
             Arrangement::SuspendGang => {
                 "SelectTypeParameters=CR_Core_Memory\nPreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n"
             }
-            Arrangement::Pliant => "SelectTypeParameters=CR_Core\n",
+            // A released job is started by Slurm's next scheduling pass,
+            // which `batch_sched_delay` (3 s by default) holds back.
+            Arrangement::Pliant => {
+                "SelectTypeParameters=CR_Core\nJobSubmitPlugins=lua\nSchedulerParameters=batch_sched_delay=0\n"
+            }
+            Arrangement::Plain => "SelectTypeParameters=CR_Core\nSchedulerParameters=batch_sched_delay=0\n",
         };
+        if cpus > 2 {
+            conf += "SlurmdParameters=config_overrides\n";
+        }
         for (i, node) in self.nodes.iter().enumerate() {
             conf += &format!(
-                "NodeName={node} NodeAddr={net}.{} CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 \
+                "NodeName={node} NodeAddr={net}.{} CPUs={cpus} Boards=1 SocketsPerBoard=1 CoresPerSocket={cpus} \
                  ThreadsPerCore=1 RealMemory={NODE_MEM_MB} State=UNKNOWN\n",
                 11 + i
             );
@@ -224,6 +252,9 @@ impl SlurmCluster {
             Arrangement::Pliant => format!(
                 "PartitionName=pliant Nodes={nodes} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n"
             ),
+            Arrangement::Plain => {
+                format!("PartitionName=pliant Nodes={nodes} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO\n")
+            }
         };
         conf
     }
