@@ -19,7 +19,7 @@ use crate::submit::SubmitRequest;
 use crate::token::Token;
 use crate::view::{JobState, JobView, TaskStatus, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
-use pliant_core::policy::{preset, MechanismSpec, Params, Policy};
+use pliant_core::policy::{preset, Params, Policy};
 use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
 use pliant_live::capabilities::NodeMechanism;
 use pliant_live::dispatch::{node_mechanism, node_op, NodeOp};
@@ -78,12 +78,8 @@ pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, S
 /// Why `node` cannot serve under `policy` (named `name`): it lacks the
 /// mechanism the policy preempts by. `None` when it can.
 pub fn unfit_node(name: &str, policy: &Policy, node: &NodeRecord) -> Option<String> {
-    let spec = policy.preemption?;
-    if spec.mechanism == MechanismSpec::Cheapest {
-        // It chooses per victim among what each node can do (kill at least).
-        return None;
-    }
-    let needed = node_mechanism(spec.mechanism.kind());
+    // `Cheapest` has no kind: it chooses per victim among what each node can do (kill at least).
+    let needed = node_mechanism(policy.preemption?.mechanism.kind()?);
     (!node.mechanisms.contains(&needed)).then(|| {
         format!(
             "policy `{name}` needs {} preemption, which node `{}` cannot do ({}); give it swap (as root: \

@@ -1,4 +1,4 @@
-//! The metrics of DESIGN.md, defined once for every body: what a run records
+//! The metrics, defined once for every body: what a run records
 //! (per-job records, utilisation, waste, preemptions) and how it is summarised
 //! (per-class percentiles and CoV).
 #![warn(missing_docs)]

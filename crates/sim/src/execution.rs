@@ -3,7 +3,7 @@
 //! memory was reclaimed, a task swapped, a task was restored).
 //!
 //! Progress rate of a running task = min(allocated CPU, requested CPU) /
-//! requested CPU (DESIGN.md); a frozen, suspended or restoring task makes no
+//! requested CPU; a frozen, suspended or restoring task makes no
 //! progress. A pool phase (Spark stages, `spark_model=pool`) runs its stage
 //! tasks on its executors (see `pool`). A coupled phase without stages, or
 //! any coupled phase under `spark_model=lockstep`, moves in lockstep: every

@@ -27,7 +27,7 @@ use pliant_core::model::StorageModel;
 use pliant_core::parameter::{any, at_least_one, fraction, non_negative, positive, ParamValue};
 use pliant_core::{CoreError, Micros, SECOND};
 
-/// The per-node linear power model of DESIGN.md: idle + (peak − idle) × CPU utilisation.
+/// The per-node linear power model: idle + (peak − idle) × CPU utilisation.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PowerModel {
     /// Watts drawn by an idle node.
@@ -40,7 +40,7 @@ pub struct PowerModel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SparkModel {
-    /// Executors pull stage tasks as their cores free up (DESIGN.md "Spark stages").
+    /// Executors pull stage tasks as their cores free up.
     Pool,
     /// Its executors move in lockstep, each running for its own duration;
     /// the stage tasks are ignored (the model before pool phases).
@@ -101,7 +101,7 @@ declare_params! {
     /// The execution model's numbers (the simulator's ground truth).
     #[derive(Debug, Clone, PartialEq, serde::Serialize)]
     pub struct ExecModel {
-        /// `pool`: executors pull stage tasks (DESIGN.md "Spark stages"); `lockstep`: a stopped executor stalls all
+        /// `pool`: executors pull stage tasks; `lockstep`: a stopped executor stalls all
         spark_model: SparkModel = SparkModel::Pool, any;
         /// what a killed Spark executor loses: `spark`, its map output too (a stage reading it fails, earlier stages recompute it; Spark's stage-attempt and executor-failure limits fail the application attempt, YARN relaunches it from zero, twice at most); `tasks`: only its in-flight tasks, and the core's max_attempts fails a job
         kill_model: KillModel = KillModel::Spark, any;
@@ -111,7 +111,7 @@ declare_params! {
         reclaim_s_per_gb: f64 = 3.0, non_negative;
         /// seconds to read 1 GB back on resume (1.7 × reclaim, measured on this kind of machine: 2.5–2.9 s/GB restore vs 1.5–1.7 s/GB reclaim)
         restore_s_per_gb: f64 = 5.1, non_negative;
-        /// resident working set over requested memory (DESIGN.md)
+        /// resident working set over requested memory
         working_set_fraction: f64 = 0.8, fraction;
         /// times slower a task of a `local` phase runs off its upstream nodes (SSR §VI-B; Fig. 6 measured up to two orders of magnitude)
         locality_slowdown: f64 = 5.0, at_least_one;

@@ -1,4 +1,4 @@
-//! A Spark pool phase (DESIGN.md "Spark stages"): the stage's tasks wait in a
+//! A Spark pool phase: the stage's tasks wait in a
 //! pool that the phase's executors pull from as their cores free up, one task
 //! per core; stages run one after another with a barrier between them.
 //!

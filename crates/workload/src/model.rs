@@ -59,7 +59,7 @@ pub struct Phase {
     pub local: bool,
     /// The phase's tasks.
     pub tasks: Vec<Task>,
-    /// A pool phase (Spark, DESIGN.md "Spark stages"): its tasks are executors
+    /// A pool phase (Spark): its tasks are executors
     /// that pull these stages' tasks in order, a barrier between stages. Empty
     /// for an ordinary phase.
     pub stages: Vec<StageTasks>,

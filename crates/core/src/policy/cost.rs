@@ -31,7 +31,7 @@ declare_params! {
         cost_reclaim_s_per_gb: f64 = 3.0, non_negative;
         /// `pliant`'s estimate of the seconds to read 1 GB back on resume, for a shrink's resume cost (1.7 × reclaim, as measured for restore_s_per_gb)
         cost_restore_s_per_gb: f64 = 5.1, non_negative;
-        /// `pliant`'s estimate of a task's resident working set over its requested memory: memory taken below it is swapped out and freezes the task (BIG-C §3.2, §4.2); the simulator's working_set_fraction (DESIGN.md)
+        /// `pliant`'s estimate of a task's resident working set over its requested memory: memory taken below it is swapped out and freezes the task (BIG-C §3.2, §4.2); the simulator's working_set_fraction
         cost_working_set_fraction: f64 = 0.8, fraction;
         /// the tier `pliant` may checkpoint to where a node has one (the checkpoint paper's Table 3, at the storage keys' rates; nodes that report none, as live nodes do, are not offered it); none: never
         cost_checkpoint_tier: Option<Tier> = Some(Tier::Nvm), any, shown "nvm";

@@ -1,4 +1,4 @@
-//! A policy is a composition of small pieces (DESIGN.md): which queues exist
+//! A policy is a composition of small pieces: which queues exist
 //! and how jobs are ordered, where tasks go, and how resources are taken back.
 //! Presets are just named compositions.
 
@@ -156,16 +156,16 @@ pub enum MechanismSpec {
 }
 
 impl MechanismSpec {
-    /// Which mechanism this is.
-    pub fn kind(&self) -> MechanismKind {
+    /// Which mechanism this is; `None` for `Cheapest`, which chooses per
+    /// victim among what each node can do.
+    pub fn kind(&self) -> Option<MechanismKind> {
         match self {
-            MechanismSpec::Kill => MechanismKind::Kill,
-            MechanismSpec::Immediate => MechanismKind::Immediate,
-            MechanismSpec::Graceful => MechanismKind::Graceful,
-            MechanismSpec::Suspend => MechanismKind::Suspend,
-            MechanismSpec::Checkpoint(_) => MechanismKind::Checkpoint,
-            // What its nodes must be able to do: shrink, which implies freeze and kill.
-            MechanismSpec::Cheapest => MechanismKind::Graceful,
+            MechanismSpec::Kill => Some(MechanismKind::Kill),
+            MechanismSpec::Immediate => Some(MechanismKind::Immediate),
+            MechanismSpec::Graceful => Some(MechanismKind::Graceful),
+            MechanismSpec::Suspend => Some(MechanismKind::Suspend),
+            MechanismSpec::Checkpoint(_) => Some(MechanismKind::Checkpoint),
+            MechanismSpec::Cheapest => None,
         }
     }
 }
