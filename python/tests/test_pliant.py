@@ -178,19 +178,22 @@ def test_a_run_releases_the_gil():
     ticks = 0
 
     def simulate():
-        pliant.simulate("high-load", policies=["gp"], scale=8)
+        # Runs of about half a second each on an idle machine, until 0.3 s
+        # have passed, so that the loop below has time to tell.
+        while time.perf_counter() - start < 0.3:
+            pliant.simulate("high-load", policies=["gp"], scale=40)
         done.set()
 
-    worker = threading.Thread(target=simulate)
     start = time.perf_counter()
+    worker = threading.Thread(target=simulate)
     worker.start()
     while not done.is_set():
         ticks += 1
     worker.join()
     took = time.perf_counter() - start
     # Held, the GIL would let this loop run only in the interpreter's switch
-    # intervals before and after the call (5 ms each): a few thousand ticks.
-    assert took > 0.2, "the run is too short to tell"
+    # intervals around each call (5 ms each): a few thousand ticks.
+    assert took >= 0.3
     assert ticks > 200_000 * took
 
 
