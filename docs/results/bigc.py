@@ -379,7 +379,7 @@ print("\nStrict priority gives short jobs the same cores and leaves run times ne
 print("Why executors stay frozen. The defaults follow the paper: r_GP = ⟨2 CPU, 4 GB⟩ (§5.3), "
       "D = 3 offers (§5.3) at 3 s heartbeats (§5.1), footprint 1 % CPU and 64 MB (§3.2), 3 s per GB "
       "reclaimed (§5.4), a 95 % short queue (§5.1). The one that decides is not the paper's: the "
-      "working set, 80 % of the request (DESIGN.md; the paper gives none for Spark executors). With it "
+      "working set, 80 % of the request (`working_set_fraction`, pliant's default; the paper gives none for Spark executors). With it "
       "every GP step freezes an ⟨8 CPU, 16 GB⟩ executor (12 GB left, under its 12.8 GB working set), and "
       "the second step an ⟨8, 32⟩ or ⟨16, 32⟩ one (24 GB under 25.6 GB); Algorithm 2 steps every "
       "container of the chosen job in a round, so all its executors freeze together. A frozen "
