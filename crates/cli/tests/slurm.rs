@@ -524,7 +524,7 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
     // with room (0.1-0.2 s beyond the reclaim measured); the whole wait held
     // it in 6 of 10 runs on this shared 2-core machine, the rest waited
     // 2.2-4.1 s beyond it: Slurm's own release-to-start (0.9-1.2 s measured
-    // above when idle, up to 3 s in ../shared/slurm) grows with the load.
+    // above when idle, up to 3 s when this machine was busy) grows with the load.
     // The whole wait is allowed 5 s. Under plain SUSPEND,GANG the job waits
     // for a long job to end.
     assert!(

@@ -2,7 +2,7 @@
 //! operations pliant carries out on them where Slurm has none: BIG-C's
 //! reclaim of a suspended job's memory to its footprint (§3.2), a graceful
 //! shrink's lower limit (§3.3), and the limit lifted again before the job
-//! resumes (Slurm does not restore it: `../shared/slurm/README.md`).
+//! resumes (Slurm 22.05 does not restore it when it resumes a job).
 //!
 //! Layout (Slurm 22.05, cgroup v1): `<controller>/slurm_<node>/uid_<uid>/job_<id>`,
 //! the `slurm_<node>` level named after the node so that several `slurmd`

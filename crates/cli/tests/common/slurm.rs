@@ -1,7 +1,7 @@
 //! A real two-node Slurm cluster on this machine, for tests: its own
 //! `munged` (own key and socket), `slurmctld` on a bridge the test makes, and
 //! two `slurmd`, each in its own network and UTS namespace with its own
-//! address and hostname (the recipe of `../shared/slurm/README.md`). Every
+//! address and hostname (Debian's Slurm 22.05 packages, nothing else). Every
 //! daemon runs in the foreground as a child of the test, so it is stopped by
 //! its own pid. Dropping the cluster — also after a panic — cancels its jobs,
 //! stops its daemons and removes what it made: the job cgroups Slurm left

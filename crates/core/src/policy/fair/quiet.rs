@@ -6,7 +6,7 @@
 //! a job arrives or an ApplicationMaster starts (these two wake every node).
 //! So a reserved node that cannot fit its job tries again (its job's next
 //! task, or a backfill into its gap) only when one of these happens
-//! (`../shared/traces/dss/README.md`, "Node heartbeats (NM)").
+//! (DSS, the YARN-ME paper's simulator: its node managers' heartbeats).
 
 use crate::Micros;
 use std::collections::BTreeSet;
