@@ -51,6 +51,17 @@ pub(crate) fn tick(v: &f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// A log axis's tick label: [`tick`] at 1, 2 and 5 times a power of ten,
+/// none between them (a narrow decade's 6, 7, 8, 9 would run together).
+pub(crate) fn log_tick(v: &f64) -> String {
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    if [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
+        tick(v)
+    } else {
+        String::new()
+    }
+}
+
 /// Splits `area` into the data (left) and a legend strip (right), draws a
 /// line sample and the name of each series in the strip, and returns the data side.
 pub(crate) fn legend_beside<DB: DrawingBackend>(
@@ -154,7 +165,7 @@ where
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .x_label_formatter(&tick)
+        .x_label_formatter(&log_tick)
         .y_label_formatter(&tick)
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
@@ -364,6 +375,13 @@ pub(crate) mod tests {
         assert_eq!(tick(&0.0), "0");
         assert_eq!(tick(&1.25), "1.25");
         assert_eq!(tick(&1e-5), "1e-5");
+    }
+
+    #[test]
+    fn a_log_axis_labels_only_1_2_and_5_in_each_decade() {
+        let labels: Vec<String> =
+            [600.0, 700.0, 800.0, 900.0, 1000.0, 2000.0, 5000.0, 0.5].iter().map(log_tick).collect();
+        assert_eq!(labels, ["", "", "", "", "1000", "2000", "5000", "0.5"]);
     }
 
     #[test]
