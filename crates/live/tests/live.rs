@@ -332,13 +332,14 @@ fn the_agent_reports_checkpoints_and_failed_ones_even_after_taking_over() {
     agent.apply(launch(0, dirty()), &mut out);
     agent.apply(launch(1, vec!["sleep".into(), "600".into()]), &mut out);
     agent.apply(launch(2, dirty()), &mut out);
-    // An ignored signal stays ignored across exec: this `sleep` outlives SIGUSR1.
-    let deaf = ["/bin/sh", "-c", "trap '' USR1; exec sleep 600"].map(String::from).to_vec();
+    // An ignored signal stays ignored across exec: this `sleep` outlives
+    // SIGUSR1 (once the trap is set: it says so in its log directory, its cwd).
+    let deaf = ["/bin/sh", "-c", "trap '' USR1; : > deaf; exec sleep 600"].map(String::from).to_vec();
     agent.apply(launch(3, deaf), &mut out);
     assert_eq!(out, vec![], "fresh launches report nothing");
     let start = Instant::now();
-    while passes(0) < 2 || passes(2) < 2 {
-        assert!(start.elapsed() < Duration::from_secs(20), "the dirtiers do not progress");
+    while passes(0) < 2 || passes(2) < 2 || !log_dir(3).join("deaf").exists() {
+        assert!(start.elapsed() < Duration::from_secs(20), "the dirtiers do not progress, or task 3 has no trap");
         sleep(Duration::from_millis(20));
     }
     let asked = Instant::now();
