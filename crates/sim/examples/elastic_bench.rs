@@ -12,7 +12,7 @@ use pliant_sim::{simulate, SimOptions};
 use pliant_workload::scenarios::yarn_me::{generate, Spread, TraceSpec};
 use std::time::Instant;
 
-/// DSS's elastic scheduler on such a trace, CPU-seconds (issue 11).
+/// DSS's elastic scheduler on such a trace, CPU-seconds (measured once with DSS).
 const DSS_CPU_S: f64 = 1500.0;
 /// The target for `elastic`, CPU-seconds.
 const TARGET_CPU_S: f64 = 1.5;
