@@ -272,7 +272,7 @@ mod tests {
         let shrink = Action::Graceful { task: TASK, to: Resources::new(10, 64) };
         let resume = Action::Resume { task: TASK, resources: Resources::new(1000, 400) };
         let steps = [
-            step(4.0, vec![], &[shrink.clone()]),
+            step(4.0, vec![], std::slice::from_ref(&shrink)),
             step(4.5, vec![reclaimed(100)], &[]),
             step(5.0, vec![reclaimed(156)], &[]),
             step(7.0, vec![], &[shrink]),
