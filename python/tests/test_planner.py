@@ -48,6 +48,19 @@ def test_python_youngest_first_decides_as_the_rust_one_byte_for_byte(tmp_path):
     assert counts["kill"] > 0 and counts["immediate"] > 0
 
 
+def test_youngest_first_does_not_beat_gp_and_neither_do_the_whole_takes():
+    from youngest_first import against_gp
+
+    for scenario in ["high-load", "multi-load"]:
+        means = against_gp(scenario, seeds=3)
+        gp = means["gp"]
+        # gp's short jobs finish sooner than under any policy taking whole tasks...
+        for policy in ["youngest-first", "ip", "kill"]:
+            assert means[policy]["classes.short.jct.p95"] > gp["classes.short.jct.p95"], (scenario, policy)
+        # ...and lose no work, where youngest first kills young attempts.
+        assert gp["lost_work_core_seconds"] == 0 < means["youngest-first"]["lost_work_core_seconds"]
+
+
 def test_every_take_obeys_the_python_rule_and_every_take_is_carried_out():
     TAKEN.clear()
     r = pliant.simulate("high-load", seed=2, policies=[RecordingYoungestFirst()])
