@@ -467,3 +467,54 @@ fn a_task_writing_without_end_is_capped_and_fails_once() {
     assert_eq!(again["tasks"][0]["launches"], 1, "{again}");
     drop(local);
 }
+
+/// Attack 5: a job that tries to break out of its confinement, on a node
+/// whose tasks run as `nobody` (`--task-user`) with at most 32 processes.
+/// It cannot raise its own memory limit, move itself to the root cgroup,
+/// gain privileges through a setuid program, or see the daemon's
+/// environment (the test's `CARGO_*` variables stand for its secrets), and
+/// its fork bomb stops at the bound; the job itself still runs and ends.
+#[test]
+fn a_job_cannot_raise_its_limits_leave_its_cgroup_or_read_the_daemon_s_environment() {
+    if !live_without_lock("a job breaking out of its confinement") {
+        return;
+    }
+    let dir = ScratchDir::new("pliant-hostile-confined").unwrap();
+    let args = ["--cpu", "1", "--mem", "200M", "--task-user", "nobody", "--max-task-pids", "32"].map(String::from);
+    let local = common::local::Local::start_with(
+        &dir.path().join("state"),
+        "kill",
+        &args,
+        free_port(),
+        &dir.path().join("log"),
+    );
+    let script = r#"
+        id -u; grep NoNewPrivs /proc/self/status; env > env.txt
+        for line in $(cat /proc/self/cgroup); do
+            path=${line#*:*:}; controllers=${line#*:}; controllers=${controllers%%:*}
+            for root in /sys/fs/cgroup/$controllers /sys/fs/cgroup/unified; do
+                for f in memory.limit_in_bytes memory.max pids.max; do
+                    [ -e "$root$path/$f" ] && echo max > "$root$path/$f" && echo "raised $f"
+                    [ -e "$root$path/$f" ] && echo 9223372036854771712 > "$root$path/$f" && echo "raised $f"
+                done
+                [ -e "$root/cgroup.procs" ] && echo $$ > "$root/cgroup.procs" && echo "left for $root"
+            done
+        done
+        # The bomb in a shell of its own: a shell whose fork fails gives up.
+        bash -c 'i=0; while [ $i -lt 100 ]; do sleep 2 & i=$((i+1)); done; wait'; echo done"#;
+    let job = local.submit(json!({ "cpu_milli": 1000, "mem_mb": 64, "command": ["/bin/bash", "-c", script] }));
+    local.wait_until("the job to end", Duration::from_secs(60), |c| {
+        c.get(&format!("/jobs/{job}")).is_ok_and(|j| j["state"] == "finished" || j["state"] == "failed")
+    });
+    let out = std::fs::read_to_string(local.stdout(job, 0)).unwrap();
+    let err = std::fs::read_to_string(local.stdout(job, 0).with_file_name("stderr")).unwrap();
+    assert!(out.starts_with(&format!("{NOBODY}\nNoNewPrivs:\t1\n")), "{out}");
+    assert!(!out.contains("raised") && !out.contains("left for"), "{out}");
+    assert!(out.ends_with("done\n"), "{out}\n{err}");
+    assert!(err.contains("fork") || err.contains("Resource temporarily unavailable"), "no fork failed:\n{err}");
+    let env = std::fs::read_to_string(local.stdout(job, 0).with_file_name("env.txt")).unwrap();
+    assert!(std::env::var("CARGO_PKG_NAME").is_ok(), "cargo gives tests their package's name");
+    assert!(!env.contains("CARGO_"), "the daemon's environment reached the job:\n{env}");
+    assert_eq!(local.job(job)["state"], "finished", "{}", local.job(job));
+    drop(local);
+}

@@ -4,6 +4,7 @@
 
 use crate::capabilities::{Capabilities, NodeMechanism};
 use crate::cgroup::{Cgroup, CgroupError, Layout};
+use crate::confine::Confinement;
 use crate::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError, LIMIT_ATTEMPTS};
 use crate::process::{describe, CommandSpec};
 use crate::protocol::{files, AgentOp, AgentReport, Expected};
@@ -119,6 +120,8 @@ pub struct Agent {
     adopted: BTreeSet<TaskRef>,
     /// The most bytes a task's output file (any file it writes) may hold.
     max_output: Option<u64>,
+    /// The user tasks run as and the processes each may hold.
+    confinement: Confinement,
 }
 
 impl Drop for Agent {
@@ -170,6 +173,7 @@ impl Agent {
             checkpoint_grace,
             adopted: BTreeSet::new(),
             max_output: None,
+            confinement: Confinement::default(),
         };
         Ok((agent, found))
     }
@@ -179,6 +183,26 @@ impl Agent {
     /// with [`OUTPUT_CUT`] once its task has exited.
     pub fn set_max_output(&mut self, bytes: Option<u64>) {
         self.max_output = bytes;
+    }
+
+    /// Confines the tasks launched from now on as `confinement` says.
+    /// Returns a note for the operator when this node cannot bound a task's
+    /// processes (no pids controller), which tasks then run without.
+    pub fn confine(&mut self, confinement: Confinement) -> Option<String> {
+        let unbounded = confinement.max_pids.is_some() && !self.top.controllers().pids;
+        // Root "confines" in nothing: its tasks keep the manager's paths.
+        self.confinement = Confinement { user: confinement.user.filter(|u| !u.is_root()), ..confinement };
+        unbounded.then(|| "no pids controller here: a task's processes are not bounded".to_string())
+    }
+
+    /// Where a task keeps its checkpoints: where the manager says, or, for a
+    /// task run as another user, in its own directory, the one place below
+    /// the agent's private directories that it can reach.
+    fn checkpoint_dir_of(&self, log_dir: &Path, checkpoint_dir: PathBuf) -> PathBuf {
+        match self.confinement.user {
+            Some(_) => log_dir.join("checkpoint"),
+            None => checkpoint_dir,
+        }
     }
 
     /// What this node can do.
@@ -229,6 +253,7 @@ impl Agent {
     fn try_apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
         match op {
             AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore } => {
+                let checkpoint_dir = self.checkpoint_dir_of(&log_dir, checkpoint_dir);
                 // The manager holds any earlier run over: a report of it not yet
                 // delivered (e.g. its exit, seen when it was taken over) would
                 // pass for the new run's.
@@ -242,6 +267,11 @@ impl Agent {
                     std::fs::remove_dir_all(&checkpoint_dir)?;
                 }
                 private_dirs(&checkpoint_dir)?;
+                if let Some(user) = &self.confinement.user {
+                    // Its working directory (where its exit code goes) and its checkpoints.
+                    user.give(&log_dir)?;
+                    user.give(&checkpoint_dir)?;
+                }
                 let spec = CommandSpec {
                     argv,
                     env: vec![
@@ -257,6 +287,7 @@ impl Agent {
                     // Its own directory, beside its output (see the README's live mode).
                     cwd: Some(log_dir.clone()),
                     max_file_bytes: self.max_output,
+                    confinement: self.confinement.clone(),
                 };
                 // A task relaunched after a kill gets a fresh cgroup. A run still
                 // held (its kill never arrived) goes through its own handle, which
@@ -291,6 +322,7 @@ impl Agent {
             }
             AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb } => {
                 self.adopted.insert(task);
+                let checkpoint_dir = self.checkpoint_dir_of(&log_dir, checkpoint_dir);
                 self.adopt(task, Files { log_dir, checkpoint_dir }, resources, expect, owed_mb, out)?
             }
             AgentOp::Sweep => {

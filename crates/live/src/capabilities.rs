@@ -106,7 +106,11 @@ mod tests {
     use super::*;
 
     fn caps(memory: bool, cpu: bool, swap_bytes: u64) -> Capabilities {
-        Capabilities { cgroup: Version::V1, controllers: Controllers { cpu, memory, freezer: true }, swap_bytes }
+        Capabilities {
+            cgroup: Version::V1,
+            controllers: Controllers { cpu, memory, freezer: true, pids: true },
+            swap_bytes,
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@
 pub mod agent;
 pub mod capabilities;
 pub mod cgroup;
+pub mod confine;
 pub mod dirtier;
 pub mod dispatch;
 pub mod fence;

@@ -121,6 +121,7 @@ fn measure_size(
         exit_file: None,
         max_file_bytes: None,
         cwd: None,
+        confinement: Default::default(),
     };
     let alloc = Allocation { cpu_milli: 1000, mem_bytes: (mb << 21) + (256 << 20) };
     log(&format!("{mb} MB: filling"));

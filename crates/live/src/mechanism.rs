@@ -138,6 +138,9 @@ impl LiveTask {
         if controllers.memory {
             cgroup.set_memory_limit(Some(allocation.mem_bytes), Duration::ZERO)?;
         }
+        if let (Some(max), true) = (spec.confinement.max_pids, controllers.pids) {
+            cgroup.set_pids_max(Some(max))?;
+        }
         let process = TaskProcess::spawn(spec, &cgroup)?;
         Ok(LiveTask {
             process,

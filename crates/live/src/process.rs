@@ -1,10 +1,12 @@
 //! A task's command as a real process: started inside its cgroup (it joins
 //! before `exec`, so nothing it allocates or forks is charged elsewhere), in
-//! its own process group, with stdout and stderr going to files. A task
+//! its own process group, with stdout and stderr going to files, confined
+//! as [`Confinement`] says (see [`crate::confine`]). A task
 //! started with an exit file outlives its agent: a restarted agent adopts it
 //! by its process group and learns its exit code from that file.
 
 use crate::cgroup::Cgroup;
+use crate::confine::{task_environment, Confinement};
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -49,6 +51,8 @@ pub struct CommandSpec {
     /// this many bytes (`RLIMIT_FSIZE`): a write past it fails (`EFBIG`;
     /// `SIGXFSZ` is ignored), so what comes after is dropped.
     pub max_file_bytes: Option<u64>,
+    /// The user it runs as and the processes it may hold.
+    pub confinement: Confinement,
 }
 
 /// A running (or exited, not yet dropped) task process.
@@ -80,15 +84,28 @@ impl TaskProcess {
             .iter()
             .map(|p| CString::new(p.as_os_str().as_bytes()).expect("cgroup paths have no NUL"))
             .collect();
+        let user = spec.confinement.user.as_ref().filter(|u| !u.is_root());
+        let agent_env = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
         let mut cmd = Command::new(program);
         cmd.args(args)
+            .env_clear()
+            .envs(task_environment(agent_env, user))
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(crate::task_files::open_output(&spec.stdout)?)
             .stderr(crate::task_files::open_output(&spec.stderr)?)
             .process_group(0);
+        // A task run as another user may not be able to reach its own
+        // directory by its full path (the agent's directories above it are
+        // private): it is given the paths inside its directory from there.
+        let reachable = |path: &std::path::Path| -> PathBuf {
+            match (&spec.cwd, user) {
+                (Some(cwd), Some(_)) => path.strip_prefix(cwd).map_or_else(|_| path.to_path_buf(), PathBuf::from),
+                _ => path.to_path_buf(),
+            }
+        };
         if let Some(dir) = &spec.checkpoint_dir {
-            cmd.env(CHECKPOINT_DIR_ENV, dir);
+            cmd.env(CHECKPOINT_DIR_ENV, reachable(dir));
         }
         if let Some(dir) = &spec.cwd {
             cmd.current_dir(dir);
@@ -98,12 +115,14 @@ impl TaskProcess {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {}
             }
-            cmd.env(EXIT_FILE_ENV, file);
+            cmd.env(EXIT_FILE_ENV, reachable(file));
         }
         // SAFETY: the hook runs between fork and exec and only calls
-        // async-signal-safe functions (setrlimit, signal, open, write, close) on memory prepared
-        // before the fork; it allocates nothing.
+        // async-signal-safe functions (setrlimit, signal, open, write, close,
+        // setgroups, setgid, setuid, prctl) on memory prepared before the
+        // fork; it allocates nothing.
         let max_file = spec.max_file_bytes;
+        let identity = user.map(|u| (u.uid, u.gid, u.groups.clone()));
         unsafe {
             cmd.pre_exec(move || {
                 if let Some(bytes) = max_file {
@@ -125,6 +144,18 @@ impl TaskProcess {
                     if n != 1 {
                         return Err(err);
                     }
+                }
+                // The user last: joining the cgroups above needs root.
+                if let Some((uid, gid, groups)) = &identity {
+                    if libc::setgroups(groups.len(), groups.as_ptr()) != 0
+                        || libc::setgid(*gid) != 0
+                        || libc::setuid(*uid) != 0
+                    {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return Err(io::Error::last_os_error());
                 }
                 Ok(())
             });

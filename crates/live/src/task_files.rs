@@ -6,7 +6,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// What a log that is not a regular file reads as.
@@ -54,14 +54,16 @@ pub fn read_small(path: &Path) -> Option<String> {
 }
 
 /// A task's output file opened for appending (restarts add to it): a
-/// regular file, never through a link; anything else in its place (a link,
-/// a FIFO, a directory a task left there) is removed and a fresh file made.
+/// regular file with no other name, never through a link; anything else in
+/// its place (a link, a hard link to another file, a FIFO, a directory a task
+/// left there) is removed and a fresh file made.
 pub fn open_output(path: &Path) -> io::Result<File> {
     let append = || {
         OpenOptions::new().append(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY).open(path)
     };
     match append() {
-        Ok(file) if file.metadata()?.file_type().is_file() => return blocking(file),
+        // A second name for it is a file the task linked there (another's, maybe).
+        Ok(file) if file.metadata().is_ok_and(|m| m.file_type().is_file() && m.nlink() == 1) => return blocking(file),
         Ok(_) | Err(_) => {}
     }
     match std::fs::symlink_metadata(path) {

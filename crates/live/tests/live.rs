@@ -12,6 +12,7 @@ use pliant_core::Resources;
 use pliant_live::agent::Agent;
 use pliant_live::capabilities::{Capabilities, NodeMechanism};
 use pliant_live::cgroup::{Cgroup, CgroupError, Layout, Version};
+use pliant_live::confine::{Confinement, TaskUser};
 use pliant_live::dirtier::{read_progress, Progress};
 use pliant_live::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError};
 use pliant_live::process::{CommandSpec, TaskProcess};
@@ -111,6 +112,7 @@ fn spec(dir: &Path, name: &str, argv: Vec<String>, checkpoint: bool) -> CommandS
         exit_file: None,
         cwd: None,
         max_file_bytes: None,
+        confinement: Default::default(),
     }
 }
 
@@ -716,7 +718,8 @@ fn a_child_left_in_some_v1_hierarchies_is_still_removed() {
     let (top, _) = w.layout.create_fresh(&name).unwrap();
     let child = top.child("task").unwrap();
     let dirs = child.dirs();
-    assert_eq!(dirs.len(), 3, "{dirs:?}");
+    assert_eq!(dirs.len(), top.dirs().len(), "one per hierarchy: {dirs:?}");
+    assert!(dirs.len() >= 3, "memory, cpu and freezer at least: {dirs:?}");
     std::fs::remove_dir(&dirs[0]).unwrap();
     std::mem::forget(child);
     assert_eq!(top.children().unwrap(), vec!["task".to_string()]);
@@ -793,5 +796,76 @@ fn a_task_runs_in_its_log_directory_which_only_its_owner_reads() {
         let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{} has mode {mode:o}", dir.display());
     }
+    agent.forget_ended();
+}
+
+/// A task run as another user (`nobody`) with a bound on its processes: it
+/// starts in its own directory, where it writes its exit code and its
+/// checkpoints; it sees none of the agent's environment beyond the passed
+/// variables (this test process's `CARGO_*` stand for a daemon's secrets);
+/// it cannot gain privileges, raise its own memory limit or leave its
+/// cgroup; and no fork takes it past its bound.
+#[test]
+fn a_confined_task_runs_as_its_user_and_cannot_escape_its_limits() {
+    let Some(w) = live("agent-confined", None) else { return };
+    let nobody = TaskUser::lookup("nobody").expect("a user nobody on this machine");
+    let name = format!("pliant-test-{}-agent-confined", std::process::id());
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let confinement = Confinement { user: Some(nobody.clone()), max_pids: Some(16) };
+    if let Some(note) = agent.confine(confinement) {
+        pliant_xtest::cannot_run(&format!("agent-confined: {note}"));
+        return;
+    }
+    let top = w.layout.open(&name).unwrap();
+    let task_dir = top.path().join("job0-task0");
+    let limit_file = ["memory.limit_in_bytes", "memory.max"].map(|f| task_dir.join(f));
+    let root_procs = top.path().parent().unwrap().join("cgroup.procs");
+    let pids_current: Vec<PathBuf> = top.dirs().iter().map(|d| d.join("job0-task0/pids.current")).collect();
+    std::mem::forget(top);
+    let script = r#"
+        id -u; id -g; grep NoNewPrivs /proc/self/status
+        env > env.txt
+        for f in "$1" "$2"; do [ -e "$f" ] && echo 9223372036854771712 > "$f" && echo "raised $f"; done
+        echo $$ > "$3" && echo left-its-cgroup
+        touch "$PLIANT_CHECKPOINT_DIR/saved"
+        # The bomb in a shell of its own: a shell whose fork fails gives up.
+        bash -c 'i=0; while [ $i -lt 40 ]; do sleep 3 & i=$((i+1)); done; sleep 1; wait'; echo forked"#;
+    let log_dir = w.dir.path().join("logs/job-0/task-0");
+    let task = TaskRef { job: JobId(0), task: 0 };
+    let mut argv: Vec<String> = ["/bin/bash", "-c", script, "task"].map(String::from).into();
+    argv.extend(limit_file.iter().chain([&root_procs]).map(|p| p.display().to_string()));
+    let op = AgentOp::Launch {
+        task,
+        argv,
+        resources: Resources::new(1000, 64),
+        log_dir: log_dir.clone(),
+        checkpoint_dir: w.dir.path().join("ckpt/job-0/task-0"),
+        restore: false,
+    };
+    let mut out = Vec::new();
+    agent.apply(op, &mut out);
+    assert_eq!(out, vec![]);
+    let start = Instant::now();
+    let mut most = 0;
+    while !log_dir.join("exit").exists() && start.elapsed() < Duration::from_secs(20) {
+        let current = pids_current.iter().find_map(|f| std::fs::read_to_string(f).ok());
+        most = most.max(current.and_then(|c| c.trim().parse::<u64>().ok()).unwrap_or(0));
+        sleep(Duration::from_millis(50));
+    }
+    let ended = reports(&mut agent, 1);
+    let stdout = std::fs::read_to_string(log_dir.join("stdout")).unwrap();
+    let stderr = std::fs::read_to_string(log_dir.join("stderr")).unwrap();
+    assert!(matches!(ended[0], AgentReport::Exited { .. }), "{ended:?}");
+    assert!(stdout.starts_with(&format!("{}\n{}\nNoNewPrivs:\t1\n", nobody.uid, nobody.gid)), "{stdout}");
+    assert!(!stdout.contains("raised") && !stdout.contains("left-its-cgroup"), "{stdout}");
+    assert!(stdout.contains("forked"), "{stdout}\n{stderr}");
+    assert!((1..=16).contains(&most), "the task held {most} processes at most, its bound is 16");
+    assert!(stderr.contains("fork") || stderr.contains("Resource temporarily unavailable"), "{stderr}");
+    let env = std::fs::read_to_string(log_dir.join("env.txt")).unwrap();
+    assert!(std::env::var("CARGO_PKG_NAME").is_ok(), "cargo gives tests their package's name");
+    assert!(!env.contains("CARGO_"), "the agent's environment reached the task:\n{env}");
+    assert!(env.contains("USER=nobody\n") && env.contains("PLIANT_TASK=0\n"), "{env}");
+    assert!(log_dir.join("checkpoint/saved").exists(), "its checkpoint directory is below its own");
+    assert_eq!(std::fs::read_to_string(log_dir.join("exit")).unwrap().trim(), "0");
     agent.forget_ended();
 }

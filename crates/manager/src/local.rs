@@ -12,6 +12,7 @@ use pliant_core::Resources;
 use pliant_live::agent::Agent;
 use pliant_live::capabilities::Capabilities;
 use pliant_live::cgroup::Layout;
+use pliant_live::confine::Confinement;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -143,6 +144,8 @@ pub struct LocalOptions {
     pub checkpoint_grace: std::time::Duration,
     /// The cap on each task's output (and any file it writes), bytes.
     pub max_log_bytes: Option<u64>,
+    /// The user tasks run as and the processes each may hold.
+    pub confinement: Confinement,
 }
 
 /// The name of the top cgroup for a state directory: one per cluster, so two
@@ -190,6 +193,9 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let (mut agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
         .map_err(|e| format!("agent: {e}"))?;
     agent.set_max_output(opts.max_log_bytes);
+    if let Some(note) = agent.confine(opts.confinement.clone()) {
+        log(&note);
+    }
     if found && !journal_exists {
         log("removed a leftover cgroup of an earlier run");
     }

@@ -18,6 +18,7 @@ use crate::tls::Pin;
 use crate::token::Token;
 use pliant_live::agent::Agent;
 use pliant_live::cgroup::Layout;
+use pliant_live::confine::Confinement;
 use pliant_live::fence::{watchdog_after, Contact};
 use pliant_live::protocol::{AgentOp, AgentReport};
 use serde_json::Value;
@@ -57,6 +58,8 @@ pub struct AgentOptions {
     pub checkpoint_grace: std::time::Duration,
     /// The cap on each task's output (and any file it writes), bytes.
     pub max_log_bytes: Option<u64>,
+    /// The user tasks run as and the processes each may hold.
+    pub confinement: Confinement,
     /// How long the manager may refuse this agent for good (a wrong credential,
     /// an unknown node, a node its policy cannot use) before the agent stops.
     pub give_up_after: Duration,
@@ -79,6 +82,9 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     stop_watchdog(&node_dir.watchdog_pid(), &contact);
     let (mut agent, leftover) = Agent::start(&layout, &top, true, opts.checkpoint_grace).map_err(|e| e.to_string())?;
     agent.set_max_output(opts.max_log_bytes);
+    if let Some(note) = agent.confine(opts.confinement.clone()) {
+        log(&note);
+    }
     if leftover {
         log("found a previous agent's cgroup: the manager says which of its tasks to take over");
     }

@@ -81,6 +81,13 @@ pub struct Controllers {
     pub memory: bool,
     /// Freezing.
     pub freezer: bool,
+    /// A bound on the number of processes.
+    pub pids: bool,
+}
+
+/// What `pids.max` holds for a bound (or for none), in either version.
+fn pids_max_value(max: Option<u64>) -> String {
+    max.map_or_else(|| "max".to_string(), |n| n.to_string())
 }
 
 /// A cgroup's memory counters.
@@ -340,6 +347,12 @@ impl Cgroup {
     pub fn pids(&self) -> Result<Vec<i32>, CgroupError> {
         let text = read(&self.path().join("cgroup.procs"))?;
         Ok(text.lines().filter_map(|l| l.trim().parse().ok()).collect())
+    }
+
+    /// Bounds the processes (and threads) the cgroup may hold at once, or
+    /// lifts the bound: a `fork` past it fails with `EAGAIN`.
+    pub fn set_pids_max(&self, max: Option<u64>) -> Result<(), CgroupError> {
+        dispatch!(self, g => g.set_pids_max(max))
     }
 
     /// Caps CPU at `millicores` (1000 = one core; at least 1 % of a core), or lifts the cap.

@@ -13,16 +13,19 @@ pub enum Controller {
     Memory,
     /// The freezer (`freezer.state`).
     Freezer,
+    /// The number of processes (`pids.max`).
+    Pids,
 }
 
 impl Controller {
-    const ALL: [Controller; 3] = [Controller::Memory, Controller::Cpu, Controller::Freezer];
+    const ALL: [Controller; 4] = [Controller::Memory, Controller::Cpu, Controller::Freezer, Controller::Pids];
 
     fn mount_option(self) -> &'static str {
         match self {
             Controller::Cpu => "cpu",
             Controller::Memory => "memory",
             Controller::Freezer => "freezer",
+            Controller::Pids => "pids",
         }
     }
 }
@@ -113,7 +116,16 @@ impl CgroupV1 {
 
     pub(super) fn controllers(&self) -> Controllers {
         let has = |c| self.dirs.iter().any(|(k, _)| *k == c);
-        Controllers { cpu: has(Controller::Cpu), memory: has(Controller::Memory), freezer: has(Controller::Freezer) }
+        Controllers {
+            cpu: has(Controller::Cpu),
+            memory: has(Controller::Memory),
+            freezer: has(Controller::Freezer),
+            pids: has(Controller::Pids),
+        }
+    }
+
+    pub(super) fn set_pids_max(&self, max: Option<u64>) -> Result<(), CgroupError> {
+        write(&self.dir(Controller::Pids)?.join("pids.max"), &super::pids_max_value(max))
     }
 
     pub(super) fn set_cpu_quota(&self, millicores: Option<u64>) -> Result<(), CgroupError> {

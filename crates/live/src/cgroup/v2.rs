@@ -21,7 +21,7 @@ impl CgroupV2 {
     pub(super) fn create(path: &Path, enable_in_parent: bool) -> Result<Self, CgroupError> {
         if let (true, Some(parent)) = (enable_in_parent, path.parent()) {
             let available = read(&parent.join("cgroup.controllers"))?;
-            for c in ["cpu", "memory"] {
+            for c in ["cpu", "memory", "pids"] {
                 if available.split_whitespace().any(|a| a == c) {
                     write(&parent.join("cgroup.subtree_control"), &format!("+{c}"))?;
                 }
@@ -50,7 +50,17 @@ impl CgroupV2 {
     pub(super) fn controllers(&self) -> Controllers {
         let enabled = read(&self.path.join("cgroup.controllers")).unwrap_or_default();
         let has = |c: &str| enabled.split_whitespace().any(|a| a == c);
-        Controllers { cpu: has("cpu"), memory: has("memory"), freezer: self.path.join("cgroup.freeze").exists() }
+        Controllers {
+            cpu: has("cpu"),
+            memory: has("memory"),
+            freezer: self.path.join("cgroup.freeze").exists(),
+            pids: has("pids"),
+        }
+    }
+
+    pub(super) fn set_pids_max(&self, max: Option<u64>) -> Result<(), CgroupError> {
+        self.require("pids", self.controllers().pids)?;
+        write(&self.path.join("pids.max"), &super::pids_max_value(max))
     }
 
     fn require(&self, controller: &str, enabled: bool) -> Result<(), CgroupError> {

@@ -1,0 +1,190 @@
+//! What a task may do besides using its CPU and memory: the user it runs as,
+//! how many processes it may hold, and the environment it starts with.
+//!
+//! Every task starts with `no_new_privs` (no setuid program raises it above
+//! what it has) and without the agent's environment: only the variables in
+//! [`PASSED_ENV`] pass, so a secret the daemon holds in its environment (its
+//! join token, an operator's credentials) never reaches a job. A task run as
+//! another user cannot write its own cgroup's files (they belong to root), so
+//! it can neither raise its limits nor leave its cgroup.
+
+use std::ffi::{CStr, CString};
+use std::path::{Path, PathBuf};
+
+/// Variables of the agent's environment that a task sees (and any `LC_*`);
+/// the rest are dropped. `HOME`, `USER`, `LOGNAME` and `SHELL` are the task
+/// user's own when tasks run as another user.
+pub const PASSED_ENV: &[&str] =
+    &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR"];
+
+/// How tasks are confined on a node.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Confinement {
+    /// The user tasks run as (`None`: the agent's own user).
+    pub user: Option<TaskUser>,
+    /// The most processes and threads a task may hold at once (`None`: no bound).
+    pub max_pids: Option<u64>,
+}
+
+/// A user tasks run as, as the user database gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskUser {
+    /// The login name.
+    pub name: String,
+    /// The user id.
+    pub uid: u32,
+    /// The primary group id.
+    pub gid: u32,
+    /// Every group the user is in (the primary one included).
+    pub groups: Vec<u32>,
+    /// The home directory.
+    pub home: PathBuf,
+    /// The login shell.
+    pub shell: PathBuf,
+}
+
+impl TaskUser {
+    /// Looks up `name` (a login name, or a numeric uid) in the user database.
+    pub fn lookup(name: &str) -> Result<TaskUser, String> {
+        let unknown = || format!("no user {name:?} on this machine (see /etc/passwd)");
+        let cname = CString::new(name).map_err(|_| unknown())?;
+        let mut buf = vec![0u8; 16 << 10];
+        // SAFETY: an all-zero passwd is a valid value to be filled in.
+        let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the call, and `buf` outlives the
+        // strings `pw` points into (they are copied out below).
+        let rc = match name.parse::<u32>() {
+            Ok(uid) => unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr().cast(), buf.len(), &mut found) },
+            Err(_) => unsafe {
+                libc::getpwnam_r(cname.as_ptr(), &mut pw, buf.as_mut_ptr().cast(), buf.len(), &mut found)
+            },
+        };
+        if rc != 0 {
+            return Err(format!("looking up user {name:?}: {}", std::io::Error::from_raw_os_error(rc)));
+        }
+        if found.is_null() {
+            return Err(unknown());
+        }
+        // SAFETY: on success the fields point at NUL-terminated strings in `buf`.
+        let text = |p: *const libc::c_char| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        let user = TaskUser {
+            name: text(pw.pw_name),
+            uid: pw.pw_uid,
+            gid: pw.pw_gid,
+            groups: Vec::new(),
+            home: PathBuf::from(text(pw.pw_dir)),
+            shell: PathBuf::from(text(pw.pw_shell)),
+        };
+        Ok(TaskUser { groups: groups_of(&user.name, user.gid), ..user })
+    }
+
+    /// True for the superuser, whom running "as" confines in nothing.
+    pub fn is_root(&self) -> bool {
+        self.uid == 0
+    }
+
+    /// Gives `dir` to this user (a task's own directories: its working
+    /// directory, where its exit code and checkpoints are written).
+    pub fn give(&self, dir: &Path) -> std::io::Result<()> {
+        std::os::unix::fs::chown(dir, Some(self.uid), Some(self.gid))
+    }
+}
+
+/// Every group `name` is in, `gid` first.
+fn groups_of(name: &str, gid: u32) -> Vec<u32> {
+    let Ok(cname) = CString::new(name) else { return vec![gid] };
+    let mut groups = vec![0 as libc::gid_t; 64];
+    loop {
+        let mut n = groups.len() as libc::c_int;
+        // SAFETY: `groups` holds `n` entries; on -1 `n` says how many are needed.
+        let rc = unsafe { libc::getgrouplist(cname.as_ptr(), gid, groups.as_mut_ptr(), &mut n) };
+        if rc >= 0 {
+            groups.truncate(n as usize);
+            return groups;
+        }
+        groups.resize(n.max(groups.len() as libc::c_int * 2) as usize, 0);
+    }
+}
+
+/// The environment a task starts with: the variables of `agent_env` named by
+/// [`PASSED_ENV`] (or `LC_*`), with the task user's identity in place of the
+/// agent's when it runs as another user.
+pub fn task_environment(
+    agent_env: impl IntoIterator<Item = (String, String)>,
+    user: Option<&TaskUser>,
+) -> Vec<(String, String)> {
+    let identity: Vec<(String, String)> = user
+        .map(|u| {
+            vec![
+                ("HOME".to_string(), u.home.display().to_string()),
+                ("USER".to_string(), u.name.clone()),
+                ("LOGNAME".to_string(), u.name.clone()),
+                ("SHELL".to_string(), u.shell.display().to_string()),
+            ]
+        })
+        .unwrap_or_default();
+    let mut env: Vec<(String, String)> = agent_env
+        .into_iter()
+        .filter(|(k, _)| PASSED_ENV.contains(&k.as_str()) || k.starts_with("LC_"))
+        .filter(|(k, _)| !identity.iter().any(|(i, _)| i == k))
+        .collect();
+    env.extend(identity);
+    env.sort();
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn only_the_passed_variables_reach_a_task() {
+        let agent = vars(&[
+            ("PATH", "/usr/bin"),
+            ("PLIANT_JOIN_TOKEN", "secret"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+            ("LC_TIME", "C"),
+            ("HOME", "/root"),
+        ]);
+        let env = task_environment(agent, None);
+        assert_eq!(env, vars(&[("HOME", "/root"), ("LC_TIME", "C"), ("PATH", "/usr/bin")]));
+    }
+
+    #[test]
+    fn a_task_user_s_identity_replaces_the_agent_s() {
+        let user = TaskUser {
+            name: "nobody".into(),
+            uid: 65534,
+            gid: 65534,
+            groups: vec![65534],
+            home: "/nonexistent".into(),
+            shell: "/usr/sbin/nologin".into(),
+        };
+        let env = task_environment(vars(&[("HOME", "/root"), ("USER", "root"), ("PATH", "/bin")]), Some(&user));
+        assert_eq!(
+            env,
+            vars(&[
+                ("HOME", "/nonexistent"),
+                ("LOGNAME", "nobody"),
+                ("PATH", "/bin"),
+                ("SHELL", "/usr/sbin/nologin"),
+                ("USER", "nobody"),
+            ])
+        );
+    }
+
+    #[test]
+    fn users_are_found_by_name_or_uid_and_unknown_ones_are_named() {
+        let root = TaskUser::lookup("root").expect("root is in every user database");
+        assert_eq!((root.uid, root.gid), (0, 0));
+        assert!(root.is_root());
+        assert_eq!(TaskUser::lookup("0").expect("uid 0").name, "root");
+        let err = TaskUser::lookup("no-such-user-pliant").unwrap_err();
+        assert!(err.contains("no user \"no-such-user-pliant\""), "{err}");
+    }
+}
