@@ -14,14 +14,23 @@ machine's cores while Python waits (the GIL is released)::
 
 `simulate`, `sweep` and `run` (an experiment file) raise `PliantError` with
 the command's message, `FILE:LINE: reason` for bad input.
+
+A preemption planner may be written in Python: a `Planner` subclass whose
+`plan(view)` returns `Take`s, given among the policies.
 """
 
 from ._frames import Results, SweepResults
-from ._native import PliantError
+from ._native import Holding, PliantError, Resources, Take, View
+from ._planner import Planner
 from ._run import parameters, policies, run, scenarios, simulate, sweep
 
 __all__ = [
+    "Holding",
     "PliantError",
+    "Planner",
+    "Resources",
+    "Take",
+    "View",
     "Results",
     "SweepResults",
     "parameters",

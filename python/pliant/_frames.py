@@ -10,6 +10,16 @@ from functools import cached_property
 import pandas as pd
 
 
+def planners_frame(columns: dict) -> pd.DataFrame:
+    """One row per planner written in Python: its ``policy``, its plan
+    ``calls`` (over every run of the call), the wall-clock ``seconds`` they
+    took (the GIL's acquisition, the view, ``plan`` and the takes' checks)
+    and ``us_per_call``."""
+    frame = pd.DataFrame(columns, columns=["policy", "calls", "seconds"])
+    frame["us_per_call"] = frame["seconds"] * 1e6 / frame["calls"].where(frame["calls"] > 0)
+    return frame
+
+
 class Results:
     """A simulation's results: one policy after another on one workload.
 
@@ -18,12 +28,13 @@ class Results:
         doc: The same, parsed.
     """
 
-    def __init__(self, json: str, jobs_csv: str, preemptions_csv: str, timeline: dict):
+    def __init__(self, json: str, jobs_csv: str, preemptions_csv: str, timeline: dict, planners: dict):
         self.json = json
         self.doc = _json.loads(json)
         self._jobs_csv = jobs_csv
         self._preemptions_csv = preemptions_csv
         self._timeline = timeline
+        self._planners = planners
 
     def __repr__(self) -> str:
         names = ", ".join(r["policy"] for r in self.doc["results"])
@@ -68,6 +79,11 @@ class Results:
         progressing tasks over total) and ``mem`` (allocated over total)."""
         return pd.DataFrame(self._timeline)
 
+    @cached_property
+    def planners(self) -> pd.DataFrame:
+        """The planners written in Python: ``planners_frame``'s columns."""
+        return planners_frame(self._planners)
+
 
 class SweepResults:
     """A sweep's results: each metric, per policy, at each value, per seed.
@@ -77,9 +93,10 @@ class SweepResults:
         doc: The same, parsed.
     """
 
-    def __init__(self, json: str):
+    def __init__(self, json: str, planners: dict):
         self.json = json
         self.doc = _json.loads(json)
+        self._planners = planners
 
     def __repr__(self) -> str:
         d = self.doc
@@ -114,3 +131,8 @@ class SweepResults:
         frame = pd.DataFrame(rows, columns=["metric", "policy", d["key"], "mean"])
         frame["mean"] = frame["mean"].astype(float)
         return frame
+
+    @cached_property
+    def planners(self) -> pd.DataFrame:
+        """The planners written in Python, over every point: see ``Results.planners``."""
+        return planners_frame(self._planners)

@@ -10,9 +10,11 @@ import pandas as pd
 
 from . import _native
 from ._frames import Results, SweepResults
+from ._planner import Planner
 
 Path = Union[str, "os.PathLike[str]"]
 Value = Union[str, int, float, bool]
+Policies = Union[None, str, Planner, Sequence[Union[str, Planner]]]
 
 
 def _value(v: Value) -> str:
@@ -30,10 +32,23 @@ def _pair(v: Union[str, Tuple[float, float], Sequence[float]], sep: str) -> str:
     return f"{_value(a)}{sep}{_value(b)}"
 
 
+def _policies(policies: Policies) -> Tuple[Optional[str], list]:
+    """The ``--policies`` list, each planner by its name, and the planners."""
+    if policies is None:
+        return None, []
+    if isinstance(policies, (str, Planner)):
+        policies = [policies]
+    planners = [p for p in policies if isinstance(p, Planner)]
+    for p in policies:
+        if not isinstance(p, (str, Planner)):
+            raise TypeError(f"a policy is a preset's name or a pliant.Planner, not {p!r}")
+    return ",".join(p.name if isinstance(p, Planner) else p for p in policies), planners
+
+
 def _line(
     scenario: Optional[str],
     workload: Optional[Path],
-    policies: Union[None, str, Sequence[str]],
+    policies: Optional[str],
     params: Optional[Mapping[str, Value]],
     config: Optional[Path],
     seed: int,
@@ -43,6 +58,7 @@ def _line(
     sample: Optional[float],
     node: Union[None, str, Tuple[float, float]],
     truncate: bool,
+    finished_only: bool,
     strict: bool,
     skip_bad: bool,
     penalty: Optional[str],
@@ -68,10 +84,10 @@ def _line(
     if long_jobs is not None:
         line += ["--long-jobs", long_jobs]
     line += ["--seed", _value(seed), "--scale", _value(scale)]
-    line += [flag for flag, on in (("--truncate", truncate), ("--strict", strict), ("--skip-bad", skip_bad)) if on]
+    flags = (("--truncate", truncate), ("--finished-only", finished_only), ("--strict", strict), ("--skip-bad", skip_bad))
+    line += [flag for flag, on in flags if on]
     if policies is not None:
-        names = policies if isinstance(policies, str) else ",".join(policies)
-        line += ["--policies", names]
+        line += ["--policies", policies]
     if config is not None:
         line += ["--config", os.fspath(config)]
     for key, v in (params or {}).items():
@@ -83,15 +99,17 @@ def _line(
 
 def _results(outcome: dict) -> Union[Results, SweepResults]:
     if outcome["kind"] == "simulate":
-        return Results(outcome["json"], outcome["jobs_csv"], outcome["preemptions_csv"], outcome["timeline"])
-    return SweepResults(outcome["json"])
+        return Results(
+            outcome["json"], outcome["jobs_csv"], outcome["preemptions_csv"], outcome["timeline"], outcome["planners"]
+        )
+    return SweepResults(outcome["json"], outcome["planners"])
 
 
 def simulate(
     scenario: Optional[str] = None,
     *,
     workload: Optional[Path] = None,
-    policies: Union[None, str, Sequence[str]] = None,
+    policies: Policies = None,
     params: Optional[Mapping[str, Value]] = None,
     config: Optional[Path] = None,
     seed: int = 1,
@@ -101,6 +119,7 @@ def simulate(
     sample: Optional[float] = None,
     node: Union[None, str, Tuple[float, float]] = None,
     truncate: bool = False,
+    finished_only: bool = False,
     strict: bool = False,
     skip_bad: bool = False,
     penalty: Optional[str] = None,
@@ -119,7 +138,8 @@ def simulate(
         workload: Instead of a scenario: a native JSON Lines workload file, or a
             trace (Google 2011 files or directory, Alibaba, YARN SLS; detected).
         policies: Preset names (``pliant.policies()``), a list or ``"a,b"``;
-            default: the scenario's, or every preset for a workload.
+            a list may also hold ``pliant.Planner`` objects (planners written
+            in Python); default: the scenario's, or every preset for a workload.
         params: Settings by key, as ``--set KEY=VALUE`` (``pliant.parameters()``),
             e.g. ``{"delayed_resumption": 2}``; booleans become 1 and 0.
         config: A file of ``KEY = VALUE`` lines (``params`` wins over it).
@@ -131,7 +151,11 @@ def simulate(
             (or ``"START..END"``).
         sample: With a workload: keep this fraction of the jobs (from ``seed``).
         node: With a trace: its largest machine, ``(cores, gb)`` or ``"CORES,GB"``.
-        truncate: With a trace: keep unfinished tasks with the part of their run shown.
+        truncate: With a trace: keep unfinished tasks with the part of their run
+            shown (the default; kept for older calls).
+        finished_only: With a trace: keep only complete, finished runs (drop
+            runs cut by the window's ends and runs that failed, were killed or
+            lost); the replay then carries less than the trace's load.
         strict: With a workload: stop at the first malformed row.
         skip_bad: With a workload: run without the jobs whose record is malformed.
         penalty: With an SLS/DSS trace: ``"step:1.5"`` or ``"sawtooth:1.5"``.
@@ -149,12 +173,13 @@ def simulate(
         PliantError: what the command would print after ``error:``, e.g.
             ``FILE:LINE: reason`` for a malformed workload file.
     """
+    names, planners = _policies(policies)
     line = ["simulate"] + _line(
-        scenario, workload, policies, params, config, seed, scale, nodes, window, sample, node,
-        truncate, strict, skip_bad, penalty, long_jobs, out,
+        scenario, workload, names, params, config, seed, scale, nodes, window, sample, node,
+        truncate, finished_only, strict, skip_bad, penalty, long_jobs, out,
     )
     line += [flag for flag, on in (("--slowdown", slowdown), ("--barrier-idle", barrier_idle)) if on]
-    return _results(_native.run_line(line))
+    return _results(_native.run_line(line, planners))
 
 
 def sweep(
@@ -163,7 +188,7 @@ def sweep(
     *,
     scenario: Optional[str] = None,
     workload: Optional[Path] = None,
-    policies: Union[None, str, Sequence[str]] = None,
+    policies: Policies = None,
     seeds: int = 1,
     metrics: Optional[Sequence[str]] = None,
     params: Optional[Mapping[str, Value]] = None,
@@ -175,6 +200,7 @@ def sweep(
     sample: Optional[float] = None,
     node: Union[None, str, Tuple[float, float]] = None,
     truncate: bool = False,
+    finished_only: bool = False,
     strict: bool = False,
     skip_bad: bool = False,
     penalty: Optional[str] = None,
@@ -195,8 +221,8 @@ def sweep(
             ``"classes.short.jct.p95"`` or ``"waste_core_seconds"``; default:
             short queueing delay and p95 JCT, long p90 JCT and CoV.
         scenario, workload, policies, params, config, seed, scale, nodes,
-        window, sample, node, truncate, strict, skip_bad, penalty, long_jobs:
-            As for ``simulate``.
+        window, sample, node, truncate, finished_only, strict, skip_bad, penalty,
+        long_jobs: As for ``simulate``.
         out: Also write sweep.json, a plot per metric and experiment.toml here.
 
     Returns:
@@ -211,11 +237,12 @@ def sweep(
     line = ["sweep", "--vary", f"{vary}={','.join(_value(v) for v in values)}", "--seeds", _value(seeds)]
     if metrics is not None:
         line += ["--metric", metrics if isinstance(metrics, str) else ",".join(metrics)]
+    names, planners = _policies(policies)
     line += _line(
-        scenario, workload, policies, params, config, seed, scale, nodes, window, sample, node,
-        truncate, strict, skip_bad, penalty, long_jobs, out,
+        scenario, workload, names, params, config, seed, scale, nodes, window, sample, node,
+        truncate, finished_only, strict, skip_bad, penalty, long_jobs, out,
     )
-    return _results(_native.run_line(line))
+    return _results(_native.run_line(line, planners))
 
 
 def run(experiment: Path, *, out: Optional[Path] = None) -> Union[Results, SweepResults]:

@@ -4,6 +4,9 @@
 //! policies run in parallel; results come back as the texts the command
 //! writes (`results.json`, `jobs.csv`, `preemptions.csv`, `sweep.json`) and
 //! the utilisation timeline as columns. The Python side makes DataFrames.
+//! Planners written in Python run among the policies (`planner.rs`).
+
+mod planner;
 
 use pliant_metrics::RunRecord;
 use pliant_report::{write_jobs_csv, write_preemptions_csv};
@@ -68,13 +71,26 @@ fn timeline<'py>(py: Python<'py>, runs: &[RunRecord]) -> PyResult<Bound<'py, PyD
     Ok(columns)
 }
 
-/// Runs `command` without the GIL and returns its outcome as a dict.
+/// Runs `command` with the planner objects `planners` among its policies,
+/// without the GIL, and returns its outcome as a dict.
 fn outcome<'py>(
     py: Python<'py>,
     command: impl FnOnce() -> Result<Command, String> + Send,
+    planners: &[Bound<'py, PyAny>],
 ) -> PyResult<Bound<'py, PyDict>> {
-    let done = py.detach(|| execute(command()?)).map_err(PliantError::new_err)?;
+    let claimed = planners.iter().map(planner::claim).collect::<PyResult<Vec<_>>>()?;
+    let objects: Vec<_> = claimed.iter().map(planner::Claimed::policy).collect();
+    let done = py.detach(|| {
+        let mut command = command()?;
+        command.add_policies(objects);
+        execute(command)
+    });
+    if let Some(failure) = claimed.iter().find_map(planner::Claimed::failure) {
+        return Err(failure);
+    }
+    let done = done.map_err(PliantError::new_err)?;
     let out = PyDict::new(py);
+    out.set_item("planners", planner::counts(py, &claimed)?)?;
     match done {
         Outcome::Simulated { sim, jobs_csv, preemptions_csv } => {
             out.set_item("kind", "simulate")?;
@@ -92,12 +108,15 @@ fn outcome<'py>(
 }
 
 /// Runs a `simulate` or `sweep` command line (without the program name, e.g.
-/// `["simulate", "--scenario", "two-job"]`) and returns a dict: `kind`
-/// (`simulate` or `sweep`), `json` (the command's JSON document) and, for
-/// `simulate`, `jobs_csv`, `preemptions_csv` and `timeline` (columns).
+/// `["simulate", "--scenario", "two-job"]`), with the `pliant.Planner`
+/// objects `planners` among its policies, and returns a dict: `kind`
+/// (`simulate` or `sweep`), `json` (the command's JSON document),
+/// `planners` (their plan calls, as columns) and, for `simulate`,
+/// `jobs_csv`, `preemptions_csv` and `timeline` (columns).
 #[pyfunction]
-fn run_line(py: Python<'_>, line: Vec<String>) -> PyResult<Bound<'_, PyDict>> {
-    outcome(py, move || Command::parse(line))
+#[pyo3(signature = (line, planners = Vec::new()))]
+fn run_line<'py>(py: Python<'py>, line: Vec<String>, planners: Vec<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    outcome(py, move || Command::parse(line), &planners)
 }
 
 /// Runs an experiment file as `pliant run FILE [--out OUT]` does and returns
@@ -105,7 +124,7 @@ fn run_line(py: Python<'_>, line: Vec<String>) -> PyResult<Bound<'_, PyDict>> {
 #[pyfunction]
 #[pyo3(signature = (path, out=None))]
 fn run_experiment(py: Python<'_>, path: PathBuf, out: Option<PathBuf>) -> PyResult<Bound<'_, PyDict>> {
-    outcome(py, move || Command::from_experiment(&path, out.as_deref()))
+    outcome(py, move || Command::from_experiment(&path, out.as_deref()), &[])
 }
 
 /// The built-in scenarios: (name, about, the presets compared on it by default).
@@ -135,5 +154,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(parameters, m)?)?;
+    planner::add_classes(m)?;
     Ok(())
 }

@@ -81,6 +81,15 @@ def test_a_trace_run_gives_the_commands_bytes(tmp_path):
     assert r.doc["seed"] == 3 and len(r.jobs) > 0
 
 
+def test_finished_only_runs_as_the_command(tmp_path):
+    flags = ["--workload", str(SAMPLE), "--nodes", "4", "--finished-only"]
+    cli("simulate", *flags, "--policies", "fifo,kill", "--out", str(tmp_path / "cli"))
+    r = pliant.simulate(workload=SAMPLE, nodes=4, finished_only=True, policies="fifo,kill", out=tmp_path / "py")
+    assert_same_outputs(tmp_path / "cli", tmp_path / "py", r)
+    whole = pliant.simulate(workload=SAMPLE, nodes=4, policies="fifo")
+    assert 0 < r.jobs.job.nunique() < whole.jobs.job.nunique()
+
+
 def test_a_sweep_gives_the_commands_json(tmp_path):
     line = ["--scenario", "two-job", "--vary", "ssd_mb_s=60,240", "--policies", "priority-kill,checkpoint-ssd",
             "--seeds", "2", "--metric", "classes.free.jct.mean,waste_core_seconds"]

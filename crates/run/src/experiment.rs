@@ -50,6 +50,14 @@ impl Command {
         Command::parse(line).map_err(|e| format!("{}: {e}", path.display()))
     }
 
+    /// Adds policies given as objects (see [`PolicyObject`](crate::simulate::PolicyObject)).
+    pub fn add_policies(&mut self, objects: impl IntoIterator<Item = crate::simulate::PolicyObject>) {
+        match self {
+            Command::Simulate(args) => args.run.objects.extend(objects),
+            Command::Sweep(args) => args.run.objects.extend(objects),
+        }
+    }
+
     /// Runs it as `pliant` does: results on standard output.
     pub fn run(self) -> Result<(), String> {
         match self {
@@ -564,6 +572,8 @@ pub struct RunDescription<'a> {
     pub policies: Vec<String>,
     /// The compositions among them (`--compose`).
     pub compose: &'a [String],
+    /// The policies given as objects among them, which the file names but cannot build.
+    pub objects: &'a [crate::simulate::PolicyObject],
     /// Every setting in force.
     pub settings: &'a Settings,
     /// `table` or `json`.
@@ -639,7 +649,15 @@ pub fn write_resolved(dir: &Path, run: &RunDescription) -> Result<(), String> {
         },
     };
     let body = toml::to_string(&resolved).map_err(|e| e.to_string())?;
-    let text = format!("# The resolved experiment of these results: `pliant run {RESOLVED_NAME}` reruns it.\n{body}");
+    let mut text = format!("# The resolved experiment of these results: `pliant run {RESOLVED_NAME}` reruns it.\n");
+    if !run.objects.is_empty() {
+        let names: Vec<&str> = run.objects.iter().map(|o| o.name.as_str()).collect();
+        text += &format!(
+            "# Except {}: given as objects (planners written in Python), which a file cannot hold.\n",
+            names.join(", ")
+        );
+    }
+    text += &body;
     std::fs::write(dir.join(RESOLVED_NAME), text)
         .map_err(|e| format!("{}: cannot write {RESOLVED_NAME}: {e}", dir.display()))
 }

@@ -17,6 +17,7 @@ use pliant_workload::Workload;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -53,10 +54,27 @@ pub struct PolicyArgs {
     /// `--set` and `--config`.
     #[command(flatten)]
     pub settings: SettingsArgs,
+    /// Policies given as objects (the Python package's planners), never on
+    /// the command line; each runs after the others unless --policies names it.
+    #[arg(skip)]
+    pub objects: Vec<PolicyObject>,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
+
+/// A policy given as an object rather than by name (a planner written in
+/// Python): built anew under each run's parameters, as a preset is.
+#[derive(Clone)]
+pub struct PolicyObject {
+    /// Its name, which `--policies` may give to place it among the others.
+    pub name: String,
+    /// Builds it under a run's policy parameters.
+    pub build: Arc<BuildPolicy>,
+}
+
+/// How a [`PolicyObject`] is built: under a run's policy parameters.
+pub type BuildPolicy = dyn Fn(&Params) -> Result<Policy, String> + Send + Sync;
 
 /// Arguments of `pliant simulate`.
 #[derive(Args)]
@@ -64,7 +82,7 @@ pub struct SimulateArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
     #[command(flatten)]
-    run: PolicyArgs,
+    pub(crate) run: PolicyArgs,
     /// Also write results.json, jobs.csv, preemptions.csv, jct_cdf.svg, cpu_timeline.svg and the
     /// resolved experiment.toml (`pliant run` reruns it) here.
     #[arg(long)]
@@ -169,19 +187,24 @@ pub fn parallel_map<T: Sync, R: Send>(items: Vec<T>, f: impl Fn(&T) -> R + Sync)
 }
 
 /// Resolves policy names (`default` when `names` is `None`) with `params`:
-/// the compositions of `compose` (`--compose`), then presets; a composition
-/// not named runs after the named policies.
+/// the compositions of `compose` (`--compose`) and the policy `objects`,
+/// then presets; a composition or object not named runs after the named
+/// policies.
 pub fn policies_named(
     names: Option<&[String]>,
     default: &[&str],
     compose: &[String],
+    objects: &[PolicyObject],
     params: &Params,
 ) -> Result<Vec<Policy>, String> {
     let mut names: Vec<String> = match names {
         Some(list) => list.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
         None => default.iter().map(|p| p.to_string()).collect(),
     };
-    let composed = compose.iter().map(|c| composition(c, params)).collect::<Result<Vec<_>, _>>()?;
+    let mut composed = compose.iter().map(|c| composition(c, params)).collect::<Result<Vec<_>, _>>()?;
+    for object in objects {
+        composed.push((object.build)(params).map_err(|e| format!("policy {}: {e}", object.name))?);
+    }
     for c in &composed {
         if !names.contains(&c.name) {
             names.push(c.name.clone());
@@ -309,7 +332,13 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
     let loaded = args.workload.load_for_runs(args.workload.seed, args.slowdown)?;
     let settings = args.run.settings.load()?;
     let defaults = args.workload.default_policies();
-    let policies = policies_named(args.run.policies.as_deref(), &defaults, &args.run.compose, &settings.params)?;
+    let policies = policies_named(
+        args.run.policies.as_deref(),
+        &defaults,
+        &args.run.compose,
+        &args.run.objects,
+        &settings.params,
+    )?;
     let preempting = policies.iter().any(|p| p.preemption.is_some());
     let opts = SimOptions {
         exec: settings.exec.clone(),
@@ -344,6 +373,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
             workload: &args.workload,
             policies: names,
             compose: &args.run.compose,
+            objects: &args.run.objects,
             settings: &settings,
             format: args.run.format.name(),
             slowdown: Some(args.slowdown),

@@ -32,7 +32,7 @@ pub struct SweepArgs {
     )]
     metrics: Vec<String>,
     #[command(flatten)]
-    run: PolicyArgs,
+    pub(crate) run: PolicyArgs,
     /// Also write sweep.json, one sweep_<metric>.svg per metric and the resolved
     /// experiment.toml (`pliant run` reruns it) here.
     #[arg(long)]
@@ -87,7 +87,9 @@ pub fn sweep(args: &SweepArgs) -> Result<(Sweep, String), String> {
     let defaults = args.workload.default_policies();
     let policies = settings
         .iter()
-        .map(|s| policies_named(args.run.policies.as_deref(), &defaults, &args.run.compose, &s.params))
+        .map(|s| {
+            policies_named(args.run.policies.as_deref(), &defaults, &args.run.compose, &args.run.objects, &s.params)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let seeds: Vec<u64> = (0..args.seeds).map(|i| args.workload.seed + i).collect();
     let loaded = seeds.iter().map(|&seed| args.workload.load(seed)).collect::<Result<Vec<_>, _>>()?;
@@ -131,6 +133,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(Sweep, String), String> {
             workload: &args.workload,
             policies: names,
             compose: &args.run.compose,
+            objects: &args.run.objects,
             settings: &base,
             format: args.run.format.name(),
             slowdown: None,

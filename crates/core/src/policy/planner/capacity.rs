@@ -98,7 +98,12 @@ pub(super) fn for_each_take(
 }
 
 /// The jobs of a queue with their running containers and what taking each
-/// would free, for Algorithm 2.
+/// would free, for Algorithm 2. A shrunk container still giving memory back
+/// holds, for this, only what it keeps once its reclaim is done: the need
+/// already counts that memory as on its way (`for_each_take`), and taking it
+/// again would shrink the same container to the same limit (a body whose
+/// reclaim outlasts a monitor period saw that, while the victim it should
+/// have gone on to kept its room).
 fn victim_jobs(
     view: &View,
     queue: usize,
@@ -121,7 +126,7 @@ fn victim_jobs(
                 .filter(|(_, t)| running(t))
                 .map(|(i, t)| Container {
                     task: TaskRef { job: JobId(job.req.id.0), task: i },
-                    resources: mechanism.frees(t.allocated),
+                    resources: mechanism.frees(t.allocated.saturating_sub(&Resources::new(0, t.reclaiming_mb))),
                     started: t.started,
                 })
                 .collect(),
