@@ -179,6 +179,10 @@ def test_help_answers():
     assert {"gp", "pliant", "kill"} <= set(pliant.policies().name)
     assert "high-load" in set(pliant.scenarios().name)
     assert "delayed_resumption" in set(pliant.parameters().key)
+    assert "At every run of the resource monitor" in pliant.Planner.__doc__
+    for method in ["total", "holding", "pending_demand", "node_can"]:
+        assert getattr(pliant.View, method).__doc__, method
+    assert "taken ``by`` a mechanism" in pliant.Take.__doc__
 
 
 def test_a_run_releases_the_gil():
