@@ -37,6 +37,9 @@ pub enum ManagerCommand {
     Cancel(JobArgs),
     /// Print a job's output (stdout, then stderr, of each task).
     Logs(JobArgs),
+    /// Manage the nodes of a `pliant serve` cluster.
+    #[command(subcommand)]
+    Node(NodeCommand),
     /// The watchdog `pliant agent` starts: it stops the agent's tasks once
     /// the agent has not reached the manager for too long (fencing).
     #[command(hide = true)]
@@ -326,6 +329,25 @@ fn elastic_request(e: &Elasticity) -> Result<ElasticRequest, String> {
     }
 }
 
+/// `pliant node …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum NodeCommand {
+    /// Void a node's credential: whoever holds it can no longer act as the
+    /// node. Its agent joins again with the join token (if it has it) and is
+    /// issued a new one, which is how a credential is rotated; without the
+    /// join token the node is lost after the agent timeout.
+    Revoke(RevokeArgs),
+}
+
+/// Options of `pliant node revoke`.
+#[derive(Debug, clap::Args)]
+pub struct RevokeArgs {
+    #[command(flatten)]
+    manager: ManagerUrl,
+    /// The node's name (as `pliant status` and `GET /cluster` show it).
+    name: String,
+}
+
 /// Options of `pliant status`.
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
@@ -455,6 +477,12 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
             let answer =
                 client(&a.manager)?.post(&format!("/jobs/{}/cancel", a.id), &json!({})).map_err(|e| e.to_string())?;
             println!("job {} {}", a.id, answer["state"].as_str().unwrap_or("?"));
+            Ok(())
+        }
+        ManagerCommand::Node(NodeCommand::Revoke(a)) => {
+            let path = format!("/nodes/{}/revoke", a.name);
+            client(&a.manager)?.post(&path, &json!({})).map_err(|e| e.to_string())?;
+            println!("node {}: credential revoked (its agent must join again with the join token)", a.name);
             Ok(())
         }
         ManagerCommand::Logs(a) => {

@@ -9,7 +9,7 @@ mod common;
 
 use common::live::{free_port, live_without_lock};
 use pliant_live::scratch::ScratchDir;
-use pliant_manager::client::Client;
+use pliant_manager::client::{Client, ClientError};
 use pliant_manager::tls::Pin;
 use pliant_manager::token::Token;
 use serde_json::{json, Value};
@@ -77,17 +77,18 @@ impl Cluster {
                 &log,
             );
         let started = Instant::now();
-        let pin = loop {
-            if let Some(pin) = Pin::for_client(None, &state).unwrap() {
-                break pin;
+        let (pin, token) = loop {
+            if let (Some(pin), Some(token)) =
+                (Pin::for_client(None, &state).unwrap(), Token::for_client(None, &state).unwrap_or(None))
+            {
+                break (pin, token);
             }
-            assert!(started.elapsed() < Duration::from_secs(30), "no certificate");
+            assert!(started.elapsed() < Duration::from_secs(30), "no certificate or token");
             sleep(Duration::from_millis(50));
         };
-        let client = Client::new(&url, Some(pin));
-        let mut cluster = Cluster { dir, url, client, _daemons: vec![serve, agent] };
+        let client = Client::new(&url, Some(pin)).with_token(Some(token));
+        let cluster = Cluster { dir, url, client, _daemons: vec![serve, agent] };
         cluster.wait("the cluster to form", Duration::from_secs(60), || cluster.client.get("/cluster").is_ok());
-        cluster.client.set_token(Token::for_client(None, &state).unwrap());
         cluster
     }
 
@@ -223,17 +224,15 @@ fn peak_kb(pid: u32) -> u64 {
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
-/// `GET PATH` as `nobody` would (no token: reads are open on loopback),
-/// given up after 5 s; its status and body.
-fn read_without_token(cluster: &Cluster, path: &str) -> Result<Value, String> {
-    let pin = Pin::for_client(None, &cluster.state()).unwrap();
-    let client = Client::new(&cluster.url, pin).with_timeout(Duration::from_secs(5));
-    client.get(path).map_err(|e| e.to_string())
+/// `GET PATH` with the token, given up after 5 s.
+fn read(cluster: &Cluster, path: &str) -> Result<Value, String> {
+    cluster.client.clone().with_timeout(Duration::from_secs(5)).get(path).map_err(|e| e.to_string())
 }
 
 /// Attack 2a: a job replaces its `stdout` with a FIFO, another its own with
 /// a link to `/etc/shadow`. Reading their logs answers at once, reads
 /// neither, and the manager goes on answering everyone (its agent too).
+/// A local user without the token reads no job's logs, on loopback too.
 #[test]
 fn a_task_s_fifo_or_link_in_place_of_its_log_neither_hangs_nor_leaks() {
     if !live_without_lock("a FIFO and a link as logs") {
@@ -249,15 +248,22 @@ fn a_task_s_fifo_or_link_in_place_of_its_log_neither_hangs_nor_leaks() {
     for round in 0..3 {
         for job in [fifo, link] {
             let asked = Instant::now();
-            let logs = read_without_token(&cluster, &format!("/jobs/{job}/logs"));
+            let logs = read(&cluster, &format!("/jobs/{job}/logs"));
             let logs = logs.unwrap_or_else(|e| panic!("round {round}: logs of job {job}: {e}\n{}", cluster.log()));
             assert!(asked.elapsed() < Duration::from_secs(2), "{:?}", asked.elapsed());
             let stdout = logs["tasks"][0]["stdout"].as_str().unwrap().to_string();
             assert_eq!(stdout, pliant_live::task_files::NOT_A_FILE, "job {job}");
             assert!(!stdout.contains("root:"), "/etc/shadow leaked: {stdout}");
         }
-        assert!(read_without_token(&cluster, "/cluster").is_ok(), "the manager stopped answering");
+        assert!(read(&cluster, "/cluster").is_ok(), "the manager stopped answering");
         sleep(Duration::from_secs(1));
+    }
+    let stranger = Client::new(&cluster.url, Pin::for_client(None, &cluster.state()).unwrap());
+    for path in [format!("/jobs/{fifo}/logs"), "/jobs".into(), "/cluster".into(), "/metrics".into()] {
+        match stranger.get(&path) {
+            Err(ClientError::Refused { status: 401, .. }) => {}
+            other => panic!("GET {path} without the token: {other:?}"),
+        }
     }
     cluster.wait("both jobs to end", Duration::from_secs(40), || {
         [fifo, link].iter().all(|j| cluster.job(*j)["state"] == "finished")
@@ -292,8 +298,7 @@ fn a_200_000_task_listing_read_four_at_a_time_starves_no_heartbeat() {
     std::thread::scope(|s| {
         for _ in 0..4 {
             s.spawn(|| {
-                let pin = Pin::for_client(None, &cluster.state()).unwrap();
-                let reader = Client::new(&cluster.url, pin);
+                let reader = cluster.client.clone();
                 while started.elapsed() < Duration::from_secs(12) {
                     let all = reader.get_all("/jobs").unwrap();
                     let tasks: usize =
@@ -320,8 +325,7 @@ fn a_200_000_task_listing_read_four_at_a_time_starves_no_heartbeat() {
 
 /// The size of the first page of `GET /jobs`, in bytes.
 fn first_page_bytes(cluster: &Cluster) -> usize {
-    let pin = Pin::for_client(None, &cluster.state()).unwrap();
-    let page = Client::new(&cluster.url, pin).get("/jobs").unwrap();
+    let page = cluster.client.get("/jobs").unwrap();
     page.to_string().len()
 }
 
@@ -517,4 +521,54 @@ fn a_job_cannot_raise_its_limits_leave_its_cgroup_or_read_the_daemon_s_environme
     assert!(!env.contains("CARGO_"), "the daemon's environment reached the job:\n{env}");
     assert_eq!(local.job(job)["state"], "finished", "{}", local.job(job));
     drop(local);
+}
+
+/// Attack 5b: a node's credential is stolen (read from its node directory)
+/// and the operator revokes it (`pliant node revoke NAME`). From then on the
+/// thief's heartbeat as the node is refused; the real agent, which has the
+/// join token, joins again and is issued a new credential, so its task runs
+/// on, once, and the node is never lost. An unknown node is named as such.
+#[test]
+fn a_revoked_node_credential_acts_as_the_node_no_more_and_its_agent_rejoins() {
+    if !live_without_lock("node credential revocation") {
+        return;
+    }
+    let cluster = Cluster::start("revoke", "3");
+    let node = format!("hostile-revoke-{}", std::process::id());
+    let record = cluster.dir.path().join("record");
+    let job = cluster.submit(json!({ "command": recorded(&record, 8) }));
+    cluster.wait("the task to start", Duration::from_secs(30), || lines(&record, "start") == 1);
+    let file = cluster.dir.path().join("node/credential");
+    let stolen = std::fs::read_to_string(&file).unwrap();
+    let pin = Pin::for_client(None, &cluster.state()).unwrap();
+    let thief = Client::new(&cluster.url, pin).with_token(Some(Token::parse(stolen.trim(), "stolen").unwrap()));
+    let revoke = |name: &str| {
+        Command::new(PLIANT)
+            .args(["node", "revoke", name, "--manager", &cluster.url, "--state-dir"])
+            .arg(cluster.state())
+            .output()
+            .unwrap()
+    };
+    let out = revoke(&node);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("credential revoked"));
+    let beat = |client: &Client| match client.post("/agents/0/heartbeat", &json!({ "reports": [] })) {
+        Ok(_) => 200,
+        Err(ClientError::Refused { status, .. }) => status,
+        Err(e) => panic!("{e}"),
+    };
+    let refused = beat(&thief);
+    assert!(refused == 403 || refused == 409, "the stolen credential's heartbeat got {refused}");
+    cluster.wait("the agent to join again", Duration::from_secs(20), || {
+        std::fs::read_to_string(&file).is_ok_and(|now| now != stolen)
+    });
+    assert_eq!(beat(&thief), 403, "the stolen credential after the agent joined again");
+    cluster.wait("the job to finish", Duration::from_secs(40), || cluster.job(job)["state"] == "finished");
+    let log = cluster.log();
+    assert_eq!(cluster.job(job)["tasks"][0]["launches"], 1, "{log}");
+    assert_eq!(lines(&record, "start"), 1);
+    assert!(!log.contains("declared lost") && !log.contains("fencing"), "{log}");
+    let unknown = revoke("no-such-node");
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no node `no-such-node`"));
 }

@@ -328,8 +328,9 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
     };
     wait("the manager's certificate", &|| Pin::for_client(None, &state).unwrap().is_some());
     client.set_pin(Pin::for_client(None, &state).unwrap());
-    wait("the cluster to form", &|| client.get("/cluster").is_ok());
+    // Written before the manager listens; every read needs it.
     client.set_token(Token::for_client(None, &state).unwrap());
+    wait("the cluster to form", &|| client.get("/cluster").is_ok());
     let script = format!("echo start >> {0}; sleep 8; echo end >> {0}; echo done", starts.display());
     let job = client.post("/jobs", &json!({"command": ["/bin/sh", "-c", script]})).unwrap()["id"].as_u64().unwrap();
     let lines =
@@ -519,9 +520,11 @@ fn row<'a>(dom: &'a str, id: &str) -> &'a str {
 /// The web page in a real browser (issue 14): `pliant local` under `kill`,
 /// a long job filling the node's CPU, then a short job that kills it once
 /// and finishes. Headless Chromium loads `/` and its script fills the page
-/// from the API: the node with its capacity and allocation, the jobs by
-/// state, each task's state and preemptions, and no cancel button without
-/// the token. Needs Chromium (fails without it under PLIANT_LIVE_TESTS=1).
+/// from the API: without the token, nothing but the request for it; with
+/// the token in the link (`/#token=…`), the node with its capacity and
+/// allocation, the jobs by state, each task's state and preemptions, and a
+/// cancel button on the job still running. Needs Chromium (fails without it
+/// under PLIANT_LIVE_TESTS=1).
 #[test]
 fn the_web_page_shows_the_cluster_in_a_browser() {
     if !live_without_lock("web page") {
@@ -548,7 +551,11 @@ fn the_web_page_shows_the_cluster_in_a_browser() {
             && long["state"] == "running"
             && long["tasks"][0]["launches"] == 2
     });
-    let dom = rendered_page(&chromium, &format!("https://127.0.0.1:{}/", local.port), &dir.path().join("chromium"));
+    let page = format!("https://127.0.0.1:{}/", local.port);
+    let blind = rendered_page(&chromium, &page, &dir.path().join("chromium"));
+    assert!(blind.contains("only with its API token") && !blind.contains("web-long"), "{blind}");
+    let token = std::fs::read_to_string(dir.path().join("state/token")).unwrap();
+    let dom = rendered_page(&chromium, &format!("{page}#token={}", token.trim()), &dir.path().join("chromium"));
     let node = row(&dom, "node-0");
     assert!(node.contains("local") && node.contains("2 / 2 cores") && node.contains("100 / 600 MB"), "{node}");
     let long_row = row(&dom, &format!("job-{long}"));
@@ -559,8 +566,8 @@ fn the_web_page_shows_the_cluster_in_a_browser() {
     for (state, n) in [("running", 1), ("finished", 1), ("pending", 0)] {
         assert!(dom.contains(&format!("<span class=\"count\" id=\"count-{state}\"><b>{n}</b>")), "{state}: {dom}");
     }
-    assert!(!long_row.contains("<button"), "a cancel button without the token: {long_row}");
-    assert!(dom.contains("read-only"), "{dom}");
+    assert!(long_row.contains("data-cancel"), "no cancel button with the token: {long_row}");
+    assert!(!short_row.contains("<button"), "a cancel button on a finished job: {short_row}");
 }
 
 /// Issue 12, live: a two-phase job (priority 9; tasks sleep 1, 2, then 3, 4

@@ -26,6 +26,8 @@ struct Serve {
     url: String,
     /// An HTTPS client pinned to the manager's certificate.
     http: ureq::Agent,
+    /// The API token, which every read needs.
+    token: String,
 }
 
 impl Serve {
@@ -67,7 +69,7 @@ impl Serve {
         let state = args.iter().position(|a| *a == "--state-dir").map_or("pliant-state", |i| args[i + 1]);
         let pin = Pin::for_client(None, &dir.join(state)).unwrap().expect("the manager's certificate");
         let http = ureq::AgentBuilder::new().tls_config(Pin::client_config(Some(&pin))).build();
-        Serve { child, url: format!("https://127.0.0.1:{port}"), http }
+        Serve { child, url: format!("https://127.0.0.1:{port}"), http, token: token(&dir.join(state)) }
     }
 
     /// `POST path` with `token`: status and JSON body.
@@ -81,7 +83,13 @@ impl Serve {
     }
 
     fn get(&self, path: &str) -> Value {
-        self.http.get(&format!("{}{path}", self.url)).call().unwrap().into_json().unwrap()
+        self.try_get(path).unwrap()
+    }
+
+    /// `GET path` with the token, if it is answered (the cluster has formed).
+    fn try_get(&self, path: &str) -> Option<Value> {
+        let request = self.http.get(&format!("{}{path}", self.url));
+        Some(request.set("Authorization", &format!("Bearer {}", self.token)).call().ok()?.into_json().unwrap())
     }
 
     fn running(&mut self) -> bool {
@@ -153,8 +161,8 @@ fn serve_refuses_a_node_its_policy_cannot_use_and_goes_on() {
     }
     let start = Instant::now();
     let cluster = loop {
-        if let Ok(r) = serve.http.get(&format!("{}/cluster", serve.url)).call() {
-            break r.into_json::<Value>().unwrap();
+        if let Some(cluster) = serve.try_get("/cluster") {
+            break cluster;
         }
         assert!(start.elapsed() < Duration::from_secs(10), "the cluster did not form");
         std::thread::sleep(Duration::from_millis(50));
@@ -171,7 +179,7 @@ fn serve_without_a_policy_picks_one_every_node_can_carry_out() {
     serve.post("/agents/register", &token, &node("swapless", &["kill", "suspend", "checkpoint"], &["no swap"]));
     serve.post("/agents/register", &token, &node("full", &EVERY, &[]));
     let start = Instant::now();
-    while serve.http.get(&format!("{}/cluster", serve.url)).call().is_err() {
+    while serve.try_get("/cluster").is_none() {
         assert!(start.elapsed() < Duration::from_secs(10), "the cluster did not form");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -264,8 +272,8 @@ fn a_real_agent_joins_again_after_its_forming_manager_is_killed() {
     let second = Serve::start_at(dir.path(), port, &["--state-dir", "st", "--policy", "kill", "--nodes", "1"]);
     let start = Instant::now();
     let cluster = loop {
-        if let Ok(r) = second.http.get(&format!("{}/cluster", second.url)).call() {
-            break r.into_json::<Value>().unwrap();
+        if let Some(cluster) = second.try_get("/cluster") {
+            break cluster;
         }
         assert!(start.elapsed() < Duration::from_secs(30), "the cluster did not form");
         std::thread::sleep(Duration::from_millis(100));

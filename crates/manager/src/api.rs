@@ -1,7 +1,7 @@
 //! The HTTP API. [`handle`] maps one JSON request to a status and a JSON
 //! body and knows nothing of sockets or tokens; [`respond`] adds the
-//! credential checks (the API token for every method but GET, and GET too
-//! off loopback; the join token or a node's own credential for a
+//! credential checks (the API token for every request but the page itself;
+//! the join token or a node's own credential for a
 //! registration, and the node's own credential for what acts as the node),
 //! the web page at `/` and the Prometheus text at `/metrics`; [`serve`] runs
 //! it on [`crate::server`] over TLS.
@@ -165,7 +165,8 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
             Ok(ok(200, &Orders { batch, ops }))
         }),
         ("GET", ["metrics.json"]) => Ok((200, Snapshot::of(&m).json())),
-        (_, ["jobs" | "cluster" | "metrics" | "metrics.json" | "agents" | "preemptions", ..]) => {
+        ("POST", ["nodes", name, "revoke"]) => m.revoke_node(name).map(|()| ok(200, &json!({ "revoked": name }))),
+        (_, ["jobs" | "cluster" | "metrics" | "metrics.json" | "agents" | "preemptions" | "nodes", ..]) => {
             Err(Refusal::Invalid(format!("{method} is not allowed on {path} (see docs/http-api.md)")))
         }
         _ => Err(Refusal::NotFound(format!("no such endpoint: {method} {path}"))),
@@ -260,27 +261,6 @@ fn cluster(m: &Manager) -> Answer {
     (200, json!({ "policy": cfg.policy, "params": cfg.params, "now_us": m.now(), "nodes": nodes }))
 }
 
-/// Which requests need the token: those that change something always, and
-/// reads too when the API listens beyond loopback.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Guard {
-    /// Reads are open (the API listens on loopback only).
-    Changes,
-    /// Every request but the page itself (which holds no data) needs the token.
-    Everything,
-}
-
-impl Guard {
-    /// The guard for an API listening on `listener`: reads need the token
-    /// unless it listens on a loopback address.
-    pub fn for_listener(listener: &TcpListener) -> Guard {
-        match listener.local_addr() {
-            Ok(a) if a.ip().is_loopback() => Guard::Changes,
-            _ => Guard::Everything,
-        }
-    }
-}
-
 /// What a request must carry.
 enum Needs<'a> {
     /// Node N's own credential: it acts as node N (`/agents/N/heartbeat`:
@@ -288,7 +268,7 @@ enum Needs<'a> {
     Node(&'a str),
     /// The join token, or the node's own credential: a registration.
     Joiner,
-    /// The API token (unless `Guard` leaves it open).
+    /// The API token.
     User,
 }
 
@@ -305,7 +285,7 @@ fn needs(request: &Request) -> Needs<'_> {
 /// acts as node N, the join token or the node's own credential for a
 /// registration, the API token for the rest), the page, the Prometheus
 /// text, then [`handle`] for the JSON endpoints.
-pub fn respond(manager: &Mutex<Manager>, tokens: &Tokens, guard: Guard, request: &Request) -> Response {
+pub fn respond(manager: &Mutex<Manager>, tokens: &Tokens, request: &Request) -> Response {
     let refusal = match needs(request) {
         Needs::Node(node) => refuse_as_node(manager, tokens.join.is_some(), node, request),
         Needs::Joiner => {
@@ -318,7 +298,7 @@ pub fn respond(manager: &Mutex<Manager>, tokens: &Tokens, guard: Guard, request:
                 }
             }
         }
-        Needs::User => refuse_unauthorised(&tokens.api, guard, request),
+        Needs::User => refuse_unauthorised(&tokens.api, request),
     };
     if let Some(refusal) = refusal {
         return refusal;
@@ -349,12 +329,14 @@ pub fn respond(manager: &Mutex<Manager>, tokens: &Tokens, guard: Guard, request:
     }
 }
 
-/// The 401 for a request that needs the token under `guard` and does not
-/// carry it; `None` when it may go on. The answer never repeats the URL's
-/// query, where a client may have put a credential.
-pub fn refuse_unauthorised(token: &Token, guard: Guard, request: &Request) -> Option<Response> {
+/// The 401 for a request that does not carry the token; `None` when it
+/// may go on. Only the page itself, which holds no data, is open: on
+/// loopback too, a job's logs and names are not every local user's to read.
+/// The answer never repeats the URL's query, where a client may have put a
+/// credential.
+pub fn refuse_unauthorised(token: &Token, request: &Request) -> Option<Response> {
     let path = request.url.split('?').next().unwrap_or(&request.url);
-    let open = request.method == "GET" && (guard == Guard::Changes || path == "/");
+    let open = request.method == "GET" && path == "/";
     if open || request.bearer.as_deref().is_some_and(|b| token.matches(b)) {
         return None;
     }
@@ -426,7 +408,6 @@ pub fn joiner<'a>(tokens: &Tokens, request: &'a Request) -> Result<Joiner<'a>, R
 
 /// Serves the API on `listener`, over TLS with `tls`, until `stop` is set.
 pub fn serve(listener: &TcpListener, manager: &Mutex<Manager>, tokens: &Tokens, tls: &ServerTls, stop: &AtomicBool) {
-    let guard = Guard::for_listener(listener);
     let running = || !stop.load(Ordering::SeqCst);
-    server::serve(listener, Limits::default(), Some(tls), &running, &|r| respond(manager, tokens, guard, r));
+    server::serve(listener, Limits::default(), Some(tls), &running, &|r| respond(manager, tokens, r));
 }

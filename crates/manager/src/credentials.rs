@@ -89,6 +89,14 @@ impl NodeCredentials {
         }
     }
 
+    /// Voids node `name`'s credential, used or not; false when it had none.
+    /// Its agent must join again with the join token, and is then issued a
+    /// new one: a revocation is also how a credential is rotated.
+    pub fn revoke(&mut self, name: &str) -> bool {
+        let used = self.used.remove(name).is_some();
+        self.unused.remove(name).is_some() || used
+    }
+
     /// True when `given` is node `name`'s credential, which then counts as
     /// used; `Some(true)` when this is its first use, `None` when it is not
     /// the node's.
@@ -135,5 +143,19 @@ mod tests {
         assert!(!format!("{used:?}").contains(second.as_str()));
         let own = |m: BTreeMap<&str, &str>| m.into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
         assert_eq!(NodeCredentials::from_digests(own(used), own(unused)).unwrap(), book);
+    }
+
+    #[test]
+    fn a_revoked_credential_is_void_and_its_node_joins_again_with_the_join_token() {
+        let mut book = NodeCredentials::default();
+        let old = book.admit("n0", Joiner::JoinToken).unwrap().unwrap();
+        assert_eq!(book.check("n0", old.as_str()), Some(true));
+        assert!(book.revoke("n0"));
+        assert!(!book.revoke("n0"), "nothing left to revoke");
+        assert_eq!(book.check("n0", old.as_str()), None);
+        assert!(book.admit("n0", Joiner::Credential(old.as_str())).is_err());
+        let new = book.admit("n0", Joiner::JoinToken).unwrap().unwrap();
+        assert_ne!(new, old);
+        assert_eq!(book.check("n0", new.as_str()), Some(true));
     }
 }

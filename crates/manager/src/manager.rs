@@ -409,6 +409,22 @@ impl Manager {
         self.with_credentials(|c| c.check(&name, given)).ok().flatten().is_some()
     }
 
+    /// Revokes node `name`'s credential (see [`NodeCredentials::revoke`]),
+    /// journaled: its agent's next heartbeat is refused until it joins again
+    /// with the join token, and past the agent timeout without that the node
+    /// is lost. Whoever holds the old credential can no longer act as the node.
+    pub fn revoke_node(&mut self, name: &str) -> Result<(), Refusal> {
+        if !self.config.nodes.iter().any(|n| n.name == name) {
+            return Err(Refusal::NotFound(format!("no node `{name}` in this cluster (see GET /cluster)")));
+        }
+        if !self.with_credentials(|c| c.revoke(name))? {
+            return Err(Refusal::Conflict(format!(
+                "node `{name}` holds no credential to revoke (`pliant local`'s node runs in its process)"
+            )));
+        }
+        Ok(())
+    }
+
     /// True when node `node` has a credential (an agent whose node has none
     /// must register again, with the join token).
     pub fn has_credential(&self, node: u32) -> bool {

@@ -215,14 +215,12 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
                     }
                 }
             }
+            // The manager knows no credential of this node's (it was revoked,
+            // or this is a new cluster): register again. The tasks run on and
+            // their reports wait: at the registration the manager names the
+            // tasks it holds here, and the rest are stopped (a sweep).
             Err(ClientError::Refused { status: 409, message }) => {
-                log(&format!("{message}: stopping every task and registering again"));
-                for task in agent.tasks().collect::<Vec<_>>() {
-                    agent.apply(AgentOp::Stop { task }, &mut Vec::new());
-                }
-                first_report += reports.len() as u64;
-                reports.clear();
-                agent.forget_ended();
+                log(&format!("{message}: registering again"));
                 node = None;
             }
             // Reports are kept.

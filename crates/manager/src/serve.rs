@@ -120,7 +120,6 @@ fn gather(
     log: &(dyn Fn(&str) + Sync),
 ) -> Option<(Vec<NodeRecord>, NodeCredentials)> {
     let gathered: Mutex<(Vec<NodeRecord>, NodeCredentials)> = Mutex::default();
-    let guard = api::Guard::for_listener(listener);
     let formed = || gathered.lock().unwrap_or_else(|e| e.into_inner()).0.len() >= count;
     let register = |request: &Request| {
         let (nodes, credentials) = &mut *gathered.lock().unwrap_or_else(|e| e.into_inner());
@@ -146,8 +145,7 @@ fn gather(
                 return Response::error(409, "not a node of the cluster being formed: register again");
             }
             _ => {
-                return api::refuse_unauthorised(&tokens.api, guard, request)
-                    .unwrap_or_else(|| Response::error(503, &waiting))
+                return api::refuse_unauthorised(&tokens.api, request).unwrap_or_else(|| Response::error(503, &waiting))
             }
         };
         let Ok(body) = std::str::from_utf8(&request.body) else {

@@ -137,7 +137,7 @@ fn every_change_needs_the_token_and_works_with_it() {
         }
         // The join token submits nothing.
         assert_eq!(status(api.joiner.post("/jobs", &job)), 401);
-        assert_eq!(without.get("/jobs").unwrap(), json!([]), "a refused request changed the jobs");
+        assert_eq!(with.get("/jobs").unwrap(), json!([]), "a refused request changed the jobs");
         match without.post("/jobs", &job) {
             Err(ClientError::Refused { message, .. }) => assert!(message.contains("PLIANT_TOKEN"), "{message}"),
             other => panic!("{other:?}"),
@@ -159,9 +159,13 @@ fn every_change_needs_the_token_and_works_with_it() {
         let as_node = api.client(credential);
         let ops = as_node.post("/agents/0/heartbeat", &beat).unwrap()["ops"].clone();
         assert_eq!((ops[0]["op"].as_str(), ops.get(1)), (Some("sweep"), None), "{ops}");
-        // Reads need no token.
-        assert_eq!(without.get("/jobs/0").unwrap()["state"], "cancelled");
-        assert_eq!(without.get("/metrics.json").unwrap()["jobs"], json!({"cancelled": 1}));
+        // Reads need the token on loopback too: a job's logs and names are
+        // not every local user's.
+        for path in ["/jobs", "/jobs/0", "/jobs/0/logs", "/cluster", "/metrics.json", "/metrics"] {
+            assert_eq!(status(without.get(path)), 401, "GET {path} without the token");
+        }
+        assert_eq!(with.get("/jobs/0").unwrap()["state"], "cancelled");
+        assert_eq!(with.get("/metrics.json").unwrap()["jobs"], json!({"cancelled": 1}));
     });
 }
 
@@ -339,7 +343,8 @@ fn metrics_are_prometheus_text_with_the_cluster_s_values() {
             with.post("/jobs", &json!({"command": ["sh"], "cpu_milli": 1000, "mem_mb": 100})).unwrap();
         }
         with.post("/jobs/1/cancel", &json!({})).unwrap();
-        let (code, text) = raw(&api.url, Some(&api.pin), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        let request = format!("GET /metrics HTTP/1.1\r\nAuthorization: Bearer {}\r\n\r\n", api.token.as_str());
+        let (code, text) = raw(&api.url, Some(&api.pin), &request);
         assert_eq!(code, 200);
         // Strict: every line is a comment, a HELP/TYPE line or a sample the parser understands.
         for line in text.lines() {
@@ -470,7 +475,7 @@ fn a_manager_without_a_join_token_takes_no_agent() {
     let (m, _) = Manager::open(dir.path(), cfg).unwrap();
     let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
     let tokens = api::Tokens { api: token.clone(), join: None };
-    let (manager, guard) = (Mutex::new(m), api::Guard::Changes);
+    let manager = Mutex::new(m);
     let request = |url: &str, bearer: Option<&str>, body: &Value| server::Request {
         method: "POST".into(),
         url: url.into(),
@@ -478,11 +483,9 @@ fn a_manager_without_a_join_token_takes_no_agent() {
         body: body.to_string().into_bytes(),
     };
     for bearer in [Some(token.as_str()), Some("a-would-be-join-token"), None] {
-        let answer =
-            api::respond(&manager, &tokens, guard, &request("/agents/register", bearer, &registration("local")));
+        let answer = api::respond(&manager, &tokens, &request("/agents/register", bearer, &registration("local")));
         assert_eq!(answer.status, 403, "{bearer:?}: {}", String::from_utf8_lossy(&answer.body));
-        let beat =
-            api::respond(&manager, &tokens, guard, &request("/agents/0/heartbeat", bearer, &json!({"reports": []})));
+        let beat = api::respond(&manager, &tokens, &request("/agents/0/heartbeat", bearer, &json!({"reports": []})));
         assert_eq!(beat.status, if bearer.is_some() { 403 } else { 401 });
     }
 }

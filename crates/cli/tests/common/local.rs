@@ -55,21 +55,22 @@ impl Local {
             .stderr(out)
             .spawn()
             .expect("start pliant local");
-        // The manager makes its certificate before it listens.
+        // The manager makes its certificate and its token before it listens
+        // (every read needs the token).
         let started = Instant::now();
-        let pin = loop {
-            if let Some(pin) = Pin::for_client(None, state).unwrap() {
-                break pin;
+        let (pin, token) = loop {
+            if let (Some(pin), Some(token)) =
+                (Pin::for_client(None, state).unwrap(), Token::for_client(None, state).unwrap_or(None))
+            {
+                break (pin, token);
             }
-            assert!(started.elapsed() < Duration::from_secs(20), "no certificate in {}", state.display());
+            assert!(started.elapsed() < Duration::from_secs(20), "no certificate or token in {}", state.display());
             sleep(Duration::from_millis(50));
         };
-        let client = Client::new(&format!("https://127.0.0.1:{port}"), Some(pin));
+        let client = Client::new(&format!("https://127.0.0.1:{port}"), Some(pin)).with_token(Some(token));
         let (policy, args, log) = (policy.into(), args.to_vec(), log.into());
-        let mut local = Local { child, client, state: state.into(), port, policy, args, log };
+        let local = Local { child, client, state: state.into(), port, policy, args, log };
         local.wait_until("the API answers", Duration::from_secs(20), |c| c.get("/cluster").is_ok());
-        // The manager wrote its token before it listened.
-        local.client.set_token(Token::for_client(None, state).unwrap());
         local
     }
 
