@@ -82,8 +82,6 @@ pub(crate) struct TaskRuntime {
     pub image: Option<Image>,
     /// The dump or restore of it booked in its node's queue, if any.
     pub io_op: Option<IoOp>,
-    /// Disk bandwidth its spills were booked on its node, milli-MB/s (elastic tasks).
-    pub disk_milli: u64,
 }
 
 /// A dump or restore in a node's queue.
@@ -125,7 +123,6 @@ impl TaskRuntime {
             offers: 0,
             image: None,
             io_op: None,
-            disk_milli: 0,
         }
     }
 

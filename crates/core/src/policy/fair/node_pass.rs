@@ -22,7 +22,7 @@ use crate::policy::steps::{Launch, PlacementPass};
 use crate::policy::{JobOrder, Policy, Sizing};
 use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The jobs waiting in the pass, in order, with what each one's next task needs.
 type Order = Waiting;
@@ -50,6 +50,10 @@ pub(crate) struct NodePass {
     snapshot: SnapshotCache,
     /// Per node, disk bandwidth booked by elastic tasks' spills, milli-MB/s.
     disk_used: Vec<u64>,
+    /// Per task whose spills booked some, that disk bandwidth on its node,
+    /// milli-MB/s: YARN-ME's own per-task data, kept here and not in the
+    /// shared task record.
+    spills: BTreeMap<TaskRef, u64>,
     /// The waiting jobs in order, kept from pass to pass: a pass first
     /// re-keys only the jobs the books touched since the last one.
     waiting: Order,
@@ -139,6 +143,7 @@ impl NodePass {
             node_ends: Vec::new(),
             snapshot: SnapshotCache::default(),
             disk_used: vec![0; nodes],
+            spills: BTreeMap::new(),
             waiting: Order::new(backfill),
             keyed: Vec::new(),
             touched: Vec::new(),
@@ -571,10 +576,15 @@ impl NodePass {
             }
         } else {
             launch(view, job, ti, NodeId(n as u32), size);
+            let task = TaskRef { job: JobId(job as u32), task: ti };
             if let Some(on) = self.on_node.get_mut(n) {
-                on.push(TaskRef { job: JobId(job as u32), task: ti });
+                on.push(task);
             }
-            view.job_mut(job).tasks[ti as usize].disk_milli = disk;
+            if disk > 0 {
+                self.spills.insert(task, disk);
+            } else {
+                self.spills.remove(&task);
+            }
             self.disk_used[n] += disk;
             if let Some(q) = &mut self.quiet {
                 // Launched two ApplicationMaster heartbeats after being placed (DSS).
@@ -751,9 +761,8 @@ impl NodePass {
         if let Some(i) = self.on_node.get(node).and_then(|on| on.iter().position(|&t| t == task)) {
             self.on_node[node].swap_remove(i);
         }
-        let t = view.task_mut(task);
-        if let Some(used) = self.disk_used.get_mut(t.node.0 as usize) {
-            *used -= std::mem::take(&mut t.disk_milli);
+        if let Some(used) = self.disk_used.get_mut(node) {
+            *used -= self.spills.remove(&task).unwrap_or(0);
         }
     }
 
