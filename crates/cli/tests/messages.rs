@@ -92,14 +92,14 @@ fn a_misspelt_preset_or_scenario_gets_a_guess() {
 /// before it listens or touches a cgroup.
 #[test]
 fn another_policy_on_a_kept_state_dir_is_an_error_naming_the_way_out() {
-    use pliant_live::capabilities::NodeMechanism;
+    use pliant_core::MechanismKind;
     use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
     let dir = temp_dir("kept-policy");
     let state = dir.join("st");
     let node = NodeRecord {
         name: "local".into(),
         capacity: pliant_core::Resources::new(2000, 1000),
-        mechanisms: NodeMechanism::ALL.to_vec(),
+        mechanisms: MechanismKind::ALL.to_vec(),
         notes: vec![],
     };
     let config = ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node], epoch_unix_us: unix_us() };

@@ -725,7 +725,8 @@ fn journaled_decisions(state: &std::path::Path) -> Vec<Untimed> {
         let step: Value = serde_json::from_str(line).unwrap();
         let at = step["now"].as_u64().unwrap();
         for action in step["actions"].as_array().unwrap() {
-            out.extend(pliant_twin::decision::Decision::parse(at, action.as_str().unwrap()).map(untimed));
+            let action: pliant_core::Action = serde_json::from_value(action.clone()).unwrap();
+            out.extend(pliant_twin::decision::Decision::from_action(at, &action).map(untimed));
         }
     }
     out

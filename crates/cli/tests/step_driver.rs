@@ -10,8 +10,8 @@
 
 use pliant_core::model::{JobClass, TaskRef};
 use pliant_core::policy::{preset, Params};
+use pliant_core::MechanismKind;
 use pliant_core::{Micros, Resources, SECOND};
-use pliant_live::capabilities::NodeMechanism;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::scratch::ScratchDir;
 use pliant_manager::manager::{ClusterConfig, Manager, NodeRecord};
@@ -62,7 +62,7 @@ fn live(policy: &str, params: &[(&str, &str)]) -> (Spans, Option<Micros>) {
         nodes: vec![NodeRecord {
             name: "n0".into(),
             capacity: NODE,
-            mechanisms: NodeMechanism::ALL.to_vec(),
+            mechanisms: MechanismKind::ALL.to_vec(),
             notes: vec![],
         }],
         epoch_unix_us: 0,

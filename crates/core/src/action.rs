@@ -3,10 +3,10 @@
 use crate::model::Tier;
 use crate::model::{JobId, NodeId, TaskRef};
 use crate::Resources;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a policy takes resources back from running tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MechanismKind {
     /// Kill the task; its progress is lost and it is requeued.
@@ -38,7 +38,7 @@ impl MechanismKind {
         [Kill, Immediate, Graceful, Suspend, Checkpoint]
     };
 
-    /// The name used in reports and JSON.
+    /// The name used in reports, JSON and the live API.
     pub fn name(self) -> &'static str {
         match self {
             MechanismKind::Kill => "kill",
@@ -51,7 +51,8 @@ impl MechanismKind {
 }
 
 /// A decision of the core.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
     /// Start `task` on `node` with `resources`.
     Launch {
@@ -69,7 +70,7 @@ pub enum Action {
     },
     /// Immediate preemption: deprive the task of CPU, then lower its memory
     /// limit to `footprint`; the body reports memory as it is reclaimed.
-    Suspend {
+    Immediate {
         /// The victim.
         task: TaskRef,
         /// What it keeps (BIG-C §3.2: 1 % CPU and 64 MB).
@@ -78,7 +79,7 @@ pub enum Action {
     /// One or more graceful-preemption steps: lower the task's CPU and memory
     /// limits to `to`; the body reports memory as it is reclaimed, and
     /// freezes the task and reports it if it starts swapping.
-    Shrink {
+    Graceful {
         /// The victim.
         task: TaskRef,
         /// Its new limits.
@@ -86,7 +87,7 @@ pub enum Action {
     },
     /// Suspend in place: freeze the task with its memory kept resident; its
     /// CPU is free at once. `Resume` thaws it.
-    Freeze {
+    Suspend {
         /// The victim.
         task: TaskRef,
     },
@@ -138,4 +139,54 @@ pub enum Action {
         /// The failed job.
         job: JobId,
     },
+}
+
+/// A preempting action as every body reads it: the victim, the mechanism
+/// and what the victim keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preemption {
+    /// The victim.
+    pub task: TaskRef,
+    /// The mechanism, which names the action.
+    pub mechanism: MechanismKind,
+    /// The CPU and memory it keeps (kill, suspend in place and checkpoint
+    /// keep no limit: zero).
+    pub keeps: Resources,
+}
+
+impl Action {
+    /// The preemption this action is, if it is one: each preempting action
+    /// is named after its mechanism, and this is the one place that maps
+    /// one to the other for every body.
+    pub fn preemption(&self) -> Option<Preemption> {
+        let (task, mechanism, keeps) = match *self {
+            Action::Kill { task } => (task, MechanismKind::Kill, Resources::ZERO),
+            Action::Immediate { task, footprint } => (task, MechanismKind::Immediate, footprint),
+            Action::Graceful { task, to } => (task, MechanismKind::Graceful, to),
+            Action::Suspend { task } => (task, MechanismKind::Suspend, Resources::ZERO),
+            Action::Checkpoint { task, .. } => (task, MechanismKind::Checkpoint, Resources::ZERO),
+            Action::Launch { .. }
+            | Action::Resume { .. }
+            | Action::Restore { .. }
+            | Action::Copy { .. }
+            | Action::FailJob { .. } => return None,
+        };
+        Some(Preemption { task, mechanism, keeps })
+    }
+
+    /// The task it is about (a failed job's is none).
+    pub fn task(&self) -> Option<TaskRef> {
+        match *self {
+            Action::Launch { task, .. }
+            | Action::Kill { task }
+            | Action::Immediate { task, .. }
+            | Action::Graceful { task, .. }
+            | Action::Suspend { task }
+            | Action::Resume { task, .. }
+            | Action::Checkpoint { task, .. }
+            | Action::Restore { task, .. }
+            | Action::Copy { task, .. } => Some(task),
+            Action::FailJob { .. } => None,
+        }
+    }
 }

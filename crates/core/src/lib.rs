@@ -26,4 +26,6 @@ pub use live_table::LiveTable;
 pub use observation::Observation;
 pub use resources::Resources;
 pub use scheduler::{CoreError, MemoryWanted, Scheduler};
+#[doc(hidden)]
+pub use serde as __serde;
 pub use time::{Micros, SECOND};

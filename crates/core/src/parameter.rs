@@ -34,14 +34,22 @@ pub enum ParamError {
     },
 }
 
-/// A type a parameter may have: read from text, shown as the docs write it.
+/// A type a parameter may have: read from text, shown as the docs write it,
+/// written into a run's `params`.
 pub trait ParamValue: Sized {
     /// What a value of the type looks like, for errors.
     const EXPECTED: &'static str;
+    /// What a value or `none` looks like, for errors of an optional key.
+    const EXPECTED_OR_NONE: &'static str = Self::EXPECTED;
     /// Parses the textual form.
     fn parse_param(text: &str) -> Option<Self>;
     /// The textual form (`1`/`0` for flags, `3` for 3.0).
     fn show(&self) -> String;
+    /// Writes the value into a run's `params` (numbers as numbers, flags as
+    /// booleans, anything else as its textual form).
+    fn serialize_param<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.show())
+    }
 }
 
 impl ParamValue for f64 {
@@ -51,6 +59,9 @@ impl ParamValue for f64 {
     }
     fn show(&self) -> String {
         self.to_string()
+    }
+    fn serialize_param<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(*self)
     }
 }
 
@@ -62,6 +73,9 @@ impl ParamValue for u64 {
     fn show(&self) -> String {
         self.to_string()
     }
+    fn serialize_param<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(*self)
+    }
 }
 
 impl ParamValue for u32 {
@@ -71,6 +85,9 @@ impl ParamValue for u32 {
     }
     fn show(&self) -> String {
         self.to_string()
+    }
+    fn serialize_param<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u32(*self)
     }
 }
 
@@ -86,6 +103,39 @@ impl ParamValue for bool {
     fn show(&self) -> String {
         if *self { "1" } else { "0" }.to_string()
     }
+    fn serialize_param<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bool(*self)
+    }
+}
+
+/// An optional key: `none` (or never given) is unset.
+impl<T: ParamValue> ParamValue for Option<T> {
+    const EXPECTED: &'static str = T::EXPECTED_OR_NONE;
+    fn parse_param(text: &str) -> Option<Self> {
+        match text {
+            "none" => Some(None),
+            _ => T::parse_param(text).map(Some),
+        }
+    }
+    fn show(&self) -> String {
+        self.as_ref().map_or_else(|| "none".to_string(), T::show)
+    }
+    fn serialize_param<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Some(v) => v.serialize_param(serializer),
+            None => serializer.serialize_str("none"),
+        }
+    }
+}
+
+/// A value of a [`declare_params!`] struct in its `params` form.
+#[doc(hidden)]
+pub struct AsParam<'a, T>(pub &'a T);
+
+impl<T: ParamValue> serde::Serialize for AsParam<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_param(serializer)
+    }
 }
 
 /// A check: `Err(what was expected)` for a value out of range.
@@ -97,6 +147,11 @@ pub fn parse_checked<T: ParamValue>(key: &str, value: &str, check: Check<T>) -> 
     let v = T::parse_param(value).ok_or_else(|| bad(T::EXPECTED))?;
     check(&v).map_err(bad)?;
     Ok(v)
+}
+
+/// An optional key's check: unset, or a value `check` accepts.
+pub fn if_set<T>(value: &Option<T>, check: Check<T>) -> Result<(), &'static str> {
+    value.as_ref().map_or(Ok(()), check)
 }
 
 /// Any value of the type.
@@ -167,7 +222,8 @@ pub fn shown<T: ParamValue>(value: &T, written: Option<&str>) -> String {
 /// `, shown "as the docs write it"` after the check. After the struct,
 /// `nested { field: Type }` adds groups of keys declared the same way (serde
 /// flattens them), and `extra { field: Type = default }` fields that are not
-/// keys (serde skips them).
+/// keys (serde skips them). A struct that implements `Serialize` by
+/// `serialize_changed` shows only the keys set away from their defaults.
 #[macro_export]
 macro_rules! declare_params {
     (
@@ -213,6 +269,21 @@ macro_rules! declare_params {
                 )*];
                 $($( keys.extend(<$nty>::keys()); )*)?
                 keys
+            }
+
+            /// Writes the keys declared here (not the nested groups) whose
+            /// values differ from their defaults, as a map: a run's `params`
+            /// then read as they did before such keys existed.
+            pub fn serialize_changed<S: $crate::__serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use $crate::__serde::ser::SerializeMap;
+                let d = Self::default();
+                let mut map = serializer.serialize_map(None)?;
+                $(
+                    if self.$field != d.$field {
+                        map.serialize_entry(stringify!($field), &$crate::parameter::AsParam(&self.$field))?;
+                    }
+                )*
+                map.end()
             }
 
             /// Sets `key` from its textual form; `None` when no key here is `key`.

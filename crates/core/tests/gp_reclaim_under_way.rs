@@ -56,7 +56,7 @@ fn first_round() -> (Scheduler, Vec<Action>) {
 #[test]
 fn the_first_round_shrinks_the_younger_long_task_to_its_footprint() {
     let (_, out) = first_round();
-    let [Action::Shrink { task, to }] = out[..] else { panic!("{out:?}") };
+    let [Action::Graceful { task, to }] = out[..] else { panic!("{out:?}") };
     assert_eq!(task, LONG_1);
     assert!(to.mem_mb < 375 && to.cpu_milli == 0, "{to:?}");
 }
@@ -67,17 +67,17 @@ fn the_first_round_shrinks_the_younger_long_task_to_its_footprint() {
 #[test]
 fn the_next_round_does_not_take_a_reclaim_under_way_again() {
     let (mut s, out) = first_round();
-    let Action::Shrink { to, .. } = out[0] else { unreachable!() };
+    let Action::Graceful { to, .. } = out[0] else { unreachable!() };
     let due = 375 - to.mem_mb;
     s.observe(4 * SECOND + 100_000, Observation::MemoryReclaimed { task: LONG_1, mem_mb: 128 }).unwrap();
     let mut out = Vec::new();
     s.monitor(5 * SECOND, &mut out);
     s.schedule(5 * SECOND, &mut out);
     let shrunk: Vec<TaskRef> =
-        out.iter().filter_map(|a| if let Action::Shrink { task, .. } = a { Some(*task) } else { None }).collect();
+        out.iter().filter_map(|a| if let Action::Graceful { task, .. } = a { Some(*task) } else { None }).collect();
     assert_eq!(shrunk, vec![LONG_0], "{out:?}");
     // The rest of the first reclaim and the other's give the short task its room.
-    let Action::Shrink { to: to_0, .. } = out[0] else { unreachable!() };
+    let Action::Graceful { to: to_0, .. } = out[0] else { unreachable!() };
     s.observe(5 * SECOND + 100_000, Observation::MemoryReclaimed { task: LONG_1, mem_mb: due - 128 }).unwrap();
     s.observe(5 * SECOND + 100_000, Observation::MemoryReclaimed { task: LONG_0, mem_mb: 625 - to_0.mem_mb }).unwrap();
     out.clear();

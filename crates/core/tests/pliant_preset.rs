@@ -53,7 +53,7 @@ const SHORT: TaskRef = TaskRef { job: JobId(1), task: 0 };
 #[test]
 fn a_cpu_only_deficit_shrinks_one_core_without_touching_memory() {
     let (out, mut s) = short_arrives(100 * SECOND, (1, 1));
-    assert_eq!(out[0], Action::Shrink { task: VICTIM, to: Resources::new(3000, 7 * 1024) });
+    assert_eq!(out[0], Action::Graceful { task: VICTIM, to: Resources::new(3000, 7 * 1024) });
     assert!(matches!(out[1], Action::Launch { task: SHORT, .. }), "{out:?}");
     assert_eq!(out.len(), 2);
     let choices = s.take_choices();
@@ -76,7 +76,7 @@ fn a_cpu_only_deficit_shrinks_one_core_without_touching_memory() {
 #[test]
 fn a_memory_deficit_reclaims_only_that_much() {
     let (out, mut s) = short_arrives(100 * SECOND, (1, 4));
-    assert_eq!(out, vec![Action::Shrink { task: VICTIM, to: Resources::new(3000, 5 * 1024) }]);
+    assert_eq!(out, vec![Action::Graceful { task: VICTIM, to: Resources::new(3000, 5 * 1024) }]);
     let c = &s.take_choices()[0];
     assert_eq!(c.chosen.cost(), 41_260_737);
     assert_eq!(c.options[2].unwrap().cost(), 424 * SECOND);
@@ -122,7 +122,7 @@ fn equal_costs_go_to_the_longest_remaining_job() {
     s.observe(100 * SECOND, Observation::JobSubmitted(job(2, JobClass::Short, &[(2, 1)]))).unwrap();
     s.monitor(101 * SECOND, &mut out);
     let victim = TaskRef { job: JobId(1), task: 0 };
-    assert_eq!(out[0], Action::Shrink { task: victim, to: Resources::new(6000, 8 * 1024) }, "{out:?}");
+    assert_eq!(out[0], Action::Graceful { task: victim, to: Resources::new(6000, 8 * 1024) }, "{out:?}");
 }
 
 /// The checkpoint paper's two-job experiment (§3.3.3) on one node ⟨4 CPU,
@@ -183,5 +183,5 @@ fn where_the_node_has_a_tier_the_two_job_victim_is_checkpointed() {
     assert!(matches!(out[..], [Action::Restore { task, .. }] if task == long), "{out:?}");
 
     let (out, _) = two_job(false);
-    assert_eq!(out, vec![Action::Shrink { task: long, to: Resources::new(0, 3 * 1024) }]);
+    assert_eq!(out, vec![Action::Graceful { task: long, to: Resources::new(0, 3 * 1024) }]);
 }

@@ -55,13 +55,13 @@ proptest! {
             for a in out.drain(..) {
                 match a {
                     Action::Launch { task, .. } => running.push(task),
-                    Action::Kill { task } | Action::Suspend { task, .. } | Action::Freeze { task } => {
+                    Action::Kill { task } | Action::Immediate { task, .. } | Action::Suspend { task } => {
                         running.retain(|t| *t != task)
                     }
                     Action::FailJob { job } => running.retain(|t| t.job != job),
                     // Shrunk tasks keep running; resumed ones report back before finishing;
                     // a copied task finishes once, whichever of the two ends first.
-                    Action::Shrink { .. } | Action::Copy { .. } => {}
+                    Action::Graceful { .. } | Action::Copy { .. } => {}
                     Action::Resume { task, .. } => reports.push(Observation::Resumed(task)),
                     // Dumps end and restores finish before the next step.
                     Action::Checkpoint { task, .. } => {
@@ -155,7 +155,7 @@ fn suspend_preset_freezes_one_executor_and_keeps_its_memory() {
     s.monitor(3 * SECOND, &mut out);
     s.schedule(3 * SECOND, &mut out);
     let executor = TaskRef { job: JobId(0), task: 3 };
-    assert_eq!(out[0], Action::Freeze { task: executor });
+    assert_eq!(out[0], Action::Suspend { task: executor });
     let launched: Vec<TaskRef> =
         out.iter().filter_map(|a| if let Action::Launch { task, .. } = a { Some(*task) } else { None }).collect();
     assert_eq!(launched, vec![TaskRef { job: JobId(1), task: 0 }, TaskRef { job: JobId(1), task: 1 }]);
@@ -217,7 +217,7 @@ fn a_container_shrunk_to_the_footprint_books_nothing_once_reclaimed() {
     s.monitor(3 * SECOND, &mut out);
     s.schedule(3 * SECOND, &mut out);
     let executor = TaskRef { job: JobId(0), task: 0 };
-    assert_eq!(out, vec![Action::Shrink { task: executor, to: Resources::new(10, 64) }]);
+    assert_eq!(out, vec![Action::Graceful { task: executor, to: Resources::new(10, 64) }]);
     out.clear();
     s.observe(4 * SECOND, Observation::Swapping(executor)).unwrap();
     s.observe(20 * SECOND, Observation::MemoryReclaimed { task: executor, mem_mb: 4096 - 64 }).unwrap();

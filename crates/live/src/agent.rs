@@ -2,7 +2,7 @@
 //! cgroup under the agent's top cgroup, carries out the manager's operations
 //! on them with the mechanisms, and reports what happens.
 
-use crate::capabilities::{Capabilities, NodeMechanism};
+use crate::capabilities::Capabilities;
 use crate::cgroup::{Cgroup, CgroupError, Layout};
 use crate::confine::Confinement;
 use crate::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError, LIMIT_ATTEMPTS};
@@ -10,6 +10,7 @@ use crate::process::{describe, CommandSpec};
 use crate::protocol::{files, AgentOp, AgentReport, Expected};
 use crate::task_files::tail;
 use pliant_core::model::TaskRef;
+use pliant_core::MechanismKind;
 use pliant_core::Resources;
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::ExitStatusExt;
@@ -352,7 +353,7 @@ impl Agent {
     fn preempt(
         &mut self,
         task: TaskRef,
-        mechanism: NodeMechanism,
+        mechanism: MechanismKind,
         limits: Resources,
         out: &mut Vec<AgentReport>,
     ) -> Result<(), MechanismError> {
@@ -360,7 +361,7 @@ impl Agent {
         if let Some(note) = note {
             eprintln!("pliant agent: {task}: {note}");
         }
-        if mechanism == NodeMechanism::Kill {
+        if mechanism == MechanismKind::Kill {
             if let Some(mut held) = self.tasks.remove(&task) {
                 held.live.kill()?;
                 held.live.remove()?;
@@ -368,22 +369,22 @@ impl Agent {
             return Ok(());
         }
         let Some(held) = self.tasks.get_mut(&task) else { return Ok(()) };
-        if mechanism == NodeMechanism::Checkpoint {
+        if mechanism == MechanismKind::Checkpoint {
             // Reported from `poll` once the task has exited.
             return held.request_checkpoint(self.checkpoint_grace);
         }
         match mechanism {
-            NodeMechanism::Immediate => held.live.begin_immediate(limits.mem_mb << 20, PATIENCE)?,
-            NodeMechanism::Graceful => {
+            MechanismKind::Immediate => held.live.begin_immediate(limits.mem_mb << 20, PATIENCE)?,
+            MechanismKind::Graceful => {
                 held.watch_swapping = false;
                 held.live.begin_shrink(allocation(limits), PATIENCE)?;
             }
-            NodeMechanism::Suspend => {
+            MechanismKind::Suspend => {
                 // Suspend in place (asked for, or what immediate and graceful
                 // preemption degrade to): frozen, memory kept, nothing reclaimed.
                 return held.live.suspend();
             }
-            NodeMechanism::Checkpoint | NodeMechanism::Kill => unreachable!("handled above"),
+            MechanismKind::Checkpoint | MechanismKind::Kill => unreachable!("handled above"),
         }
         // What was never used is free at once; the rest is reported as the
         // usage drops (`poll`), so a task waiting for part of it starts then.

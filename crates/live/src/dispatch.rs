@@ -1,7 +1,6 @@
 //! The one place that turns core decisions into node operations. When the
 //! core gains a mechanism or an action, the compiler points here.
 
-use crate::capabilities::NodeMechanism;
 use pliant_core::model::{JobId, NodeId, TaskRef};
 use pliant_core::{Action, MechanismKind, Resources};
 
@@ -23,7 +22,7 @@ pub enum NodeOp {
         /// The victim.
         task: TaskRef,
         /// How, as the node carries it out.
-        mechanism: NodeMechanism,
+        mechanism: MechanismKind,
         /// The CPU and memory it keeps.
         limits: Resources,
     },
@@ -58,34 +57,22 @@ pub enum NodeOp {
     },
 }
 
-/// The node mechanism that carries out the core's `mechanism`.
-pub fn node_mechanism(mechanism: MechanismKind) -> NodeMechanism {
-    match mechanism {
-        MechanismKind::Kill => NodeMechanism::Kill,
-        MechanismKind::Immediate => NodeMechanism::Immediate,
-        MechanismKind::Graceful => NodeMechanism::Graceful,
-        MechanismKind::Suspend => NodeMechanism::Suspend,
-        MechanismKind::Checkpoint => NodeMechanism::Checkpoint,
-    }
-}
-
 /// The node operation for a core action.
 pub fn node_op(action: &Action) -> NodeOp {
+    if let Some(p) = action.preemption() {
+        return NodeOp::Preempt { task: p.task, mechanism: p.mechanism, limits: p.keeps };
+    }
     match *action {
         Action::Launch { task, node, resources } => NodeOp::Launch { task, node, resources },
-        Action::Kill { task } => NodeOp::Preempt { task, mechanism: NodeMechanism::Kill, limits: Resources::ZERO },
-        Action::Suspend { task, footprint } => {
-            NodeOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits: footprint }
-        }
-        Action::Freeze { task } => NodeOp::Preempt { task, mechanism: NodeMechanism::Suspend, limits: Resources::ZERO },
-        Action::Shrink { task, to } => NodeOp::Preempt { task, mechanism: NodeMechanism::Graceful, limits: to },
         Action::Resume { task, resources } => NodeOp::Resume { task, resources },
-        Action::Checkpoint { task, .. } => {
-            NodeOp::Preempt { task, mechanism: NodeMechanism::Checkpoint, limits: Resources::ZERO }
-        }
         Action::Restore { task, node, resources, image, .. } => NodeOp::Restore { task, node, resources, image },
         Action::Copy { task, .. } => NodeOp::KeepSlot { task },
         Action::FailJob { job } => NodeOp::StopJob { job },
+        Action::Kill { .. }
+        | Action::Immediate { .. }
+        | Action::Graceful { .. }
+        | Action::Suspend { .. }
+        | Action::Checkpoint { .. } => unreachable!("preemptions are mapped above"),
     }
 }
 
@@ -100,20 +87,23 @@ mod tests {
         assert_eq!(node_op(&launch), NodeOp::Launch { task, node: NodeId(0), resources: Resources::new(1000, 512) });
         assert_eq!(
             node_op(&Action::Kill { task }),
-            NodeOp::Preempt { task, mechanism: NodeMechanism::Kill, limits: Resources::ZERO }
+            NodeOp::Preempt { task, mechanism: MechanismKind::Kill, limits: Resources::ZERO }
         );
         let footprint = Resources::new(10, 64);
         assert_eq!(
-            node_op(&Action::Suspend { task, footprint }),
-            NodeOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits: footprint }
+            node_op(&Action::Immediate { task, footprint }),
+            NodeOp::Preempt { task, mechanism: MechanismKind::Immediate, limits: footprint }
         );
         let to = Resources::new(2000, 4096);
         assert_eq!(
-            node_op(&Action::Shrink { task, to }),
-            NodeOp::Preempt { task, mechanism: NodeMechanism::Graceful, limits: to }
+            node_op(&Action::Graceful { task, to }),
+            NodeOp::Preempt { task, mechanism: MechanismKind::Graceful, limits: to }
         );
         assert_eq!(node_op(&Action::Resume { task, resources: to }), NodeOp::Resume { task, resources: to });
         assert_eq!(node_op(&Action::FailJob { job: JobId(3) }), NodeOp::StopJob { job: JobId(3) });
-        assert_eq!(node_mechanism(MechanismKind::Graceful), NodeMechanism::Graceful);
+        assert_eq!(
+            node_op(&Action::Suspend { task }),
+            NodeOp::Preempt { task, mechanism: MechanismKind::Suspend, limits: Resources::ZERO }
+        );
     }
 }

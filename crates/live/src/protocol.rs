@@ -2,8 +2,8 @@
 //! asks for and reports the agent sends back. The same messages go over a
 //! channel (`pliant local`) or as JSON over HTTP (`pliant agent`).
 
-use crate::capabilities::NodeMechanism;
 use pliant_core::model::TaskRef;
+use pliant_core::MechanismKind;
 use pliant_core::Resources;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -36,7 +36,7 @@ pub enum AgentOp {
         /// The victim.
         task: TaskRef,
         /// How.
-        mechanism: NodeMechanism,
+        mechanism: MechanismKind,
         /// What it keeps.
         limits: Resources,
     },
@@ -181,7 +181,7 @@ impl std::fmt::Display for AgentOp {
             AgentOp::Launch { task, resources, restore: true, .. } => {
                 write!(f, "restore {task} from its checkpoint with {resources}")
             }
-            AgentOp::Preempt { task, mechanism: NodeMechanism::Checkpoint, .. } => {
+            AgentOp::Preempt { task, mechanism: MechanismKind::Checkpoint, .. } => {
                 write!(f, "checkpoint {task} (SIGUSR1: save and exit)")
             }
             AgentOp::Preempt { task, mechanism, limits } => {

@@ -12,13 +12,13 @@
 //! (its allocation, the state it should be in), and again after either side
 //! restarted, followed by [`AgentOp::Sweep`].
 
-use crate::capabilities::NodeMechanism;
 use crate::cgroup::{CgroupError, Layout, MemoryStats};
 use crate::mechanism::LIMIT_ATTEMPTS;
 use crate::protocol::{AgentOp, AgentReport, Expected};
 use crate::reclaim::Reclaiming;
 use crate::slurm_job::SlurmJobCgroup;
 use pliant_core::model::TaskRef;
+use pliant_core::MechanismKind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -168,13 +168,13 @@ impl SlurmNode {
                     held.cgroup = SlurmJobCgroup::find(&self.layout, &self.node, slurm_id(task));
                 }
                 match mechanism {
-                    NodeMechanism::Immediate => lower(task, held, limits.mem_mb, false, out),
-                    NodeMechanism::Graceful => lower(task, held, limits.mem_mb, true, out),
-                    NodeMechanism::Suspend => {
+                    MechanismKind::Immediate => lower(task, held, limits.mem_mb, false, out),
+                    MechanismKind::Graceful => lower(task, held, limits.mem_mb, true, out),
+                    MechanismKind::Suspend => {
                         let cgroup = held.cgroup.as_ref().ok_or("its cgroup is not there")?;
                         cgroup.begin_freeze().map_err(|e| e.to_string())
                     }
-                    NodeMechanism::Kill | NodeMechanism::Checkpoint => {
+                    MechanismKind::Kill | MechanismKind::Checkpoint => {
                         Err(format!("{} goes through Slurm, not the node's agent", mechanism.name()))
                     }
                 }

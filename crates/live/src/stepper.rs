@@ -26,9 +26,16 @@ pub struct Step<E> {
     pub events: Vec<E>,
     /// Whether the resource monitor ran.
     pub monitor: bool,
-    /// The actions decided, as text (to check a replay against).
-    pub actions: Vec<String>,
+    /// The actions decided (to check a replay against), serialised as
+    /// themselves.
+    pub actions: Vec<Action>,
 }
+
+/// Why a journaled step whose actions are text does not replay: journals
+/// written before actions were serialised as data kept their `Debug` text,
+/// which this version does not read back.
+pub const TEXT_ACTIONS: &str = "its actions are text, as an older pliant journaled them, which this version \
+     does not replay: finish that cluster's work with the version that wrote it, or start from a new state directory";
 
 /// Why a live body cannot go on.
 #[derive(Debug, thiserror::Error)]
@@ -48,9 +55,9 @@ pub enum StepError {
         /// The step (1-based).
         step: usize,
         /// What the journal says.
-        journaled: Vec<String>,
+        journaled: Vec<Action>,
         /// What the replay decided.
-        replayed: Vec<String>,
+        replayed: Vec<Action>,
     },
 }
 
@@ -96,14 +103,14 @@ pub trait LiveBody {
     /// Called once a step's passes are settled, before it is journaled.
     fn settled(&mut self) {}
 
-    /// One scheduling step at `now`; returns its actions as text and what
-    /// the body is left to do.
+    /// One scheduling step at `now`; returns its actions and what the body
+    /// is left to do.
     fn step(
         &mut self,
         now: Micros,
         events: Vec<Self::Event>,
         monitor: bool,
-    ) -> Result<(Vec<String>, Vec<Self::Out>), StepError> {
+    ) -> Result<(Vec<Action>, Vec<Self::Out>), StepError> {
         // A timer the core asked for (a locality wait or a reservation ending)
         // goes off at the first step at or after it; replay sees the same.
         self.stepping().driver.fire(now);
@@ -124,14 +131,13 @@ pub trait LiveBody {
         // one decides nothing.
         while s.driver.pass(now, &mut actions) == Pass::Acted {}
         self.settled();
-        let texts: Vec<String> = actions.iter().map(|a| format!("{a:?}")).collect();
         if !self.stepping().replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
-            self.journal(&Step { now, events: taken, monitor, actions: texts.clone() })?;
+            self.journal(&Step { now, events: taken, monitor, actions: actions.clone() })?;
         }
         for action in &actions {
             self.carry_out(now, action, &mut out);
         }
-        Ok((texts, out))
+        Ok((actions, out))
     }
 
     /// A step at `now` with a resource monitor run due by then first, as a

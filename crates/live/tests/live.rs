@@ -8,9 +8,10 @@
 //! The tests run one at a time: swap and CPU are shared by the whole machine.
 
 use pliant_core::model::{JobId, TaskRef};
+use pliant_core::MechanismKind;
 use pliant_core::Resources;
 use pliant_live::agent::Agent;
-use pliant_live::capabilities::{Capabilities, NodeMechanism};
+use pliant_live::capabilities::Capabilities;
 use pliant_live::cgroup::{Cgroup, CgroupError, Layout, Version};
 use pliant_live::confine::{Confinement, TaskUser};
 use pliant_live::dirtier::{read_progress, Progress};
@@ -151,7 +152,7 @@ fn immediate_preemption_swaps_out_to_the_footprint_and_resume_continues() {
     let Some(w) = live("ip", Some(512)) else { return };
     let caps = Capabilities::detect(&w.top).unwrap();
     assert!(caps.swap_bytes >= 500 * MB, "{caps:?}");
-    assert!(caps.supports(NodeMechanism::Immediate) && caps.supports(NodeMechanism::Graceful));
+    assert!(caps.supports(MechanismKind::Immediate) && caps.supports(MechanismKind::Graceful));
 
     let spec = dirty_spec(w.dir.path(), "ip", 256, false);
     let mut task = LiveTask::launch(&w.top, "ip", &spec, alloc(1000, 512)).unwrap();
@@ -326,7 +327,7 @@ fn the_agent_reports_checkpoints_and_failed_ones_even_after_taking_over() {
     };
     let dirty = || vec![env!("CARGO_BIN_EXE_pliant-dirty").to_string(), "--mb".into(), "8".into()];
     let checkpoint =
-        |job| AgentOp::Preempt { task: task(job), mechanism: NodeMechanism::Checkpoint, limits: Resources::ZERO };
+        |job| AgentOp::Preempt { task: task(job), mechanism: MechanismKind::Checkpoint, limits: Resources::ZERO };
     let passes = |job| read_progress(&log_dir(job).join("stdout")).passes;
     let grace = Duration::from_secs(2);
     let (mut agent, _) = Agent::start(&w.layout, &name, false, grace).unwrap();
@@ -588,7 +589,7 @@ fn a_relaunch_drops_undelivered_reports_of_the_earlier_run() {
     let mut out = vec![AgentReport::Resumed { task: TaskRef { job: JobId(1), task: 0 } }];
     next.apply(adopt, &mut out);
     assert!(matches!(out[1], AgentReport::Exited { task: t, code: Some(0), .. } if t == task), "{out:?}");
-    next.apply(AgentOp::Preempt { task, mechanism: NodeMechanism::Kill, limits: Resources::ZERO }, &mut out);
+    next.apply(AgentOp::Preempt { task, mechanism: MechanismKind::Kill, limits: Resources::ZERO }, &mut out);
     next.apply(launch_sleeper(w.dir.path(), 0), &mut out);
     assert_eq!(out, vec![AgentReport::Resumed { task: TaskRef { job: JobId(1), task: 0 } }]);
     assert_eq!(running_sleeper(&w.layout, &name, 0).len(), 2);
@@ -626,7 +627,7 @@ fn the_agent_reports_a_resume_once_the_memory_is_back() {
         sleep(Duration::from_millis(20));
     }
     let footprint = Resources::new(10, 64);
-    agent.apply(AgentOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits: footprint }, &mut out);
+    agent.apply(AgentOp::Preempt { task, mechanism: MechanismKind::Immediate, limits: footprint }, &mut out);
     while cgroup.memory().unwrap().usage > 64 * MB {
         assert!(start.elapsed() < Duration::from_secs(60), "reclaim does not end");
         agent.poll(&mut out);

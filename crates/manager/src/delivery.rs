@@ -18,7 +18,7 @@
 //! agent carries out a task's operations in order); other tasks' go on.
 
 use pliant_core::model::TaskRef;
-use pliant_live::capabilities::NodeMechanism;
+use pliant_core::MechanismKind;
 use pliant_live::protocol::AgentOp;
 use std::collections::BTreeSet;
 
@@ -61,7 +61,7 @@ impl Delivery {
 
     /// Queues `op` for `node`. A kill holds back the task's launches elsewhere until acknowledged.
     pub fn push(&mut self, node: usize, op: AgentOp) {
-        if let AgentOp::Preempt { task, mechanism: NodeMechanism::Kill, .. } = op {
+        if let AgentOp::Preempt { task, mechanism: MechanismKind::Kill, .. } = op {
             self.holds[node].tasks.insert(task);
         }
         self.outbox[node].push(op);
@@ -173,7 +173,7 @@ impl Delivery {
         for op in ops {
             match op {
                 AgentOp::Sweep => *hold = Hold::default(),
-                AgentOp::Preempt { task, mechanism: NodeMechanism::Kill, .. } | AgentOp::Stop { task } => {
+                AgentOp::Preempt { task, mechanism: MechanismKind::Kill, .. } | AgentOp::Stop { task } => {
                     hold.tasks.remove(task);
                 }
                 _ => {}
@@ -211,7 +211,7 @@ mod tests {
     }
 
     fn kill(t: u32) -> AgentOp {
-        AgentOp::Preempt { task: task(t), mechanism: NodeMechanism::Kill, limits: Resources::ZERO }
+        AgentOp::Preempt { task: task(t), mechanism: MechanismKind::Kill, limits: Resources::ZERO }
     }
 
     /// A batch whose answer was lost goes again, before what came since;

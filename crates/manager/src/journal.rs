@@ -5,6 +5,7 @@
 //! deterministic, so replaying the steps rebuilds the manager exactly.
 
 use crate::events::Event;
+use pliant_live::stepper::TEXT_ACTIONS;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{de::DeserializeOwned, Serialize};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -144,7 +145,10 @@ impl Journal {
                 now: u64::try_from(now).map_err(|_| corrupt(format!("negative time {now}")))?,
                 monitor,
                 events: serde_json::from_str(&events).map_err(|e| corrupt(format!("events: {e}")))?,
-                actions: serde_json::from_str(&actions).map_err(|e| corrupt(format!("actions: {e}")))?,
+                actions: serde_json::from_str(&actions).map_err(|e| match actions.starts_with("[\"") {
+                    true => corrupt(TEXT_ACTIONS.into()),
+                    false => corrupt(format!("actions: {e}")),
+                })?,
             });
         }
         Ok(steps)
@@ -165,7 +169,8 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pliant_core::model::JobId;
+    use pliant_core::model::{JobId, TaskRef};
+    use pliant_core::Action;
 
     #[test]
     fn steps_and_meta_survive_reopening() {
@@ -175,7 +180,7 @@ mod tests {
             now: 1_500_000,
             events: vec![Event::Cancelled { job: JobId(3) }],
             monitor: true,
-            actions: vec!["Kill { task: TaskRef { job: JobId(3), task: 0 } }".into()],
+            actions: vec![Action::Kill { task: TaskRef { job: JobId(3), task: 0 } }],
         };
         {
             let j = Journal::open(&path).unwrap();
@@ -201,5 +206,19 @@ mod tests {
         j.conn.execute("INSERT INTO steps (now, monitor, events, actions) VALUES (5, 0, 'nope', '[]')", []).unwrap();
         let err = j.steps().unwrap_err().to_string();
         assert!(err.contains("step 1: events:"), "{err}");
+    }
+
+    #[test]
+    fn a_journal_with_actions_as_text_is_refused_with_why() {
+        let dir = pliant_live::scratch::ScratchDir::new("pliant-journal-text").unwrap();
+        let j = Journal::open(&dir.path().join("journal.sqlite")).unwrap();
+        j.conn
+            .execute(
+                "INSERT INTO steps (now, monitor, events, actions) VALUES (5, 0, '[]', ?1)",
+                [r#"["Kill { task: TaskRef { job: JobId(3), task: 0 } }"]"#],
+            )
+            .unwrap();
+        let err = j.steps().unwrap_err().to_string();
+        assert!(err.contains("step 1: its actions are text, as an older pliant journaled them"), "{err}");
     }
 }

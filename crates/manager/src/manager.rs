@@ -21,8 +21,7 @@ use crate::view::{JobState, JobView, TaskStatus, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::policy::{preset, Params, Policy};
 use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
-use pliant_live::capabilities::NodeMechanism;
-use pliant_live::dispatch::{node_mechanism, node_op, NodeOp};
+use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::{LiveBody, StepError, Stepping};
 use serde::{Deserialize, Serialize};
@@ -38,7 +37,7 @@ pub struct NodeRecord {
     /// What it offers.
     pub capacity: Resources,
     /// The preemption mechanisms that work there.
-    pub mechanisms: Vec<NodeMechanism>,
+    pub mechanisms: Vec<MechanismKind>,
     /// What degrades there, and why.
     pub notes: Vec<String>,
 }
@@ -79,7 +78,7 @@ pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, S
 /// mechanism the policy preempts by. `None` when it can.
 pub fn unfit_node(name: &str, policy: &Policy, node: &NodeRecord) -> Option<String> {
     // `Cheapest` has no kind: it chooses per victim among what each node can do (kill at least).
-    let needed = node_mechanism(policy.preemption?.mechanism.kind()?);
+    let needed = policy.preemption?.mechanism.kind()?;
     (!node.mechanisms.contains(&needed)).then(|| {
         format!(
             "policy `{name}` needs {} preemption, which node `{}` cannot do ({}); give it swap (as root: \
@@ -116,7 +115,7 @@ pub fn check_kept_policy(state_dir: &Path, asked: Option<&str>) -> Result<(), St
 /// The policy a cluster of `nodes` runs when none is given: `gp` where
 /// every node can preempt gracefully, else `kill`.
 pub fn default_policy(nodes: &[NodeRecord]) -> &'static str {
-    if nodes.iter().all(|n| n.mechanisms.contains(&NodeMechanism::Graceful)) {
+    if nodes.iter().all(|n| n.mechanisms.contains(&MechanismKind::Graceful)) {
         "gp"
     } else {
         "kill"
@@ -722,15 +721,15 @@ impl Manager {
                 let node = t.node.expect("victims are on a node") as usize;
                 *t.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
                 match mechanism {
-                    NodeMechanism::Kill => {
+                    MechanismKind::Kill => {
                         self.requeue(task);
                     }
-                    NodeMechanism::Suspend => {
+                    MechanismKind::Suspend => {
                         // Frozen in place: its CPU is free, its memory stays.
                         t.limits.cpu_milli = 0;
                         t.state = TaskStatus::Suspended;
                     }
-                    NodeMechanism::Checkpoint => {
+                    MechanismKind::Checkpoint => {
                         // It keeps its allocation until its node reports the dump written.
                         t.state = TaskStatus::Suspended;
                         t.checkpointing = true;
@@ -739,7 +738,7 @@ impl Manager {
                         // Mirrors the core's booking: what the limit drops by is owed back.
                         t.owed_mb += t.limits.mem_mb.saturating_sub(limits.mem_mb);
                         t.limits = t.limits.min(&limits);
-                        t.state = if mechanism == NodeMechanism::Immediate {
+                        t.state = if mechanism == MechanismKind::Immediate {
                             TaskStatus::Suspended
                         } else {
                             TaskStatus::Shrunk
@@ -759,7 +758,7 @@ impl Manager {
             NodeOp::StopJob { job } => self.stop_job(now, job, JobState::Failed, ops),
             NodeOp::KeepSlot { .. } => {}
         }
-        if let Some(job) = action_job(action) {
+        if let Some(job) = action.task().map(|t| t.job) {
             self.jobs[job.0 as usize].refresh(now);
         }
     }
@@ -838,28 +837,13 @@ impl Manager {
 }
 
 /// The core's names for the mechanisms a node reports.
-fn core_mechanisms(node: &[NodeMechanism]) -> Vec<MechanismKind> {
-    MechanismKind::ALL.into_iter().filter(|&k| node.contains(&node_mechanism(k))).collect()
+fn core_mechanisms(node: &[MechanismKind]) -> Vec<MechanismKind> {
+    MechanismKind::ALL.into_iter().filter(|k| node.contains(k)).collect()
 }
 
 /// A task's own directory under `root`.
 fn task_dir(root: &Path, task: TaskRef) -> PathBuf {
     root.join(format!("job-{}", task.job.0)).join(format!("task-{}", task.task))
-}
-
-fn action_job(action: &Action) -> Option<JobId> {
-    match action {
-        Action::Launch { task, .. }
-        | Action::Kill { task }
-        | Action::Suspend { task, .. }
-        | Action::Freeze { task }
-        | Action::Shrink { task, .. }
-        | Action::Resume { task, .. }
-        | Action::Checkpoint { task, .. }
-        | Action::Restore { task, .. }
-        | Action::Copy { task, .. } => Some(task.job),
-        Action::FailJob { .. } => None,
-    }
 }
 
 /// The core's view of a submission: its phases of identical tasks (by

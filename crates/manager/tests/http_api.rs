@@ -6,8 +6,8 @@
 //! places waits, past twice them is closed), and a client sends nothing to a server whose
 //! certificate is not the one it pins.
 
+use pliant_core::MechanismKind;
 use pliant_core::Resources;
-use pliant_live::capabilities::NodeMechanism;
 use pliant_live::scratch::ScratchDir;
 use pliant_manager::api;
 use pliant_manager::client::{Client, ClientError};
@@ -27,7 +27,7 @@ fn node(name: &str) -> NodeRecord {
     NodeRecord {
         name: name.into(),
         capacity: Resources::new(2000, 600),
-        mechanisms: NodeMechanism::ALL.to_vec(),
+        mechanisms: MechanismKind::ALL.to_vec(),
         notes: vec![],
     }
 }

@@ -2,8 +2,8 @@
 //! anywhere. Expected values are worked out in the comments.
 
 use pliant_core::model::{JobId, TaskRef};
+use pliant_core::MechanismKind;
 use pliant_core::Resources;
-use pliant_live::capabilities::NodeMechanism;
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::scratch::ScratchDir;
 use pliant_manager::api::{self, handle};
@@ -25,7 +25,7 @@ fn config() -> ClusterConfig {
         nodes: vec![NodeRecord {
             name: "n0".into(),
             capacity: Resources::new(2000, 600),
-            mechanisms: NodeMechanism::ALL.to_vec(),
+            mechanisms: MechanismKind::ALL.to_vec(),
             notes: vec![],
         }],
         epoch_unix_us: unix_us(),
@@ -67,7 +67,7 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     let suspended: Vec<TaskRef> = ops
         .iter()
         .map(|op| match op {
-            AgentOp::Preempt { task, mechanism: NodeMechanism::Immediate, limits } => {
+            AgentOp::Preempt { task, mechanism: MechanismKind::Immediate, limits } => {
                 assert_eq!(*limits, Resources::new(0, 64));
                 *task
             }
@@ -185,7 +185,7 @@ fn a_node_that_cannot_carry_out_the_policy_is_refused_not_fatal() {
     cfg.policy = "gp".into();
     let (m, _) = Manager::open(dir.path(), cfg.clone()).unwrap();
     let mut without_swap = cfg.nodes[0].clone();
-    without_swap.mechanisms = vec![NodeMechanism::Kill, NodeMechanism::Suspend];
+    without_swap.mechanisms = vec![MechanismKind::Kill, MechanismKind::Suspend];
     without_swap.notes = vec!["no swap".into()];
     let m = Mutex::new(m);
     let (status, body) = api::register(&m, &registration(&without_swap), Joiner::JoinToken);
@@ -352,7 +352,7 @@ fn checkpoint_the_free_task(dir: &std::path::Path) -> (Manager, u32, u32) {
     m.advance(vec![]).unwrap();
     assert_eq!(
         m.take_ops(0),
-        vec![AgentOp::Preempt { task: task(free, 0), mechanism: NodeMechanism::Checkpoint, limits: Resources::ZERO }]
+        vec![AgentOp::Preempt { task: task(free, 0), mechanism: MechanismKind::Checkpoint, limits: Resources::ZERO }]
     );
     let t = &jobs_json(&m)[free as usize]["tasks"][0];
     assert_eq!((t["state"].as_str(), t["checkpointing"].as_bool()), (Some("suspended"), Some(true)), "{t}");
@@ -456,7 +456,7 @@ fn checkpointing_presets_need_every_node_to_checkpoint() {
     let mut c = config();
     c.policy = "adaptive-ssd".into();
     assert_eq!(c.policy().unwrap().name, "adaptive-ssd");
-    c.nodes[0].mechanisms.retain(|m| *m != NodeMechanism::Checkpoint);
+    c.nodes[0].mechanisms.retain(|m| *m != MechanismKind::Checkpoint);
     let err = c.policy().unwrap_err();
     assert!(err.contains("`adaptive-ssd` needs checkpoint preemption, which node `n0` cannot do"), "{err}");
 }
@@ -492,7 +492,7 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
     let limits = Resources::new(3000, 2048);
     assert_eq!(
         m.take_ops(0),
-        vec![AgentOp::Preempt { task: task(long, 0), mechanism: NodeMechanism::Graceful, limits }]
+        vec![AgentOp::Preempt { task: task(long, 0), mechanism: MechanismKind::Graceful, limits }]
     );
     let reclaimed = AgentReport::Reclaimed { task: task(long, 0), mem_mb: 2048, freed_mb: 2048, took_ms: 1 };
     at(1.5);
@@ -561,7 +561,7 @@ fn a_cpu_only_need_shrinks_one_container_and_starts_at_once() {
     let footprint = Resources::new(0, 64);
     assert!(
         matches!(ops.as_slice(),
-            [AgentOp::Preempt { task: v, mechanism: NodeMechanism::Graceful, limits }, AgentOp::Launch { task: s, .. }]
+            [AgentOp::Preempt { task: v, mechanism: MechanismKind::Graceful, limits }, AgentOp::Launch { task: s, .. }]
             if *v == task(1, 0) && *limits == footprint && *s == task(short, 0)),
         "{ops:?}"
     );
@@ -600,7 +600,7 @@ fn a_memory_need_starts_once_its_part_of_the_reclaim_is_reported() {
 /// two long tasks of ⟨1 CPU, 440 MB⟩ run for 100 s, then a short task of
 /// ⟨1 CPU, 300 MB⟩ arrives (a core and 180 MB more than is free). Returns
 /// the preemption ops and the choices recorded.
-fn pliant_takes(can: &[NodeMechanism]) -> (Vec<AgentOp>, Value) {
+fn pliant_takes(can: &[MechanismKind]) -> (Vec<AgentOp>, Value) {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
     let dir = ScratchDir::new("pliant-manager-pliant").unwrap();
@@ -635,11 +635,11 @@ fn pliant_takes(can: &[NodeMechanism]) -> (Vec<AgentOp>, Value) {
 /// memory). Each choice is recorded with its alternatives' costs.
 #[test]
 fn pliant_chooses_among_what_the_node_can_do_and_says_why() {
-    let (ops, choices) = pliant_takes(&NodeMechanism::ALL);
+    let (ops, choices) = pliant_takes(&MechanismKind::ALL);
     let victim = task(1, 0);
     assert_eq!(
         ops,
-        vec![AgentOp::Preempt { task: victim, mechanism: NodeMechanism::Graceful, limits: Resources::new(0, 260) }]
+        vec![AgentOp::Preempt { task: victim, mechanism: MechanismKind::Graceful, limits: Resources::new(0, 260) }]
     );
     let c = &choices[0];
     assert_eq!((c["job"].as_u64(), c["chosen"]["mechanism"].as_str()), (Some(1), Some("graceful")));
@@ -656,9 +656,9 @@ fn pliant_chooses_among_what_the_node_can_do_and_says_why() {
     assert!((cost("kill").unwrap() - 100.0).abs() < 0.01, "{c}");
     // Freezing would free the core for nothing, but no memory: it does not count while memory is missing.
     assert_eq!(cost("suspend"), Some(0.0), "{c}");
-    let (ops, choices) = pliant_takes(&[NodeMechanism::Kill, NodeMechanism::Suspend]);
+    let (ops, choices) = pliant_takes(&[MechanismKind::Kill, MechanismKind::Suspend]);
     assert!(
-        matches!(ops.as_slice(), [AgentOp::Preempt { task, mechanism: NodeMechanism::Kill, .. }, AgentOp::Launch { .. }] if *task == victim),
+        matches!(ops.as_slice(), [AgentOp::Preempt { task, mechanism: MechanismKind::Kill, .. }, AgentOp::Launch { .. }] if *task == victim),
         "{ops:?}"
     );
     assert_eq!(choices[0]["chosen"]["mechanism"], "kill");

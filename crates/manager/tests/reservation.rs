@@ -4,8 +4,8 @@
 //! two `local` tasks after it; L (priority 0): one task.
 
 use pliant_core::model::{JobId, TaskRef};
+use pliant_core::MechanismKind;
 use pliant_core::Resources;
-use pliant_live::capabilities::NodeMechanism;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::scratch::ScratchDir;
 use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
@@ -19,7 +19,7 @@ fn manager(policy: &str, dir: &ScratchDir) -> Manager {
         nodes: vec![NodeRecord {
             name: "n0".into(),
             capacity: Resources::new(2000, 512),
-            mechanisms: NodeMechanism::ALL.to_vec(),
+            mechanisms: MechanismKind::ALL.to_vec(),
             notes: vec![],
         }],
         epoch_unix_us: unix_us(),

@@ -525,6 +525,9 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
         if let Some(log) = &mut self.decisions {
             log.push((now, action.clone()));
         }
+        if let Some(p) = action.preemption() {
+            self.count_preemption(p.task.job, p.mechanism);
+        }
         match action {
             Action::Launch { task, node, resources } => {
                 let job = &mut self.exec.jobs[task.job.0 as usize];
@@ -535,7 +538,6 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }
             Action::Kill { task } => {
-                self.count_preemption(task.job, MechanismKind::Kill);
                 if self.exec.kill(now, task.job.0, task.task, &mut self.events) && !self.failing.contains(&task.job.0) {
                     self.failing.push(task.job.0);
                 }
@@ -545,23 +547,19 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 }
             }
             Action::Checkpoint { task, tier } => {
-                self.count_preemption(task.job, MechanismKind::Checkpoint);
                 self.exec.checkpoint(now, task.job.0, task.task, tier, &mut self.events);
             }
             Action::Restore { task, node, resources, image, tier } => {
                 self.exec.restore(now, task.job.0, task.task, node.0, resources, image.0, tier, &mut self.events);
             }
-            Action::Suspend { task, footprint } => {
-                self.count_preemption(task.job, MechanismKind::Immediate);
+            Action::Immediate { task, footprint } => {
                 let wanted = self.memory_wanted(task.job.0, task.task);
                 self.exec.suspend(now, task.job.0, task.task, footprint, wanted, &mut self.events);
             }
-            Action::Freeze { task } => {
-                self.count_preemption(task.job, MechanismKind::Suspend);
+            Action::Suspend { task } => {
                 self.exec.freeze(now, task.job.0, task.task, &mut self.events);
             }
-            Action::Shrink { task, to } => {
-                self.count_preemption(task.job, MechanismKind::Graceful);
+            Action::Graceful { task, to } => {
                 let wanted = self.memory_wanted(task.job.0, task.task);
                 self.exec.shrink(now, task.job.0, task.task, to, wanted, &mut self.events);
             }

@@ -11,8 +11,8 @@
 //! that could run twice. Restarted, it registers again and the controller
 //! names its jobs again.
 
+use pliant_core::MechanismKind;
 use pliant_core::Resources;
-use pliant_live::capabilities::NodeMechanism;
 use pliant_live::cgroup::Layout;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::slurm_node::SlurmNode;
@@ -43,7 +43,7 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
         name: opts.name.clone(),
         // Slurm's sinfo sizes the node for the controller.
         capacity: Resources::ZERO,
-        mechanisms: vec![NodeMechanism::Immediate, NodeMechanism::Graceful, NodeMechanism::Suspend],
+        mechanisms: vec![MechanismKind::Immediate, MechanismKind::Graceful, MechanismKind::Suspend],
         notes: vec!["a Slurm node: Slurm launches, the agent reclaims and restores memory".into()],
     };
     let registration = serde_json::to_value(&record).expect("registrations serialise");

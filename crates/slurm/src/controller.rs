@@ -14,9 +14,9 @@
 //! | core action | on Slurm |
 //! |---|---|
 //! | Launch, Restore | `scontrol update JobId=… NodeList=… StartTime=now`, `scontrol release`; the node's agent is told of the job |
-//! | Suspend (BIG-C IP) | `scontrol suspend`; the agent freezes the job cgroup and lowers its memory limit to the footprint |
-//! | Shrink (BIG-C GP) | the agent lowers the job cgroup's memory limit (its CPU step is not enforced: Slurm's cpuset stays); suspended through Slurm when the agent reports it swaps |
-//! | Freeze (Slurm's own SUSPEND) | `scontrol suspend` |
+//! | Immediate (BIG-C IP) | `scontrol suspend`; the agent freezes the job cgroup and lowers its memory limit to the footprint |
+//! | Graceful (BIG-C GP) | the agent lowers the job cgroup's memory limit (its CPU step is not enforced: Slurm's cpuset stays); suspended through Slurm when the agent reports it swaps |
+//! | Suspend (Slurm's own SUSPEND) | `scontrol suspend` |
 //! | Resume | the agent lifts the memory limit; once it has, `scontrol resume` |
 //! | Kill | `scontrol requeuehold` |
 //! | Checkpoint | `scancel --signal=USR1 --full`; once the job has exited, `scontrol requeuehold` |
@@ -31,8 +31,8 @@ use crate::options::parse_comment;
 use crate::records::SlurmJob;
 use crate::tools::{Placement, Placing, SlurmTools, ToolError};
 use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+use pliant_core::MechanismKind;
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
-use pliant_live::capabilities::NodeMechanism;
 use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::{LiveBody, StepError, Stepping};
@@ -134,7 +134,7 @@ pub enum Event {
 
 /// Where a job is, as pliant sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Phase {
+pub enum Stage {
     /// Held in Slurm, waiting for pliant to place it.
     Waiting,
     /// Placed and released.
@@ -161,7 +161,7 @@ pub struct Tracked {
     /// Its request.
     pub spec: JobSpec,
     /// Its phase.
-    pub phase: Phase,
+    pub phase: Stage,
     /// The node it is placed on (core index).
     pub node: Option<u32>,
     /// Memory pliant has taken from it and not yet seen reclaimed, MB.
@@ -186,12 +186,13 @@ pub struct Tracked {
 pub enum Effect {
     /// Placed on `node` and released (`restore`: after a checkpoint).
     Place { slurm_id: u64, node: u32, restore: bool },
-    /// Suspended in Slurm, its memory reclaimed to `footprint_mb` (BIG-C IP).
-    Suspend { slurm_id: u64, footprint_mb: u64 },
-    /// Suspended in Slurm, its memory kept (Slurm's own SUSPEND).
-    Freeze { slurm_id: u64 },
-    /// Running under a memory limit of `mem_mb` (BIG-C GP).
-    Shrink { slurm_id: u64, mem_mb: u64 },
+    /// Immediate preemption (BIG-C IP): suspended in Slurm, its memory
+    /// reclaimed to `footprint_mb`.
+    Immediate { slurm_id: u64, footprint_mb: u64 },
+    /// Suspend in place (Slurm's own SUSPEND): suspended in Slurm, its memory kept.
+    Suspend { slurm_id: u64 },
+    /// Graceful preemption (BIG-C GP): running under a memory limit of `mem_mb`.
+    Graceful { slurm_id: u64, mem_mb: u64 },
     /// Its memory limit lifted, resumed in Slurm.
     Resume { slurm_id: u64 },
     /// Requeued, held (kill).
@@ -206,9 +207,9 @@ impl Effect {
     fn slurm_id(&self) -> u64 {
         match *self {
             Effect::Place { slurm_id, .. }
-            | Effect::Suspend { slurm_id, .. }
-            | Effect::Freeze { slurm_id }
-            | Effect::Shrink { slurm_id, .. }
+            | Effect::Immediate { slurm_id, .. }
+            | Effect::Suspend { slurm_id }
+            | Effect::Graceful { slurm_id, .. }
             | Effect::Resume { slurm_id }
             | Effect::Requeue { slurm_id }
             | Effect::Checkpoint { slurm_id }
@@ -220,7 +221,7 @@ impl Effect {
     fn needs(&self) -> &'static [&'static str] {
         match self {
             Effect::Place { .. } => &["PENDING"],
-            Effect::Suspend { .. } | Effect::Freeze { .. } | Effect::Shrink { .. } | Effect::Checkpoint { .. } => {
+            Effect::Immediate { .. } | Effect::Suspend { .. } | Effect::Graceful { .. } | Effect::Checkpoint { .. } => {
                 &["RUNNING", "SUSPENDED"]
             }
             Effect::Resume { .. } => &["RUNNING", "SUSPENDED"],
@@ -422,7 +423,7 @@ impl Controller {
         let missing: Vec<u64> = self
             .jobs
             .iter()
-            .filter(|t| t.phase != Phase::Over && !live.contains(&t.slurm_id))
+            .filter(|t| t.phase != Stage::Over && !live.contains(&t.slurm_id))
             .map(|t| t.slurm_id)
             .collect();
         jobs.extend(self.tools.jobs_by_id(&missing)?);
@@ -445,22 +446,22 @@ impl Controller {
             };
             let t = &self.jobs[i];
             match (t.phase, sj.state.as_str()) {
-                (Phase::Over, _) => {}
-                (Phase::Checkpointing, "COMPLETED") if self.act(&self.tools.requeue_held(sj.id)) => {
+                (Stage::Over, _) => {}
+                (Stage::Checkpointing, "COMPLETED") if self.act(&self.tools.requeue_held(sj.id)) => {
                     events.push(Event::Checkpointed { slurm_id: sj.id });
                 }
-                (Phase::Running | Phase::Shrunk | Phase::Restoring, "COMPLETED") => {
+                (Stage::Running | Stage::Shrunk | Stage::Restoring, "COMPLETED") => {
                     events.push(Event::Finished { slurm_id: sj.id })
                 }
                 // A requeued job passes through its old states on its way back to pending.
-                (Phase::Waiting, "COMPLETED" | "COMPLETING" | "RUNNING" | "SUSPENDED") => {}
+                (Stage::Waiting, "COMPLETED" | "COMPLETING" | "RUNNING" | "SUSPENDED") => {}
                 (_, state) if crate::records::is_over(state) => {
                     events.push(Event::Ended { slurm_id: sj.id, state: state.to_string() })
                 }
                 _ => {}
             }
         }
-        for t in self.jobs.iter().filter(|t| t.phase != Phase::Over && !seen.contains(&t.slurm_id)) {
+        for t in self.jobs.iter().filter(|t| t.phase != Stage::Over && !seen.contains(&t.slurm_id)) {
             events.push(Event::Ended { slurm_id: t.slurm_id, state: "GONE".into() });
         }
         // Submitted without --hold (and no job_submit plugin held it): held
@@ -587,7 +588,7 @@ impl Controller {
                 slurm_id: *slurm_id,
                 uid: *uid,
                 spec: *spec,
-                phase: Phase::Waiting,
+                phase: Stage::Waiting,
                 node: None,
                 owed_mb: 0,
                 limits: Resources::ZERO,
@@ -613,59 +614,59 @@ impl Controller {
         match event {
             Event::Submitted { .. } => unreachable!("handled above"),
             Event::Finished { .. } => {
-                if phase == Phase::Restoring {
+                if phase == Stage::Restoring {
                     self.stepping.driver.observe(now, Observation::Resumed(task))?;
-                } else if !matches!(phase, Phase::Running | Phase::Shrunk) {
+                } else if !matches!(phase, Stage::Running | Stage::Shrunk) {
                     return Ok(false);
                 }
                 self.stepping.driver.observe(now, Observation::TaskFinished(task))?;
-                self.jobs[i].phase = Phase::Over;
+                self.jobs[i].phase = Stage::Over;
                 self.jobs[i].end_state = Some("COMPLETED".into());
             }
             Event::Ended { state, .. } => {
-                if phase == Phase::Over {
+                if phase == Stage::Over {
                     return Ok(false);
                 }
                 if !self.stepping.replaying {
                     eprintln!("pliant slurm: job {slurm_id} ended {state}");
                 }
                 self.stepping.driver.observe(now, Observation::JobAborted(task.job))?;
-                self.jobs[i].phase = Phase::Over;
+                self.jobs[i].phase = Stage::Over;
                 self.jobs[i].end_state = Some(state.clone());
             }
             Event::Reclaimed { mem_mb, .. } => {
                 let t = &mut self.jobs[i];
                 let mem_mb = (*mem_mb).min(t.owed_mb);
-                if !matches!(phase, Phase::Suspended | Phase::Shrunk) || mem_mb == 0 {
+                if !matches!(phase, Stage::Suspended | Stage::Shrunk) || mem_mb == 0 {
                     return Ok(false);
                 }
                 t.owed_mb -= mem_mb;
                 self.stepping.driver.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
             }
             Event::Swapping { .. } => {
-                if phase != Phase::Shrunk {
+                if phase != Stage::Shrunk {
                     return Ok(false);
                 }
                 self.stepping.driver.observe(now, Observation::Swapping(task))?;
                 let t = &mut self.jobs[i];
-                t.phase = Phase::Suspended;
+                t.phase = Stage::Suspended;
                 t.slurm_suspended = true;
             }
             Event::Resumed { .. } => {
-                if phase != Phase::Restoring {
+                if phase != Stage::Restoring {
                     return Ok(false);
                 }
                 self.stepping.driver.observe(now, Observation::Resumed(task))?;
                 let t = &mut self.jobs[i];
-                t.phase = if t.limits == full(&t.spec) { Phase::Running } else { Phase::Shrunk };
+                t.phase = if t.limits == full(&t.spec) { Stage::Running } else { Stage::Shrunk };
             }
             Event::Checkpointed { .. } => {
-                if phase != Phase::Checkpointing {
+                if phase != Stage::Checkpointing {
                     return Ok(false);
                 }
                 self.stepping.driver.observe(now, Observation::Checkpointed(task))?;
                 let t = &mut self.jobs[i];
-                t.phase = Phase::Waiting;
+                t.phase = Stage::Waiting;
                 t.node = None;
                 t.checkpoints += 1;
             }
@@ -679,7 +680,7 @@ impl Controller {
             NodeOp::Launch { task, node, resources } | NodeOp::Restore { task, node, resources, .. } => {
                 let restore = matches!(action, Action::Restore { .. });
                 let t = &mut self.jobs[task.job.0 as usize];
-                t.phase = if restore { Phase::Restoring } else { Phase::Running };
+                t.phase = if restore { Stage::Restoring } else { Stage::Running };
                 t.node = Some(node.0);
                 t.limits = resources;
                 t.owed_mb = 0;
@@ -690,47 +691,47 @@ impl Controller {
                 let t = &mut self.jobs[task.job.0 as usize];
                 let slurm_id = t.slurm_id;
                 match mechanism {
-                    NodeMechanism::Kill => {
-                        t.phase = Phase::Waiting;
+                    MechanismKind::Kill => {
+                        t.phase = Stage::Waiting;
                         t.node = None;
                         t.slurm_suspended = false;
                         effects.push(Effect::Requeue { slurm_id });
                     }
-                    NodeMechanism::Suspend => {
+                    MechanismKind::Suspend => {
                         t.limits.cpu_milli = 0;
-                        t.phase = Phase::Suspended;
+                        t.phase = Stage::Suspended;
                         t.slurm_suspended = true;
-                        effects.push(Effect::Freeze { slurm_id });
+                        effects.push(Effect::Suspend { slurm_id });
                     }
-                    NodeMechanism::Checkpoint => {
-                        t.phase = Phase::Checkpointing;
+                    MechanismKind::Checkpoint => {
+                        t.phase = Stage::Checkpointing;
                         effects.push(Effect::Checkpoint { slurm_id });
                     }
-                    NodeMechanism::Immediate | NodeMechanism::Graceful => {
+                    MechanismKind::Immediate | MechanismKind::Graceful => {
                         // Mirrors the core's booking: what the limit drops by is owed back.
                         t.owed_mb += t.limits.mem_mb.saturating_sub(limits.mem_mb);
                         t.limits = t.limits.min(&limits);
-                        if mechanism == NodeMechanism::Immediate {
-                            t.phase = Phase::Suspended;
+                        if mechanism == MechanismKind::Immediate {
+                            t.phase = Stage::Suspended;
                             t.slurm_suspended = true;
-                            effects.push(Effect::Suspend { slurm_id, footprint_mb: limits.mem_mb });
+                            effects.push(Effect::Immediate { slurm_id, footprint_mb: limits.mem_mb });
                         } else {
-                            t.phase = Phase::Shrunk;
-                            effects.push(Effect::Shrink { slurm_id, mem_mb: t.limits.mem_mb });
+                            t.phase = Stage::Shrunk;
+                            effects.push(Effect::Graceful { slurm_id, mem_mb: t.limits.mem_mb });
                         }
                     }
                 }
             }
             NodeOp::Resume { task, resources } => {
                 let t = &mut self.jobs[task.job.0 as usize];
-                t.phase = Phase::Restoring;
+                t.phase = Stage::Restoring;
                 t.limits = resources;
                 t.owed_mb = 0;
                 effects.push(Effect::Resume { slurm_id: t.slurm_id });
             }
             NodeOp::StopJob { job } => {
                 let t = &mut self.jobs[job.0 as usize];
-                t.phase = Phase::Over;
+                t.phase = Stage::Over;
                 t.end_state = Some("CANCELLED".into());
                 effects.push(Effect::Cancel { slurm_id: t.slurm_id });
             }
@@ -750,13 +751,13 @@ impl Controller {
             let Some(sj) = state.get(&t.slurm_id) else { continue };
             let id = t.slurm_id;
             let redo = match (t.phase, sj.state.as_str(), t.node) {
-                (Phase::Running | Phase::Restoring, "PENDING", Some(node)) => {
-                    Some(Effect::Place { slurm_id: id, node, restore: t.phase == Phase::Restoring })
+                (Stage::Running | Stage::Restoring, "PENDING", Some(node)) => {
+                    Some(Effect::Place { slurm_id: id, node, restore: t.phase == Stage::Restoring })
                 }
-                (Phase::Suspended, "RUNNING", _) => Some(Effect::Freeze { slurm_id: id }),
-                (Phase::Restoring, _, _) => Some(Effect::Resume { slurm_id: id }),
-                (Phase::Running, "SUSPENDED", _) => Some(Effect::Resume { slurm_id: id }),
-                (Phase::Waiting, "PENDING", _) if !sj.is_held() => {
+                (Stage::Suspended, "RUNNING", _) => Some(Effect::Suspend { slurm_id: id }),
+                (Stage::Restoring, _, _) => Some(Effect::Resume { slurm_id: id }),
+                (Stage::Running, "SUSPENDED", _) => Some(Effect::Resume { slurm_id: id }),
+                (Stage::Waiting, "PENDING", _) if !sj.is_held() => {
                     unheld.push(id);
                     None
                 }
@@ -815,7 +816,7 @@ impl Controller {
             }
             let Some(&i) = self.by_slurm.get(&slurm_id) else { continue };
             // Named as running: a restored job reads nothing back from swap.
-            if let Some(op) = adoption(&Tracked { phase: Phase::Running, ..self.jobs[i].clone() }) {
+            if let Some(op) = adoption(&Tracked { phase: Stage::Running, ..self.jobs[i].clone() }) {
                 self.order(*node, op);
             }
             if *restore {
@@ -832,7 +833,7 @@ impl Controller {
         let t = self.jobs[i].clone();
         match *effect {
             Effect::Place { .. } => unreachable!("placements go to Slurm together"),
-            Effect::Suspend { slurm_id, footprint_mb } => {
+            Effect::Immediate { slurm_id, footprint_mb } => {
                 // Slurm's part first: without an agent the job is at least stopped.
                 if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
                     return false;
@@ -841,20 +842,20 @@ impl Controller {
                 let limits = Resources::new(0, footprint_mb);
                 self.order(
                     node,
-                    AgentOp::Preempt { task: channel_task(slurm_id), mechanism: NodeMechanism::Immediate, limits },
+                    AgentOp::Preempt { task: channel_task(slurm_id), mechanism: MechanismKind::Immediate, limits },
                 );
             }
-            Effect::Freeze { slurm_id } => {
+            Effect::Suspend { slurm_id } => {
                 if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
                     return false;
                 }
             }
-            Effect::Shrink { slurm_id, mem_mb } => {
+            Effect::Graceful { slurm_id, mem_mb } => {
                 let Some(node) = self.agent_of(&t) else { return false };
                 let limits = Resources::new(t.limits.cpu_milli, mem_mb);
                 self.order(
                     node,
-                    AgentOp::Preempt { task: channel_task(slurm_id), mechanism: NodeMechanism::Graceful, limits },
+                    AgentOp::Preempt { task: channel_task(slurm_id), mechanism: MechanismKind::Graceful, limits },
                 );
             }
             Effect::Resume { slurm_id } => {
@@ -959,14 +960,14 @@ fn channel_task(slurm_id: u64) -> TaskRef {
 fn adoption(t: &Tracked) -> Option<AgentOp> {
     t.node?;
     let expect = match t.phase {
-        Phase::Waiting | Phase::Over => return None,
-        Phase::Running => Expected::Running,
-        Phase::Shrunk => Expected::Shrunk(t.limits),
+        Stage::Waiting | Stage::Over => return None,
+        Stage::Running => Expected::Running,
+        Stage::Shrunk => Expected::Shrunk(t.limits),
         // Reclaimed (BIG-C IP, or shrunk and swapping), or kept whole (Slurm's SUSPEND).
-        Phase::Suspended if t.limits.mem_mb < t.spec.mem_mb => Expected::Frozen(t.limits),
-        Phase::Suspended => Expected::Running,
-        Phase::Restoring => Expected::Restoring(t.limits),
-        Phase::Checkpointing => Expected::Checkpointing,
+        Stage::Suspended if t.limits.mem_mb < t.spec.mem_mb => Expected::Frozen(t.limits),
+        Stage::Suspended => Expected::Running,
+        Stage::Restoring => Expected::Restoring(t.limits),
+        Stage::Checkpointing => Expected::Checkpointing,
     };
     Some(AgentOp::Adopt {
         task: channel_task(t.slurm_id),

@@ -35,6 +35,7 @@ pub enum JournalError {
 }
 
 pub use pliant_live::stepper::Step;
+use pliant_live::stepper::TEXT_ACTIONS;
 
 /// What a journal holds: its cluster entry and its steps.
 pub type Contents<C, E> = (Option<C>, Vec<Step<E>>);
@@ -102,7 +103,11 @@ fn parse<C: DeserializeOwned, E: DeserializeOwned>(path: &Path, text: &str) -> R
         if i == 0 {
             config = Some(serde_json::from_str::<C>(line).map_err(|e| corrupt(e.to_string()))?);
         } else {
-            steps.push(serde_json::from_str::<Step<E>>(line).map_err(|e| corrupt(e.to_string()))?);
+            let step = serde_json::from_str::<Step<E>>(line);
+            steps.push(step.map_err(|e| match line.contains(r#""actions":[""#) {
+                true => corrupt(TEXT_ACTIONS.into()),
+                false => corrupt(e.to_string()),
+            })?);
         }
     }
     Ok((config, steps))
@@ -111,6 +116,16 @@ fn parse<C: DeserializeOwned, E: DeserializeOwned>(path: &Path, text: &str) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pliant_core::model::{JobId, NodeId, TaskRef};
+    use pliant_core::{Action, Resources};
+
+    fn launch() -> Action {
+        Action::Launch {
+            task: TaskRef { job: JobId(1), task: 0 },
+            node: NodeId(2),
+            resources: Resources::new(1000, 64),
+        }
+    }
 
     #[test]
     fn steps_come_back_and_a_torn_last_line_is_dropped() {
@@ -122,10 +137,10 @@ mod tests {
             let (mut j, (config, steps)) = Journal::open::<String, u32>(&path).unwrap();
             assert_eq!((config, steps.len()), (None, 0));
             j.start(&"cluster".to_string()).unwrap();
-            j.append(&Step { now: 5, events: vec![1u32, 2], monitor: true, actions: vec!["Launch".into()] }).unwrap();
+            j.append(&Step { now: 5, events: vec![1u32, 2], monitor: true, actions: vec![launch()] }).unwrap();
         }
         std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b"{\"now\":9,\"ev").unwrap();
-        let first = Step { now: 5, events: vec![1u32, 2], monitor: true, actions: vec!["Launch".into()] };
+        let first = Step { now: 5, events: vec![1u32, 2], monitor: true, actions: vec![launch()] };
         let torn = std::fs::metadata(&path).unwrap().len();
         let (config, steps) = Journal::read::<String, u32>(&path).unwrap();
         assert_eq!((config.as_deref(), steps), (Some("cluster"), vec![first.clone()]));
@@ -137,6 +152,18 @@ mod tests {
         j.append(&second).unwrap();
         let (_, (_, steps)) = Journal::open::<String, u32>(&path).unwrap();
         assert_eq!(steps, vec![first, second]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_journal_with_actions_as_text_is_refused_with_why() {
+        let dir = std::env::temp_dir().join(format!("pliant-slurm-journal-text-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("journal.jsonl");
+        std::fs::write(&path, "\"cluster\"\n{\"now\":5,\"events\":[],\"monitor\":false,\"actions\":[\"Launch\"]}\n")
+            .unwrap();
+        let err = Journal::read::<String, u32>(&path).unwrap_err().to_string();
+        assert!(err.ends_with(":2: its actions are text, as an older pliant journaled them, which this version does not replay: finish that cluster's work with the version that wrote it, or start from a new state directory"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

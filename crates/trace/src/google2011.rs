@@ -92,7 +92,7 @@ enum State {
 }
 
 #[derive(Debug, Clone)]
-struct TaskState {
+struct TaskSeen {
     state: State,
     priority: u8,
     scheduled: bool,
@@ -104,11 +104,11 @@ struct TaskState {
 }
 
 #[derive(Debug, Default)]
-struct JobState {
+struct JobSeen {
     submit: Option<Micros>,
     first_seen: Micros,
     sched_class: Option<u8>,
-    tasks: HashMap<u32, TaskState>,
+    tasks: HashMap<u32, TaskSeen>,
 }
 
 struct TaskEvent {
@@ -235,7 +235,7 @@ impl<T> Stream<T> {
 
 struct Reader<'a> {
     opts: &'a ReadOptions,
-    live: HashMap<u64, JobState>,
+    live: HashMap<u64, JobSeen>,
     done: HashSet<u64>,
     /// When each remembered ID in `done` is forgotten, in time order.
     forget: VecDeque<(Micros, u64)>,
@@ -248,11 +248,11 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn job(&mut self, id: u64, ts: Micros) -> &mut JobState {
+    fn job(&mut self, id: u64, ts: Micros) -> &mut JobSeen {
         if !self.live.contains_key(&id) {
             self.rep.peak_live_jobs = self.rep.peak_live_jobs.max(self.live.len() as u64 + 1);
         }
-        self.live.entry(id).or_insert_with(|| JobState { first_seen: ts, ..JobState::default() })
+        self.live.entry(id).or_insert_with(|| JobSeen { first_seen: ts, ..JobSeen::default() })
     }
 
     fn apply_task(&mut self, e: TaskEvent) {
@@ -271,7 +271,7 @@ impl Reader<'_> {
         let mut ran = None;
         let job = self.job(e.job, e.ts);
         job.sched_class.get_or_insert(e.sched_class);
-        let t = job.tasks.entry(e.index).or_insert(TaskState {
+        let t = job.tasks.entry(e.index).or_insert(TaskSeen {
             state: State::Pending,
             priority: e.priority,
             scheduled: false,
@@ -381,7 +381,7 @@ impl Reader<'_> {
     fn finish(
         &mut self,
         id: u64,
-        job: JobState,
+        job: JobSeen,
         horizon: Micros,
         sink: &mut dyn FnMut(TraceJob) -> Result<(), TraceError>,
     ) -> Result<(), TraceError> {
@@ -566,7 +566,7 @@ pub fn read(
     }
     r.expire(Micros::MAX, sink)?;
     let horizon = opts.window.map_or(r.last_ts, |w| w.end.min(r.last_ts.max(w.start)));
-    let mut rest: Vec<(u64, JobState)> = r.live.drain().collect();
+    let mut rest: Vec<(u64, JobSeen)> = r.live.drain().collect();
     rest.sort_unstable_by_key(|(id, _)| *id);
     for (id, job) in rest {
         r.finish(id, job, horizon, sink)?;

@@ -145,7 +145,7 @@ fn preemptions(decisions: &[Decision]) -> Vec<Preemption> {
         match d.kind {
             Kind::Preempt { mechanism } => {
                 if in_episode.insert((d.task_ref(), mechanism)) {
-                    out.push(Preemption { at_s: secs(d.at), job: d.job, task: d.task, mechanism });
+                    out.push(Preemption { at_s: secs(d.at), job: d.job, task: d.task, mechanism: mechanism.name() });
                 }
             }
             Kind::Place { .. } | Kind::Resume => in_episode.retain(|(t, _)| *t != d.task_ref()),
@@ -233,7 +233,7 @@ mod tests {
     #[test]
     fn a_graceful_episode_counts_once_until_the_task_runs_again() {
         let d = |at: Micros, kind| Decision { at, job: 1, task: 0, kind, cpu_milli: None };
-        let graceful = Kind::Preempt { mechanism: "graceful" };
+        let graceful = Kind::Preempt { mechanism: pliant_core::MechanismKind::Graceful };
         let seq = [d(1, Kind::Place { node: 0 }), d(2, graceful), d(3, graceful), d(4, Kind::Resume), d(5, graceful)];
         let p = preemptions(&seq);
         assert_eq!(p.iter().map(|p| p.at_s * 1e6).collect::<Vec<_>>(), vec![2.0, 5.0]);

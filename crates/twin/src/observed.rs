@@ -13,7 +13,7 @@
 
 use crate::decision::{Decision, Kind};
 use pliant_core::model::JobClass;
-use pliant_core::{Micros, Resources};
+use pliant_core::{Action, MechanismKind, Micros, Resources};
 use pliant_live::protocol::AgentReport;
 use pliant_manager::events::{Event, JobSpec};
 use pliant_manager::journal::Step;
@@ -132,15 +132,15 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                 Event::Cancelled { .. } | Event::NodeLost { .. } | Event::NodeBack { .. } => {}
             }
         }
-        for text in &step.actions {
-            let Some(d) = Decision::parse(now, text) else { continue };
+        for action in &step.actions {
+            let Some(d) = Decision::from_action(now, action) else { continue };
             let Some(run) = runs.get_mut(d.job as usize).and_then(|r| r.get_mut(d.task as usize)) else { continue };
             let job = &mut jobs[d.job as usize];
             match d.kind {
-                Kind::Place { .. } if text.starts_with("Copy") => {}
+                Kind::Place { .. } if matches!(action, Action::Copy { .. }) => {}
                 Kind::Place { .. } => {
                     job.first_start.get_or_insert(now);
-                    if text.starts_with("Launch") {
+                    if matches!(action, Action::Launch { .. }) {
                         (run.work, run.rate, run.since) = (0.0, 0.0, now);
                     }
                     run.set_cpu(now, d.cpu_milli.unwrap_or(run.request_cpu));
@@ -148,7 +148,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                 Kind::Preempt { mechanism } => {
                     job.preemptions += 1;
                     run.set_cpu(now, d.cpu_milli.unwrap_or(0));
-                    if mechanism == "kill" {
+                    if mechanism == MechanismKind::Kill {
                         lost_core_us += run.work * run.request_cpu as f64 / 1000.0;
                         run.work = 0.0;
                     }

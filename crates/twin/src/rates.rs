@@ -25,7 +25,7 @@
 //! a run (docs/live.md), and one victim's reclaim may go at half another's.
 
 use crate::decision::{Decision, Kind};
-use pliant_core::Micros;
+use pliant_core::{MechanismKind, Micros};
 use pliant_live::protocol::AgentReport;
 use pliant_manager::events::Event;
 use pliant_manager::journal::Step;
@@ -174,12 +174,12 @@ pub fn from_journal(steps: &[Step]) -> JournalRates {
                 _ => {}
             }
         }
-        for text in &step.actions {
-            let Some(d) = Decision::parse(now, text) else { continue };
+        for action in &step.actions {
+            let Some(d) = Decision::from_action(now, action) else { continue };
             let t = memory(&mut tasks, d.job, d.task);
             t.close_reclaim();
             match d.kind {
-                Kind::Preempt { mechanism: "graceful" | "immediate" } => {
+                Kind::Preempt { mechanism: MechanismKind::Graceful | MechanismKind::Immediate } => {
                     t.reclaiming = Some(Reclaiming { moving: 0, mb: 0, last: now });
                 }
                 Kind::Resume => {
@@ -246,7 +246,8 @@ impl JournalRates {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pliant_core::model::{JobId, TaskRef};
+    use pliant_core::model::{JobId, NodeId, TaskRef};
+    use pliant_core::{Action, Resources};
 
     const TASK: TaskRef = TaskRef { job: JobId(1), task: 0 };
 
@@ -258,13 +259,8 @@ mod tests {
         report(AgentReport::Reclaimed { task: TASK, mem_mb: freed_mb + 10, freed_mb, took_ms: 1 })
     }
 
-    fn step(now_s: f64, events: Vec<Event>, actions: &[&str]) -> Step {
-        Step {
-            now: (now_s * 1e6) as Micros,
-            events,
-            monitor: false,
-            actions: actions.iter().map(|a| a.to_string()).collect(),
-        }
+    fn step(now_s: f64, events: Vec<Event>, actions: &[Action]) -> Step {
+        Step { now: (now_s * 1e6) as Micros, events, monitor: false, actions: actions.to_vec() }
     }
 
     // A task shrunk at 4 s reports 100 MB swapped at 4.5 s and 156 MB at 5 s
@@ -273,10 +269,10 @@ mod tests {
     // back in 1.5 s: 6 s/GB).
     #[test]
     fn a_reclaim_runs_from_the_decision_to_its_last_report_and_a_restore_to_the_resumed_report() {
-        let shrink = "Shrink { task: TaskRef { job: JobId(1), task: 0 }, to: Resources { cpu_milli: 10, mem_mb: 64 } }";
-        let resume = "Resume { task: TaskRef { job: JobId(1), task: 0 }, resources: Resources { cpu_milli: 1000, mem_mb: 400 } }";
+        let shrink = Action::Graceful { task: TASK, to: Resources::new(10, 64) };
+        let resume = Action::Resume { task: TASK, resources: Resources::new(1000, 400) };
         let steps = [
-            step(4.0, vec![], &[shrink]),
+            step(4.0, vec![], std::slice::from_ref(&shrink)),
             step(4.5, vec![reclaimed(100)], &[]),
             step(5.0, vec![reclaimed(156)], &[]),
             step(7.0, vec![], &[shrink]),
@@ -296,12 +292,11 @@ mod tests {
     // and a run that swapped out less than MIN_MB gives no rate.
     #[test]
     fn a_killed_task_reads_nothing_back_and_a_small_reclaim_gives_no_rate() {
-        let suspend =
-            "Suspend { task: TaskRef { job: JobId(1), task: 0 }, footprint: Resources { cpu_milli: 10, mem_mb: 64 } }";
-        let kill = "Kill { task: TaskRef { job: JobId(1), task: 0 } }";
-        let launch = "Launch { task: TaskRef { job: JobId(1), task: 0 }, node: NodeId(0), resources: Resources { cpu_milli: 1000, mem_mb: 400 } }";
+        let immediate = Action::Immediate { task: TASK, footprint: Resources::new(10, 64) };
+        let kill = Action::Kill { task: TASK };
+        let launch = Action::Launch { task: TASK, node: NodeId(0), resources: Resources::new(1000, 400) };
         let steps = [
-            step(1.0, vec![], &[suspend]),
+            step(1.0, vec![], &[immediate]),
             step(1.5, vec![reclaimed(20)], &[kill]),
             step(3.0, vec![], &[launch]),
             step(4.0, vec![report(AgentReport::Resumed { task: TASK })], &[]),
@@ -318,7 +313,7 @@ mod tests {
     // 5.12 s/GB; the stall and what followed it are left out.
     #[test]
     fn a_stall_and_what_follows_it_are_not_the_reclaim_rate() {
-        let shrink = "Shrink { task: TaskRef { job: JobId(1), task: 0 }, to: Resources { cpu_milli: 10, mem_mb: 64 } }";
+        let shrink = Action::Graceful { task: TASK, to: Resources::new(10, 64) };
         let steps = [
             step(2.0, vec![], &[shrink]),
             step(2.5, vec![reclaimed(120)], &[]),
@@ -334,15 +329,13 @@ mod tests {
     // in 1 s (4 s/GB); the run's rate is 3 s/GB.
     #[test]
     fn each_task_has_its_own_rate_and_the_run_the_sum() {
-        let shrink = |job| {
-            format!("Shrink {{ task: TaskRef {{ job: JobId({job}), task: 0 }}, to: Resources {{ cpu_milli: 10, mem_mb: 64 }} }}")
-        };
+        let shrink = |job| Action::Graceful { task: TaskRef { job: JobId(job), task: 0 }, to: Resources::new(10, 64) };
         let freed = |job, freed_mb| {
             let task = TaskRef { job: JobId(job), task: 0 };
             report(AgentReport::Reclaimed { task, mem_mb: freed_mb, freed_mb, took_ms: 1 })
         };
         let steps = [
-            step(1.0, vec![], &[&shrink(0), &shrink(1)]),
+            step(1.0, vec![], &[shrink(0), shrink(1)]),
             step(1.5, vec![freed(0, 256), freed(1, 128)], &[]),
             step(2.0, vec![freed(1, 128)], &[]),
         ];

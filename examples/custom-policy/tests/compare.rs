@@ -16,8 +16,8 @@ fn preemption_ages(decisions: &[(Micros, Action)]) -> (Vec<Micros>, Vec<Micros>,
                 launched.insert(task, at);
             }
             Action::Kill { task } => killed.push(at - launched[&task]),
-            Action::Suspend { task, .. } => suspended.push(at - launched[&task]),
-            Action::Shrink { .. } => shrunk += 1,
+            Action::Immediate { task, .. } => suspended.push(at - launched[&task]),
+            Action::Graceful { .. } => shrunk += 1,
             _ => {}
         }
     }

@@ -6,10 +6,10 @@
 use crate::declare_params;
 use crate::parameter::{at_least_one, fraction, positive};
 use crate::time::{from_secs_f64, Micros};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A storage medium checkpoints are written to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// A hard disk.

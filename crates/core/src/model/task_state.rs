@@ -13,7 +13,9 @@ pub enum TaskState {
     Running,
     /// Running with part of its allocation taken away (graceful preemption).
     Shrunk,
-    /// Kept alive at a minimal footprint: CPU deprived, memory swapped out.
+    /// Frozen, holding no CPU: by immediate preemption (memory reclaimed to
+    /// its footprint), by suspend in place (memory kept), or by graceful
+    /// preemption once it swapped.
     Suspended,
     /// Getting its resources and state back before running again.
     Restoring,

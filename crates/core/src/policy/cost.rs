@@ -1,5 +1,5 @@
 //! What each way of taking resources back costs, per victim and per need —
-//! the estimates the `pliant` preset chooses by (`planner/cost.rs`). Pure
+//! the estimates the `pliant` preset chooses by (`planner/least_cost.rs`). Pure
 //! arithmetic on what a resource manager knows (a victim's allocation, how
 //! long it has run, its attempts) and the papers' rates, so that any body
 //! (the simulator, live mode) can ask the same question. The formulas, with
@@ -21,7 +21,7 @@ use crate::parameter::{any, fraction, non_negative, ParamValue};
 use crate::policy::Params;
 use crate::time::from_secs_f64;
 use crate::{Micros, Resources};
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::{Serialize, Serializer};
 
 declare_params! {
     /// The cost model's rates, settable by name (`--set`).
@@ -38,17 +38,15 @@ declare_params! {
     }
 }
 
-/// `none` or a tier's name.
-impl ParamValue for Option<Tier> {
-    const EXPECTED: &'static str = "none, hdd, ssd or nvm";
+/// A tier's name; `none` for no tier, where it is optional.
+impl ParamValue for Tier {
+    const EXPECTED: &'static str = "hdd, ssd or nvm";
+    const EXPECTED_OR_NONE: &'static str = "none, hdd, ssd or nvm";
     fn parse_param(text: &str) -> Option<Self> {
-        match text {
-            "none" => Some(None),
-            _ => Tier::ALL.into_iter().find(|t| t.name() == text).map(Some),
-        }
+        Tier::ALL.into_iter().find(|t| t.name() == text)
     }
     fn show(&self) -> String {
-        self.map_or("none", Tier::name).to_string()
+        self.name().to_string()
     }
 }
 
@@ -57,24 +55,7 @@ impl ParamValue for Option<Tier> {
 /// presets' runs read as they did before the keys existed.
 impl Serialize for CostParams {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let d = CostParams::default();
-        let rates = [
-            ("cost_reclaim_s_per_gb", self.cost_reclaim_s_per_gb, d.cost_reclaim_s_per_gb),
-            ("cost_restore_s_per_gb", self.cost_restore_s_per_gb, d.cost_restore_s_per_gb),
-        ];
-        let mut map = serializer.serialize_map(None)?;
-        for (key, value, default) in rates {
-            if value != default {
-                map.serialize_entry(key, &value)?;
-            }
-        }
-        if self.cost_working_set_fraction != d.cost_working_set_fraction {
-            map.serialize_entry("cost_working_set_fraction", &self.cost_working_set_fraction)?;
-        }
-        if self.cost_checkpoint_tier != d.cost_checkpoint_tier {
-            map.serialize_entry("cost_checkpoint_tier", &self.cost_checkpoint_tier.show())?;
-        }
-        map.end()
+        self.serialize_changed(serializer)
     }
 }
 
@@ -386,7 +367,7 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
 /// whatever the need's memory, waiting CPU and dump queue are, and is
 /// evaluated at the waiting task's run time in constant time. The cost
 /// planner skips a node whose floor cannot beat the cheapest node found
-/// so far (`planner/cost.rs`). Every mechanism stops at least the CPU the
+/// so far (`planner/least_cost.rs`). Every mechanism stops at least the CPU the
 /// need lacks (or all the victim holds, if less) until the waiting task has
 /// run; all but a kill idle the victim's siblings at their barrier for it
 /// too, and a kill loses the attempt's run instead.

@@ -97,7 +97,7 @@ pub enum PlannerSpec {
     /// (checkpoint paper §3.1, §3.3.2).
     PriorityLevels,
     /// As `Capacity`, the take sized by the need per resource and each victim
-    /// given the mechanism that frees it cheapest (`planner/cost.rs`; with
+    /// given the mechanism that frees it cheapest (`planner/least_cost.rs`; with
     /// `MechanismSpec::Cheapest`).
     Cost,
     /// A planner from outside the core (`steps::PlannerPlugin`).

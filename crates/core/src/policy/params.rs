@@ -3,9 +3,7 @@
 
 use crate::declare_params;
 use crate::model::StorageModel;
-use crate::parameter::{
-    any, fraction, non_negative, parse_checked, positive, probability, whole, whole_positive, ParamError,
-};
+use crate::parameter::{any, fraction, if_set, non_negative, positive, probability, whole, whole_positive, ParamError};
 use crate::policy::cost::CostParams;
 use crate::time::{from_secs_f64, Micros, SECOND};
 use crate::Resources;
@@ -58,64 +56,34 @@ declare_params! {
     }
 }
 
-/// YARN's ApplicationMaster container and DSS's reservation switches; each
-/// is unset unless given, and only what is given shows in the output.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct YarnParams {
-    /// MB of each job's ApplicationMaster under the YARN presets (0: none);
-    /// unset: the workload's (yarn-me* and SLS/DSS traces: 1,000 MB).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub am_mb: Option<u64>,
-    /// Cores of that ApplicationMaster (DSS: 1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub am_cores: Option<f64>,
-    /// `yarn` and `elastic` reserve a node for a job whose task did not fit (DSS `-r`); unset: on.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub node_reservations: Option<bool>,
-    /// Other jobs may use a reserved node (YARN-ME §3.3, DSS `-g`); unset:
-    /// `yarn` off, `elastic` on unless the workload runs DSS's ApplicationMasters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub backfill: Option<bool>,
-    /// Containers a node takes per node heartbeat (DSS: 1; 0: any number,
-    /// at once); unset: the workload's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub containers_per_heartbeat: Option<u32>,
-    /// Seconds from placing a job's ApplicationMaster to placing its tasks
-    /// (DSS: its first AM heartbeat, 1 s); unset: the workload's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub am_heartbeat_s: Option<f64>,
+declare_params! {
+    /// YARN's ApplicationMaster container and DSS's reservation switches; each
+    /// is unset unless given, and only what is given shows in the output.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct YarnParams {
+        /// MB of the ApplicationMaster container each job runs under yarn, elastic and meganode: placed before its tasks, held until its last task ends (YARN, DSS); 0: none
+        am_mb: Option<u64> = None, |v| if_set(v, whole), shown "the workload's: 1000 for yarn-me* and SLS/DSS traces, else 0";
+        /// cores of that ApplicationMaster container
+        am_cores: Option<f64> = None, |v| if_set(v, non_negative), shown "1";
+        /// 1: yarn and elastic reserve a node for the job whose task did not fit there (DSS -r); 0: not
+        node_reservations: Option<bool> = None, any, shown "1";
+        /// 1: other jobs may use a reserved node with tasks ending before the reserved task fits (YARN-ME §3.3, DSS -g); 0: not
+        backfill: Option<bool> = None, any, shown "yarn 0; elastic 1, or 0 where the workload runs DSS's AMs";
+        /// containers yarn and elastic give a node per node heartbeat (heartbeat_s; YARN's NodeManager heartbeat, DSS: one), placing only on heartbeats (meganode, DSS's SRTF: as many as fit; yarn and elastic nodes go quiet between them as DSS's do, docs/traces.md); 0: any number, at any instant
+        containers_per_heartbeat: Option<u32> = None, |v| if_set(v, whole), shown "the workload's: 1 for yarn-me* and SLS/DSS traces (DSS), else 0";
+        /// seconds per ApplicationMaster heartbeat: a job's tasks are placed from one heartbeat after its AM, and each runs from two heartbeats after it is placed, holding its room meanwhile (DSS: 1 s); 0: at once
+        am_heartbeat_s: Option<f64> = None, |v| if_set(v, non_negative), shown "the workload's: 1 for yarn-me* and SLS/DSS traces (DSS), else 0";
+    }
+}
+
+/// Only the keys given show in a run's `params`.
+impl Serialize for YarnParams {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize_changed(serializer)
+    }
 }
 
 impl YarnParams {
-    /// Its keys, defaults and meanings.
-    pub fn keys() -> Vec<crate::parameter::ParamInfo> {
-        let info = |key, default: &str, about| crate::parameter::ParamInfo { key, default: default.into(), about };
-        vec![
-            info("am_mb", "the workload's: 1000 for yarn-me* and SLS/DSS traces, else 0", "MB of the ApplicationMaster container each job runs under yarn, elastic and meganode: placed before its tasks, held until its last task ends (YARN, DSS); 0: none"),
-            info("am_cores", "1", "cores of that ApplicationMaster container"),
-            info("node_reservations", "1", "1: yarn and elastic reserve a node for the job whose task did not fit there (DSS -r); 0: not"),
-            info("backfill", "yarn 0; elastic 1, or 0 where the workload runs DSS's AMs", "1: other jobs may use a reserved node with tasks ending before the reserved task fits (YARN-ME §3.3, DSS -g); 0: not"),
-            info("containers_per_heartbeat", "the workload's: 1 for yarn-me* and SLS/DSS traces (DSS), else 0", "containers yarn and elastic give a node per node heartbeat (heartbeat_s; YARN's NodeManager heartbeat, DSS: one), placing only on heartbeats (meganode, DSS's SRTF: as many as fit; yarn and elastic nodes go quiet between them as DSS's do, docs/traces.md); 0: any number, at any instant"),
-            info("am_heartbeat_s", "the workload's: 1 for yarn-me* and SLS/DSS traces (DSS), else 0", "seconds per ApplicationMaster heartbeat: a job's tasks are placed from one heartbeat after its AM, and each runs from two heartbeats after it is placed, holding its room meanwhile (DSS: 1 s); 0: at once"),
-        ]
-    }
-
-    /// Sets `key`; `None` when it is not one of these keys.
-    pub fn set_key(&mut self, key: &str, value: &str) -> Option<Result<(), ParamError>> {
-        let r = match key {
-            "am_mb" => parse_checked::<u64>(key, value, whole).map(|v| self.am_mb = Some(v)),
-            "am_cores" => parse_checked::<f64>(key, value, non_negative).map(|v| self.am_cores = Some(v)),
-            "node_reservations" => parse_checked::<bool>(key, value, any).map(|v| self.node_reservations = Some(v)),
-            "backfill" => parse_checked::<bool>(key, value, any).map(|v| self.backfill = Some(v)),
-            "containers_per_heartbeat" => {
-                parse_checked::<u32>(key, value, whole).map(|v| self.containers_per_heartbeat = Some(v))
-            }
-            "am_heartbeat_s" => parse_checked::<f64>(key, value, non_negative).map(|v| self.am_heartbeat_s = Some(v)),
-            _ => return None,
-        };
-        Some(r)
-    }
-
     /// The ApplicationMaster set here: `None` leaves it to the workload, `Some(ZERO)` means none.
     pub fn am(&self) -> Option<Resources> {
         let cpu = (self.am_cores.unwrap_or(1.0) * 1000.0).round() as u64;

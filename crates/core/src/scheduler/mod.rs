@@ -18,7 +18,7 @@ use crate::policy::steps::{PlacementPass, Reservation};
 use crate::policy::{fair, reservation, Policy};
 use crate::{LiveTable, Micros, Resources};
 use smallvec::SmallVec;
-use state::{JobState, JobStatus, NodeState, QueueState};
+use state::{JobRuntime, JobStatus, NodeState, QueueState};
 use std::collections::BTreeSet;
 use view::View;
 
@@ -179,7 +179,7 @@ impl Scheduler {
         if self.planner.is_some() {
             self.view.queues[queue].active.insert(key);
         }
-        self.view.jobs.push(JobState::new(req, queue, key));
+        self.view.jobs.push(JobRuntime::new(req, queue, key));
         if let Some(pass) = &mut self.placement_pass {
             pass.job_submitted();
         }

@@ -149,7 +149,7 @@ impl TaskRuntime {
 }
 
 /// A phase as the core keeps it: what it was submitted with and its
-/// barrier bookkeeping, in one record (its tasks are `JobState::tasks`).
+/// barrier bookkeeping, in one record (its tasks are `JobRuntime::tasks`).
 #[derive(Debug, Clone)]
 pub(crate) struct PhaseRuntime {
     pub tasks: std::ops::Range<u32>,
@@ -172,8 +172,8 @@ pub(crate) struct PhaseRuntime {
     pub ran_on: Vec<NodeId>,
 }
 
-/// A job as submitted, less its phases (they are `JobState::phases` and
-/// `JobState::tasks`): see [`JobRequest`].
+/// A job as submitted, less its phases (they are `JobRuntime::phases` and
+/// `JobRuntime::tasks`): see [`JobRequest`].
 #[derive(Debug, Clone)]
 pub(crate) struct Submitted {
     pub id: JobId,
@@ -194,7 +194,7 @@ pub(crate) enum JobStatus {
 
 /// A job as the resource manager tracks it.
 #[derive(Debug, Clone)]
-pub(crate) struct JobState {
+pub(crate) struct JobRuntime {
     /// The job as submitted, less its phases.
     pub req: Submitted,
     pub queue: usize,
@@ -217,7 +217,7 @@ pub(crate) struct JobState {
     pub kills: u32,
 }
 
-impl JobState {
+impl JobRuntime {
     pub fn new(req: &JobRequest, queue: usize, key: ServiceKey) -> Self {
         let JobRequest { id, submit, class, priority, phases: ref requested, elastic } = *req;
         let mut phases: SmallVec<[PhaseRuntime; 1]> = SmallVec::with_capacity(requested.len());
@@ -247,7 +247,7 @@ impl JobState {
         let work_left = requested.iter().flat_map(|p| &p.tasks).map(|t| t.estimate.unwrap_or(0)).sum();
         let req = Submitted { id, submit, class, priority, elastic: elastic.map(Box::new) };
         let unfinished = tasks.len() as u32;
-        let mut job = JobState {
+        let mut job = JobRuntime {
             req,
             queue,
             key,

@@ -7,7 +7,7 @@
 
 pub use super::state::Image;
 use super::state::NodeState;
-pub(crate) use super::state::{IoOp, JobState, JobStatus, QueueState, ServiceKey, TaskRuntime};
+pub(crate) use super::state::{IoOp, JobRuntime, JobStatus, QueueState, ServiceKey, TaskRuntime};
 use crate::model::{NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
 use crate::{CoreError, LiveTable, Micros, Resources};
@@ -33,7 +33,7 @@ pub struct View {
     pub(super) allocated: Resources,
     pub(super) queues: Vec<QueueState>,
     /// The jobs by dense id; a finished one is dropped (`Scheduler::retire`).
-    pub(super) jobs: LiveTable<JobState>,
+    pub(super) jobs: LiveTable<JobRuntime>,
     /// Something changed since the last allocation pass.
     pub(super) dirty: bool,
     /// Memory that suspended and shrunk tasks have still to give back.
@@ -95,12 +95,12 @@ impl Touched {
 
 impl View {
     /// Every live job, by dense id.
-    pub(crate) fn jobs(&self) -> &LiveTable<JobState> {
+    pub(crate) fn jobs(&self) -> &LiveTable<JobRuntime> {
         &self.jobs
     }
 
     /// Job `job`.
-    pub(crate) fn job(&self, job: usize) -> &JobState {
+    pub(crate) fn job(&self, job: usize) -> &JobRuntime {
         &self.jobs[job]
     }
 
@@ -110,7 +110,7 @@ impl View {
     }
 
     /// Job `job`, to change its tasks' plugin fields.
-    pub(crate) fn job_mut(&mut self, job: usize) -> &mut JobState {
+    pub(crate) fn job_mut(&mut self, job: usize) -> &mut JobRuntime {
         &mut self.jobs[job]
     }
 
@@ -131,7 +131,7 @@ impl View {
     }
 
     /// The job of a task the body named, the task checked to exist.
-    pub(crate) fn checked_job(&mut self, task: TaskRef) -> Result<&mut JobState, CoreError> {
+    pub(crate) fn checked_job(&mut self, task: TaskRef) -> Result<&mut JobRuntime, CoreError> {
         if self.jobs.removed(task.job.0 as usize) {
             return Err(CoreError::BadTask { task, what: "of a finished job".into() });
         }

@@ -1,5 +1,5 @@
 //! Each victim by the mechanism the cost planner chose for it (`pliant`,
-//! `planner/cost.rs`): killed (`kill.rs`), frozen in place (`suspend.rs`),
+//! `planner/least_cost.rs`): killed (`kill.rs`), frozen in place (`suspend.rs`),
 //! shrunk by what the need asks (`container.rs`'s graceful shrink) or, where
 //! the policy has a checkpoint tier, dumped (`checkpoint.rs`, basic: the
 //! planner already chose it over a kill). A frozen or shrunk task resumes on
@@ -8,7 +8,7 @@
 //! queue and is restored where there is room (the checkpoint paper's Alg. 2).
 
 use super::checkpoint::Checkpoint;
-use super::container::Container;
+use super::container::ContainerPreemption;
 use super::kill::Kill;
 use super::suspend::Suspend;
 use super::{Mechanism, Preempted, Take};
@@ -23,7 +23,7 @@ pub(crate) struct Cheapest {
     /// Killing.
     pub kill: Kill,
     /// Shrinking (graceful) and resuming.
-    pub container: Container,
+    pub container: ContainerPreemption,
     /// Freezing in place.
     pub suspend: Suspend,
     /// Checkpointing, with its per-node queues, if the policy has a tier.
@@ -31,12 +31,6 @@ pub(crate) struct Cheapest {
 }
 
 impl Mechanism for Cheapest {
-    /// What a node must be able to do for it: shrink (graceful), which
-    /// implies freezing and killing.
-    fn kind(&self) -> MechanismKind {
-        MechanismKind::Graceful
-    }
-
     /// A planner other than the cost planner takes graceful steps with it.
     fn shrinks(&self) -> bool {
         true

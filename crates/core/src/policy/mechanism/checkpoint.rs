@@ -7,7 +7,7 @@
 //! progress.
 
 use super::{kill, Mechanism, Preempted, Take};
-use crate::action::{Action, MechanismKind};
+use crate::action::Action;
 use crate::model::{JobId, NodeId, StorageModel, TaskRef, TaskState, Tier};
 use crate::policy::CheckpointSpec;
 use crate::scheduler::view::{Image, IoOp, TaskRuntime, View};
@@ -92,10 +92,6 @@ impl Checkpoint {
 }
 
 impl Mechanism for Checkpoint {
-    fn kind(&self) -> MechanismKind {
-        MechanismKind::Checkpoint
-    }
-
     fn clone_box(&self) -> Box<dyn Mechanism> {
         Box::new(self.clone())
     }

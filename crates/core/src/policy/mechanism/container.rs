@@ -5,14 +5,14 @@
 //! graceful preemption gradually ([`resumption_grant`]).
 
 use super::{Mechanism, Preempted, Take};
-use crate::action::{Action, MechanismKind};
+use crate::action::Action;
 use crate::model::{TaskRef, TaskState};
 use crate::scheduler::view::View;
 use crate::{CoreError, Micros, Resources};
 
 /// Immediate (§3.2) or graceful (§3.3) preemption with delayed resumption (§4.3).
 #[derive(Debug, Clone)]
-pub(crate) struct Container {
+pub(crate) struct ContainerPreemption {
     /// Graceful: victims are shrunk to the planner's limits; immediate: suspended.
     pub graceful: bool,
     /// What a suspended container keeps.
@@ -67,15 +67,7 @@ impl NodeSums {
     }
 }
 
-impl Mechanism for Container {
-    fn kind(&self) -> MechanismKind {
-        if self.graceful {
-            MechanismKind::Graceful
-        } else {
-            MechanismKind::Immediate
-        }
-    }
-
+impl Mechanism for ContainerPreemption {
     fn shrinks(&self) -> bool {
         self.graceful
     }
@@ -185,7 +177,7 @@ fn suspend(view: &mut View, now: Micros, task: TaskRef, footprint: Resources, ou
     t.footprint_mb = footprint.mem_mb.min(t.allocated.mem_mb);
     lower_limits(view, task, Resources::new(0, footprint.mem_mb));
     unbook_reclaimed_footprint(view, task);
-    out.push(Action::Suspend { task, footprint });
+    out.push(Action::Immediate { task, footprint });
 }
 
 /// Graceful preemption (§3.3, Alg. 2 line 7): lower the task's limits to
@@ -199,7 +191,7 @@ fn shrink(view: &mut View, task: TaskRef, to: Resources, footprint: Resources, o
     }
     lower_limits(view, task, to);
     unbook_reclaimed_footprint(view, task);
-    out.push(Action::Shrink { task, to });
+    out.push(Action::Graceful { task, to });
 }
 
 /// Once nothing is left to reclaim, the footprint stops counting against the node.

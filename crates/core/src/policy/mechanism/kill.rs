@@ -3,7 +3,7 @@
 //! scheduler, BIG-C's baseline; the checkpoint paper's "kill").
 
 use super::{Mechanism, Preempted, Take};
-use crate::action::{Action, MechanismKind};
+use crate::action::Action;
 use crate::model::TaskRef;
 use crate::scheduler::view::View;
 use crate::Micros;
@@ -32,10 +32,6 @@ pub(crate) fn kill(view: &mut View, task: TaskRef, max_attempts: u32, out: &mut 
 }
 
 impl Mechanism for Kill {
-    fn kind(&self) -> MechanismKind {
-        MechanismKind::Kill
-    }
-
     fn clone_box(&self) -> Box<dyn Mechanism> {
         Box::new(self.clone())
     }

@@ -49,9 +49,6 @@ pub enum Preempted {
 /// A way of taking resources back from running tasks, with the state it
 /// keeps (queues of dumps, images) and what it does when the body reports.
 pub trait Mechanism: std::fmt::Debug + Send + Sync {
-    /// Which mechanism this is, for reports and for the body.
-    fn kind(&self) -> MechanismKind;
-
     /// A copy of it with its state.
     fn clone_box(&self) -> Box<dyn Mechanism>;
 
@@ -145,7 +142,7 @@ impl Clone for Box<dyn Mechanism> {
 pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
     let max_attempts = policy.max_attempts;
     let Some(spec) = &policy.preemption else { return Box::new(kill::Kill { max_attempts }) };
-    let container = |graceful| container::Container {
+    let container = |graceful| container::ContainerPreemption {
         graceful,
         footprint: spec.footprint,
         gp_step: spec.gp_step,

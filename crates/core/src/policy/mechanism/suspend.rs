@@ -6,7 +6,7 @@
 
 use super::container::{offer_resumptions, OfferBuffers};
 use super::{Mechanism, Preempted, Take};
-use crate::action::{Action, MechanismKind};
+use crate::action::Action;
 use crate::model::TaskState;
 use crate::scheduler::view::View;
 use crate::{Micros, Resources};
@@ -21,10 +21,6 @@ pub(crate) struct Suspend {
 }
 
 impl Mechanism for Suspend {
-    fn kind(&self) -> MechanismKind {
-        MechanismKind::Suspend
-    }
-
     fn clone_box(&self) -> Box<dyn Mechanism> {
         Box::new(self.clone())
     }
@@ -46,7 +42,7 @@ impl Mechanism for Suspend {
         view.add_preempted(task);
         view.release(node, queue, Resources::new(cpu, 0));
         view.sync_promise(task);
-        out.push(Action::Freeze { task });
+        out.push(Action::Suspend { task });
         Preempted::Kept
     }
 

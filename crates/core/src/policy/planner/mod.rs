@@ -2,14 +2,14 @@
 //! file per algorithm: `capacity.rs` (BIG-C's resource monitor: queues over
 //! their guarantee give back to starved ones, sized by `compute_dr.rs`,
 //! Algorithm 1, victims by `victims.rs`, Algorithm 2) and `levels.rs` (the
-//! checkpoint paper's priority levels, §3.1) and `cost.rs` (pliant's own: the
+//! checkpoint paper's priority levels, §3.1) and `least_cost.rs` (pliant's own: the
 //! take sized by the need, each victim by its cheapest mechanism). A planner reads a [`View`] and
 //! the policy's mechanism (for its cost estimates) and returns its takes in
 //! order; the scheduler hands them to the mechanism.
 
 mod capacity;
 mod compute_dr;
-mod cost;
+mod least_cost;
 mod levels;
 mod victims;
 
@@ -58,7 +58,7 @@ pub(crate) fn build(policy: &Policy) -> Option<Box<dyn Planner>> {
             buffers: Default::default(),
             floors: Default::default(),
         }),
-        PlannerSpec::Cost => Box::new(cost::Cost {
+        PlannerSpec::Cost => Box::new(least_cost::Cost {
             preempts: policy.queues.iter().map(|q| q.preempts).collect(),
             rates: spec.rates,
             max_attempts: policy.max_attempts,

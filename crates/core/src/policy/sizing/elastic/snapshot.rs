@@ -7,7 +7,7 @@
 //! the generator's largest cost).
 
 use super::timeline::RunningTask;
-use crate::scheduler::view::{JobState, JobStatus, TaskRuntime};
+use crate::scheduler::view::{JobRuntime, JobStatus, TaskRuntime};
 use crate::{Micros, Resources};
 
 /// Whether every task of a job carries the same estimate.
@@ -66,7 +66,7 @@ impl SnapshotCache {
 
     /// The first task of job `ji` that may hold resources: the ones before
     /// it are finished or failed.
-    fn live_from(&mut self, ji: usize, j: &JobState) -> usize {
+    fn live_from(&mut self, ji: usize, j: &JobRuntime) -> usize {
         self.grow(ji);
         let from = &mut self.live_from[ji];
         while j.tasks.get(*from as usize).is_some_and(|t| t.state.is_terminal()) {
@@ -82,9 +82,9 @@ impl SnapshotCache {
     /// [`SnapshotCache::running_by_end`] or [`SnapshotCache::by_end`].
     pub fn take(
         &mut self,
-        jobs: &crate::LiveTable<JobState>,
+        jobs: &crate::LiveTable<JobRuntime>,
         candidates: impl IntoIterator<Item = usize>,
-        end_of: impl Fn(&JobState, &TaskRuntime) -> Micros,
+        end_of: impl Fn(&JobRuntime, &TaskRuntime) -> Micros,
     ) {
         self.taken += 1;
         let (now, last) = (self.taken, self.taken - 1);
@@ -161,7 +161,7 @@ impl SnapshotCache {
 
     /// Job `ji`'s waiting tasks in order, as runs of equal ones: request,
     /// estimated run time (0 if none) and how many.
-    pub fn waiting_runs(&mut self, ji: usize, j: &JobState) -> Vec<(Resources, Micros, u32)> {
+    pub fn waiting_runs(&mut self, ji: usize, j: &JobRuntime) -> Vec<(Resources, Micros, u32)> {
         self.grow(ji);
         if self.estimates[ji] == Estimates::Unknown {
             let estimate = |i: usize| j.tasks.estimate(i).unwrap_or(0);
@@ -193,7 +193,7 @@ mod tests {
 
     const REQ: Resources = Resources::new(1000, 1000);
 
-    fn job(estimates: &[u64]) -> JobState {
+    fn job(estimates: &[u64]) -> JobRuntime {
         let tasks = estimates.iter().map(|&s| TaskRequest { resources: REQ, estimate: Some(s * SECOND) }).collect();
         let phase = PhaseRequest { deps: vec![], coupled: false, local: false, tasks };
         let req = JobRequest {
@@ -204,16 +204,16 @@ mod tests {
             phases: vec![phase],
             elastic: None,
         };
-        JobState::new(&req, 0, (0, 0, 0))
+        JobRuntime::new(&req, 0, (0, 0, 0))
     }
 
-    fn start(j: &mut JobState, task: usize, at_s: u64, node: u32) {
+    fn start(j: &mut JobRuntime, task: usize, at_s: u64, node: u32) {
         let t = &mut j.tasks[task];
         (t.state, t.started, t.node, t.allocated) = (TaskState::Running, at_s * SECOND, NodeId(node), REQ);
         j.running += 1;
     }
 
-    fn finish(j: &mut JobState, task: usize) {
+    fn finish(j: &mut JobRuntime, task: usize) {
         j.tasks[task].state = TaskState::Finished;
         j.running -= 1;
     }
@@ -233,7 +233,7 @@ mod tests {
         finish(j, 0);
         start(j, 1, 0, 0);
         start(j, 3, 5, 1);
-        let end_of = |_: &JobState, t: &TaskRuntime| t.started + t.estimate.unwrap_or(0);
+        let end_of = |_: &JobRuntime, t: &TaskRuntime| t.started + t.estimate.unwrap_or(0);
         let mut c = SnapshotCache::default();
         c.take(&jobs, 0..1, end_of);
         assert_eq!(ends(&c), vec![(10, 0), (15, 1)]);
