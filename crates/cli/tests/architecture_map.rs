@@ -1,0 +1,71 @@
+//! ARCHITECTURE.md is a map that stays true: every repository path it names
+//! (entry points, the papers' files, the recipes for a new planner and a new
+//! mechanism) exists, and the example policy is written against pliant's
+//! public crates alone.
+
+use std::path::Path;
+
+const REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+/// The top-level folders whose paths the document writes from the repository's root.
+const ROOTS: [&str; 5] = ["crates/", "examples/", "docs/", "scripts/", "python/"];
+
+/// Every `code span` of `text` that is a path from the repository's root
+/// (a glob such as `checkpoint-*` or a `{a,b}` list is not a path).
+fn paths(text: &str) -> Vec<&str> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| ROOTS.iter().any(|r| span.starts_with(r)))
+        .filter(|span| !span.contains(|c: char| c.is_whitespace() || "*{}<>".contains(c)))
+        .collect()
+}
+
+#[test]
+fn every_path_the_architecture_names_exists() {
+    let text = std::fs::read_to_string(Path::new(REPO).join("ARCHITECTURE.md")).unwrap();
+    let named = paths(&text);
+    assert!(named.len() >= 40, "the map names its files: {} found", named.len());
+    for section in
+        ["## Entry points", "## Papers → files", "## Adding a planner", "## Adding a mechanism", "## Invariants"]
+    {
+        assert!(text.contains(section), "ARCHITECTURE.md has no `{section}`");
+    }
+    let missing: Vec<_> = named.iter().filter(|p| !Path::new(REPO).join(p).exists()).collect();
+    assert!(missing.is_empty(), "ARCHITECTURE.md names paths that do not exist: {missing:?}");
+}
+
+#[test]
+fn the_recipes_name_the_files_they_touch() {
+    let text = std::fs::read_to_string(Path::new(REPO).join("ARCHITECTURE.md")).unwrap();
+    let recipe = &text[text.find("## Adding a mechanism").unwrap()..text.find("## Invariants").unwrap()];
+    for file in ["crates/core/src/policy/mechanism/", "crates/sim/src/engine.rs", "crates/live/src/dispatch.rs"] {
+        assert!(paths(recipe).contains(&file), "the mechanism recipe does not name {file}");
+    }
+    let planner = &text[text.find("## Adding a planner").unwrap()..text.find("## Adding a mechanism").unwrap()];
+    assert!(planner.contains("`examples/custom-policy/`"), "the planner recipe points to the example");
+}
+
+#[test]
+fn the_example_policy_depends_on_pliants_public_crates_only() {
+    let manifest = std::fs::read_to_string(Path::new(REPO).join("examples/custom-policy/Cargo.toml")).unwrap();
+    let deps = &manifest[manifest.find("[dependencies]").unwrap()..];
+    let names: Vec<&str> = deps
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with('['))
+        .filter_map(|l| l.split(['.', '=', ' ']).next().filter(|n| !n.is_empty()))
+        .collect();
+    assert!(names.contains(&"pliant-core"), "{names:?}");
+    let public = ["pliant-core", "pliant-sim", "pliant-workload", "pliant-metrics", "pliant-report"];
+    let other: Vec<_> = names.iter().filter(|n| !public.contains(n)).collect();
+    assert!(other.is_empty(), "the example depends on more than pliant's public crates: {other:?}");
+    // A path into pliant's sources would let it reach past the public API.
+    assert!(!manifest.contains("path ="), "the example names pliant's crates by the workspace, not by path");
+}
+
+#[test]
+fn a_code_span_is_a_path_only_from_a_root_and_without_globs() {
+    let text = "see `crates/sim/src/engine.rs`, `policy/cost.rs`, `checkpoint-*`, `crates/{a,b}` and `docs/`";
+    assert_eq!(paths(text), vec!["crates/sim/src/engine.rs", "docs/"]);
+}
