@@ -498,6 +498,13 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
         .parse::<u64>()
         .unwrap();
     let victim_usage_mb = usage >> 20;
+    // Each order reaches the victim's agent once: no shrink is sent again to
+    // the limit it is already being reclaimed to (once 475 times in 236 s).
+    let agent_log = scene.pliant.agent_log();
+    let orders: Vec<&str> =
+        agent_log.lines().filter(|l| l.contains(&format!("preempt job {victim} task 0:"))).collect();
+    let distinct: std::collections::BTreeSet<&str> = orders.iter().copied().collect();
+    assert!(!orders.is_empty() && orders.len() == distinct.len(), "{policy}: an order sent again: {orders:?}");
     // When pliant released it to Slurm: its log's core time, from the journal's epoch.
     let placed_s = log
         .lines()
