@@ -73,14 +73,7 @@ pub(super) fn for_each_take(
         // to its guarantee, less what is already free in the cluster.
         let room = q.guaranteed.saturating_sub(&q.used);
         let demand = view.pending_demand(starved).min(&room);
-        let mut need = if less_free {
-            // Memory that preempted tasks are still giving back is on its way.
-            // (Tasks of a node just lost still count as allocated until reported lost.)
-            let coming = view.total().saturating_sub(&view.allocated()) + Resources::new(0, view.reclaiming_mb());
-            demand.saturating_sub(&coming)
-        } else {
-            demand
-        };
+        let mut need = if less_free { demand.saturating_sub(&room_for_waiting(view, starved)) } else { demand };
         for (over, o) in queues.iter().enumerate() {
             if over == starved || need.is_zero() {
                 continue;
@@ -95,6 +88,26 @@ pub(super) fn for_each_take(
             take(starved, over, p);
         }
     }
+}
+
+/// The room queue `queue`'s waiting tasks could use: per node, what is free
+/// plus the memory preempted tasks there are still giving back (on its
+/// way), counted only on nodes where it holds the smallest request waiting,
+/// resource by resource. Free room spread over nodes that no waiting task
+/// fits in is no room for them: counted as one pool, it held a short task
+/// that fitted the cluster's free total but no node back from preempting
+/// until another task arrived. (Tasks of a node just lost still count as
+/// allocated until reported lost.)
+fn room_for_waiting(view: &View, queue: usize) -> Resources {
+    let requests =
+        view.queues()[queue].waiting.iter().flatten().flat_map(|key| view.job(key.2 as usize).pending.runs());
+    let Some(least) = requests.map(|(request, _)| request).reduce(|a, b| a.min(&b)) else { return Resources::ZERO };
+    let mut room: Vec<Resources> = (0..view.node_count()).map(|i| view.node_free(i)).collect();
+    for task in view.preempted() {
+        let t = view.task(task);
+        room[t.node.0 as usize].mem_mb += t.reclaiming_mb;
+    }
+    room.into_iter().filter(|r| least.fits_in(r)).fold(Resources::ZERO, |sum, r| sum + r)
 }
 
 /// The jobs of a queue with their running containers and what taking each
