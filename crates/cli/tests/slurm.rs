@@ -284,8 +284,14 @@ impl Scene {
     /// Submits the short job (700 MB, dirtying 550 MB): the time it was
     /// submitted (ns since 1970) and its id.
     fn submit_short(&self, comment: &str) -> (u64, u64) {
+        self.submit_short_of(comment, SHORT_MEM, 550)
+    }
+
+    /// Submits the short job asking `mem` MB and dirtying `mb`: as
+    /// [`Scene::submit_short`].
+    fn submit_short_of(&self, comment: &str, mem: u64, mb: u64) -> (u64, u64) {
         let submitted = unix_ns();
-        (submitted, submit_dirty(&self.cluster, "short", comment, SHORT_MEM, 550, SHORT_PASSES, None))
+        (submitted, submit_dirty(&self.cluster, "short", comment, mem, mb, SHORT_PASSES, None))
     }
 
     /// Waits for the long jobs and `short` to end; each must have completed
@@ -590,6 +596,27 @@ fn big_c_graceful_preemption_frees_the_memory_a_short_job_needs() {
     }
 }
 
+/// Under `gp`, a short job of 550 MB fits the 600 MB the long jobs leave
+/// free in all, but neither node's 300 MB: a long job is shrunk for it at
+/// once, without waiting for another job to arrive, and it starts.
+#[test]
+fn graceful_preemption_for_a_short_job_that_fits_the_free_total_but_no_node() {
+    let Some(scene) = Scene::start("slurm gp, free room split over the nodes", "gp", "long", false) else { return };
+    let (submitted, short) = scene.submit_short_of("short", 550, 400);
+    let cluster = &scene.cluster;
+    cluster.wait_until("the short job to start", Duration::from_secs(60), |c| started_ns(c, "short").is_some());
+    let waited_s = (started_ns(cluster, "short").unwrap() - submitted) as f64 / 1e9;
+    let log = scene.pliant.log();
+    assert!(log.contains(" gave back "), "no long job gave memory back: the short job waited {waited_s:.2} s\n{log}");
+    let victim = scene.victim(" gave back ");
+    eprintln!("gp, room split over the nodes: the short job waited {waited_s:.2} s; victim {victim}");
+    scene.stop_longs(Some(victim), &[short]);
+    let outs = scene.finish(short);
+    for (i, out) in outs.iter().enumerate() {
+        assert_eq!(fresh_starts(out), 1, "long{i} started more than once:\n{out}");
+    }
+}
+
 /// `kill` through Slurm's requeue: the victim is requeued held, the short
 /// job runs, and the victim is placed again and runs from zero to the end.
 #[test]
@@ -796,8 +823,13 @@ fn job_events(file: &std::path::Path) -> Vec<JobEvent> {
 /// Submits `count` load jobs (1 CPU, 50 MB, a 1 s sleep), `--hold` or not,
 /// four `sbatch` at a time; returns their ids.
 fn submit_load(cluster: &SlurmCluster, events: &std::path::Path, count: usize, hold: bool) -> Vec<u64> {
+    submit_sleeps(cluster, events, count, hold, 1)
+}
+
+/// As [`submit_load`], each job sleeping `seconds`.
+fn submit_sleeps(cluster: &SlurmCluster, events: &std::path::Path, count: usize, hold: bool, seconds: u32) -> Vec<u64> {
     let script = format!(
-        "echo $SLURM_JOB_ID start $(date +%s%N) $(hostname) >> {0}; sleep 1; echo $SLURM_JOB_ID end $(date +%s%N) $(hostname) >> {0}",
+        "echo $SLURM_JOB_ID start $(date +%s%N) $(hostname) >> {0}; sleep {seconds}; echo $SLURM_JOB_ID end $(date +%s%N) $(hostname) >> {0}",
         events.display()
     );
     let mut args = vec!["-p", "pliant", "-c", "1", "--mem=50", "-o", "/dev/null", "--wrap", &script];
@@ -1015,4 +1047,58 @@ fn load_a_long_queue_at_slurms_pace() {
     let core = pliant.controller_cpu_s / pliant.seconds;
     eprintln!("load: pliant/plain throughput {ratio:.2}; controller {core:.3} of a core");
     assert!(core < 0.2, "the controller used {core:.3} of a core");
+}
+
+/// Without pliant's `job_submit.lua`, a job submitted without `--hold`
+/// starts as soon as Slurm's scheduler sees it. The 12 running when pliant
+/// comes (3 per CPU: `OverSubscribe=FORCE:4`) are taken over where Slurm
+/// runs them, counted in pliant's books as running on that node — never as
+/// waiting — while they run; 8 more submitted unheld during the run are
+/// held (or taken over, if Slurm started one first) and placed once room
+/// frees. Every job runs once, and `--show` agrees with squeue and sacct.
+#[test]
+fn jobs_started_before_pliant_held_them_are_taken_over_where_they_run() {
+    let what = "slurm takeover without job_submit.lua";
+    let Some(cluster) = SlurmCluster::start(what, Arrangement::PliantWithoutPlugin) else { return };
+    let events = cluster.jobs_dir().join("events");
+    let early = submit_sleeps(&cluster, &events, 12, false, 15);
+    let running = |c: &SlurmCluster| -> Vec<(u64, String)> {
+        let jobs = c.jobs().into_iter().filter(|j| j["job_state"] == "RUNNING");
+        jobs.map(|j| (j["job_id"].as_u64().unwrap(), j["nodes"].as_str().unwrap().to_string())).collect()
+    };
+    cluster.wait_until("Slurm to start the unheld jobs", Duration::from_secs(30), |c| running(c).len() == early.len());
+    let scratch = pliant_live::scratch::ScratchDir::new("pliant-slurm-takeover").unwrap();
+    let state = scratch.path().join("state");
+    let pliant = PliantSlurm::start(&cluster, "pliant", &state);
+    cluster.wait_until("pliant to take them over", Duration::from_secs(30), |_| {
+        if !state.join("journal.jsonl").exists() {
+            return false;
+        }
+        let view = pliant_view(&state);
+        early.iter().all(|id| view.iter().any(|p| p["slurm_id"] == *id))
+    });
+    assert_eq!(
+        pliant.log().matches("before pliant held it: taken over there").count(),
+        early.len(),
+        "{}",
+        pliant.log()
+    );
+    let late = submit_sleeps(&cluster, &events, 8, false, 1);
+    // pliant's books against squeue, job by job, while the early jobs run.
+    let slurm = running(&cluster);
+    let view = pliant_view(&state);
+    for id in &early {
+        let on = &slurm.iter().find(|(j, _)| j == id).unwrap_or_else(|| panic!("job {id} ended early: {slurm:?}")).1;
+        let p = view.iter().find(|p| p["slurm_id"] == *id).unwrap_or_else(|| panic!("job {id}: {view:?}"));
+        assert_eq!((p["phase"].as_str(), p["node"].as_str()), (Some("Running"), Some(on.as_str())), "job {id}: {p}");
+    }
+    let all: Vec<u64> = early.iter().chain(&late).copied().collect();
+    wait_for_ends(&events, &all, Duration::from_secs(120), || pliant.log());
+    for id in &all {
+        let starts = job_events(&events).iter().filter(|e| e.0 == *id && e.1).count();
+        assert_eq!(starts, 1, "job {id} started {starts} times");
+    }
+    let log = pliant.log();
+    assert!(!log.contains("is not managed"), "{log}");
+    assert_slurm_agrees(&cluster, &state, &log);
 }

@@ -34,4 +34,14 @@ pub enum Observation {
     NodeLost(NodeId),
     /// The node's agent is back.
     NodeBack(NodeId),
+    /// Its job's next pending task was found running on `node`, started
+    /// outside the core (a body taking over work another scheduler
+    /// started): it is booked there with its request, as a launch would,
+    /// even beyond the node's capacity.
+    Started {
+        /// The task.
+        task: TaskRef,
+        /// Where it runs.
+        node: NodeId,
+    },
 }

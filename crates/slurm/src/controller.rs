@@ -30,7 +30,7 @@ use crate::link::NodeLink;
 use crate::options::parse_comment;
 use crate::records::SlurmJob;
 use crate::tools::{Placement, Placing, SlurmTools, ToolError};
-use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::MechanismKind;
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
 use pliant_live::dispatch::{node_op, NodeOp};
@@ -87,7 +87,8 @@ pub struct JobSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    /// A held job appeared in the partition.
+    /// A held job appeared in the partition, or one that Slurm started
+    /// before pliant held it.
     Submitted {
         /// Slurm's id.
         slurm_id: u64,
@@ -95,6 +96,10 @@ pub enum Event {
         uid: u32,
         /// What it asks for.
         spec: JobSpec,
+        /// The node (core index) Slurm already runs it on: pliant takes it
+        /// over there, counted in its books as running.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        running_on: Option<u32>,
     },
     /// Slurm reports it `COMPLETED`.
     Finished {
@@ -201,6 +206,8 @@ pub enum Effect {
     Checkpoint { slurm_id: u64 },
     /// Cancelled.
     Cancel { slurm_id: u64 },
+    /// Taken over running where Slurm started it: its node's agent is told of it.
+    Adopt { slurm_id: u64, node: u32 },
 }
 
 impl Effect {
@@ -213,7 +220,8 @@ impl Effect {
             | Effect::Resume { slurm_id }
             | Effect::Requeue { slurm_id }
             | Effect::Checkpoint { slurm_id }
-            | Effect::Cancel { slurm_id } => slurm_id,
+            | Effect::Cancel { slurm_id }
+            | Effect::Adopt { slurm_id, .. } => slurm_id,
         }
     }
 
@@ -224,7 +232,7 @@ impl Effect {
             Effect::Immediate { .. } | Effect::Suspend { .. } | Effect::Graceful { .. } | Effect::Checkpoint { .. } => {
                 &["RUNNING", "SUSPENDED"]
             }
-            Effect::Resume { .. } => &["RUNNING", "SUSPENDED"],
+            Effect::Resume { .. } | Effect::Adopt { .. } => &["RUNNING", "SUSPENDED"],
             Effect::Requeue { .. } => &["RUNNING", "SUSPENDED", "COMPLETED", "FAILED", "CANCELLED"],
             Effect::Cancel { .. } => &["PENDING", "RUNNING", "SUSPENDED"],
         }
@@ -480,13 +488,18 @@ impl Controller {
     }
 
     /// A job of the partition pliant has not seen: it takes it over if it
-    /// pends held.
+    /// pends held, or if it runs on one of the partition's nodes (Slurm
+    /// started it before pliant held it): then there, as running.
     fn consider(&mut self, sj: &SlurmJob, events: &mut Vec<Event>) {
         if sj.is_over() || self.refused.contains(&sj.id) {
             return;
         }
         let refuse = |why: String| format!("pliant slurm: job {} is not managed: {why}", sj.id);
-        let why = if sj.state != "PENDING" {
+        let running_on = match sj.state.as_str() {
+            "RUNNING" => self.config.nodes.iter().position(|n| n.name == sj.nodes).map(|i| i as u32),
+            _ => None,
+        };
+        let why = if sj.state != "PENDING" && running_on.is_none() {
             let on = if sj.nodes.is_empty() { String::new() } else { format!(" on {}", sj.nodes) };
             Some(refuse(format!("it was {}{on} before pliant held it", sj.state)))
         } else if sj.node_count > 1 {
@@ -512,7 +525,10 @@ impl Controller {
             mem_mb: sj.mem_mb,
             estimate_us: o.estimate_us,
         };
-        events.push(Event::Submitted { slurm_id: sj.id, uid: sj.user_id, spec });
+        if running_on.is_some() {
+            eprintln!("pliant slurm: job {} started on {} before pliant held it: taken over there", sj.id, sj.nodes);
+        }
+        events.push(Event::Submitted { slurm_id: sj.id, uid: sj.user_id, spec, running_on });
     }
 
     /// Takes in what the node agents reported and did: memory a victim
@@ -575,16 +591,16 @@ impl Controller {
         }
     }
 
-    /// Applies one event to the core and the records; false when it is stale.
-    fn take_event(&mut self, now: Micros, event: &Event) -> Result<bool, StepError> {
-        if let Event::Submitted { slurm_id, uid, spec } = event {
+    /// Applies one event to the core and the records; false when it is
+    /// stale. A job taken over running leaves its agent to be told (`out`).
+    fn take_event(&mut self, now: Micros, event: &Event, out: &mut Vec<Effect>) -> Result<bool, StepError> {
+        if let Event::Submitted { slurm_id, uid, spec, running_on } = event {
             if self.by_slurm.contains_key(slurm_id) {
                 return Ok(false);
             }
             let id = JobId(self.jobs.len() as u32);
             self.stepping.driver.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
-            self.by_slurm.insert(*slurm_id, self.jobs.len());
-            self.jobs.push(Tracked {
+            let mut t = Tracked {
                 slurm_id: *slurm_id,
                 uid: *uid,
                 spec: *spec,
@@ -596,7 +612,15 @@ impl Controller {
                 placements: 0,
                 checkpoints: 0,
                 end_state: None,
-            });
+            };
+            if let Some(node) = *running_on {
+                let task = TaskRef { job: id, task: 0 };
+                self.stepping.driver.observe(now, Observation::Started { task, node: NodeId(node) })?;
+                (t.phase, t.node, t.limits, t.placements) = (Stage::Running, Some(node), full(spec), 1);
+                out.push(Effect::Adopt { slurm_id: *slurm_id, node });
+            }
+            self.by_slurm.insert(*slurm_id, self.jobs.len());
+            self.jobs.push(t);
             return Ok(true);
         }
         let slurm_id = match event {
@@ -880,6 +904,11 @@ impl Controller {
             Effect::Cancel { slurm_id } => {
                 self.act(&self.tools.cancel(slurm_id));
             }
+            Effect::Adopt { node, .. } => {
+                if let Some(op) = adoption(&t) {
+                    self.order(node, op);
+                }
+            }
         }
         true
     }
@@ -934,8 +963,8 @@ impl LiveBody for Controller {
         &mut self.stepping
     }
 
-    fn take_in(&mut self, now: Micros, event: &Event, _: &mut Vec<Effect>) -> Result<bool, StepError> {
-        self.take_event(now, event)
+    fn take_in(&mut self, now: Micros, event: &Event, out: &mut Vec<Effect>) -> Result<bool, StepError> {
+        self.take_event(now, event, out)
     }
 
     fn journal(&mut self, step: &Step<Event>) -> Result<(), StepError> {

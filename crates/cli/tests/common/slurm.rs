@@ -27,6 +27,9 @@ pub enum Arrangement {
     /// makes (pliant books CPU and memory itself), and pliant's
     /// `job_submit.lua`, which holds every job of the partition at submission.
     Pliant,
+    /// As [`Arrangement::Pliant`] without `job_submit.lua`: a job submitted
+    /// without `--hold` may start before pliant holds it.
+    PliantWithoutPlugin,
     /// Plain Slurm on the same partition `pliant`: `CR_Core`,
     /// `OverSubscribe=NO`, no plugin (Slurm places every job itself).
     Plain,
@@ -230,7 +233,9 @@ impl SlurmCluster {
             Arrangement::Pliant => {
                 "SelectTypeParameters=CR_Core\nJobSubmitPlugins=lua\nSchedulerParameters=batch_sched_delay=0\n"
             }
-            Arrangement::Plain => "SelectTypeParameters=CR_Core\nSchedulerParameters=batch_sched_delay=0\n",
+            Arrangement::PliantWithoutPlugin | Arrangement::Plain => {
+                "SelectTypeParameters=CR_Core\nSchedulerParameters=batch_sched_delay=0\n"
+            }
         };
         if cpus > 2 {
             conf += "SlurmdParameters=config_overrides\n";
@@ -249,7 +254,7 @@ impl SlurmCluster {
                  PriorityTier=1 PreemptMode=SUSPEND\n\
                  PartitionName=short Nodes={nodes} MaxTime=INFINITE State=UP OverSubscribe=FORCE:1 PriorityTier=10 PreemptMode=OFF\n"
             ),
-            Arrangement::Pliant => format!(
+            Arrangement::Pliant | Arrangement::PliantWithoutPlugin => format!(
                 "PartitionName=pliant Nodes={nodes} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n"
             ),
             Arrangement::Plain => {

@@ -140,7 +140,7 @@ impl Scheduler {
 /// step (`policy/sizing/`) gave it less; a checkpointed task is restored by
 /// the mechanism that made its image.
 #[allow(clippy::too_many_arguments)]
-fn launch(
+pub(super) fn launch(
     view: &mut View,
     mechanism: &mut dyn Mechanism,
     reservation: &mut dyn Reservation,

@@ -203,6 +203,7 @@ impl Scheduler {
             Observation::JobAborted(job) => self.job_aborted(job)?,
             Observation::NodeLost(node) => self.set_down(node, true)?,
             Observation::NodeBack(node) => self.set_down(node, false)?,
+            Observation::Started { task, node } => self.started(now, task, node)?,
         }
         self.view.dirty = true;
         Ok(())
@@ -231,6 +232,28 @@ impl Scheduler {
         if let Some(pass) = &mut self.placement_pass {
             pass.task_released(&mut self.view, task);
         }
+    }
+
+    /// A pending task found running on `node` ([`Observation::Started`]).
+    fn started(&mut self, now: Micros, task: TaskRef, node: NodeId) -> Result<(), CoreError> {
+        if node.0 as usize >= self.view.nodes.len() {
+            return Err(CoreError::UnknownNode(node.0));
+        }
+        let job = self.view.checked_job(task)?;
+        let fresh = job.tasks.get(task.task as usize).is_none_or(|t| t.image.is_none());
+        if job.pending.front() != Some(task.task) || !fresh {
+            return Err(CoreError::BadTask {
+                task,
+                what: "started while not its job's next fresh pending task".into(),
+            });
+        }
+        let size = job.tasks.request(task.task as usize);
+        let (id, mut launched) = (task.job.0 as usize, Vec::new());
+        let (mechanism, reservation) = (self.mechanism.as_mut(), self.reservation.as_mut());
+        allocate::launch(&mut self.view, mechanism, reservation, now, id, task.task, node, size, &mut launched);
+        self.view.touch(id);
+        self.view.sync_waiting(id);
+        Ok(())
     }
 
     fn task_finished(&mut self, now: Micros, task: TaskRef) -> Result<(), CoreError> {

@@ -33,7 +33,8 @@ impl NodeState {
         if self.down {
             Resources::ZERO
         } else {
-            self.capacity - self.allocated
+            // A node can hold more than its capacity: tasks started outside the core.
+            self.capacity.saturating_sub(&self.allocated)
         }
     }
 }
