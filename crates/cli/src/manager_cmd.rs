@@ -475,6 +475,10 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 let choices = client(&a.manager)?.get("/preemptions").map_err(|e| e.to_string())?;
                 print!("{}", choices_table(a.id, choices.as_array().map_or(&[][..], |v| v.as_slice())));
             } else {
+                let cluster = client(&a.manager)?.get("/cluster").map_err(|e| e.to_string())?;
+                if let Some(why) = cluster["not_placing"].as_str() {
+                    println!("{}", printable(why));
+                }
                 print!("{}", jobs_table(answer.as_array().map_or(&[][..], |v| v.as_slice())));
             }
             Ok(())

@@ -472,6 +472,60 @@ fn a_task_writing_without_end_is_capped_and_fails_once() {
     drop(local);
 }
 
+/// Attack 4b: a job that writes without end (`yes`, under the default
+/// `--max-log-mb`) fills the 48 MB file system of the state directory. The
+/// manager does not exit: it stops placing, says why (`pliant status`,
+/// `GET /cluster`, its log) and refuses submissions with 503, still
+/// answering; once the operator frees space it resumes on its own: the
+/// job that filled the disk failed (its writes did), after one launch, and
+/// a job submitted then runs.
+#[test]
+fn a_full_disk_stops_placement_but_not_the_manager_until_space_is_freed() {
+    if !live_without_lock("a task filling the state directory's disk") {
+        return;
+    }
+    let dir = ScratchDir::new("pliant-hostile-full").unwrap();
+    let disk = match SmallDisk::mount(&dir.path().join("disk"), 48) {
+        Ok(d) => d,
+        Err(e) => return common::live::skip(&format!("a task filling the disk: cannot mount a tmpfs: {e}")),
+    };
+    let args = ["--cpu", "1", "--mem", "200M"].map(String::from);
+    let state = disk.0.join("state");
+    let local = common::local::Local::start_with(&state, "kill", &args, free_port(), &dir.path().join("log"));
+    let filler = local.submit(json!({ "cpu_milli": 1000, "mem_mb": 64, "command": ["yes"] }));
+    local.wait_until("the manager to stop placing", Duration::from_secs(60), |c| {
+        c.get("/cluster").is_ok_and(|cluster| cluster["not_placing"].is_string())
+    });
+    let status = Command::new(PLIANT)
+        .args(["status", "--manager", &format!("https://127.0.0.1:{}", local.port), "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success() && shown.starts_with("not placing: the file system of"), "{shown}");
+    match local.client.post("/jobs", &json!({ "command": ["true"] })) {
+        Err(ClientError::Refused { status: 503, message }) => assert!(message.contains("not placing"), "{message}"),
+        other => panic!("a submission while the disk is full: {other:?}"),
+    }
+    sleep(Duration::from_secs(2));
+    assert!(local.client.get("/cluster").unwrap()["not_placing"].is_string(), "{}", local.log_text());
+    std::fs::remove_file(local.stdout(filler, 0)).unwrap();
+    local.wait_until("the job that filled the disk to fail", Duration::from_secs(30), |c| {
+        c.get(&format!("/jobs/{filler}")).is_ok_and(|j| j["state"] == "failed")
+    });
+    let task = local.job(filler)["tasks"][0].clone();
+    assert_eq!((task["launches"].as_u64(), task["exit_code"].as_i64()), (Some(1), Some(1)), "{task}");
+    let after = local.submit(json!({ "cpu_milli": 1000, "mem_mb": 64, "command": ["echo", "placed"] }));
+    local.wait_until("a job after space was freed to finish", Duration::from_secs(30), |c| {
+        c.get(&format!("/jobs/{after}")).is_ok_and(|j| j["state"] == "finished")
+    });
+    assert_eq!(std::fs::read_to_string(local.stdout(after, 0)).unwrap(), "placed\n");
+    let log = local.log_text();
+    assert!(log.contains("not placing: the file system of") && log.contains("room for the journal again"), "{log}");
+    assert!(local.client.get("/cluster").unwrap()["not_placing"].is_null());
+    drop(local);
+}
+
 /// Attack 5: a job that tries to break out of its confinement, on a node
 /// whose tasks run as `nobody` (`--task-user`) with at most 32 processes.
 /// It cannot raise its own memory limit, move itself to the root cgroup,
