@@ -511,7 +511,7 @@ fn a_full_disk_stops_placement_but_not_the_manager_until_space_is_freed() {
     });
     let status = Command::new(PLIANT)
         .args(["status", "--manager", &format!("https://127.0.0.1:{}", local.port), "--state-dir"])
-        .arg(&state)
+        .arg(state)
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&status.stdout);
