@@ -5,13 +5,14 @@
 
 use crate::live_cmd::{parse_seconds, parse_size_mb};
 use pliant_core::model::{Elasticity, ElasticityProfile};
-use pliant_live::confine::{Confinement, TaskUser};
+use pliant_live::confine::{default_task_user, Confinement, TaskUser};
 use pliant_manager::client::{Client, DEFAULT_URL};
 use pliant_manager::elastic::ElasticRequest;
 use pliant_manager::local::{run_local, LocalOptions, ManagerSetup, Offer};
 use pliant_manager::remote_agent::{run_agent, AgentOptions};
 use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
+use pliant_manager::state_dir::default_dir;
 use pliant_manager::tls::Pin;
 use pliant_manager::token::Token;
 use serde_json::{json, Value};
@@ -67,8 +68,9 @@ pub struct WatchdogArgs {
 #[derive(Debug, clap::Args)]
 pub struct SetupArgs {
     /// Directory for the journal (journal.sqlite) and the tasks' logs; a
-    /// restart with the same directory recovers every job.
-    #[arg(long, default_value = "pliant-state")]
+    /// restart with the same directory recovers every job. Default:
+    /// /var/lib/pliant for root, else ./pliant-state.
+    #[arg(long, default_value_os_t = default_dir())]
     pub state_dir: PathBuf,
     /// Address the HTTP API listens on.
     #[arg(long, default_value = "127.0.0.1:7466")]
@@ -107,9 +109,11 @@ pub struct NodeArgs {
     /// saying so. 0: no cap.
     #[arg(long, default_value = "1024")]
     pub max_log_mb: u64,
-    /// The user tasks run as, by name or uid (default: the user pliant runs
-    /// as). A task run as another user cannot raise its own limits or leave
-    /// its cgroup; it finds its checkpoint directory below the one it starts in.
+    /// The user tasks run as, by name or uid. Default: nobody when pliant
+    /// runs as root, else the user pliant runs as; tasks run as root only
+    /// when this says root, and then without any capability. A task run as
+    /// another user cannot raise its own limits or leave its cgroup; it finds
+    /// its checkpoint directory below the one it starts in.
     #[arg(long, value_parser = TaskUser::lookup)]
     pub task_user: Option<TaskUser>,
     /// The most processes and threads each task may hold at once (its
@@ -123,8 +127,12 @@ impl NodeArgs {
         (self.max_log_mb > 0).then_some(self.max_log_mb << 20)
     }
 
-    fn confinement(&self) -> Confinement {
-        Confinement { user: self.task_user.clone(), max_pids: (self.max_task_pids > 0).then_some(self.max_task_pids) }
+    fn confinement(&self) -> Result<Confinement, String> {
+        let user = match &self.task_user {
+            Some(user) => Some(user.clone()),
+            None => default_task_user()?,
+        };
+        Ok(Confinement { user, max_pids: (self.max_task_pids > 0).then_some(self.max_task_pids) })
     }
 
     fn offer(&self) -> Offer {
@@ -224,8 +232,9 @@ pub struct ManagerAddress {
     pub url: String,
     /// The manager's state directory, whose token file (an agent's:
     /// join-token) is read when no option or environment variable gives it,
-    /// and whose tls/cert.pem is pinned when neither --ca nor PLIANT_CA is given.
-    #[arg(long, default_value = "pliant-state")]
+    /// and whose tls/cert.pem is pinned when neither --ca nor PLIANT_CA is
+    /// given. Default: /var/lib/pliant for root, else ./pliant-state.
+    #[arg(long, default_value_os_t = default_dir())]
     pub state_dir: PathBuf,
     /// The manager's certificate: the fingerprint it prints (`sha256:HEX`)
     /// or a copy of its STATE_DIR/tls/cert.pem. Nothing is sent to a
@@ -379,7 +388,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
                 max_log_bytes: a.node.max_log_bytes(),
-                confinement: a.node.confinement(),
+                confinement: a.node.confinement()?,
             };
             run_local(&opts, stop_on_signals(), &|line| eprintln!("pliant local: {line}"))
         }
@@ -408,7 +417,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
                 max_log_bytes: a.node.max_log_bytes(),
-                confinement: a.node.confinement(),
+                confinement: a.node.confinement()?,
                 give_up_after: a.give_up_after,
                 node_dir: a.node_dir.unwrap_or_else(|| default_node_dir(&name, a.slurm)),
                 program: std::env::current_exe().map_err(|e| format!("cannot find the pliant executable: {e}"))?,
@@ -469,6 +478,10 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 let choices = client(&a.manager)?.get("/preemptions").map_err(|e| e.to_string())?;
                 print!("{}", choices_table(a.id, choices.as_array().map_or(&[][..], |v| v.as_slice())));
             } else {
+                let cluster = client(&a.manager)?.get("/cluster").map_err(|e| e.to_string())?;
+                if let Some(why) = cluster["not_placing"].as_str() {
+                    println!("{}", printable(why));
+                }
                 print!("{}", jobs_table(answer.as_array().map_or(&[][..], |v| v.as_slice())));
             }
             Ok(())

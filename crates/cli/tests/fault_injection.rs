@@ -15,8 +15,8 @@
 //!   swap file, task process or agent watchdog is left.
 //!
 //! Everything goes through the `pliant` binary, run from a scratch directory
-//! that holds the default state directory (`pliant-state`), as an operator
-//! would. PLIANT_FAULT_SEED picks another seed. Runs under
+//! that holds the state directory (`pliant-state`, as a user other than
+//! root has it by default), as an operator would. PLIANT_FAULT_SEED picks another seed. Runs under
 //! PLIANT_LIVE_TESTS=1 only, and needs root and the cpu, memory and freezer
 //! controllers (it fails without them).
 
@@ -85,6 +85,10 @@ impl Drop for Daemon {
 const AGENTS: usize = 2;
 
 /// The scratch directory, the manager's URL and the agents' names.
+/// The state directory every command names: `pliant-state` in the scratch
+/// directory (root's default is `/var/lib/pliant`).
+const STATE: [&str; 2] = ["--state-dir", "pliant-state"];
+
 struct Cluster {
     dir: PathBuf,
     log: PathBuf,
@@ -96,7 +100,7 @@ impl Cluster {
     fn daemon(&self, args: &[&str]) -> Daemon {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).unwrap();
         let mut cmd = Command::new(PLIANT);
-        cmd.args(args).current_dir(&self.dir).stdout(Stdio::null()).stderr(log);
+        cmd.arg(args[0]).args(STATE).args(&args[1..]).current_dir(&self.dir).stdout(Stdio::null()).stderr(log);
         Daemon(cmd.spawn().unwrap())
     }
 
@@ -129,7 +133,7 @@ impl Cluster {
     /// `pliant ARGS` against the manager, from the scratch directory.
     fn cli(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new(PLIANT);
-        cmd.arg(args[0]).args(["--manager", &self.url]).args(&args[1..]).current_dir(&self.dir);
+        cmd.arg(args[0]).args(["--manager", &self.url]).args(STATE).args(&args[1..]).current_dir(&self.dir);
         cmd.output().unwrap()
     }
 
@@ -155,7 +159,7 @@ impl Cluster {
     /// on its own file in `locks` while it runs: a second run of the same task
     /// that finds the lock taken records an overlap.
     fn task_script(&self, seconds: f64) -> String {
-        let (runs, locks) = (self.dir.join("runs"), self.dir.join("locks"));
+        let (runs, locks) = (self.dir.join("runs/runs"), self.dir.join("locks"));
         format!(
             r#"id="$PLIANT_JOB-$PLIANT_TASK"; exec 9>>"{locks}/$id"
 flock -n 9 || echo "overlap $id" >> {runs}
@@ -242,7 +246,9 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let scratch = ScratchDir::new("pliant-faults").unwrap();
     let dir = scratch.path();
-    std::fs::create_dir_all(dir.join("locks")).unwrap();
+    for shared in ["runs", "locks"] {
+        scratch.shared(shared).unwrap();
+    }
     let cluster = Cluster {
         dir: dir.into(),
         log: dir.join("daemons.log"),
@@ -315,7 +321,7 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     // Each submission made one job; every job finished.
     assert_eq!(jobs, (0..JOBS as u64).collect::<Vec<_>>());
     assert_eq!(last.len(), JOBS, "{last:?}");
-    let runs = run_counts(&dir.join("runs"));
+    let runs = run_counts(&dir.join("runs/runs"));
     let count = |kind: &str, id: &str| runs.get(&(kind.to_string(), id.to_string())).copied().unwrap_or(0);
     let (mut tasks, mut starts, mut kills, mut duplicates, mut raced) = (0, 0, 0, 0, 0);
     let mut wrong = Vec::new();
