@@ -90,14 +90,13 @@ pub(super) fn for_each_take(
     }
 }
 
-/// The room queue `queue`'s waiting tasks could use: per node, what is free
-/// plus the memory preempted tasks there are still giving back (on its
-/// way), counted only on nodes where it holds the smallest request waiting,
-/// resource by resource. Free room spread over nodes that no waiting task
-/// fits in is no room for them: counted as one pool, it held a short task
-/// that fitted the cluster's free total but no node back from preempting
-/// until another task arrived. (Tasks of a node just lost still count as
-/// allocated until reported lost.)
+/// The room queue `queue`'s waiting tasks count on: what is free in the
+/// cluster plus the memory preempted tasks are still giving back (on its
+/// way), as one pool — unless no node's share of it holds the smallest
+/// request waiting, resource by resource: room split over nodes that no
+/// waiting task fits in is no room for them (counted as room, it held such
+/// a task back from any preemption until another task arrived). (Tasks of
+/// a node just lost still count as allocated until reported lost.)
 fn room_for_waiting(view: &View, queue: usize) -> Resources {
     let requests =
         view.queues()[queue].waiting.iter().flatten().flat_map(|key| view.job(key.2 as usize).pending.runs());
@@ -107,7 +106,10 @@ fn room_for_waiting(view: &View, queue: usize) -> Resources {
         let t = view.task(task);
         room[t.node.0 as usize].mem_mb += t.reclaiming_mb;
     }
-    room.into_iter().filter(|r| least.fits_in(r)).fold(Resources::ZERO, |sum, r| sum + r)
+    if !room.iter().any(|r| least.fits_in(r)) {
+        return Resources::ZERO;
+    }
+    view.total().saturating_sub(&view.allocated()) + Resources::new(0, view.reclaiming_mb())
 }
 
 /// The jobs of a queue with their running containers and what taking each
