@@ -73,7 +73,19 @@ pub(super) fn for_each_take(
         // to its guarantee, less what is already free in the cluster.
         let room = q.guaranteed.saturating_sub(&q.used);
         let demand = view.pending_demand(starved).min(&room);
-        let mut need = if less_free { demand.saturating_sub(&room_for_waiting(view, starved)) } else { demand };
+        let mut need = if less_free {
+            // Memory that preempted tasks are still giving back is on its way.
+            // (Tasks of a node just lost still count as allocated until reported lost.)
+            let pool = view.total().saturating_sub(&view.allocated()) + Resources::new(0, view.reclaiming_mb());
+            // Free room that no waiting task fits in on any node is no room
+            // for them: counted, it held such a task back from any preemption
+            // until another arrived. Only a mechanism that frees memory makes
+            // room there; suspending in place (CPU alone) counts the pool.
+            let split = frees(Resources::new(0, 1)).mem_mb > 0 && !fits_somewhere(view, starved);
+            demand.saturating_sub(if split { &Resources::ZERO } else { &pool })
+        } else {
+            demand
+        };
         for (over, o) in queues.iter().enumerate() {
             if over == starved || need.is_zero() {
                 continue;
@@ -90,26 +102,19 @@ pub(super) fn for_each_take(
     }
 }
 
-/// The room queue `queue`'s waiting tasks count on: what is free in the
-/// cluster plus the memory preempted tasks are still giving back (on its
-/// way), as one pool — unless no node's share of it holds the smallest
-/// request waiting, resource by resource: room split over nodes that no
-/// waiting task fits in is no room for them (counted as room, it held such
-/// a task back from any preemption until another task arrived). (Tasks of
-/// a node just lost still count as allocated until reported lost.)
-fn room_for_waiting(view: &View, queue: usize) -> Resources {
+/// Whether some node's free room, with the memory preempted tasks there
+/// are still giving back, holds the smallest request queue `queue` has
+/// waiting, resource by resource (true when nothing waits).
+fn fits_somewhere(view: &View, queue: usize) -> bool {
     let requests =
         view.queues()[queue].waiting.iter().flatten().flat_map(|key| view.job(key.2 as usize).pending.runs());
-    let Some(least) = requests.map(|(request, _)| request).reduce(|a, b| a.min(&b)) else { return Resources::ZERO };
+    let Some(least) = requests.map(|(request, _)| request).reduce(|a, b| a.min(&b)) else { return true };
     let mut room: Vec<Resources> = (0..view.node_count()).map(|i| view.node_free(i)).collect();
     for task in view.preempted() {
         let t = view.task(task);
         room[t.node.0 as usize].mem_mb += t.reclaiming_mb;
     }
-    if !room.iter().any(|r| least.fits_in(r)) {
-        return Resources::ZERO;
-    }
-    view.total().saturating_sub(&view.allocated()) + Resources::new(0, view.reclaiming_mb())
+    room.iter().any(|r| least.fits_in(r))
 }
 
 /// The jobs of a queue with their running containers and what taking each
