@@ -5,7 +5,7 @@
 
 use crate::live_cmd::{parse_seconds, parse_size_mb};
 use pliant_core::model::{Elasticity, ElasticityProfile};
-use pliant_live::confine::{Confinement, TaskUser};
+use pliant_live::confine::{default_task_user, Confinement, TaskUser};
 use pliant_manager::client::{Client, DEFAULT_URL};
 use pliant_manager::elastic::ElasticRequest;
 use pliant_manager::local::{run_local, LocalOptions, ManagerSetup, Offer};
@@ -107,9 +107,11 @@ pub struct NodeArgs {
     /// saying so. 0: no cap.
     #[arg(long, default_value = "1024")]
     pub max_log_mb: u64,
-    /// The user tasks run as, by name or uid (default: the user pliant runs
-    /// as). A task run as another user cannot raise its own limits or leave
-    /// its cgroup; it finds its checkpoint directory below the one it starts in.
+    /// The user tasks run as, by name or uid. Default: nobody when pliant
+    /// runs as root, else the user pliant runs as; tasks run as root only
+    /// when this says root, and then without any capability. A task run as
+    /// another user cannot raise its own limits or leave its cgroup; it finds
+    /// its checkpoint directory below the one it starts in.
     #[arg(long, value_parser = TaskUser::lookup)]
     pub task_user: Option<TaskUser>,
     /// The most processes and threads each task may hold at once (its
@@ -123,8 +125,12 @@ impl NodeArgs {
         (self.max_log_mb > 0).then_some(self.max_log_mb << 20)
     }
 
-    fn confinement(&self) -> Confinement {
-        Confinement { user: self.task_user.clone(), max_pids: (self.max_task_pids > 0).then_some(self.max_task_pids) }
+    fn confinement(&self) -> Result<Confinement, String> {
+        let user = match &self.task_user {
+            Some(user) => Some(user.clone()),
+            None => default_task_user()?,
+        };
+        Ok(Confinement { user, max_pids: (self.max_task_pids > 0).then_some(self.max_task_pids) })
     }
 
     fn offer(&self) -> Offer {
@@ -379,7 +385,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
                 max_log_bytes: a.node.max_log_bytes(),
-                confinement: a.node.confinement(),
+                confinement: a.node.confinement()?,
             };
             run_local(&opts, stop_on_signals(), &|line| eprintln!("pliant local: {line}"))
         }
@@ -408,7 +414,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
                 max_log_bytes: a.node.max_log_bytes(),
-                confinement: a.node.confinement(),
+                confinement: a.node.confinement()?,
                 give_up_after: a.give_up_after,
                 node_dir: a.node_dir.unwrap_or_else(|| default_node_dir(&name, a.slurm)),
                 program: std::env::current_exe().map_err(|e| format!("cannot find the pliant executable: {e}"))?,
@@ -469,6 +475,10 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 let choices = client(&a.manager)?.get("/preemptions").map_err(|e| e.to_string())?;
                 print!("{}", choices_table(a.id, choices.as_array().map_or(&[][..], |v| v.as_slice())));
             } else {
+                let cluster = client(&a.manager)?.get("/cluster").map_err(|e| e.to_string())?;
+                if let Some(why) = cluster["not_placing"].as_str() {
+                    println!("{}", printable(why));
+                }
                 print!("{}", jobs_table(answer.as_array().map_or(&[][..], |v| v.as_slice())));
             }
             Ok(())

@@ -155,7 +155,7 @@ impl Cluster {
     /// on its own file in `locks` while it runs: a second run of the same task
     /// that finds the lock taken records an overlap.
     fn task_script(&self, seconds: f64) -> String {
-        let (runs, locks) = (self.dir.join("runs"), self.dir.join("locks"));
+        let (runs, locks) = (self.dir.join("runs/runs"), self.dir.join("locks"));
         format!(
             r#"id="$PLIANT_JOB-$PLIANT_TASK"; exec 9>>"{locks}/$id"
 flock -n 9 || echo "overlap $id" >> {runs}
@@ -242,7 +242,9 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let scratch = ScratchDir::new("pliant-faults").unwrap();
     let dir = scratch.path();
-    std::fs::create_dir_all(dir.join("locks")).unwrap();
+    for shared in ["runs", "locks"] {
+        scratch.shared(shared).unwrap();
+    }
     let cluster = Cluster {
         dir: dir.into(),
         log: dir.join("daemons.log"),
@@ -315,7 +317,7 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     // Each submission made one job; every job finished.
     assert_eq!(jobs, (0..JOBS as u64).collect::<Vec<_>>());
     assert_eq!(last.len(), JOBS, "{last:?}");
-    let runs = run_counts(&dir.join("runs"));
+    let runs = run_counts(&dir.join("runs/runs"));
     let count = |kind: &str, id: &str| runs.get(&(kind.to_string(), id.to_string())).copied().unwrap_or(0);
     let (mut tasks, mut starts, mut kills, mut duplicates, mut raced) = (0, 0, 0, 0, 0);
     let mut wrong = Vec::new();

@@ -175,7 +175,7 @@ fn a_connection_flood_from_another_user_starves_no_agent_and_no_user() {
         return;
     }
     let cluster = Cluster::start("flood", "3");
-    let record = cluster.dir.path().join("record");
+    let record = cluster.dir.shared("tasks").unwrap().join("record");
     let job = cluster.submit(json!({ "command": recorded(&record, 16) }));
     cluster.wait("the task to start", Duration::from_secs(30), || lines(&record, "start") == 1);
     let port = cluster.url.rsplit(':').next().unwrap().to_string();
@@ -285,7 +285,7 @@ fn a_200_000_task_listing_read_four_at_a_time_starves_no_heartbeat() {
         return;
     }
     let cluster = Cluster::start("listing", "3");
-    let record = cluster.dir.path().join("record");
+    let record = cluster.dir.shared("tasks").unwrap().join("record");
     let job = cluster.submit(json!({ "cpu_milli": 1000, "mem_mb": 50, "command": recorded(&record, 20) }));
     cluster.wait("the task to start", Duration::from_secs(30), || lines(&record, "start") == 1);
     for _ in 0..20 {
@@ -472,6 +472,60 @@ fn a_task_writing_without_end_is_capped_and_fails_once() {
     drop(local);
 }
 
+/// Attack 4b: a job that writes without end (`yes`, under the default
+/// `--max-log-mb`) fills the 48 MB file system of the state directory. The
+/// manager does not exit: it stops placing, says why (`pliant status`,
+/// `GET /cluster`, its log) and refuses submissions with 503, still
+/// answering; once the operator frees space it resumes on its own: the
+/// job that filled the disk failed (its writes did), after one launch, and
+/// a job submitted then runs.
+#[test]
+fn a_full_disk_stops_placement_but_not_the_manager_until_space_is_freed() {
+    if !live_without_lock("a task filling the state directory's disk") {
+        return;
+    }
+    let dir = ScratchDir::new("pliant-hostile-full").unwrap();
+    let disk = match SmallDisk::mount(&dir.path().join("disk"), 48) {
+        Ok(d) => d,
+        Err(e) => return common::live::skip(&format!("a task filling the disk: cannot mount a tmpfs: {e}")),
+    };
+    let args = ["--cpu", "1", "--mem", "200M"].map(String::from);
+    let state = disk.0.join("state");
+    let local = common::local::Local::start_with(&state, "kill", &args, free_port(), &dir.path().join("log"));
+    let filler = local.submit(json!({ "cpu_milli": 1000, "mem_mb": 64, "command": ["yes"] }));
+    local.wait_until("the manager to stop placing", Duration::from_secs(60), |c| {
+        c.get("/cluster").is_ok_and(|cluster| cluster["not_placing"].is_string())
+    });
+    let status = Command::new(PLIANT)
+        .args(["status", "--manager", &format!("https://127.0.0.1:{}", local.port), "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success() && shown.starts_with("not placing: the file system of"), "{shown}");
+    match local.client.post("/jobs", &json!({ "command": ["true"] })) {
+        Err(ClientError::Refused { status: 503, message }) => assert!(message.contains("not placing"), "{message}"),
+        other => panic!("a submission while the disk is full: {other:?}"),
+    }
+    sleep(Duration::from_secs(2));
+    assert!(local.client.get("/cluster").unwrap()["not_placing"].is_string(), "{}", local.log_text());
+    std::fs::remove_file(local.stdout(filler, 0)).unwrap();
+    local.wait_until("the job that filled the disk to fail", Duration::from_secs(30), |c| {
+        c.get(&format!("/jobs/{filler}")).is_ok_and(|j| j["state"] == "failed")
+    });
+    let task = local.job(filler)["tasks"][0].clone();
+    assert_eq!((task["launches"].as_u64(), task["exit_code"].as_i64()), (Some(1), Some(1)), "{task}");
+    let after = local.submit(json!({ "cpu_milli": 1000, "mem_mb": 64, "command": ["echo", "placed"] }));
+    local.wait_until("a job after space was freed to finish", Duration::from_secs(30), |c| {
+        c.get(&format!("/jobs/{after}")).is_ok_and(|j| j["state"] == "finished")
+    });
+    assert_eq!(std::fs::read_to_string(local.stdout(after, 0)).unwrap(), "placed\n");
+    let log = local.log_text();
+    assert!(log.contains("not placing: the file system of") && log.contains("room for the journal again"), "{log}");
+    assert!(local.client.get("/cluster").unwrap()["not_placing"].is_null());
+    drop(local);
+}
+
 /// Attack 5: a job that tries to break out of its confinement, on a node
 /// whose tasks run as `nobody` (`--task-user`) with at most 32 processes.
 /// It cannot raise its own memory limit, move itself to the root cgroup,
@@ -523,6 +577,44 @@ fn a_job_cannot_raise_its_limits_leave_its_cgroup_or_read_the_daemon_s_environme
     drop(local);
 }
 
+/// The capability lines of a task's `/proc/self/status` after its user id,
+/// run by `pliant local` with `args`.
+fn identity_of_a_task(name: &str, args: &[&str]) -> String {
+    let dir = ScratchDir::new(&format!("pliant-hostile-{name}")).unwrap();
+    let args: Vec<String> = ["--cpu", "1", "--mem", "200M"].iter().chain(args).map(|a| a.to_string()).collect();
+    let local = common::local::Local::start_with(
+        &dir.path().join("state"),
+        "kill",
+        &args,
+        free_port(),
+        &dir.path().join("log"),
+    );
+    let script = "id -u; grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status";
+    let job = local.submit(json!({ "cpu_milli": 1000, "mem_mb": 64, "command": ["/bin/sh", "-c", script] }));
+    local.wait_until("the job to end", Duration::from_secs(30), |c| {
+        c.get(&format!("/jobs/{job}")).is_ok_and(|j| j["state"] == "finished" || j["state"] == "failed")
+    });
+    assert_eq!(local.job(job)["state"], "finished", "{}", local.log_text());
+    std::fs::read_to_string(local.stdout(job, 0)).unwrap()
+}
+
+/// Attack 5c: a daemon run as root runs its tasks as `nobody` unless the
+/// operator names another user; a task the operator lets run as root
+/// (`--task-user root`, said out loud) holds no capability, nor can
+/// anything it executes gain one (empty bounding set).
+#[test]
+fn tasks_run_as_nobody_by_default_and_as_root_only_without_capabilities() {
+    if !live_without_lock("the user and capabilities of a task") {
+        return;
+    }
+    let no_capability = "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n\
+                         CapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\n";
+    let by_default = identity_of_a_task("default-user", &[]);
+    assert_eq!(by_default, format!("{NOBODY}\n{no_capability}"));
+    let as_root = identity_of_a_task("root-user", &["--task-user", "root"]);
+    assert_eq!(as_root, format!("0\n{no_capability}"));
+}
+
 /// Attack 5b: a node's credential is stolen (read from its node directory)
 /// and the operator revokes it (`pliant node revoke NAME`). From then on the
 /// thief's heartbeat as the node is refused; the real agent, which has the
@@ -535,7 +627,7 @@ fn a_revoked_node_credential_acts_as_the_node_no_more_and_its_agent_rejoins() {
     }
     let cluster = Cluster::start("revoke", "3");
     let node = format!("hostile-revoke-{}", std::process::id());
-    let record = cluster.dir.path().join("record");
+    let record = cluster.dir.shared("tasks").unwrap().join("record");
     let job = cluster.submit(json!({ "command": recorded(&record, 8) }));
     cluster.wait("the task to start", Duration::from_secs(30), || lines(&record, "start") == 1);
     let file = cluster.dir.path().join("node/credential");

@@ -94,7 +94,7 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
     });
     // The short task records when its process really started (ns since 1970),
     // independently of the manager's own record.
-    let started_file = dir.path().join("short-started");
+    let started_file = dir.shared("tasks").unwrap().join("short-started");
     let record_start = format!("date +%s%N > {}; exec \"$@\"", started_file.display());
     let mut command = vec!["/bin/sh".to_string(), "-c".into(), record_start, "short".into()];
     command.extend(dirty(300, SHORT_PASSES));
@@ -291,7 +291,8 @@ fn a_lost_agent_s_task_is_rescheduled_and_a_crashed_manager_recovers() {
         return;
     }
     let dir = ScratchDir::new("pliant-serve").unwrap();
-    let (state, log, starts) = (dir.path().join("state"), dir.path().join("log"), dir.path().join("starts"));
+    let (state, log, starts) =
+        (dir.path().join("state"), dir.path().join("log"), dir.shared("tasks").unwrap().join("starts"));
     let url = format!("https://127.0.0.1:{}", free_port());
     let listen = url.trim_start_matches("https://").to_string();
     let state_arg = state.to_str().unwrap();
@@ -402,7 +403,7 @@ fn checkpoint_preemption_saves_the_free_task_and_restores_it_where_it_stopped() 
         return;
     }
     let dir = ScratchDir::new("pliant-cluster-ckpt").unwrap();
-    let record = dir.path().join("record");
+    let record = dir.shared("tasks").unwrap().join("record");
     let mut local =
         Local::start(&dir.path().join("state"), "checkpoint-nvm", free_port(), &dir.path().join("local.log"));
     let free = local.submit(json!({

@@ -146,7 +146,8 @@ const ELASTIC_B: [&str; 8] = ["--mem", "800M", "--min-mem", "300M", "--penalty",
 fn run(policy: &str) -> (bool, u64, u64, String, u64) {
     let dir = ScratchDir::new(&format!("pliant-elastic-live-{policy}")).unwrap();
     let cluster = Cluster::start(dir.path(), policy);
-    let (release_a, release_b, out) = (dir.path().join("a.go"), dir.path().join("b.go"), dir.path().join("b.size"));
+    let tasks = dir.shared("tasks").unwrap();
+    let (release_a, release_b, out) = (dir.path().join("a.go"), dir.path().join("b.go"), tasks.join("b.size"));
     let a = cluster.submit(&["--mem", "600M", "--estimate", "100"], &wait_for(&release_a));
     cluster.wait_until("A to run", || cluster.job(a)["state"] == "running");
     let b = cluster.submit(&ELASTIC_B, &report_size(&out, &release_b));

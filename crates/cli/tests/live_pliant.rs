@@ -137,7 +137,7 @@ fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
     let a = long("young", 600, 50, 4000, 100, false);
     local.wait_until("A to start", Duration::from_secs(10), |_| local.job(a)["first_start_us"].is_u64());
     let short = |name: &str, mem_mb: u64| {
-        let stamp = dir.path().join(format!("{name}-started"));
+        let stamp = dir.shared("tasks").unwrap().join(format!("{name}-started"));
         let submitted = unix_ns();
         let id = local.submit(json!({"name": name, "queue": "short", "cpu_milli": 1000, "mem_mb": mem_mb,
             "command": stamped(&stamp)}));

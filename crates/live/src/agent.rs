@@ -254,6 +254,8 @@ impl Agent {
     fn try_apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
         match op {
             AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore } => {
+                own_dir(task, &log_dir, "log directory")?;
+                own_dir(task, &checkpoint_dir, "checkpoint directory")?;
                 let checkpoint_dir = self.checkpoint_dir_of(&log_dir, checkpoint_dir);
                 // The manager holds any earlier run over: a report of it not yet
                 // delivered (e.g. its exit, seen when it was taken over) would
@@ -537,6 +539,26 @@ impl Agent {
             }
         }
     }
+}
+
+/// Refuses a directory the manager names for `task` unless it is the
+/// task's own: an absolute path without `.` or `..` that ends in
+/// `job-J/task-T`. The agent (root) creates it, empties it (a checkpoint
+/// directory at a fresh start) and gives it to the task's user, so a
+/// manager's message must not point it at another of the node's directories.
+fn own_dir(task: TaskRef, dir: &Path, what: &str) -> Result<(), MechanismError> {
+    use std::path::Component;
+    let tail = Path::new(&format!("job-{}", task.job.0)).join(format!("task-{}", task.task));
+    let plain = dir.is_absolute() && dir.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    if plain && dir.ends_with(&tail) {
+        return Ok(());
+    }
+    let why = format!(
+        "refusing the {what} {} the manager gave for {task}: not an absolute path ending in {} without . or ..",
+        dir.display(),
+        tail.display()
+    );
+    Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why).into())
 }
 
 /// Creates `dir` and its missing parents readable by their owner only (a

@@ -6,10 +6,36 @@
 //! [`PASSED_ENV`] pass, so a secret the daemon holds in its environment (its
 //! join token, an operator's credentials) never reaches a job. A task run as
 //! another user cannot write its own cgroup's files (they belong to root), so
-//! it can neither raise its limits nor leave its cgroup.
+//! it can neither raise its limits nor leave its cgroup. An agent that runs
+//! as root runs tasks as [`DEFAULT_TASK_USER`] unless the operator names
+//! another user (root included), and every task it starts holds no
+//! capability, a task left as root included ([`drop_bounding_set`],
+//! [`clear_capabilities`]).
 
 use std::ffi::{CStr, CString};
+use std::io;
 use std::path::{Path, PathBuf};
+
+/// The user tasks run as when pliant runs as root and the operator names
+/// none: tasks run as root only when the operator says so.
+pub const DEFAULT_TASK_USER: &str = "nobody";
+
+/// The user tasks run as when the operator names none: [`DEFAULT_TASK_USER`]
+/// when this process runs as root, else `None` (this process's own user).
+pub fn default_task_user() -> Result<Option<TaskUser>, String> {
+    if !running_as_root() {
+        return Ok(None);
+    }
+    TaskUser::lookup(DEFAULT_TASK_USER)
+        .map(Some)
+        .map_err(|e| format!("tasks run as {DEFAULT_TASK_USER} unless --task-user names another user (or root): {e}"))
+}
+
+/// True when this process runs as root, and may so drop its tasks' capabilities.
+pub fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
 
 /// Variables of the agent's environment that a task sees (and any `LC_*`);
 /// the rest are dropped. `HOME`, `USER`, `LOGNAME` and `SHELL` are the task
@@ -105,6 +131,67 @@ fn groups_of(name: &str, gid: u32) -> Vec<u32> {
         }
         groups.resize(n.max(groups.len() as libc::c_int * 2) as usize, 0);
     }
+}
+
+/// The highest capability number any kernel has yet (`CAP_LAST_CAP` is 40
+/// on Linux 6); numbers past the running kernel's are skipped.
+const LAST_CAP: libc::c_int = 63;
+
+/// Empties the capability bounding set and the ambient set, so that nothing
+/// this process executes can gain a capability again. Needs `CAP_SETPCAP`
+/// (root). Async-signal-safe: called between fork and exec, before the
+/// process gives up root or its capabilities.
+pub(crate) fn drop_bounding_set() -> io::Result<()> {
+    for cap in 0..=LAST_CAP {
+        // SAFETY: prctl with integer arguments only.
+        if unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
+            let err = io::Error::last_os_error();
+            // EINVAL: a capability this kernel does not have.
+            if err.raw_os_error() != Some(libc::EINVAL) {
+                return Err(err);
+            }
+        }
+    }
+    // SAFETY: as above. EINVAL: a kernel before ambient capabilities (4.3).
+    let rc = unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) };
+    if rc != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `struct __user_cap_header_struct` of capset(2).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// `struct __user_cap_data_struct` of capset(2): one per 32 capabilities.
+#[repr(C)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3`: 64-bit sets, as two [`CapData`].
+const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// Empties this process's effective, permitted and inheritable capability
+/// sets: as root it can then do only what a file's owner can. Last before
+/// `no_new_privs` (a user switch needs its capabilities). Async-signal-safe.
+pub(crate) fn clear_capabilities() -> io::Result<()> {
+    let header = CapHeader { version: CAPABILITY_VERSION_3, pid: 0 };
+    let none = [
+        CapData { effective: 0, permitted: 0, inheritable: 0 },
+        CapData { effective: 0, permitted: 0, inheritable: 0 },
+    ];
+    // SAFETY: capset reads one header and two data structs, valid for the call.
+    if unsafe { libc::syscall(libc::SYS_capset, &header as *const CapHeader, none.as_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// The environment a task starts with: the variables of `agent_env` named by

@@ -119,10 +119,11 @@ impl TaskProcess {
         }
         // SAFETY: the hook runs between fork and exec and only calls
         // async-signal-safe functions (setrlimit, signal, open, write, close,
-        // setgroups, setgid, setuid, prctl) on memory prepared before the
+        // setgroups, setgid, setuid, prctl, capset) on memory prepared before the
         // fork; it allocates nothing.
         let max_file = spec.max_file_bytes;
         let identity = user.map(|u| (u.uid, u.gid, u.groups.clone()));
+        let drop_capabilities = crate::confine::running_as_root();
         unsafe {
             cmd.pre_exec(move || {
                 if let Some(bytes) = max_file {
@@ -145,7 +146,10 @@ impl TaskProcess {
                         return Err(err);
                     }
                 }
-                // The user last: joining the cgroups above needs root.
+                // Capabilities and the user last: joining the cgroups above needs root.
+                if drop_capabilities {
+                    crate::confine::drop_bounding_set()?;
+                }
                 if let Some((uid, gid, groups)) = &identity {
                     if libc::setgroups(groups.len(), groups.as_ptr()) != 0
                         || libc::setgid(*gid) != 0
@@ -153,6 +157,9 @@ impl TaskProcess {
                     {
                         return Err(io::Error::last_os_error());
                     }
+                }
+                if drop_capabilities {
+                    crate::confine::clear_capabilities()?;
                 }
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(io::Error::last_os_error());

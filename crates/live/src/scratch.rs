@@ -24,6 +24,19 @@ impl ScratchDir {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// A subdirectory `name` that any user may write to (mode 1777, as
+    /// `/tmp`), made if missing, with the scratch directory made reachable
+    /// to others (mode 0755): where a task run as another user than the
+    /// caller (by default `nobody`) leaves what the caller reads.
+    pub fn shared(&self, name: &str) -> io::Result<PathBuf> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.path.join(name);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777))?;
+        Ok(dir)
+    }
 }
 
 impl Drop for ScratchDir {

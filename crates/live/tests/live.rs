@@ -314,8 +314,10 @@ fn the_agent_reports_checkpoints_and_failed_ones_even_after_taking_over() {
     let Some(w) = live("agent-ckpt", None) else { return };
     let name = format!("pliant-test-{}-agent-ckpt", std::process::id());
     let task = |job| TaskRef { job: JobId(job), task: 0 };
-    let (log_dir, checkpoint_dir) =
-        (|job| w.dir.path().join(format!("log{job}")), |job| w.dir.path().join(format!("ckpt{job}")));
+    let (log_dir, checkpoint_dir) = (
+        |job| w.dir.path().join(format!("logs/job-{job}/task-0")),
+        |job| w.dir.path().join(format!("ckpt/job-{job}/task-0")),
+    );
     let resources = Resources::new(1000, 128);
     let launch = |job, argv: Vec<String>| AgentOp::Launch {
         task: task(job),
@@ -399,7 +401,7 @@ fn an_adopted_task_that_left_no_exit_status_is_lost_not_failed() {
     let Some(w) = live("agent-no-status", None) else { return };
     let name = format!("pliant-test-{}-agent-no-status", std::process::id());
     let task = |job| TaskRef { job: JobId(job), task: 0 };
-    let log_dir = |job| w.dir.path().join(format!("log{job}"));
+    let log_dir = |job| w.dir.path().join(format!("logs/job-{job}/task-0"));
     let (agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
     let top = w.layout.open(&name).unwrap();
     let mut out = Vec::new();
@@ -417,7 +419,7 @@ fn an_adopted_task_that_left_no_exit_status_is_lost_not_failed() {
         let adopt = AgentOp::Adopt {
             task: task(job),
             log_dir: log_dir(job),
-            checkpoint_dir: w.dir.path().join(format!("ckpt{job}")),
+            checkpoint_dir: w.dir.path().join(format!("ckpt/job-{job}/task-0")),
             resources: Resources::new(1000, 64),
             expect: Expected::Running,
             owed_mb: 0,
@@ -441,8 +443,8 @@ fn an_ended_task_s_report_survives_its_agent_dying_before_delivery() {
     let Some(w) = live("agent-undelivered", None) else { return };
     let name = format!("pliant-test-{}-agent-undelivered", std::process::id());
     let task = TaskRef { job: JobId(0), task: 0 };
-    let log_dir = w.dir.path().join("log0");
-    let checkpoint_dir = w.dir.path().join("ckpt0");
+    let log_dir = w.dir.path().join("logs/job-0/task-0");
+    let checkpoint_dir = w.dir.path().join("ckpt/job-0/task-0");
     let resources = Resources::new(1000, 64);
     let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
     let argv = ["/bin/sh", "-c", "exit 7"].map(String::from).to_vec();
@@ -472,14 +474,55 @@ fn an_ended_task_s_report_survives_its_agent_dying_before_delivery() {
     std::mem::forget(top);
 }
 
+/// A manager's launch whose checkpoint directory is not the task's own (a
+/// directory of the node's that does not end in `job-J/task-T`): the agent,
+/// which runs as root, neither empties nor creates it, nor gives it to the
+/// task's user; the launch fails with why.
+#[test]
+fn the_agent_empties_no_directory_but_a_task_s_own() {
+    let Some(w) = live("agent-foreign-dir", None) else { return };
+    let name = format!("pliant-test-{}-agent-foreign-dir", std::process::id());
+    let victim = w.dir.path().join("operator-data");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("precious"), "keep").unwrap();
+    let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
+    let task = TaskRef { job: JobId(0), task: 0 };
+    let log_dir = w.dir.path().join("logs/job-0/task-0");
+    let launch = |log_dir: PathBuf, checkpoint_dir: PathBuf| AgentOp::Launch {
+        task,
+        argv: vec!["true".into()],
+        resources: Resources::new(1000, 64),
+        log_dir,
+        checkpoint_dir,
+        restore: false,
+    };
+    for (log, ckpt) in [
+        (log_dir.clone(), victim.clone()),
+        (victim.clone(), w.dir.path().join("ckpt/job-0/task-0")),
+        (log_dir.clone(), w.dir.path().join("ckpt/job-0/task-0/../../../operator-data/job-0/task-0")),
+    ] {
+        let mut out = Vec::new();
+        agent.apply(launch(log, ckpt), &mut out);
+        match out.as_slice() {
+            [AgentReport::Exited { task: t, code: None, stderr_tail, .. }] if *t == task => {
+                assert!(stderr_tail.contains("refusing the"), "{stderr_tail}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(std::fs::read_to_string(victim.join("precious")).unwrap(), "keep");
+    assert!(!log_dir.exists(), "a launch refused creates nothing");
+    agent.forget_ended();
+}
+
 /// A launch of a sleeper as task `job`-0, its files under `dir`.
 fn launch_sleeper(dir: &Path, job: u32) -> AgentOp {
     AgentOp::Launch {
         task: TaskRef { job: JobId(job), task: 0 },
         argv: vec!["sleep".into(), "600".into()],
         resources: Resources::new(1000, 64),
-        log_dir: dir.join(format!("log{job}")),
-        checkpoint_dir: dir.join(format!("ckpt{job}")),
+        log_dir: dir.join(format!("logs/job-{job}/task-0")),
+        checkpoint_dir: dir.join(format!("ckpt/job-{job}/task-0")),
         restore: false,
     }
 }
@@ -544,8 +587,8 @@ fn a_sweep_stops_held_tasks_the_manager_did_not_take_over() {
     agent.apply(
         AgentOp::Adopt {
             task: kept,
-            log_dir: w.dir.path().join("log1"),
-            checkpoint_dir: w.dir.path().join("ckpt1"),
+            log_dir: w.dir.path().join("logs/job-1/task-0"),
+            checkpoint_dir: w.dir.path().join("ckpt/job-1/task-0"),
             resources: Resources::new(1000, 64),
             expect: Expected::Running,
             owed_mb: 0,
@@ -576,7 +619,7 @@ fn a_relaunch_drops_undelivered_reports_of_the_earlier_run() {
     let (agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
     let top = w.layout.open(&name).unwrap();
     let ended = top.child("job0-task0").unwrap();
-    let log_dir = w.dir.path().join("log0");
+    let log_dir = w.dir.path().join("logs/job-0/task-0");
     std::fs::create_dir_all(&log_dir).unwrap();
     std::fs::write(files::exit(&log_dir), "0\n").unwrap();
     // The agent dies. (Handles remove their cgroup when dropped: these are the next agent's.)
@@ -584,7 +627,7 @@ fn a_relaunch_drops_undelivered_reports_of_the_earlier_run() {
     let (mut next, _) = Agent::start(&w.layout, &name, true, Duration::from_secs(1)).unwrap();
     let task = TaskRef { job: JobId(0), task: 0 };
     let resources = Resources::new(1000, 64);
-    let checkpoint_dir = w.dir.path().join("ckpt0");
+    let checkpoint_dir = w.dir.path().join("ckpt/job-0/task-0");
     let adopt = AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect: Expected::Running, owed_mb: 0 };
     let mut out = vec![AgentReport::Resumed { task: TaskRef { job: JobId(1), task: 0 } }];
     next.apply(adopt, &mut out);
@@ -605,14 +648,14 @@ fn the_agent_reports_a_resume_once_the_memory_is_back() {
     let name = format!("pliant-test-{}-agent-restore-node", std::process::id());
     let task = TaskRef { job: JobId(0), task: 0 };
     let full = Resources::new(1000, 320);
-    let log_dir = w.dir.path().join("log0");
+    let log_dir = w.dir.path().join("logs/job-0/task-0");
     let argv = vec![env!("CARGO_BIN_EXE_pliant-dirty").to_string(), "--mb".into(), "256".into()];
     let launch = AgentOp::Launch {
         task,
         argv,
         resources: full,
         log_dir: log_dir.clone(),
-        checkpoint_dir: w.dir.path().join("ckpt0"),
+        checkpoint_dir: w.dir.path().join("ckpt/job-0/task-0"),
         restore: false,
     };
     let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();

@@ -97,6 +97,7 @@ fn refused(r: Refusal) -> Answer {
         Refusal::NotFound(m) => (404, json!({ "error": m })),
         Refusal::Conflict(m) => (409, json!({ "error": m })),
         Refusal::Forbidden(m) => (403, json!({ "error": m })),
+        Refusal::Unavailable(m) => (503, json!({ "error": m })),
     }
 }
 
@@ -258,7 +259,11 @@ fn cluster(m: &Manager) -> Answer {
             })
         })
         .collect();
-    (200, json!({ "policy": cfg.policy, "params": cfg.params, "now_us": m.now(), "nodes": nodes }))
+    let not_placing = m.not_placing();
+    (
+        200,
+        json!({ "policy": cfg.policy, "params": cfg.params, "now_us": m.now(), "nodes": nodes, "not_placing": not_placing }),
+    )
 }
 
 /// What a request must carry.

@@ -42,6 +42,14 @@ pub enum JournalError {
     },
 }
 
+impl JournalError {
+    /// True when SQLite found its file system full (SQLITE_FULL).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, JournalError::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. }
+            if e.code == rusqlite::ErrorCode::DiskFull)
+    }
+}
+
 /// One scheduling step as journaled.
 pub type Step = pliant_live::stepper::Step<Event>;
 

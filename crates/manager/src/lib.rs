@@ -25,6 +25,7 @@ pub mod node_dir;
 pub mod page;
 pub mod peer;
 pub mod remote_agent;
+pub mod room;
 pub mod serve;
 pub mod server;
 pub mod signals;

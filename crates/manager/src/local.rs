@@ -257,6 +257,9 @@ fn manager_loop(
             log(&format!("{:.3} s: {r}", m.now() as f64 / 1e6));
         }
         m.advance(incoming).map_err(|e| e.to_string())?;
+        if let Some(news) = m.placing_news() {
+            log(&news);
+        }
         let batch = m.take_ops(0);
         if batch.is_empty() {
             continue;

@@ -15,6 +15,7 @@ use crate::credentials::{Joiner, NodeCredentials};
 use crate::delivery::Delivery;
 use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
+use crate::room::JournalRoom;
 use crate::submit::SubmitRequest;
 use crate::token::Token;
 use crate::view::{JobState, JobView, TaskStatus, TaskView};
@@ -177,6 +178,8 @@ pub enum Refusal {
     Conflict(String),
     /// The credential given may not do this (HTTP 403).
     Forbidden(String),
+    /// Not now: the manager cannot journal it (HTTP 503; see [`JournalRoom`]).
+    Unavailable(String),
 }
 
 /// The resource manager.
@@ -207,6 +210,11 @@ pub struct Manager {
     credentials: NodeCredentials,
     /// The silence after which agents stop their tasks (told them at registration).
     agent_timeout: Duration,
+    /// Whether the journal's file system has room for steps.
+    room: JournalRoom,
+    /// Agents' reports taken while steps waited for room, in order (not
+    /// journaled yet: a restart learns them again from the agents' takeover).
+    held: Vec<Event>,
 }
 
 /// Journal key of the digests ([`crate::token::digest`]) of the node
@@ -261,6 +269,8 @@ impl Manager {
             preemptions: Vec::new(),
             credentials,
             agent_timeout: DEFAULT_AGENT_TIMEOUT,
+            room: JournalRoom::new(state_dir),
+            held: Vec::new(),
         };
         let steps = m.journal.steps()?;
         m.replay(steps)?;
@@ -299,8 +309,27 @@ impl Manager {
         until.clamp(MIN_PAUSE, max.max(MIN_PAUSE))
     }
 
+    /// Why the manager places nothing now, if it does not: its journal's
+    /// file system was short of room when last checked (at each step, and
+    /// the manager's loop steps every tick; see [`JournalRoom`]).
+    pub fn not_placing(&self) -> Option<&str> {
+        self.room.why()
+    }
+
+    /// A line for the operator when the manager stopped or resumed placing
+    /// since the last call ([`JournalRoom::news`]).
+    pub fn placing_news(&mut self) -> Option<String> {
+        self.room.news()
+    }
+
+    /// Refuses what must be journaled at once while the journal has no room.
+    fn journal_has_room(&mut self) -> Result<(), Refusal> {
+        self.room.check().map_or(Ok(()), |why| Err(Refusal::Unavailable(why.to_string())))
+    }
+
     /// Takes in a submission; returns the new job's id.
     pub fn submit(&mut self, req: SubmitRequest) -> Result<u32, Refusal> {
+        self.journal_has_room()?;
         let spec = req.validate(&self.config.capacities()).map_err(Refusal::Invalid)?;
         let id = self.jobs.len() as u32;
         self.step_now(vec![Event::Submitted { spec }]).map_err(|e| Refusal::Conflict(e.to_string()))?;
@@ -309,6 +338,7 @@ impl Manager {
 
     /// Cancels a job that has not ended.
     pub fn cancel(&mut self, job: u32) -> Result<(), Refusal> {
+        self.journal_has_room()?;
         let j = self.job(job)?;
         if j.is_over() {
             return Err(Refusal::Conflict(format!("job {job} is already {:?}", j.state).to_lowercase()));
@@ -414,6 +444,7 @@ impl Manager {
     /// with the join token, and past the agent timeout without that the node
     /// is lost. Whoever holds the old credential can no longer act as the node.
     pub fn revoke_node(&mut self, name: &str) -> Result<(), Refusal> {
+        self.journal_has_room()?;
         if !self.config.nodes.iter().any(|n| n.name == name) {
             return Err(Refusal::NotFound(format!("no node `{name}` in this cluster (see GET /cluster)")));
         }
@@ -439,6 +470,7 @@ impl Manager {
     /// node's id, and the node credential issued when the node joined with
     /// the join token (see [`NodeCredentials::admit`]).
     pub fn register(&mut self, record: &NodeRecord, joiner: Joiner) -> Result<(u32, Option<Token>), Refusal> {
+        self.journal_has_room()?;
         let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| {
             Refusal::NotFound(format!(
                 "no node named `{}` in this cluster (its nodes are fixed when its journal is created)",
@@ -522,6 +554,10 @@ impl Manager {
     pub fn check_agents(&mut self, timeout: Micros) -> Result<Vec<String>, ManagerError> {
         let now = self.now();
         let mut lost = Vec::new();
+        // Requeueing needs the journal; the agents are answered meanwhile.
+        if self.room.check().is_some() {
+            return Ok(lost);
+        }
         for node in 0..self.config.nodes.len() {
             if !self.lost[node] && now.saturating_sub(self.last_seen[node]) > timeout {
                 // Whatever it was told and did not fetch is moot: its tasks are requeued.
@@ -549,7 +585,15 @@ impl Manager {
     /// A step at the clock's `now` (the live step driver's
     /// [`LiveBody::live_step`]: a monitor run due goes first, as a step of
     /// its own at its due instant); its operations go out to the agents.
+    /// Without room for the journal the events wait, in order, for a step
+    /// that has it.
     fn step_now(&mut self, events: Vec<Event>) -> Result<(), ManagerError> {
+        if self.room.check().is_some() {
+            self.held.extend(events);
+            return Ok(());
+        }
+        let mut events = events;
+        events.splice(0..0, std::mem::take(&mut self.held));
         let now = self.now();
         for (node, op) in self.live_step(now, events)? {
             self.delivery.push(node, op);
@@ -879,8 +923,13 @@ impl LiveBody for Manager {
         self.take_event(now, event, ops)
     }
 
+    /// A disk found full gives the journal the reserve (once) for this
+    /// step; the steps after it wait for room ([`JournalRoom`]).
     fn journal(&mut self, step: &Step) -> Result<(), StepError> {
-        Ok(self.journal.append(step)?)
+        match self.journal.append(step) {
+            Err(e) if e.is_disk_full() && self.room.release() => Ok(self.journal.append(step)?),
+            done => Ok(done?),
+        }
     }
 
     fn carry_out(&mut self, now: Micros, action: &Action, ops: &mut Vec<(usize, AgentOp)>) {

@@ -93,6 +93,9 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
                 std::thread::sleep(pause);
                 let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
                 m.advance(Vec::new()).map_err(|e| e.to_string())?;
+                if let Some(news) = m.placing_news() {
+                    log(&news);
+                }
                 for name in m.check_agents(timeout).map_err(|e| e.to_string())? {
                     log(&format!("agent `{name}` stopped heartbeating: declared lost, its tasks requeued"));
                 }
