@@ -86,6 +86,15 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "== README: operators' tour (in $work/op)"
 mkdir -p "$work/op"
+# The tour's manager runs as root without --state-dir: its state goes to
+# /var/lib/pliant, which must hold no cluster yet (the tour expects its
+# first jobs to be 0 and 1), and which is removed afterwards.
+state=/var/lib/pliant
+if [ -e "$state/journal.sqlite" ]; then
+    echo "error: $state holds a cluster already: the operators' tour needs a machine without one" >&2
+    exit 1
+fi
+[ -e "$state" ] || trap 'rm -rf "$work" "${created[@]}" "$state"' EXIT
 {
     echo 'set -euo pipefail'
     echo "cd '$work/op'"
@@ -94,8 +103,8 @@ mkdir -p "$work/op"
     echo 'manager='
     echo 'stop_manager() { [ -z "$manager" ] || { kill -TERM "$manager" 2>/dev/null; wait "$manager"; }; }'
     echo 'trap stop_manager EXIT'
-    # The manager must be up before `cat pliant-state/token`.
-    blocks "A 5-minute tour for operators" | awk '{ print } /pliant.* local .*&$/ { print "manager=$!"; print "for _ in $(seq 50); do [ -s pliant-state/token ] && break; sleep 0.2; done" }'
+    # The manager must be up before `cat /var/lib/pliant/token`.
+    blocks "A 5-minute tour for operators" | awk -v state="$state" '{ print } /pliant.* local .*&$/ { print "manager=$!"; print "for _ in $(seq 50); do [ -s " state "/token ] && break; sleep 0.2; done" }'
     # What the tour says happens within a monitor period: the long job's task
     # is killed once and runs again, the short job prints its line.
     cat <<'EOF'
@@ -120,16 +129,16 @@ EOF
 # The top cgroups of the tour's running tasks (they run in its state directory).
 tour_cgroups() {
     for p in /proc/[0-9]*; do
-        case "$(readlink "$p/cwd" 2>/dev/null)" in "$work/op/pliant-state/"*) cut -d: -f3 "$p/cgroup" 2>/dev/null ;; esac
+        case "$(readlink "$p/cwd" 2>/dev/null)" in "$state/"*) cut -d: -f3 "$p/cgroup" 2>/dev/null ;; esac
     done | grep -o '^/pliant-local-[0-9a-f]*' | sort -u
 }
 # Processes started in the tour's directory, with their command lines.
 tour_processes() {
     for p in /proc/[0-9]*; do
-        case "$(readlink "$p/cwd" 2>/dev/null)" in "$work/op" | "$work/op/"*) echo "${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" ;; esac
+        case "$(readlink "$p/cwd" 2>/dev/null)" in "$work/op" | "$work/op/"* | "$state/"*) echo "${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" ;; esac
     done
 }
-export work
+export work state
 export -f tour_cgroups
 bash "$work/operators.sh"
 left=$(tour_processes)

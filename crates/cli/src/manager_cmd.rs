@@ -12,6 +12,7 @@ use pliant_manager::local::{run_local, LocalOptions, ManagerSetup, Offer};
 use pliant_manager::remote_agent::{run_agent, AgentOptions};
 use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
+use pliant_manager::state_dir::default_dir;
 use pliant_manager::tls::Pin;
 use pliant_manager::token::Token;
 use serde_json::{json, Value};
@@ -67,8 +68,9 @@ pub struct WatchdogArgs {
 #[derive(Debug, clap::Args)]
 pub struct SetupArgs {
     /// Directory for the journal (journal.sqlite) and the tasks' logs; a
-    /// restart with the same directory recovers every job.
-    #[arg(long, default_value = "pliant-state")]
+    /// restart with the same directory recovers every job. Default:
+    /// /var/lib/pliant for root, else ./pliant-state.
+    #[arg(long, default_value_os_t = default_dir())]
     pub state_dir: PathBuf,
     /// Address the HTTP API listens on.
     #[arg(long, default_value = "127.0.0.1:7466")]
@@ -230,8 +232,9 @@ pub struct ManagerAddress {
     pub url: String,
     /// The manager's state directory, whose token file (an agent's:
     /// join-token) is read when no option or environment variable gives it,
-    /// and whose tls/cert.pem is pinned when neither --ca nor PLIANT_CA is given.
-    #[arg(long, default_value = "pliant-state")]
+    /// and whose tls/cert.pem is pinned when neither --ca nor PLIANT_CA is
+    /// given. Default: /var/lib/pliant for root, else ./pliant-state.
+    #[arg(long, default_value_os_t = default_dir())]
     pub state_dir: PathBuf,
     /// The manager's certificate: the fingerprint it prints (`sha256:HEX`)
     /// or a copy of its STATE_DIR/tls/cert.pem. Nothing is sent to a

@@ -20,6 +20,9 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 const PLIANT: &str = env!("CARGO_BIN_EXE_pliant");
+/// The state directory every command names, in the scratch directory
+/// (root's default is `/var/lib/pliant`).
+const STATE: [&str; 2] = ["--state-dir", "pliant-state"];
 /// A user and group with no rights here.
 const NOBODY: &str = "65534";
 
@@ -36,7 +39,9 @@ impl Drop for Daemon {
 
 fn pliant(dir: &Path, args: &[&str], log: &Path) -> Daemon {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-    Daemon(Command::new(PLIANT).args(args).current_dir(dir).stdout(Stdio::null()).stderr(log).spawn().unwrap())
+    let mut command = Command::new(PLIANT);
+    command.arg(args[0]).args(STATE).args(&args[1..]).current_dir(dir);
+    Daemon(command.stdout(Stdio::null()).stderr(log).spawn().unwrap())
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
@@ -72,7 +77,9 @@ fn a_fake_manager_on_the_manager_s_address_gets_no_credential() {
         &log,
     );
     let cli = |args: &[&str]| -> Output {
-        Command::new(PLIANT).arg(args[0]).args(["--manager", &url]).args(&args[1..]).current_dir(dir).output().unwrap()
+        let mut command = Command::new(PLIANT);
+        command.arg(args[0]).args(["--manager", &url]).args(STATE).args(&args[1..]);
+        command.current_dir(dir).output().unwrap()
     };
     wait_until("the cluster to form", || cli(&["status"]).status.success());
     let submit = ["submit", "--mem", "16M", "--", "true"];

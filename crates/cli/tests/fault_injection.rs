@@ -15,8 +15,8 @@
 //!   swap file, task process or agent watchdog is left.
 //!
 //! Everything goes through the `pliant` binary, run from a scratch directory
-//! that holds the default state directory (`pliant-state`), as an operator
-//! would. PLIANT_FAULT_SEED picks another seed. Runs under
+//! that holds the state directory (`pliant-state`, as a user other than
+//! root has it by default), as an operator would. PLIANT_FAULT_SEED picks another seed. Runs under
 //! PLIANT_LIVE_TESTS=1 only, and needs root and the cpu, memory and freezer
 //! controllers (it fails without them).
 
@@ -85,6 +85,10 @@ impl Drop for Daemon {
 const AGENTS: usize = 2;
 
 /// The scratch directory, the manager's URL and the agents' names.
+/// The state directory every command names: `pliant-state` in the scratch
+/// directory (root's default is `/var/lib/pliant`).
+const STATE: [&str; 2] = ["--state-dir", "pliant-state"];
+
 struct Cluster {
     dir: PathBuf,
     log: PathBuf,
@@ -96,7 +100,7 @@ impl Cluster {
     fn daemon(&self, args: &[&str]) -> Daemon {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).unwrap();
         let mut cmd = Command::new(PLIANT);
-        cmd.args(args).current_dir(&self.dir).stdout(Stdio::null()).stderr(log);
+        cmd.arg(args[0]).args(STATE).args(&args[1..]).current_dir(&self.dir).stdout(Stdio::null()).stderr(log);
         Daemon(cmd.spawn().unwrap())
     }
 
@@ -129,7 +133,7 @@ impl Cluster {
     /// `pliant ARGS` against the manager, from the scratch directory.
     fn cli(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new(PLIANT);
-        cmd.arg(args[0]).args(["--manager", &self.url]).args(&args[1..]).current_dir(&self.dir);
+        cmd.arg(args[0]).args(["--manager", &self.url]).args(STATE).args(&args[1..]).current_dir(&self.dir);
         cmd.output().unwrap()
     }
 

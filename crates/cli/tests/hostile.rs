@@ -432,6 +432,35 @@ impl Drop for SmallDisk {
     }
 }
 
+/// `pliant local` (`kill`, ⟨1 CPU, 200 MB⟩, then `args`) whose state
+/// directory is on a 48 MB tmpfs of its own: stopped, then unmounted, then
+/// removed when dropped (the fields' order).
+struct OnSmallDisk {
+    local: common::local::Local,
+    disk: SmallDisk,
+    _dir: ScratchDir,
+}
+
+/// For the live test `what`: [`OnSmallDisk`], or `None` when live tests were
+/// not asked for or (after a skip) no tmpfs can be mounted.
+fn local_on_small_disk(name: &str, what: &str, args: &[&str]) -> Option<OnSmallDisk> {
+    if !live_without_lock(what) {
+        return None;
+    }
+    let dir = ScratchDir::new(&format!("pliant-hostile-{name}")).unwrap();
+    let disk = match SmallDisk::mount(&dir.path().join("disk"), 48) {
+        Ok(d) => d,
+        Err(e) => {
+            common::live::skip(&format!("{what}: cannot mount a tmpfs: {e}"));
+            return None;
+        }
+    };
+    let args: Vec<String> = ["--cpu", "1", "--mem", "200M"].iter().chain(args).map(|a| a.to_string()).collect();
+    let log = dir.path().join("log");
+    let local = common::local::Local::start_with(&disk.0.join("state"), "kill", &args, free_port(), &log);
+    Some(OnSmallDisk { local, disk, _dir: dir })
+}
+
 /// Attack 4: a job that writes without end (`yes`) on a 48 MB state
 /// filesystem. Its output stops at `--max-log-mb` (8 MB here) and ends with
 /// a note saying the rest was dropped; the task fails (its writes past the
@@ -439,37 +468,28 @@ impl Drop for SmallDisk {
 /// crash and restart the job is still failed, not run again.
 #[test]
 fn a_task_writing_without_end_is_capped_and_fails_once() {
-    if !live_without_lock("a task writing without end") {
+    let Some(mut on) = local_on_small_disk("disk", "a task writing without end", &["--max-log-mb", "8"]) else {
         return;
-    }
-    let dir = ScratchDir::new("pliant-hostile-disk").unwrap();
-    let disk = match SmallDisk::mount(&dir.path().join("disk"), 48) {
-        Ok(d) => d,
-        Err(e) => return common::live::skip(&format!("a task writing without end: cannot mount a tmpfs: {e}")),
     };
-    let args = ["--cpu", "1", "--mem", "200M", "--max-log-mb", "8"].map(String::from);
-    let state = disk.0.join("state");
-    let mut local = common::local::Local::start_with(&state, "kill", &args, free_port(), &dir.path().join("log"));
-    let job = local.submit(json!({ "cpu_milli": 1000, "mem_mb": 100, "command": ["yes"] }));
-    local.wait_until("the job to fail", Duration::from_secs(60), |c| {
+    let job = on.local.submit(json!({ "cpu_milli": 1000, "mem_mb": 100, "command": ["yes"] }));
+    on.local.wait_until("the job to fail", Duration::from_secs(60), |c| {
         c.get(&format!("/jobs/{job}")).is_ok_and(|j| j["state"] == "failed")
     });
-    let task = local.job(job)["tasks"][0].clone();
+    let task = on.local.job(job)["tasks"][0].clone();
     assert_eq!(task["launches"], 1, "{task}");
     assert_eq!(task["exit_code"], 1, "{task}");
-    let out = std::fs::read(local.stdout(job, 0)).unwrap();
+    let out = std::fs::read(on.local.stdout(job, 0)).unwrap();
     let cut = pliant_live::agent::OUTPUT_CUT.as_bytes();
     assert_eq!(out.len() as u64, (8 << 20) + cut.len() as u64);
     assert!(out.ends_with(cut));
-    let free = Command::new("df").args(["--output=avail", "-m"]).arg(&disk.0).output().unwrap();
+    let free = Command::new("df").args(["--output=avail", "-m"]).arg(&on.disk.0).output().unwrap();
     let free_mb: u64 = String::from_utf8_lossy(&free.stdout).lines().nth(1).unwrap().trim().parse().unwrap();
     assert!(free_mb > 30, "the disk filled: {free_mb} MB left");
-    local.crash_and_restart();
+    on.local.crash_and_restart();
     sleep(Duration::from_secs(2));
-    let again = local.job(job);
+    let again = on.local.job(job);
     assert_eq!(again["state"], "failed", "{again}");
     assert_eq!(again["tasks"][0]["launches"], 1, "{again}");
-    drop(local);
 }
 
 /// Attack 4b: a job that writes without end (`yes`, under the default
@@ -481,24 +501,17 @@ fn a_task_writing_without_end_is_capped_and_fails_once() {
 /// a job submitted then runs.
 #[test]
 fn a_full_disk_stops_placement_but_not_the_manager_until_space_is_freed() {
-    if !live_without_lock("a task filling the state directory's disk") {
+    let Some(on) = local_on_small_disk("full", "a task filling the state directory's disk", &[]) else {
         return;
-    }
-    let dir = ScratchDir::new("pliant-hostile-full").unwrap();
-    let disk = match SmallDisk::mount(&dir.path().join("disk"), 48) {
-        Ok(d) => d,
-        Err(e) => return common::live::skip(&format!("a task filling the disk: cannot mount a tmpfs: {e}")),
     };
-    let args = ["--cpu", "1", "--mem", "200M"].map(String::from);
-    let state = disk.0.join("state");
-    let local = common::local::Local::start_with(&state, "kill", &args, free_port(), &dir.path().join("log"));
+    let (local, state) = (&on.local, &on.local.state);
     let filler = local.submit(json!({ "cpu_milli": 1000, "mem_mb": 64, "command": ["yes"] }));
     local.wait_until("the manager to stop placing", Duration::from_secs(60), |c| {
         c.get("/cluster").is_ok_and(|cluster| cluster["not_placing"].is_string())
     });
     let status = Command::new(PLIANT)
         .args(["status", "--manager", &format!("https://127.0.0.1:{}", local.port), "--state-dir"])
-        .arg(&state)
+        .arg(state)
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&status.stdout);
@@ -523,7 +536,6 @@ fn a_full_disk_stops_placement_but_not_the_manager_until_space_is_freed() {
     let log = local.log_text();
     assert!(log.contains("not placing: the file system of") && log.contains("room for the journal again"), "{log}");
     assert!(local.client.get("/cluster").unwrap()["not_placing"].is_null());
-    drop(local);
 }
 
 /// Attack 5: a job that tries to break out of its confinement, on a node

@@ -292,3 +292,18 @@ fn a_real_agent_joins_again_after_its_forming_manager_is_killed() {
     let leftover = pliant_live::cgroup::Layout::detect().unwrap().open("pliant-agent-rejoin");
     assert!(leftover.is_none(), "the agent left its cgroup");
 }
+
+/// A daemon run as root keeps its state in `/var/lib/pliant` unless
+/// `--state-dir` says otherwise (another user: `./pliant-state`), and
+/// root's clients and agents look for the token and certificate there.
+#[test]
+fn root_s_state_directory_is_var_lib_pliant_by_default() {
+    // SAFETY: geteuid has no preconditions.
+    let expected = if unsafe { libc::geteuid() } == 0 { "/var/lib/pliant" } else { "pliant-state" };
+    for command in ["local", "serve", "agent", "status", "submit"] {
+        let out = Command::new(PLIANT).args([command, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        let line = help.lines().skip_while(|l| !l.contains("--state-dir")).take(6).collect::<Vec<_>>().join("\n");
+        assert!(line.contains(&format!("[default: {expected}]")), "pliant {command} --help:\n{help}");
+    }
+}

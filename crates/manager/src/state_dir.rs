@@ -9,6 +9,19 @@ use std::path::{Path, PathBuf};
 /// Mode of the state directory: its owner's only.
 pub const MODE: u32 = 0o700;
 
+/// The state directory of a manager run as root when none is named.
+pub const SYSTEM_DEFAULT: &str = "/var/lib/pliant";
+/// The state directory of a manager run as another user when none is
+/// named: `pliant-state` in the directory it starts in.
+pub const USER_DEFAULT: &str = "pliant-state";
+
+/// The state directory when none is named: [`SYSTEM_DEFAULT`] for root,
+/// else [`USER_DEFAULT`] (clients look for the token and the certificate there too).
+pub fn default_dir() -> PathBuf {
+    // SAFETY: geteuid has no preconditions.
+    PathBuf::from(if unsafe { libc::geteuid() } == 0 { SYSTEM_DEFAULT } else { USER_DEFAULT })
+}
+
 /// Makes `dir` absolute (and free of `..` and symbolic links), creates it
 /// (mode [`MODE`]) if it is missing, refuses it unless it and the
 /// directories above it are safe ([`crate::strict::check_dir`]: this user's,
