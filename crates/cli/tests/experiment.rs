@@ -173,6 +173,31 @@ fn bad_experiments_are_file_line_reason_and_exit_2() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Presets are entries of the built-in table of compositions: composed
+/// from `fifo` step by step in an experiment file, `yarn` (the fair order
+/// brings YARN's node reservations) and `priority-kill` (priority levels,
+/// unlimited attempts) give their presets' jobs.csv rows byte for byte.
+#[test]
+fn presets_composed_from_fifo_in_an_experiment_file_reproduce_them_byte_for_byte() {
+    let dir = temp_dir("exp-compose-root");
+    let exp = dir.join("root.toml");
+    let body = "[workload]\nscenario = \"mixed\"\nseed = 3\n\n[policies.yarn]\n\n[policies.priority-kill]\n\n\
+                [policies.my-yarn]\nfrom = \"fifo\"\norder = \"fair\"\n\n\
+                [policies.my-priority-kill]\nfrom = \"fifo\"\norder = \"priority\"\nplanner = \"priority-levels\"\n\
+                compute_dr = false\nmechanism = \"kill\"\nattempts = \"unlimited\"\n";
+    std::fs::write(&exp, body).unwrap();
+    let out = dir.join("run");
+    ok(&["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let csv = read(&out, "jobs.csv");
+    for preset in ["yarn", "priority-kill"] {
+        let rows = rows_of(&csv, preset);
+        assert!(rows.len() > 900, "every job of mixed under {preset}");
+        assert_eq!(rows, rows_of(&csv, &format!("my-{preset}")), "{preset}");
+    }
+    assert_ne!(rows_of(&csv, "yarn"), rows_of(&csv, "priority-kill"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The rows of `policy` in a jobs.csv, without the policy column.
 fn rows_of<'a>(csv: &'a str, policy: &str) -> Vec<&'a str> {
     csv.lines().filter_map(|l| l.strip_prefix(policy)?.strip_prefix(',')).collect()

@@ -133,6 +133,7 @@ struct PolicyEntry {
     mechanism: Option<Spanned<String>>,
     reservation: Option<Spanned<String>>,
     sizing: Option<Spanned<String>>,
+    attempts: Option<Spanned<String>>,
 }
 
 impl PolicyEntry {
@@ -150,7 +151,12 @@ impl PolicyEntry {
         if let Some(b) = &self.compute_dr {
             steps.push(("compute_dr", b.get_ref().to_string(), b.span()));
         }
-        let rest = [("mechanism", &self.mechanism), ("reservation", &self.reservation), ("sizing", &self.sizing)];
+        let rest = [
+            ("mechanism", &self.mechanism),
+            ("reservation", &self.reservation),
+            ("sizing", &self.sizing),
+            ("attempts", &self.attempts),
+        ];
         steps.extend(rest.into_iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v.get_ref().clone(), v.span()))));
         steps
     }

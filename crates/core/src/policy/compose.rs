@@ -1,8 +1,8 @@
 //! Policies composed from steps: a preset to start from and the steps it
 //! replaces, each by name (an experiment file's `[policies.NAME]`, the
-//! command line's `--compose`). A preset is itself the composition it
-//! starts from, so a composition naming only what a preset already has
-//! decides as that preset.
+//! command line's `--compose`). A preset is itself an entry of the built-in
+//! table of compositions (`presets.rs`: its steps from one root), so a
+//! composition naming only what a preset already has decides as that preset.
 
 use super::presets::{preemption, single_queue, two_queues};
 use super::{
@@ -38,6 +38,7 @@ pub const STEPS: &[(&str, &[&str])] = &[
     ),
     ("reservation", &["none", "timeout", "speculative", "speculative-deadline", "speculative-stragglers"]),
     ("sizing", &["requested", "elastic"]),
+    ("attempts", &["limited", "unlimited"]),
 ];
 
 /// Why a composition was refused: the step at fault (its index in the
@@ -62,7 +63,7 @@ pub fn compose(name: &str, from: &str, steps: &[(&str, &str)], params: &Params) 
 }
 
 /// Sets one step of `policy`.
-fn set(policy: &mut Policy, step: &str, value: &str, params: &Params) -> Result<(), String> {
+pub(super) fn set(policy: &mut Policy, step: &str, value: &str, params: &Params) -> Result<(), String> {
     let Some(&(_, values)) = STEPS.iter().find(|(s, _)| *s == step) else {
         let known: Vec<&str> = STEPS.iter().map(|(s, _)| *s).collect();
         return Err(crate::names::unknown("step", step, &known));
@@ -78,7 +79,8 @@ fn set(policy: &mut Policy, step: &str, value: &str, params: &Params) -> Result<
                 "priority" => JobOrder::Priority,
                 "fair" => JobOrder::Fair,
                 _ => JobOrder::ShortestRemaining,
-            }
+            };
+            fair_pass(policy, params);
         }
         "head_of_line" => policy.head_of_line = if value == "all" { HeadOfLine::All } else { HeadOfLine::PerClass },
         "placement" => {
@@ -112,9 +114,27 @@ fn set(policy: &mut Policy, step: &str, value: &str, params: &Params) -> Result<
                 _ => Some(speculative(None, true)),
             }
         }
-        _ => policy.sizing = if value == "requested" { Sizing::Requested } else { Sizing::Elastic(params.elastic()) },
+        "sizing" => {
+            policy.sizing = if value == "requested" { Sizing::Requested } else { Sizing::Elastic(params.elastic()) };
+            fair_pass(policy, params);
+        }
+        _ => policy.max_attempts = if value == "limited" { params.max_attempts } else { u32::MAX },
     }
     Ok(())
+}
+
+/// The fair order is YARN's fair scheduler: its node pass reserves nodes
+/// (YARN-ME §3.3, the `node_reservations` key, on unless set off) and
+/// backfills reserved nodes as the `backfill` key says — under requested
+/// sizes off unless set on, under elastic sizing as the workload's model
+/// has it unless set. Any other order has neither.
+fn fair_pass(policy: &mut Policy, params: &Params) {
+    let fair = policy.order == JobOrder::Fair;
+    policy.node_reservations = fair && params.yarn.node_reservations.unwrap_or(true);
+    policy.backfill = match policy.sizing {
+        Sizing::Elastic(_) if fair => params.yarn.backfill,
+        _ => Some(fair && params.yarn.backfill.unwrap_or(false)),
+    };
 }
 
 /// `policy`'s preemption; a policy that does not preempt starts from the
@@ -164,6 +184,18 @@ mod tests {
         same_as("ssr-stragglers", "timeout-reserve", &[("reservation", "speculative-stragglers")]);
         same_as("suspend", "ip", &[("mechanism", "suspend")]);
         same_as("fifo", "fifo", &[]);
+        same_as("yarn", "fifo", &[("order", "fair")]);
+        same_as("elastic", "yarn", &[("sizing", "elastic")]);
+        same_as(
+            "meganode",
+            "yarn",
+            &[("order", "shortest-remaining"), ("placement", "pooled"), ("head_of_line", "per-class")],
+        );
+        same_as(
+            "priority-kill",
+            "priority",
+            &[("planner", "priority-levels"), ("compute_dr", "false"), ("attempts", "unlimited")],
+        );
     }
 
     #[test]

@@ -1,142 +1,153 @@
-//! Named policies: one table of (name, about, build), each a composition of
-//! the pieces in [`super`].
+//! Named policies: one table of (name, about, steps), each a composition
+//! of the steps of `compose.rs` from one root.
 
 use super::cost::Rates;
 use super::{
-    CheckpointSpec, HeadOfLine, JobOrder, MechanismSpec, Params, Placement, PlannerSpec, Policy, PreemptionSpec,
-    QueueSpec, ReservationSpec, Sizing, Tier,
+    compose, HeadOfLine, JobOrder, MechanismSpec, Params, Placement, PlannerSpec, Policy, PreemptionSpec, QueueSpec,
+    Sizing,
 };
 use crate::model::JobClass;
 use crate::time::from_secs_f64;
 
-/// A preset: its name, a line about it and how it is built.
+/// A preset: its name, a line about it and the composition it is.
 pub struct PresetInfo {
     /// The name used with `--policies`.
     pub name: &'static str,
     /// What it does.
     pub about: &'static str,
-    /// The composition, with the parameters in force.
-    build: fn(&Params) -> Policy,
+    /// The steps (`compose::STEPS`) that make it from the root composition
+    /// (one FIFO queue, first fit, no preemption: `fifo`), in order.
+    pub steps: &'static [(&'static str, &'static str)],
 }
 
-/// Every preset, in the order reports list them.
+/// The steps of BIG-C §5.1's capacity queues: short and long, the short
+/// one taking back with the capacity monitor, COMPUTEDR or not.
+macro_rules! capacity {
+    ($compute_dr:literal, $mechanism:literal) => {
+        &[
+            ("queues", "short-long"),
+            ("head_of_line", "per-class"),
+            ("planner", "capacity"),
+            ("compute_dr", $compute_dr),
+            ("mechanism", $mechanism),
+        ]
+    };
+}
+
+/// The steps of the checkpoint paper §3.1: one strict priority queue,
+/// preemption by priority level; preempted tasks are resubmitted as often
+/// as it takes (§2: Google's evicted tasks are).
+macro_rules! by_level {
+    ($mechanism:literal) => {
+        &[
+            ("order", "priority"),
+            ("planner", "priority-levels"),
+            ("compute_dr", "false"),
+            ("mechanism", $mechanism),
+            ("attempts", "unlimited"),
+        ]
+    };
+}
+
+/// Every preset, in the order reports list them: the built-in table of
+/// compositions.
 pub const PRESETS: &[PresetInfo] = &[
-    PresetInfo {
-        name: "fifo",
-        about: "one FIFO queue, no preemption",
-        build: |p| base(p, single_queue(), JobOrder::Fifo, Placement::FirstFit, None),
-    },
+    PresetInfo { name: "fifo", about: "one FIFO queue, no preemption", steps: &[] },
     PresetInfo {
         name: "priority",
         about: "strict priority, no preemption (the \"wait\" baseline)",
-        build: |p| base(p, single_queue(), JobOrder::Priority, Placement::FirstFit, None),
+        steps: &[("order", "priority")],
     },
     PresetInfo {
         name: "reserve",
         about: "reserve_fraction of the nodes only for short jobs, long jobs on the rest, no preemption (BIG-C §5.1)",
-        build: |p| {
-            let placement = Placement::ReservedForShort { fraction: p.reserve_fraction };
-            base(p, single_queue(), JobOrder::Fifo, placement, None)
-        },
+        // One FIFO per class once classes are kept apart.
+        steps: &[("placement", "reserved-for-short"), ("head_of_line", "per-class")],
     },
     PresetInfo {
         name: "kill",
         about: "YARN capacity scheduler: queues short (short_share) and long, work-conserving, kills per BIG-C Alg. 1 (no ComputeDR) and Alg. 2",
-        build: |p| capacity(p, false, MechanismSpec::Kill),
+        steps: capacity!("false", "kill"),
     },
     PresetInfo {
         name: "ip",
         about: "BIG-C immediate preemption: like kill, but sized with ComputeDR and victims suspended to a footprint; delayed resumption D",
-        build: |p| capacity(p, true, MechanismSpec::Immediate),
+        steps: capacity!("true", "immediate"),
     },
     PresetInfo {
         name: "gp",
         about: "BIG-C graceful preemption: ComputeDR, containers shrunk by gp_units basic units per round, frozen when swapping; delayed resumption D",
-        build: |p| capacity(p, true, MechanismSpec::Graceful),
+        steps: capacity!("true", "graceful"),
     },
     PresetInfo {
         name: "suspend",
         about: "as ip, but victims are frozen in place with their memory kept (Slurm's SUSPEND): only CPU is taken back; delayed resumption D",
-        build: |p| capacity(p, true, MechanismSpec::Suspend),
+        steps: capacity!("true", "suspend"),
     },
     PresetInfo {
         name: "pliant",
         about: "pliant's own: as ip, but the take is sized by the need per resource and each victim gives it back the cheapest way (kill, suspend in place, or a shrink by the need) by the cost model of docs/cost-model.md",
-        build: |p| {
-            let spec = preemption(p, PlannerSpec::Cost, true, MechanismSpec::Cheapest);
-            base(p, two_queues(p.short_share), JobOrder::Fifo, Placement::FirstFit, Some(spec))
-        },
+        steps: &[
+            ("queues", "short-long"),
+            ("head_of_line", "per-class"),
+            ("planner", "cost"),
+            ("compute_dr", "true"),
+            ("mechanism", "cheapest"),
+        ],
     },
     PresetInfo {
         name: "priority-kill",
         about: "strict priority; a task preempts lower priority levels (free 0-1 < middle 2-8 < production 9-11) by killing, youngest first (checkpoint paper's kill)",
-        build: |p| by_level(p, MechanismSpec::Kill),
+        steps: by_level!("kill"),
     },
     PresetInfo {
         name: "checkpoint-hdd",
         about: "as priority-kill, but every victim is checkpointed to HDD and restored on its node if it fits there, else remotely",
-        build: |p| checkpointing(p, Tier::Hdd, false),
+        steps: by_level!("checkpoint-hdd"),
     },
-    PresetInfo {
-        name: "checkpoint-ssd",
-        about: "as checkpoint-hdd, on SSD",
-        build: |p| checkpointing(p, Tier::Ssd, false),
-    },
-    PresetInfo {
-        name: "checkpoint-nvm",
-        about: "as checkpoint-hdd, on NVM",
-        build: |p| checkpointing(p, Tier::Nvm, false),
-    },
+    PresetInfo { name: "checkpoint-ssd", about: "as checkpoint-hdd, on SSD", steps: by_level!("checkpoint-ssd") },
+    PresetInfo { name: "checkpoint-nvm", about: "as checkpoint-hdd, on NVM", steps: by_level!("checkpoint-nvm") },
     PresetInfo {
         name: "adaptive-hdd",
         about: "checkpoint paper §4.1 on HDD: cheapest-to-dump victims first; checkpoint only if progress exceeds dump + restore + queue (Alg. 1), else kill; local or remote restore, whichever is cheaper (Alg. 2)",
-        build: |p| checkpointing(p, Tier::Hdd, true),
+        steps: by_level!("adaptive-hdd"),
     },
-    PresetInfo { name: "adaptive-ssd", about: "as adaptive-hdd, on SSD", build: |p| checkpointing(p, Tier::Ssd, true) },
-    PresetInfo { name: "adaptive-nvm", about: "as adaptive-hdd, on NVM", build: |p| checkpointing(p, Tier::Nvm, true) },
+    PresetInfo { name: "adaptive-ssd", about: "as adaptive-hdd, on SSD", steps: by_level!("adaptive-ssd") },
+    PresetInfo { name: "adaptive-nvm", about: "as adaptive-hdd, on NVM", steps: by_level!("adaptive-nvm") },
     PresetInfo {
         name: "timeout-reserve",
         about: "as priority, but every slot a task of an unfinished job frees stays reserved for it for reservation_timeout_s (SSR §III-A, Spark dynamic allocation)",
-        build: |p| reserving(p, ReservationSpec::Timeout { timeout: from_secs_f64(p.reservation_timeout_s) }),
+        steps: &[("order", "priority"), ("reservation", "timeout")],
     },
     PresetInfo {
         name: "ssr",
         about: "as priority, plus speculative slot reservation: a finished task's slot is kept for the next phase (SSR Alg. 1, pre-reservation past R = prereserve)",
-        build: |p| reserving(p, speculative(p, None, false)),
+        steps: &[("order", "priority"), ("reservation", "speculative")],
     },
     PresetInfo {
         name: "ssr-deadline",
         about: "as ssr, reservations expire at the deadline of SSR Eq. 2 for isolation P (--set isolation=P)",
-        build: |p| reserving(p, speculative(p, Some(p.isolation), false)),
+        steps: &[("order", "priority"), ("reservation", "speculative-deadline")],
     },
     PresetInfo {
         name: "ssr-stragglers",
         about: "as ssr, a phase's last running tasks get copies on its idle reserved slots (SSR §IV-C)",
-        build: |p| reserving(p, speculative(p, None, true)),
+        steps: &[("order", "priority"), ("reservation", "speculative-stragglers")],
     },
     PresetInfo {
         name: "yarn",
         about: "YARN's fair scheduler as YARN-ME runs it: node by node, least memory held first, node reservations; every task gets its request",
-        build: |p| Policy {
-            node_reservations: p.yarn.node_reservations.unwrap_or(true),
-            backfill: Some(p.yarn.backfill.unwrap_or(false)),
-            ..base(p, single_queue(), JobOrder::Fair, Placement::FirstFit, None)
-        },
+        steps: &[("order", "fair")],
     },
     PresetInfo {
         name: "elastic",
         about: "YARN-ME (Alg. 1): as yarn, but a task that does not fit may run with less memory if the timeline generator says its job does not end later",
-        build: |p| Policy {
-            node_reservations: p.yarn.node_reservations.unwrap_or(true),
-            backfill: p.yarn.backfill,
-            sizing: Sizing::Elastic(p.elastic()),
-            ..base(p, single_queue(), JobOrder::Fair, Placement::FirstFit, None)
-        },
+        steps: &[("order", "fair"), ("sizing", "elastic")],
     },
     PresetInfo {
         name: "meganode",
         about: "YARN-ME §6.2's bound: all nodes pooled into one, shortest remaining job first, no elasticity",
-        build: |p| base(p, single_queue(), JobOrder::ShortestRemaining, Placement::Pooled, None),
+        steps: &[("order", "shortest-remaining"), ("placement", "pooled"), ("head_of_line", "per-class")],
     },
 ];
 
@@ -146,10 +157,16 @@ pub fn unknown_preset(name: &str) -> String {
     crate::names::unknown("policy", name, &known)
 }
 
-/// Builds the preset `name` with `params`, or `None` for an unknown name.
+/// Builds the preset `name` with `params`, or `None` for an unknown name:
+/// its steps applied to the root composition.
 pub fn preset(name: &str, params: &Params) -> Option<Policy> {
     let info = PRESETS.iter().find(|p| p.name == name)?;
-    Some(Policy { name: name.to_string(), ..(info.build)(params) })
+    let mut policy = root(params);
+    policy.name = name.to_string();
+    for &(step, value) in info.steps {
+        compose::set(&mut policy, step, value, params).expect("a preset's steps are valid");
+    }
+    Some(policy)
 }
 
 pub(super) fn single_queue() -> Vec<QueueSpec> {
@@ -170,27 +187,17 @@ pub(super) fn two_queues(short_share: f64) -> Vec<QueueSpec> {
     ]
 }
 
-/// The composition every preset starts from: no reservation, requested sizes.
-fn base(
-    params: &Params,
-    queues: Vec<QueueSpec>,
-    order: JobOrder,
-    placement: Placement,
-    preemption: Option<PreemptionSpec>,
-) -> Policy {
+/// The root composition every preset starts from: one FIFO queue (a task
+/// that finds no room holds back every later one), first fit, no
+/// preemption, no reservation, requested sizes.
+fn root(params: &Params) -> Policy {
     Policy {
         name: String::new(),
-        queues,
-        order,
-        // A single strict queue for the non-preemptive baselines, one FIFO per
-        // class once classes are kept apart (by nodes or by queues).
-        head_of_line: if matches!(placement, Placement::FirstFit) && preemption.is_none() {
-            HeadOfLine::All
-        } else {
-            HeadOfLine::PerClass
-        },
-        placement,
-        preemption,
+        queues: single_queue(),
+        order: JobOrder::Fifo,
+        head_of_line: HeadOfLine::All,
+        placement: Placement::FirstFit,
+        preemption: None,
         max_attempts: params.max_attempts,
         locality_wait: params.locality_wait(),
         reservation: None,
@@ -222,36 +229,6 @@ pub(super) fn preemption(
         footprint: params.footprint(),
         rates: Rates::from_params(params),
     }
-}
-
-/// BIG-C §5.1: capacity queues short and long; the short one takes back.
-fn capacity(params: &Params, compute_dr: bool, mechanism: MechanismSpec) -> Policy {
-    let spec = preemption(params, PlannerSpec::Capacity, compute_dr, mechanism);
-    base(params, two_queues(params.short_share), JobOrder::Fifo, Placement::FirstFit, Some(spec))
-}
-
-/// Checkpoint paper §3.1: one strict priority queue; preempted tasks are
-/// resubmitted as often as it takes (§2: Google's evicted tasks are).
-fn by_level(params: &Params, mechanism: MechanismSpec) -> Policy {
-    let spec = preemption(params, PlannerSpec::PriorityLevels, false, mechanism);
-    Policy {
-        head_of_line: HeadOfLine::All,
-        max_attempts: u32::MAX,
-        ..base(params, single_queue(), JobOrder::Priority, Placement::FirstFit, Some(spec))
-    }
-}
-
-fn checkpointing(params: &Params, tier: Tier, adaptive: bool) -> Policy {
-    by_level(params, MechanismSpec::Checkpoint(CheckpointSpec { tier, adaptive, storage: params.storage }))
-}
-
-/// SSR §III–§IV: strict priority, work-conserving, plus a reserve/permit step.
-fn reserving(params: &Params, spec: ReservationSpec) -> Policy {
-    Policy { reservation: Some(spec), ..base(params, single_queue(), JobOrder::Priority, Placement::FirstFit, None) }
-}
-
-fn speculative(params: &Params, isolation: Option<f64>, stragglers: bool) -> ReservationSpec {
-    ReservationSpec::Speculative { prereserve: params.prereserve, isolation, stragglers }
 }
 
 #[cfg(test)]

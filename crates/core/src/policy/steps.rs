@@ -11,9 +11,9 @@
 //! - [`Reservation`]: the reserve/permit step — slots kept for a job when
 //!   its tasks finish (SSR, `policy/reservation/`).
 
-pub use super::mechanism::{Mechanism, Preempted, Take};
+pub use super::mechanism::{Image, Mechanism, Preempted, Take};
 pub use super::planner::Planner;
-pub use crate::scheduler::view::{Holding, Image, View};
+pub use crate::scheduler::view::{Holding, View};
 
 use crate::action::Action;
 use crate::model::{JobId, NodeId, TaskRef};

@@ -137,8 +137,8 @@ impl Scheduler {
 }
 
 /// Starts a pending task on `node` with `size`: its request, unless a sizing
-/// step (`policy/sizing/`) gave it less; a checkpointed task is restored by
-/// the mechanism that made its image.
+/// step (`policy/sizing/`) gave it less; a task the mechanism keeps an image
+/// of (`Mechanism::image`) is restored by it.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn launch(
     view: &mut View,
@@ -151,10 +151,10 @@ pub(super) fn launch(
     size: Resources,
     out: &mut Vec<Action>,
 ) {
-    let j = view.job_mut(job);
-    if let Some(image) = j.tasks.get(task as usize).and_then(|t| t.image) {
+    if let Some(image) = mechanism.image(TaskRef { job: JobId(job as u32), task }) {
         return mechanism.restore(view, now, job, task, image, node, out);
     }
+    let j = view.job_mut(job);
     j.pending.pop_front();
     let t = &mut j.tasks[task as usize];
     t.state.transition(TaskState::Running).expect("pending tasks can start");

@@ -267,9 +267,6 @@ impl Scheduler {
         t.state.transition(TaskState::Finished).expect("checked above");
         let phase = t.phase;
         let owes = !t.owes_nothing();
-        if !owes {
-            t.footprint_mb = 0;
-        }
         job.unsize(task.task as usize, true);
         job.tasks[task.task as usize].allocated = Resources::ZERO;
         self.view.touch(task.job.0 as usize);
@@ -297,6 +294,7 @@ impl Scheduler {
         if finished {
             job.status = JobStatus::Finished;
         }
+        self.mechanism.finished(&self.view, task);
         if owes {
             self.view.forget_preemption(task);
         }
@@ -379,18 +377,12 @@ impl Scheduler {
         if !t.state.holds_resources() {
             return Err(CoreError::BadTask { task, what: format!("lost while {:?}", t.state) });
         }
-        // A task lost while dumping has no image: it starts afresh.
-        let dumping = matches!(t.io_op, Some(view::IoOp::Dump(_)));
         if let Some(pass) = &mut self.placement_pass {
             pass.task_released(&mut self.view, task);
         }
         self.view.forget_preemption(task);
         self.mechanism.forget(&mut self.view, task);
-        let t = self.view.task_mut(task);
-        if dumping {
-            t.image = None;
-        }
-        t.running_since = None;
+        self.view.task_mut(task).running_since = None;
         self.view.requeue(task);
         Ok(())
     }
@@ -439,10 +431,12 @@ impl Scheduler {
         let queue = job.queue;
         let mut freed = Vec::new();
         let mut owed = Vec::new();
+        let mut dropped = Vec::new();
         for i in 0..job.tasks.len() {
             if job.tasks.state(i).is_terminal() {
                 continue;
             }
+            dropped.push(TaskRef { job: id, task: i as u32 });
             let t = &mut job.tasks[i];
             if t.state.holds_resources() {
                 freed.push((t.node, t.allocated));
@@ -450,6 +444,9 @@ impl Scheduler {
             }
             t.state.transition(TaskState::Failed).expect("non-terminal tasks can fail");
             t.allocated = Resources::ZERO;
+        }
+        for &task in &dropped {
+            self.mechanism.finished(&self.view, task);
         }
         for task in owed {
             self.unsize(task, false);

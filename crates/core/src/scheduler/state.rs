@@ -75,32 +75,6 @@ pub(crate) struct TaskRuntime {
     pub promise: Resources,
     /// It is among the view's preempted tasks awaiting resumption.
     pub preempted: bool,
-    /// Footprint memory still booked while a suspended task is being reclaimed.
-    pub footprint_mb: u64,
-    /// Times its node was offered to it since it was preempted (delayed resumption).
-    pub offers: u32,
-    /// Its last checkpoint image, if it has one it can restore from.
-    pub image: Option<Image>,
-    /// The dump or restore of it booked in its node's queue, if any.
-    pub io_op: Option<IoOp>,
-}
-
-/// A dump or restore in a node's queue.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum IoOp {
-    /// The task is being dumped; it frees these resources when the dump ends.
-    Dump(Resources),
-    /// The task is being restored.
-    Restore,
-}
-
-/// Where a checkpointed task's image is and how far the task had got.
-#[derive(Debug, Clone, Copy)]
-pub struct Image {
-    /// The node whose dump wrote it.
-    pub node: NodeId,
-    /// Run time of the attempt it saves (the task's progress, as the core saw it run).
-    pub banked: Micros,
 }
 
 impl TaskRuntime {
@@ -118,12 +92,8 @@ impl TaskRuntime {
             ran_before: 0,
             running_since: None,
             reclaiming_mb: 0,
-            footprint_mb: 0,
             promise: Resources::ZERO,
             preempted: false,
-            offers: 0,
-            image: None,
-            io_op: None,
         }
     }
 
@@ -133,8 +103,7 @@ impl TaskRuntime {
     }
 
     /// Never preempted, or nothing is left of it: nothing promised, owed
-    /// or awaiting resumption (`View::forget_preemption` has only its
-    /// footprint to clear).
+    /// or awaiting resumption (`View::forget_preemption` has nothing to do).
     pub fn owes_nothing(&self) -> bool {
         !self.preempted && self.promise.is_zero() && self.reclaiming_mb == 0
     }

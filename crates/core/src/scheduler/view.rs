@@ -5,9 +5,8 @@
 //! books only through these methods, which keep the indexes and the queues'
 //! usage in step.
 
-pub use super::state::Image;
 use super::state::NodeState;
-pub(crate) use super::state::{IoOp, JobRuntime, JobStatus, QueueState, ServiceKey, TaskRuntime};
+pub(crate) use super::state::{JobRuntime, JobStatus, QueueState, ServiceKey, TaskRuntime};
 use crate::model::{NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
 use crate::{CoreError, LiveTable, Micros, Resources};
@@ -437,11 +436,9 @@ impl View {
         let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
         if t.owes_nothing() {
             // Never preempted, or nothing left of it: nothing else to forget.
-            t.footprint_mb = 0;
             return;
         }
         let owed = std::mem::take(&mut t.reclaiming_mb);
-        t.footprint_mb = 0;
         self.reclaiming_mb -= owed;
         self.remove_preempted(task);
         self.sync_promise(task);

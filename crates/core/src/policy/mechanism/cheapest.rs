@@ -10,11 +10,12 @@
 use super::checkpoint::Checkpoint;
 use super::container::ContainerPreemption;
 use super::kill::Kill;
-use super::suspend::Suspend;
+use super::suspend::freeze;
+use super::Image;
 use super::{Mechanism, Preempted, Take};
 use crate::action::{Action, MechanismKind};
 use crate::model::{NodeId, TaskRef};
-use crate::scheduler::view::{Image, View};
+use crate::scheduler::view::View;
 use crate::{CoreError, Micros, Resources};
 
 /// Kill, suspend in place, shrink or checkpoint, victim by victim.
@@ -22,10 +23,8 @@ use crate::{CoreError, Micros, Resources};
 pub(crate) struct Cheapest {
     /// Killing.
     pub kill: Kill,
-    /// Shrinking (graceful) and resuming.
+    /// Shrinking (graceful) and resuming (frozen tasks too).
     pub container: ContainerPreemption,
-    /// Freezing in place.
-    pub suspend: Suspend,
     /// Checkpointing, with its per-node queues, if the policy has a tier.
     pub checkpoint: Option<Checkpoint>,
 }
@@ -50,8 +49,18 @@ impl Mechanism for Cheapest {
 
     fn preempt(&mut self, view: &mut View, now: Micros, take: Take, out: &mut Vec<Action>) -> Preempted {
         match (take.by, &mut self.checkpoint) {
-            (Some(MechanismKind::Kill), _) => self.kill.preempt(view, now, take, out),
-            (Some(MechanismKind::Suspend), _) => self.suspend.preempt(view, now, take, out),
+            (Some(MechanismKind::Kill), checkpoint) => {
+                // A killed task starts afresh: its image, if any, is of no use.
+                if let Some(checkpoint) = checkpoint {
+                    checkpoint.finished(view, take.task);
+                }
+                self.kill.preempt(view, now, take, out)
+            }
+            (Some(MechanismKind::Suspend), _) => {
+                self.container.offers.reset(take.task);
+                freeze(view, now, take.task, out);
+                Preempted::Kept
+            }
             (Some(MechanismKind::Checkpoint), Some(checkpoint)) => checkpoint.preempt(view, now, take, out),
             _ => self.container.preempt(view, now, take, out),
         }
@@ -60,6 +69,10 @@ impl Mechanism for Cheapest {
     /// Frozen and shrunk tasks are all offered their nodes, once per heartbeat.
     fn offer(&mut self, view: &mut View, out: &mut Vec<Action>) {
         self.container.offer(view, out);
+    }
+
+    fn image(&self, task: TaskRef) -> Option<Image> {
+        self.checkpoint.as_ref().and_then(|c| c.image(task))
     }
 
     fn restore(
@@ -90,9 +103,21 @@ impl Mechanism for Cheapest {
         }
     }
 
+    fn memory_reclaimed(&mut self, view: &mut View, task: TaskRef, mem_mb: u64) -> Result<(), CoreError> {
+        self.container.memory_reclaimed(view, task, mem_mb)
+    }
+
     fn forget(&mut self, view: &mut View, task: TaskRef) {
+        self.container.forget(view, task);
         if let Some(checkpoint) = &mut self.checkpoint {
             checkpoint.forget(view, task);
+        }
+    }
+
+    fn finished(&mut self, view: &View, task: TaskRef) {
+        self.container.finished(view, task);
+        if let Some(checkpoint) = &mut self.checkpoint {
+            checkpoint.finished(view, task);
         }
     }
 }

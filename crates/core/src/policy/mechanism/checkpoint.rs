@@ -10,8 +10,27 @@ use super::{kill, Mechanism, Preempted, Take};
 use crate::action::Action;
 use crate::model::{JobId, NodeId, StorageModel, TaskRef, TaskState, Tier};
 use crate::policy::CheckpointSpec;
-use crate::scheduler::view::{Image, IoOp, TaskRuntime, View};
+use crate::scheduler::view::{TaskRuntime, View};
 use crate::{CoreError, Micros, Resources};
+use std::collections::BTreeMap;
+
+/// Where a checkpointed task's image is and how far the task had got.
+#[derive(Debug, Clone, Copy)]
+pub struct Image {
+    /// The node whose dump wrote it.
+    pub node: NodeId,
+    /// Run time of the attempt it saves (the task's progress, as the core saw it run).
+    pub banked: Micros,
+}
+
+/// A dump or restore of a task in its node's queue.
+#[derive(Debug, Clone, Copy)]
+enum IoOp {
+    /// The task is being dumped; it frees these resources when the dump ends.
+    Dump(Resources),
+    /// The task is being restored.
+    Restore,
+}
 
 /// A node's queue of dumps and restores (one at a time per node, §5.2.2), as
 /// the core books it.
@@ -33,12 +52,25 @@ pub(crate) struct Checkpoint {
     io: Vec<IoQueue>,
     /// Per node, what tasks being dumped there will free when their dumps end.
     freeing: Vec<Resources>,
+    /// Per task that has one, the image it restarts from (its last dump;
+    /// kept after a restore, so that the next dump writes only what the
+    /// task dirtied, §4.1 item 3).
+    images: BTreeMap<TaskRef, Image>,
+    /// Per task, its dump or restore booked in its node's queue.
+    io_ops: BTreeMap<TaskRef, IoOp>,
 }
 
 impl Checkpoint {
     /// Checkpointing by `spec` on a cluster of `nodes` nodes.
     pub fn new(spec: CheckpointSpec, max_attempts: u32, nodes: usize) -> Self {
-        Checkpoint { spec, max_attempts, io: vec![IoQueue::default(); nodes], freeing: vec![Resources::ZERO; nodes] }
+        Checkpoint {
+            spec,
+            max_attempts,
+            io: vec![IoQueue::default(); nodes],
+            freeing: vec![Resources::ZERO; nodes],
+            images: BTreeMap::new(),
+            io_ops: BTreeMap::new(),
+        }
     }
 
     /// Estimated wait behind the dumps and restores booked on `node`.
@@ -62,11 +94,11 @@ impl Checkpoint {
         }
     }
 
-    /// The estimated time to dump `t` now: its whole memory the first time,
-    /// the dirtied part once it has an image.
-    fn dump_estimate(&self, t: &TaskRuntime) -> Micros {
+    /// The estimated time to dump `task` (`t`) now: its whole memory the
+    /// first time, the dirtied part once it has an image.
+    fn dump_estimate(&self, task: TaskRef, t: &TaskRuntime) -> Micros {
         let s = &self.spec.storage;
-        s.dump_time(self.spec.tier, s.dump_mb(t.request.mem_mb, t.image.is_some()))
+        s.dump_time(self.spec.tier, s.dump_mb(t.request.mem_mb, self.images.contains_key(&task)))
     }
 
     /// Algorithm 2: where a checkpointed task restores, given the first node
@@ -100,7 +132,7 @@ impl Mechanism for Checkpoint {
     /// first (memory over the tier's bandwidth, plus the node's queue).
     fn victim_cost(&self, view: &View, now: Micros, task: TaskRef) -> Option<Micros> {
         let t = view.task(task);
-        self.spec.adaptive.then(|| self.dump_estimate(t) + self.io_queue_time(t.node, now))
+        self.spec.adaptive.then(|| self.dump_estimate(task, t) + self.io_queue_time(t.node, now))
     }
 
     fn freeing(&self, node: usize) -> Resources {
@@ -119,17 +151,19 @@ impl Mechanism for Checkpoint {
         if self.spec.adaptive {
             let queue = self.io_queue_time(t.node, now);
             let s = &self.spec.storage;
-            let overhead = checkpoint_overhead(s, self.spec.tier, t.request.mem_mb, t.image.is_some(), queue);
+            let has_image = self.images.contains_key(&task);
+            let overhead = checkpoint_overhead(s, self.spec.tier, t.request.mem_mb, has_image, queue);
             if !worth_checkpointing(t.ran(now), overhead) {
+                self.images.remove(&task);
                 return Preempted::Killed { exhausted: kill(view, task, self.max_attempts, out) };
             }
         }
-        let dump = self.dump_estimate(t);
+        let dump = self.dump_estimate(task, t);
         let t = view.task_mut(task);
         t.state.transition(TaskState::Suspended).expect("victims are running");
         t.pause(now);
-        t.image = Some(Image { node: t.node, banked: t.ran(now) });
-        t.io_op = Some(IoOp::Dump(t.allocated));
+        self.images.insert(task, Image { node: t.node, banked: t.ran(now) });
+        self.io_ops.insert(task, IoOp::Dump(t.allocated));
         let (node, frees) = (t.node, t.allocated);
         self.freeing[node.0 as usize] += frees;
         self.book_io(node, now, dump);
@@ -158,7 +192,6 @@ impl Mechanism for Checkpoint {
         t.allocated = t.request;
         t.ran_before = image.banked;
         t.running_since = None;
-        t.io_op = Some(IoOp::Restore);
         let (res, mb) = (t.request, t.request.mem_mb as f64);
         let (s, tier) = (&self.spec.storage, self.spec.tier);
         let duration =
@@ -166,16 +199,17 @@ impl Mechanism for Checkpoint {
         self.book_io(node, now, duration);
         view.reserve(node, queue, res);
         let task = TaskRef { job: JobId(job as u32), task };
+        self.io_ops.insert(task, IoOp::Restore);
         out.push(Action::Restore { task, node, resources: res, image: image.node, tier });
     }
 
     /// The body wrote a task's dump: its resources are free and it waits to be restored.
     fn checkpointed(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
         let t = view.checked_task(task)?;
-        let (TaskState::Suspended, Some(IoOp::Dump(frees))) = (t.state, t.io_op) else {
+        let (TaskState::Suspended, Some(&IoOp::Dump(frees))) = (t.state, self.io_ops.get(&task)) else {
             return Err(CoreError::BadTask { task, what: format!("checkpointed while {:?} and not dumping", t.state) });
         };
-        t.io_op = None;
+        self.io_ops.remove(&task);
         let node = t.node;
         view.requeue(task);
         self.freeing[node.0 as usize] -= frees;
@@ -186,26 +220,34 @@ impl Mechanism for Checkpoint {
     /// A restored task runs again: its restore leaves its node's queue.
     fn resumed(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
         super::task_resumed(view, now, task)?;
-        let t = view.task_mut(task);
-        if let Some(IoOp::Restore) = t.io_op.take() {
-            let node = t.node;
+        if let Some(IoOp::Restore) = self.io_ops.remove(&task) {
+            let node = view.task(task).node;
             self.unbook_io(node, now);
         }
         Ok(())
     }
 
-    /// Drops a failed task's booked dump or restore.
+    fn image(&self, task: TaskRef) -> Option<Image> {
+        self.images.get(&task).copied()
+    }
+
+    /// Drops a failed or lost task's booked dump or restore; a task lost
+    /// while dumping has no image: it starts afresh.
     fn forget(&mut self, view: &mut View, task: TaskRef) {
-        let t = view.task_mut(task);
-        let node = t.node;
-        match t.io_op.take() {
+        let node = view.task(task).node;
+        match self.io_ops.remove(&task) {
             Some(IoOp::Dump(frees)) => {
                 self.freeing[node.0 as usize] -= frees;
                 self.io[node.0 as usize].ops -= 1;
+                self.images.remove(&task);
             }
             Some(IoOp::Restore) => self.io[node.0 as usize].ops -= 1,
             None => {}
         }
+    }
+
+    fn finished(&mut self, _view: &View, task: TaskRef) {
+        self.images.remove(&task);
     }
 }
 

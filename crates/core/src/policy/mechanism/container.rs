@@ -9,6 +9,13 @@ use crate::action::Action;
 use crate::model::{TaskRef, TaskState};
 use crate::scheduler::view::View;
 use crate::{CoreError, Micros, Resources};
+use std::collections::BTreeMap;
+
+/// Per task suspended or shrunk to its footprint whose memory above it is
+/// still being reclaimed, the footprint's memory still booked on its node,
+/// MB (BIG-C's own per-task data, kept by the mechanism and not in the
+/// shared task record).
+pub(crate) type Footprints = BTreeMap<TaskRef, u64>;
 
 /// Immediate (§3.2) or graceful (§3.3) preemption with delayed resumption (§4.3).
 #[derive(Debug, Clone)]
@@ -23,15 +30,21 @@ pub(crate) struct ContainerPreemption {
     pub delayed_resumption: u32,
     /// A gracefully preempted container may take back part of what it gave up.
     pub gradual_resumption: bool,
-    /// The heartbeat's buffers, kept between heartbeats.
-    pub offers: OfferBuffers,
+    /// The offers its preempted tasks refused, and the heartbeat's buffers.
+    pub offers: Offers,
+    /// Footprints still booked while memory is reclaimed.
+    pub footprints: Footprints,
 }
 
-/// What [`offer_resumptions`] works in, kept between heartbeats so that a
-/// heartbeat allocates nothing: the preempted tasks and their nodes, and per
-/// node what they hold and what is held back for them.
+/// What [`offer_resumptions`] keeps between heartbeats: per preempted task
+/// the offers of its node it refused (delayed resumption D), and buffers so
+/// that a heartbeat allocates nothing: the preempted tasks and their nodes,
+/// and per node what they hold and what is held back for them.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct OfferBuffers {
+pub(crate) struct Offers {
+    /// Per task preempted since it last resumed wholly, the offers it
+    /// refused (none: no entry).
+    refused: BTreeMap<TaskRef, u32>,
     candidates: Vec<TaskRef>,
     /// Each candidate's node, in the same order.
     nodes: Vec<u32>,
@@ -44,6 +57,13 @@ pub(crate) struct OfferBuffers {
 #[derive(Debug, Clone, Default)]
 struct NodeSums {
     sums: Vec<Resources>,
+}
+
+impl Offers {
+    /// `task` was just preempted: it has refused no offer yet.
+    pub fn reset(&mut self, task: TaskRef) {
+        self.refused.remove(&task);
+    }
 }
 
 impl NodeSums {
@@ -78,8 +98,8 @@ impl Mechanism for ContainerPreemption {
 
     fn preempt(&mut self, view: &mut View, now: Micros, take: Take, out: &mut Vec<Action>) -> Preempted {
         match take.shrink_to {
-            Some(to) => shrink(view, take.task, to, self.footprint, out),
-            None => suspend(view, now, take.task, self.footprint, out),
+            Some(to) => self.shrink(view, take.task, to, out),
+            None => self.suspend(view, now, take.task, out),
         }
         Preempted::Kept
     }
@@ -87,6 +107,23 @@ impl Mechanism for ContainerPreemption {
     fn offer(&mut self, view: &mut View, out: &mut Vec<Action>) {
         let gradual = (self.gradual_resumption && self.graceful).then_some(self.gp_step);
         offer_resumptions(view, self.delayed_resumption, gradual, &mut self.offers, out);
+    }
+
+    fn memory_reclaimed(&mut self, view: &mut View, task: TaskRef, mem_mb: u64) -> Result<(), CoreError> {
+        memory_reclaimed(view, task, mem_mb, Some(&mut self.footprints))
+    }
+
+    fn forget(&mut self, _view: &mut View, task: TaskRef) {
+        self.footprints.remove(&task);
+        self.offers.reset(task);
+    }
+
+    /// Only a task among the preempted can have a footprint or refused offers.
+    fn finished(&mut self, view: &View, task: TaskRef) {
+        if view.is_preempted(task) {
+            self.footprints.remove(&task);
+            self.offers.reset(task);
+        }
     }
 }
 
@@ -104,10 +141,10 @@ pub(crate) fn offer_resumptions(
     view: &mut View,
     delayed: u32,
     gradual: Option<Resources>,
-    buffers: &mut OfferBuffers,
+    buffers: &mut Offers,
     out: &mut Vec<Action>,
 ) {
-    let OfferBuffers { candidates, nodes, preempted_hold, held_back } = buffers;
+    let Offers { refused: refusals, candidates, nodes, preempted_hold, held_back } = buffers;
     view.preempted_into(candidates);
     nodes.clear();
     preempted_hold.ready(view.node_count());
@@ -137,10 +174,10 @@ pub(crate) fn offer_resumptions(
         }
         let room = view.node_free(node.0 as usize).saturating_sub(claimed);
         let grant = match resumption_grant(missing, room, gradual) {
-            Some(grant) if t.offers >= delayed => grant,
+            Some(grant) if delayed == 0 || refusals.get(&task).is_some_and(|&n| n >= delayed) => grant,
             refused => {
                 if refused.is_some() {
-                    view.task_mut(task).offers += 1;
+                    *refusals.entry(task).or_insert(0) += 1;
                 }
                 *claimed += missing;
                 continue;
@@ -152,6 +189,7 @@ pub(crate) fn offer_resumptions(
         let resources = t.allocated;
         if resources == t.request {
             view.remove_preempted(task);
+            refusals.remove(&task);
         } else {
             *claimed += missing - grant;
         }
@@ -164,64 +202,79 @@ pub(crate) fn offer_resumptions(
     held_back.clear(nodes);
 }
 
-/// Immediate preemption (§3.2): CPU and memory down to the footprint. CPU
-/// frees at once; memory frees as the body reports it reclaimed. The
-/// footprint itself is not booked against the node (it is the overcommitted
-/// minimum that keeps the container alive): once the memory above it is
-/// reclaimed, the container's whole allocation counts as free, so that
-/// footprints never fragment a node against the container's own resumption.
-fn suspend(view: &mut View, now: Micros, task: TaskRef, footprint: Resources, out: &mut Vec<Action>) {
-    let t = view.task_mut(task);
-    t.state.transition(TaskState::Suspended).expect("victims are running");
-    t.pause(now);
-    t.footprint_mb = footprint.mem_mb.min(t.allocated.mem_mb);
-    lower_limits(view, task, Resources::new(0, footprint.mem_mb));
-    unbook_reclaimed_footprint(view, task);
-    out.push(Action::Immediate { task, footprint });
-}
-
-/// Graceful preemption (§3.3, Alg. 2 line 7): lower the task's limits to
-/// `to`. A task shrunk down to the footprint is, like a suspended one, not
-/// booked for it.
-fn shrink(view: &mut View, task: TaskRef, to: Resources, footprint: Resources, out: &mut Vec<Action>) {
-    let t = view.task_mut(task);
-    t.state.transition(TaskState::Shrunk).expect("graceful victims run");
-    if to.mem_mb <= footprint.mem_mb {
-        t.footprint_mb = to.mem_mb.min(t.allocated.mem_mb);
+impl ContainerPreemption {
+    /// Immediate preemption (§3.2): CPU and memory down to the footprint.
+    /// CPU frees at once; memory frees as the body reports it reclaimed.
+    /// The footprint itself is not booked against the node (it is the
+    /// overcommitted minimum that keeps the container alive): once the
+    /// memory above it is reclaimed, the container's whole allocation counts
+    /// as free, so that footprints never fragment a node against the
+    /// container's own resumption.
+    fn suspend(&mut self, view: &mut View, now: Micros, task: TaskRef, out: &mut Vec<Action>) {
+        let footprint = self.footprint;
+        let t = view.task_mut(task);
+        t.state.transition(TaskState::Suspended).expect("victims are running");
+        t.pause(now);
+        set_footprint(&mut self.footprints, task, footprint.mem_mb.min(t.allocated.mem_mb));
+        self.lower_limits(view, task, Resources::new(0, footprint.mem_mb));
+        self.unbook_reclaimed_footprint(view, task);
+        out.push(Action::Immediate { task, footprint });
     }
-    lower_limits(view, task, to);
-    unbook_reclaimed_footprint(view, task);
-    out.push(Action::Graceful { task, to });
-}
 
-/// Once nothing is left to reclaim, the footprint stops counting against the node.
-fn unbook_reclaimed_footprint(view: &mut View, task: TaskRef) {
-    let t = view.task_mut(task);
-    if t.reclaiming_mb == 0 && t.footprint_mb > 0 {
-        let mem = std::mem::take(&mut t.footprint_mb);
-        t.allocated.mem_mb -= mem;
-        let node = t.node;
+    /// Graceful preemption (§3.3, Alg. 2 line 7): lower the task's limits to
+    /// `to`. A task shrunk down to the footprint is, like a suspended one,
+    /// not booked for it.
+    fn shrink(&mut self, view: &mut View, task: TaskRef, to: Resources, out: &mut Vec<Action>) {
+        let t = view.task_mut(task);
+        t.state.transition(TaskState::Shrunk).expect("graceful victims run");
+        if to.mem_mb <= self.footprint.mem_mb {
+            set_footprint(&mut self.footprints, task, to.mem_mb.min(t.allocated.mem_mb));
+        }
+        self.lower_limits(view, task, to);
+        self.unbook_reclaimed_footprint(view, task);
+        out.push(Action::Graceful { task, to });
+    }
+
+    /// Once nothing is left to reclaim, the footprint stops counting against the node.
+    fn unbook_reclaimed_footprint(&mut self, view: &mut View, task: TaskRef) {
+        if view.task(task).reclaiming_mb > 0 {
+            return;
+        }
+        if let Some(mem) = self.footprints.remove(&task) {
+            let t = view.task_mut(task);
+            t.allocated.mem_mb -= mem;
+            let node = t.node;
+            let queue = view.queue_of(task);
+            view.release(node, queue, Resources::new(0, mem));
+            view.sync_promise(task);
+        }
+    }
+
+    /// Frees CPU above `to` now and books the memory above it as being reclaimed.
+    fn lower_limits(&mut self, view: &mut View, task: TaskRef, to: Resources) {
         let queue = view.queue_of(task);
-        view.release(node, queue, Resources::new(0, mem));
+        let t = view.task_mut(task);
+        let cpu = t.allocated.cpu_milli.saturating_sub(to.cpu_milli);
+        t.allocated.cpu_milli -= cpu;
+        let mem_target = to.mem_mb.min(t.allocated.mem_mb);
+        let newly = (t.allocated.mem_mb - mem_target).saturating_sub(t.reclaiming_mb);
+        t.reclaiming_mb += newly;
+        let node = t.node;
+        self.offers.reset(task);
+        view.add_reclaiming(newly as i64);
+        view.add_preempted(task);
+        view.release(node, queue, Resources::new(cpu, 0));
         view.sync_promise(task);
     }
 }
 
-/// Frees CPU above `to` now and books the memory above it as being reclaimed.
-fn lower_limits(view: &mut View, task: TaskRef, to: Resources) {
-    let queue = view.queue_of(task);
-    let t = view.task_mut(task);
-    let cpu = t.allocated.cpu_milli.saturating_sub(to.cpu_milli);
-    t.allocated.cpu_milli -= cpu;
-    let mem_target = to.mem_mb.min(t.allocated.mem_mb);
-    let newly = (t.allocated.mem_mb - mem_target).saturating_sub(t.reclaiming_mb);
-    t.reclaiming_mb += newly;
-    t.offers = 0;
-    let node = t.node;
-    view.add_reclaiming(newly as i64);
-    view.add_preempted(task);
-    view.release(node, queue, Resources::new(cpu, 0));
-    view.sync_promise(task);
+/// Books `mb` of footprint for `task` (none: no entry).
+fn set_footprint(footprints: &mut Footprints, task: TaskRef, mb: u64) {
+    if mb > 0 {
+        footprints.insert(task, mb);
+    } else {
+        footprints.remove(&task);
+    }
 }
 
 /// The node froze a shrunk task that started swapping (Alg. 2 line 8): it
@@ -242,8 +295,14 @@ pub(crate) fn task_swapping(view: &mut View, now: Micros, task: TaskRef) -> Resu
     Ok(())
 }
 
-/// Memory given back by a suspended or shrunk task.
-pub(crate) fn memory_reclaimed(view: &mut View, task: TaskRef, mem_mb: u64) -> Result<(), CoreError> {
+/// Memory given back by a suspended or shrunk task; a mechanism that books
+/// footprints passes them (`footprints`).
+pub(crate) fn memory_reclaimed(
+    view: &mut View,
+    task: TaskRef,
+    mem_mb: u64,
+    footprints: Option<&mut Footprints>,
+) -> Result<(), CoreError> {
     let t = view.checked_task(task)?;
     if !matches!(t.state, TaskState::Suspended | TaskState::Shrunk) || mem_mb > t.reclaiming_mb {
         let what = format!("{mem_mb} MB reclaimed while {:?} with {} MB due", t.state, t.reclaiming_mb);
@@ -251,7 +310,11 @@ pub(crate) fn memory_reclaimed(view: &mut View, task: TaskRef, mem_mb: u64) -> R
     }
     t.reclaiming_mb -= mem_mb;
     // Fully reclaimed: the footprint stops counting too.
-    let freed = if t.reclaiming_mb == 0 { mem_mb + std::mem::take(&mut t.footprint_mb) } else { mem_mb };
+    let footprint = match footprints {
+        Some(footprints) if t.reclaiming_mb == 0 => footprints.remove(&task).unwrap_or(0),
+        _ => 0,
+    };
+    let freed = mem_mb + footprint;
     t.allocated.mem_mb -= freed;
     let node = t.node;
     let queue = view.queue_of(task);

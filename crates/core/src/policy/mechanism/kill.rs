@@ -17,8 +17,7 @@ pub(crate) struct Kill {
 
 /// Kills `task` and requeues it; whether its job has used up its attempts.
 pub(crate) fn kill(view: &mut View, task: TaskRef, max_attempts: u32, out: &mut Vec<Action>) -> bool {
-    let t = view.task_mut(task);
-    t.image = None;
+    let t = view.task(task);
     // A preempted MapReduce attempt is "killed", not "failed" (YARN's PREEMPTED exit
     // status): only coupled (Spark) tasks use up attempts by being preempted, as the
     // failed Spark jobs of BIG-C §5.2 did.

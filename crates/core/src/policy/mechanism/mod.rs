@@ -13,13 +13,14 @@ mod container;
 mod kill;
 mod suspend;
 
+pub use checkpoint::Image;
 use container::{memory_reclaimed, task_resumed, task_swapping};
 use kill::kill;
 
 use crate::action::{Action, MechanismKind};
 use crate::model::TaskRef;
 use crate::policy::{CheckpointSpec, MechanismSpec, Policy};
-use crate::scheduler::view::{Image, View};
+use crate::scheduler::view::View;
 use crate::{CoreError, Micros, Resources};
 
 /// What a planner takes from one victim.
@@ -87,6 +88,13 @@ pub trait Mechanism: std::fmt::Debug + Send + Sync {
     /// At a heartbeat: offers preempted tasks their nodes' free resources.
     fn offer(&mut self, _view: &mut View, _out: &mut Vec<Action>) {}
 
+    /// The image task `task` restarts from, if it keeps one (a task it
+    /// checkpointed): the scheduler then has it [`Mechanism::restore`] the
+    /// task instead of launching it afresh.
+    fn image(&self, _task: TaskRef) -> Option<Image> {
+        None
+    }
+
     /// Starts task `task` of `job` from its `image` (the head of its job's
     /// pending tasks); `first_fit` is the first node with room for it.
     #[allow(clippy::too_many_arguments)]
@@ -118,7 +126,7 @@ pub trait Mechanism: std::fmt::Debug + Send + Sync {
     /// The body reclaimed `mem_mb` of a suspended or shrunk task's memory
     /// (by default it is free on the task's node at once).
     fn memory_reclaimed(&mut self, view: &mut View, task: TaskRef, mem_mb: u64) -> Result<(), CoreError> {
-        memory_reclaimed(view, task, mem_mb)
+        memory_reclaimed(view, task, mem_mb, None)
     }
 
     /// The body froze a shrunk task that started swapping (by default its CPU is free).
@@ -129,6 +137,10 @@ pub trait Mechanism: std::fmt::Debug + Send + Sync {
     /// A task stopped holding resources for good or was lost: drop what is
     /// booked for it.
     fn forget(&mut self, _view: &mut View, _task: TaskRef) {}
+
+    /// A task finished, or its job failed: drop what it keeps for it. The
+    /// view still shows the task as it was (among the preempted, if it was).
+    fn finished(&mut self, _view: &View, _task: TaskRef) {}
 }
 
 impl Clone for Box<dyn Mechanism> {
@@ -149,6 +161,7 @@ pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
         delayed_resumption: spec.delayed_resumption,
         gradual_resumption: spec.gradual_resumption,
         offers: Default::default(),
+        footprints: Default::default(),
     };
     match spec.mechanism {
         MechanismSpec::Kill => Box::new(kill::Kill { max_attempts }),
@@ -160,7 +173,6 @@ pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
         MechanismSpec::Cheapest => Box::new(cheapest::Cheapest {
             kill: kill::Kill { max_attempts },
             container: container(true),
-            suspend: suspend::Suspend { delayed_resumption: spec.delayed_resumption, offers: Default::default() },
             checkpoint: spec.rates.checkpoint.map(|c| {
                 let spec = CheckpointSpec { tier: c.tier, adaptive: false, storage: c.storage };
                 checkpoint::Checkpoint::new(spec, max_attempts, nodes)

@@ -4,10 +4,10 @@
 //! back. It resumes on its own node once its CPU is free there, after delayed
 //! resumption D (BIG-C §4.3), as a container does.
 
-use super::container::{offer_resumptions, OfferBuffers};
+use super::container::{offer_resumptions, Offers};
 use super::{Mechanism, Preempted, Take};
 use crate::action::Action;
-use crate::model::TaskState;
+use crate::model::{TaskRef, TaskState};
 use crate::scheduler::view::View;
 use crate::{Micros, Resources};
 
@@ -16,8 +16,22 @@ use crate::{Micros, Resources};
 pub(crate) struct Suspend {
     /// Offers of its node a frozen task waits for before resuming (D).
     pub delayed_resumption: u32,
-    /// The heartbeat's buffers, kept between heartbeats.
-    pub offers: OfferBuffers,
+    /// The offers its frozen tasks refused, and the heartbeat's buffers.
+    pub offers: Offers,
+}
+
+/// Freezes `task` in place: its CPU is free at once, its memory stays booked.
+pub(crate) fn freeze(view: &mut View, now: Micros, task: TaskRef, out: &mut Vec<Action>) {
+    let queue = view.queue_of(task);
+    let t = view.task_mut(task);
+    t.state.transition(TaskState::Suspended).expect("victims are running");
+    t.pause(now);
+    let cpu = std::mem::take(&mut t.allocated.cpu_milli);
+    let node = t.node;
+    view.add_preempted(task);
+    view.release(node, queue, Resources::new(cpu, 0));
+    view.sync_promise(task);
+    out.push(Action::Suspend { task });
 }
 
 impl Mechanism for Suspend {
@@ -31,22 +45,23 @@ impl Mechanism for Suspend {
     }
 
     fn preempt(&mut self, view: &mut View, now: Micros, take: Take, out: &mut Vec<Action>) -> Preempted {
-        let task = take.task;
-        let queue = view.queue_of(task);
-        let t = view.task_mut(task);
-        t.state.transition(TaskState::Suspended).expect("victims are running");
-        t.pause(now);
-        t.offers = 0;
-        let cpu = std::mem::take(&mut t.allocated.cpu_milli);
-        let node = t.node;
-        view.add_preempted(task);
-        view.release(node, queue, Resources::new(cpu, 0));
-        view.sync_promise(task);
-        out.push(Action::Suspend { task });
+        self.offers.reset(take.task);
+        freeze(view, now, take.task, out);
         Preempted::Kept
     }
 
     fn offer(&mut self, view: &mut View, out: &mut Vec<Action>) {
         offer_resumptions(view, self.delayed_resumption, None, &mut self.offers, out);
+    }
+
+    fn forget(&mut self, _view: &mut View, task: TaskRef) {
+        self.offers.reset(task);
+    }
+
+    /// Only a task among the preempted can have refused offers.
+    fn finished(&mut self, view: &View, task: TaskRef) {
+        if view.is_preempted(task) {
+            self.offers.reset(task);
+        }
     }
 }

@@ -105,7 +105,7 @@ impl Cost {
             let t = view.task(task);
             avail[t.node.0 as usize].mem_mb += t.reclaiming_mb;
         }
-        let mut victims = self.victims(view, over, now);
+        let mut victims = self.victims(view, mechanism, over, now);
         // Per node, the floor of its victims' costs and the CPU need it is for.
         let mut floors: Vec<Option<(u64, Option<Floor>)>> = vec![None; n];
         let mut keys: Vec<_> = view.queues()[starved].waiting.iter().flatten().copied().collect();
@@ -310,7 +310,7 @@ impl Cost {
     /// Queue `queue`'s tasks that may give something back, per node, in
     /// Algorithm 2's order over the queue (longest remaining job first,
     /// youngest first): running ones, and shrunk ones done reclaiming.
-    fn victims(&self, view: &View, queue: usize, now: Micros) -> Vec<Vec<Candidate>> {
+    fn victims(&self, view: &View, mechanism: &dyn Mechanism, queue: usize, now: Micros) -> Vec<Vec<Candidate>> {
         let mut found = Vec::new();
         let mut phase_cpu = Vec::new();
         for key in view.queues()[queue].active.iter() {
@@ -370,7 +370,7 @@ impl Cost {
                     killable: !(coupled && t.attempts >= self.max_attempts),
                     relaunch: if relaunches { job_ran.saturating_sub(own) } else { 0 },
                     running,
-                    has_image: t.image.is_some(),
+                    has_image: mechanism.image(TaskRef { job: JobId(job.req.id.0), task: i }).is_some(),
                     siblings_cpu: if coupled { phase_cpu[t.phase as usize].0 - t.allocated.cpu_milli } else { 0 },
                     phase_stopped_ppm: if coupled { phase_cpu[t.phase as usize].1 } else { 0 },
                 };
