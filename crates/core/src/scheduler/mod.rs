@@ -239,8 +239,8 @@ impl Scheduler {
         if node.0 as usize >= self.view.nodes.len() {
             return Err(CoreError::UnknownNode(node.0));
         }
+        let fresh = self.mechanism.image(task).is_none();
         let job = self.view.checked_job(task)?;
-        let fresh = job.tasks.get(task.task as usize).is_none_or(|t| t.image.is_none());
         if job.pending.front() != Some(task.task) || !fresh {
             return Err(CoreError::BadTask {
                 task,
