@@ -417,7 +417,8 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
                 max_log_bytes: a.node.max_log_bytes(),
-                confinement: a.node.confinement()?,
+                // Under Slurm, slurmd starts the jobs: the agent launches no task to confine.
+                confinement: if a.slurm { Confinement::default() } else { a.node.confinement()? },
                 give_up_after: a.give_up_after,
                 node_dir: a.node_dir.unwrap_or_else(|| default_node_dir(&name, a.slurm)),
                 program: std::env::current_exe().map_err(|e| format!("cannot find the pliant executable: {e}"))?,

@@ -551,13 +551,7 @@ fn a_job_cannot_raise_its_limits_leave_its_cgroup_or_read_the_daemon_s_environme
     }
     let dir = ScratchDir::new("pliant-hostile-confined").unwrap();
     let args = ["--cpu", "1", "--mem", "200M", "--task-user", "nobody", "--max-task-pids", "32"].map(String::from);
-    let local = common::local::Local::start_with(
-        &dir.path().join("state"),
-        "kill",
-        &args,
-        free_port(),
-        &dir.path().join("log"),
-    );
+    let local = kill_local_in(&dir, &args);
     let script = r#"
         id -u; grep NoNewPrivs /proc/self/status; env > env.txt
         for line in $(cat /proc/self/cgroup); do
@@ -589,18 +583,17 @@ fn a_job_cannot_raise_its_limits_leave_its_cgroup_or_read_the_daemon_s_environme
     drop(local);
 }
 
+/// `pliant local --policy kill` with `args`, its state and log in `dir`.
+fn kill_local_in(dir: &ScratchDir, args: &[String]) -> common::local::Local {
+    common::local::Local::start_with(&dir.path().join("state"), "kill", args, free_port(), &dir.path().join("log"))
+}
+
 /// The capability lines of a task's `/proc/self/status` after its user id,
 /// run by `pliant local` with `args`.
 fn identity_of_a_task(name: &str, args: &[&str]) -> String {
     let dir = ScratchDir::new(&format!("pliant-hostile-{name}")).unwrap();
     let args: Vec<String> = ["--cpu", "1", "--mem", "200M"].iter().chain(args).map(|a| a.to_string()).collect();
-    let local = common::local::Local::start_with(
-        &dir.path().join("state"),
-        "kill",
-        &args,
-        free_port(),
-        &dir.path().join("log"),
-    );
+    let local = kill_local_in(&dir, &args);
     let script = "id -u; grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status";
     let job = local.submit(json!({ "cpu_milli": 1000, "mem_mb": 64, "command": ["/bin/sh", "-c", script] }));
     local.wait_until("the job to end", Duration::from_secs(30), |c| {
