@@ -52,16 +52,22 @@ def mean_jct(seed, policy, prefix, extra):
     return mean([float(r["jct_s"]) for r in rows])
 
 
+def cells(line):
+    """A table line's cells (the columns are split by `|`)."""
+    return [t for t in line.split() if t != "|"]
+
+
 def series(text, metric):
-    """The (value, mean) rows of one metric's table in a sweep's output."""
+    """The (value, mean) rows of one metric's table in a sweep's output
+    (after its header line and its rule)."""
     lines = text.splitlines()
-    start = lines.index(metric) + 2
+    start = lines.index(metric) + 3
     rows = []
     for line in lines[start:]:
-        cells = line.split()
-        if len(cells) != 2:
+        row = cells(line)
+        if len(row) != 2:
             break
-        rows.append((float(cells[0]), float(cells[1])))
+        rows.append((float(row[0]), float(row[1])))
     return rows
 
 
@@ -114,7 +120,7 @@ cut = 100 * (1 - fg_jct["ssr-stragglers"] / fg_jct["ssr"])
 r_rows = series(r_sweep, "classes.short.slowdown.mean")
 p_rows = series(p_sweep, "classes.short.slowdown.mean")
 p_idle = series(p_sweep, "reserved_idle_core_seconds")
-n_rows = [line.split() for line in stragglers.splitlines() if line.split()[:1] == ["1.6"]]
+n_rows = [cells(line) for line in stragglers.splitlines() if line.split()[:1] == ["1.6"]]
 
 print("\n## Done-when checks\n")
 ok = lambda b: "holds" if b else "does NOT hold"
