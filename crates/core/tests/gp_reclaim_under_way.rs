@@ -6,24 +6,14 @@
 //! swaps slowly) is on its way: the next round does not take it again, it
 //! goes on to the other long task.
 
-use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+mod common;
+
+use pliant_core::model::{JobClass, JobId, JobRequest, TaskRef, TaskRequest};
 use pliant_core::policy::{preset, Params};
 use pliant_core::{Action, Observation, Resources, Scheduler, SECOND};
 
 fn job(id: u32, class: JobClass, cpu_milli: u64, mem_mb: u64) -> JobRequest {
-    JobRequest {
-        id: JobId(id),
-        submit: 0,
-        class,
-        priority: 0,
-        phases: vec![PhaseRequest {
-            deps: vec![],
-            coupled: false,
-            local: false,
-            tasks: vec![TaskRequest { resources: Resources::new(cpu_milli, mem_mb), estimate: None }],
-        }],
-        elastic: None,
-    }
+    common::one_phase_job(id, class, vec![TaskRequest { resources: Resources::new(cpu_milli, mem_mb), estimate: None }])
 }
 
 const LONG_0: TaskRef = TaskRef { job: JobId(0), task: 0 };

@@ -5,24 +5,14 @@
 //! once its memory is back the short task runs on that node — it does not
 //! wait for another task to arrive.
 
-use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
+mod common;
+
+use pliant_core::model::{JobClass, JobId, JobRequest, TaskRef, TaskRequest};
 use pliant_core::policy::{preset, Params};
 use pliant_core::{Action, Observation, Resources, Scheduler, SECOND};
 
 fn job(id: u32, class: JobClass, mem_mb: u64) -> JobRequest {
-    JobRequest {
-        id: JobId(id),
-        submit: 0,
-        class,
-        priority: 0,
-        phases: vec![PhaseRequest {
-            deps: vec![],
-            coupled: false,
-            local: false,
-            tasks: vec![TaskRequest { resources: Resources::new(1000, mem_mb), estimate: None }],
-        }],
-        elastic: None,
-    }
+    common::one_phase_job(id, class, vec![TaskRequest { resources: Resources::new(1000, mem_mb), estimate: None }])
 }
 
 #[test]

@@ -3,28 +3,20 @@
 //! run 5 s. The take is sized by its deficit on the node and each victim
 //! gives it back the cheapest way (docs/cost-model.md).
 
+mod common;
+
 use pliant_core::action::MechanismKind;
-use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest, Tier};
+use pliant_core::model::{JobClass, JobId, JobRequest, TaskRef, TaskRequest, Tier};
 use pliant_core::policy::{preset, Params};
 use pliant_core::{Action, Micros, Observation, Resources, Scheduler, SECOND};
 
 fn job(id: u32, class: JobClass, tasks: &[(u64, u64)]) -> JobRequest {
-    JobRequest {
-        id: JobId(id),
-        submit: 0,
+    let estimate = Some(1000 * SECOND);
+    common::one_phase_job(
+        id,
         class,
-        priority: 0,
-        phases: vec![PhaseRequest {
-            deps: vec![],
-            coupled: false,
-            local: false,
-            tasks: tasks
-                .iter()
-                .map(|&(c, m)| TaskRequest { resources: Resources::cores_gb(c, m), estimate: Some(1000 * SECOND) })
-                .collect(),
-        }],
-        elastic: None,
-    }
+        tasks.iter().map(|&(c, m)| TaskRequest { resources: Resources::cores_gb(c, m), estimate }).collect(),
+    )
 }
 
 /// The long job running since 0, a short task of `short` arriving at `at`,

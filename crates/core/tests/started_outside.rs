@@ -3,14 +3,18 @@
 //! before it was held): booked on its node as running, even beyond the
 //! node's capacity; nothing more goes there until the node has room again.
 
-use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
+mod common;
+
+use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, TaskRef, TaskRequest};
 use pliant_core::policy::{preset, Params};
 use pliant_core::{Action, CoreError, Observation, Resources, Scheduler};
 
 fn job(id: u32) -> JobRequest {
-    let task = TaskRequest { resources: Resources::new(1000, 100), estimate: None };
-    let phase = PhaseRequest { deps: vec![], coupled: false, local: false, tasks: vec![task] };
-    JobRequest { id: JobId(id), submit: 0, class: JobClass::Long, priority: 0, phases: vec![phase], elastic: None }
+    common::one_phase_job(
+        id,
+        JobClass::Long,
+        vec![TaskRequest { resources: Resources::new(1000, 100), estimate: None }],
+    )
 }
 
 fn task(job: u32) -> TaskRef {
