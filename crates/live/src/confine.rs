@@ -31,7 +31,7 @@ pub fn default_task_user() -> Result<Option<TaskUser>, String> {
         .map_err(|e| format!("tasks run as {DEFAULT_TASK_USER} unless --task-user names another user (or root): {e}"))
 }
 
-/// True when this process runs as root, and may so drop its tasks' capabilities.
+/// True when this process runs as root (and may so drop its tasks' capabilities).
 pub fn running_as_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

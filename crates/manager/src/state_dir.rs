@@ -18,8 +18,7 @@ pub const USER_DEFAULT: &str = "pliant-state";
 /// The state directory when none is named: [`SYSTEM_DEFAULT`] for root,
 /// else [`USER_DEFAULT`] (clients look for the token and the certificate there too).
 pub fn default_dir() -> PathBuf {
-    // SAFETY: geteuid has no preconditions.
-    PathBuf::from(if unsafe { libc::geteuid() } == 0 { SYSTEM_DEFAULT } else { USER_DEFAULT })
+    PathBuf::from(if pliant_live::confine::running_as_root() { SYSTEM_DEFAULT } else { USER_DEFAULT })
 }
 
 /// Makes `dir` absolute (and free of `..` and symbolic links), creates it

@@ -1,8 +1,8 @@
-//! Benchmark: parse the shared Google 2011 part (or the paths given) once,
-//! import it (the native output is discarded), and print rows per second,
+//! Benchmark: parse the Google 2011 trace files or directories given once,
+//! import them (the native output is discarded), and print rows per second,
 //! the most jobs held at once and the peak resident memory (VmHWM).
 //!
-//! `cargo run --release -p pliant-trace --example bench_google [PATHS…]`
+//! `cargo run --release -p pliant-trace --example bench_google PATH…`
 
 use pliant_trace::{import, LoadOptions};
 use std::path::PathBuf;
@@ -16,9 +16,10 @@ fn peak_rss_mb() -> Option<f64> {
 }
 
 fn main() {
-    let mut paths: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
+    let paths: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
     if paths.is_empty() {
-        paths.push(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/google2011")));
+        eprintln!("usage: bench_google PATH… (Google 2011 task_events files or directories holding them, e.g. crates/trace/tests/fixtures/google2011-sample/)");
+        std::process::exit(2);
     }
     let start = Instant::now();
     let mut out = std::io::sink();

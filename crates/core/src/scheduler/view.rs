@@ -191,6 +191,17 @@ impl View {
         self.allocated
     }
 
+    /// Each node's free room with the memory its preempted tasks are still
+    /// giving back (a down node's tasks count on it too).
+    pub(crate) fn room_with_reclaims(&self) -> Vec<Resources> {
+        let mut room: Vec<Resources> = (0..self.nodes.len()).map(|i| self.node_free(i)).collect();
+        for task in self.preempted() {
+            let t = self.task(task);
+            room[t.node.0 as usize].mem_mb += t.reclaiming_mb;
+        }
+        room
+    }
+
     /// Memory suspended and shrunk tasks have still to give back, MB.
     pub fn reclaiming_mb(&self) -> u64 {
         self.reclaiming_mb

@@ -109,12 +109,7 @@ fn fits_somewhere(view: &View, queue: usize) -> bool {
     let requests =
         view.queues()[queue].waiting.iter().flatten().flat_map(|key| view.job(key.2 as usize).pending.runs());
     let Some(least) = requests.map(|(request, _)| request).reduce(|a, b| a.min(&b)) else { return true };
-    let mut room: Vec<Resources> = (0..view.node_count()).map(|i| view.node_free(i)).collect();
-    for task in view.preempted() {
-        let t = view.task(task);
-        room[t.node.0 as usize].mem_mb += t.reclaiming_mb;
-    }
-    room.iter().any(|r| least.fits_in(r))
+    view.room_with_reclaims().iter().any(|r| least.fits_in(r))
 }
 
 /// The jobs of a queue with their running containers and what taking each

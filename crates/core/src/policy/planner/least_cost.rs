@@ -99,11 +99,10 @@ impl Cost {
         out: &mut Vec<Take>,
     ) {
         let n = view.node_count();
-        // Free room, plus what dumps under way will free.
-        let mut avail: Vec<Resources> = (0..n).map(|i| view.node_free(i) + mechanism.freeing(i)).collect();
-        for task in view.preempted() {
-            let t = view.task(task);
-            avail[t.node.0 as usize].mem_mb += t.reclaiming_mb;
+        // Free room and memory coming back, plus what dumps under way will free.
+        let mut avail = view.room_with_reclaims();
+        for (i, room) in avail.iter_mut().enumerate() {
+            *room += mechanism.freeing(i);
         }
         let mut victims = self.victims(view, mechanism, over, now);
         // Per node, the floor of its victims' costs and the CPU need it is for.
