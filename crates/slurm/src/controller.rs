@@ -310,21 +310,32 @@ impl Controller {
         join: Token,
     ) -> Result<(Controller, bool), ControllerError> {
         std::fs::create_dir_all(state_dir).map_err(|e| config_error(format!("{}: {e}", state_dir.display())))?;
-        let (mut journal, (existing, steps)) =
-            Journal::open::<ControllerConfig, Event>(&state_dir.join("journal.jsonl"))?;
+        let path = state_dir.join("journal.jsonl");
         let tools = SlurmTools::default();
+        let fresh = || -> Result<ControllerConfig, ControllerError> {
+            let config = ControllerConfig {
+                partition: partition.to_string(),
+                policy: policy.to_string(),
+                params: params.to_vec(),
+                nodes: partition_nodes(&tools, partition)?,
+                epoch_unix_us: unix_us(),
+            };
+            build_policy(&config.policy, &config.params).map_err(config_error)?;
+            Ok(config)
+        };
+        // A new journal's cluster entry is made (sinfo) before its file is,
+        // so that a reader (`--show`) does not find the file empty meanwhile.
+        let new = std::fs::metadata(&path).map_or(true, |m| m.len() == 0);
+        let mut made = if new { Some(fresh()?) } else { None };
+        let (mut journal, (existing, steps)) = Journal::open::<ControllerConfig, Event>(&path)?;
         let recovered = existing.is_some();
         let config = match existing {
             Some(c) => c,
             None => {
-                let config = ControllerConfig {
-                    partition: partition.to_string(),
-                    policy: policy.to_string(),
-                    params: params.to_vec(),
-                    nodes: partition_nodes(&tools, partition)?,
-                    epoch_unix_us: unix_us(),
+                let config = match made.take() {
+                    Some(c) => c,
+                    None => fresh()?,
                 };
-                build_policy(&config.policy, &config.params).map_err(config_error)?;
                 journal.start(&config)?;
                 config
             }
