@@ -386,7 +386,7 @@ fn assert_slurm_agrees(cluster: &SlurmCluster, state: &std::path::Path, log: &st
     let mut view = Vec::new();
     cluster.wait_until("pliant to see every job end", Duration::from_secs(30), |_| {
         view = pliant_view(state);
-        view.iter().all(|j| j["phase"] == "Over")
+        view.iter().all(|j| j["end_state"].is_string())
     });
     let slurm: Vec<Value> = cluster.jobs().into_iter().filter(|j| j["partition"] == "pliant").collect();
     let ids = |jobs: &[Value], key: &str| -> BTreeSet<u64> { jobs.iter().map(|j| j[key].as_u64().unwrap()).collect() };
@@ -1090,7 +1090,7 @@ fn jobs_started_before_pliant_held_them_are_taken_over_where_they_run() {
     for id in &early {
         let on = &slurm.iter().find(|(j, _)| j == id).unwrap_or_else(|| panic!("job {id} ended early: {slurm:?}")).1;
         let p = view.iter().find(|p| p["slurm_id"] == *id).unwrap_or_else(|| panic!("job {id}: {view:?}"));
-        assert_eq!((p["phase"].as_str(), p["node"].as_str()), (Some("Running"), Some(on.as_str())), "job {id}: {p}");
+        assert_eq!((p["state"].as_str(), p["node"].as_str()), (Some("running"), Some(on.as_str())), "job {id}: {p}");
     }
     let all: Vec<u64> = early.iter().chain(&late).copied().collect();
     wait_for_ends(&events, &all, Duration::from_secs(120), || pliant.log());

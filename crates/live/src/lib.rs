@@ -27,6 +27,7 @@ pub mod fence;
 pub mod machine;
 pub mod measure;
 pub mod mechanism;
+pub mod mirror;
 pub mod node_dir;
 pub mod peer;
 pub mod process;

@@ -15,7 +15,7 @@ use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::room::JournalRoom;
 use crate::submit::SubmitRequest;
-use crate::view::{JobState, JobView, TaskStatus, TaskView};
+use crate::view::{JobState, JobView, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
 use pliant_core::policy::Policy;
 use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
@@ -23,6 +23,7 @@ use pliant_live::credentials::{Joiner, NodeCredentials};
 use pliant_live::delivery::Delivery;
 use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::machine::unix_us;
+use pliant_live::mirror::{Heard, TaskStatus};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::{build_policy, LiveBody, StepError, Stepping};
 use pliant_live::token::Token;
@@ -342,21 +343,23 @@ impl Manager {
     fn takeover(&self, node: usize, spared: &[TaskRef]) -> Vec<AgentOp> {
         let mut ops = Vec::new();
         for job in &self.jobs {
-            for t in job.tasks.iter().filter(|t| t.state.holds_resources() && t.node == Some(node as u32)) {
+            for t in job.tasks.iter().filter(|t| t.mirror.state.holds_resources() && t.mirror.node == Some(node as u32))
+            {
                 let task = TaskRef { job: JobId(job.id), task: t.index };
                 if spared.contains(&task) {
                     continue;
                 }
-                let expect = match t.state {
-                    _ if t.checkpointing => Expected::Checkpointing,
-                    TaskStatus::Shrunk => Expected::Shrunk(t.limits),
-                    TaskStatus::Suspended => Expected::Frozen(t.limits),
-                    TaskStatus::Restoring => Expected::Restoring(t.limits),
+                let m = &t.mirror;
+                let expect = match m.state {
+                    _ if m.checkpointing => Expected::Checkpointing,
+                    TaskStatus::Shrunk => Expected::Shrunk(m.limits),
+                    TaskStatus::Suspended => Expected::Frozen(m.limits),
+                    TaskStatus::Restoring => Expected::Restoring(m.limits),
                     _ => Expected::Running,
                 };
                 let (log_dir, checkpoint_dir) = (self.log_dir(task), self.checkpoint_dir(task));
-                let resources = t.allocated;
-                ops.push(AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb: t.owed_mb });
+                let resources = m.allocated;
+                ops.push(AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb: m.owed_mb });
             }
         }
         ops.push(AgentOp::Sweep);
@@ -452,7 +455,7 @@ impl Manager {
         // requeue, e.g. of a cancelled job, voids it).
         let here = |task: &TaskRef| {
             let t = &self.jobs[task.job.0 as usize].tasks[task.task as usize];
-            t.state.holds_resources() && t.node == Some(node as u32)
+            t.mirror.state.holds_resources() && t.mirror.node == Some(node as u32)
         };
         let waiting = self.delivery.reregistered(node);
         let mut last_launch: BTreeMap<TaskRef, usize> = BTreeMap::new();
@@ -541,7 +544,7 @@ impl Manager {
         self.jobs
             .iter()
             .flat_map(|j| j.tasks.iter().map(move |t| (j.id, t)))
-            .filter(|(_, t)| t.node == Some(node as u32) && t.state.holds_resources())
+            .filter(|(_, t)| t.mirror.node == Some(node as u32) && t.mirror.state.holds_resources())
             .map(|(job, t)| TaskRef { job: JobId(job), task: t.index })
             .map(|task| Event::Report { node: node as u32, report: AgentReport::Lost { task, reason: reason.into() } })
             .collect()
@@ -613,106 +616,63 @@ impl Manager {
         ops: &mut Vec<(usize, AgentOp)>,
     ) -> Result<bool, ManagerError> {
         let task = report.task();
-        let Some(t) = self.jobs.get(task.job.0 as usize).and_then(|j| j.tasks.get(task.task as usize)) else {
+        let heard = match report {
+            AgentReport::Exited { code, .. } => Heard::Exited { ok: *code == Some(0) },
+            AgentReport::Reclaimed { mem_mb, .. } => Heard::Reclaimed { mem_mb: *mem_mb },
+            AgentReport::Swapping { .. } => Heard::Swapping,
+            AgentReport::Resumed { .. } => Heard::Resumed,
+            AgentReport::Checkpointed { .. } => Heard::Checkpointed,
+            AgentReport::Lost { .. } => Heard::Lost,
+        };
+        let Some(t) = self.jobs.get_mut(task.job.0 as usize).and_then(|j| j.tasks.get_mut(task.task as usize)) else {
             return Ok(false);
         };
         // A report from another node, or about a task that has ended
         // (it keeps the node it ran on), is stale.
-        if t.node != Some(node) || t.state.is_terminal() {
-            return Ok(false);
-        }
-        let state = t.state;
-        let preempted = matches!(state, TaskStatus::Suspended | TaskStatus::Shrunk);
+        let Some(observed) = t.mirror.hear(task, heard, Some(node)) else { return Ok(false) };
         match report {
-            AgentReport::Exited { code: Some(0), .. } if matches!(state, TaskStatus::Running | TaskStatus::Shrunk) => {
-                self.stepping.driver.observe(now, Observation::TaskFinished(task))?;
-                let t = self.task_mut(task);
-                t.state = TaskStatus::Finished;
+            AgentReport::Exited { code: Some(0), .. } if t.mirror.state == TaskStatus::Finished => {
                 t.exit_code = Some(0);
                 t.end_us = Some(now);
             }
-            AgentReport::Exited { code: Some(0), .. } => {
-                // It finished while it should have been frozen: run it again.
-                self.stepping.driver.observe(now, Observation::TaskLost(task))?;
-                self.requeue(task);
-            }
+            AgentReport::Exited { code: Some(0), .. } => {}
             AgentReport::Exited { code, signal, stderr_tail, .. } => {
-                self.stepping.driver.observe(now, Observation::JobAborted(task.job))?;
-                let t = self.task_mut(task);
                 t.exit_code = *code;
                 t.signal = *signal;
                 t.stderr_tail = Some(stderr_tail.clone());
-                t.state = TaskStatus::Failed;
                 t.end_us = Some(now);
-                self.stop_job(now, task.job, JobState::Failed, ops);
             }
-            AgentReport::Reclaimed { mem_mb, freed_mb, took_ms, .. } => {
-                let owed = self.task_mut(task).owed_mb;
-                let mem_mb = (*mem_mb).min(owed);
-                if !preempted || mem_mb == 0 {
-                    return Ok(false);
+            AgentReport::Reclaimed { freed_mb, took_ms, .. } => {
+                if let Some(Observation::MemoryReclaimed { mem_mb, .. }) = observed.first() {
+                    t.reclaimed_mb += mem_mb;
                 }
-                self.stepping.driver.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
-                let t = self.task_mut(task);
-                t.owed_mb -= mem_mb;
-                t.reclaimed_mb += mem_mb;
                 t.freed_mb += freed_mb;
                 t.reclaim_ms += took_ms;
             }
-            AgentReport::Swapping { .. } => {
-                if state != TaskStatus::Shrunk {
-                    return Ok(false);
-                }
-                self.stepping.driver.observe(now, Observation::Swapping(task))?;
-                self.task_mut(task).state = TaskStatus::Suspended;
-            }
-            AgentReport::Resumed { .. } => {
-                if state != TaskStatus::Restoring {
-                    return Ok(false);
-                }
-                self.stepping.driver.observe(now, Observation::Resumed(task))?;
-                let t = self.task_mut(task);
-                // Given only part back (gradual resumption): still shrunk.
-                t.state = if t.limits == t.allocated { TaskStatus::Running } else { TaskStatus::Shrunk };
-            }
-            AgentReport::Checkpointed { .. } => {
-                if !t.checkpointing {
-                    return Ok(false);
-                }
-                self.stepping.driver.observe(now, Observation::Checkpointed(task))?;
-                self.requeue(task);
-                self.task_mut(task).checkpoints += 1;
-            }
+            AgentReport::Checkpointed { .. } => t.checkpoints += 1,
             AgentReport::Lost { reason, .. } => {
-                if !state.holds_resources() {
-                    return Ok(false);
-                }
                 if !self.stepping.replaying {
                     eprintln!("pliant manager: {task} lost ({reason}); requeued");
                 }
-                self.stepping.driver.observe(now, Observation::TaskLost(task))?;
-                self.requeue(task);
-                self.task_mut(task).lost_reason = Some(reason.clone());
+                t.lost_reason = Some(reason.clone());
             }
+            AgentReport::Swapping { .. } | AgentReport::Resumed { .. } => {}
+        }
+        for o in observed {
+            self.stepping.driver.observe(now, o)?;
+        }
+        if matches!(report, AgentReport::Exited { code, .. } if *code != Some(0)) {
+            self.stop_job(now, task.job, JobState::Failed, ops);
         }
         self.jobs[task.job.0 as usize].refresh(now);
         Ok(true)
-    }
-
-    fn requeue(&mut self, task: TaskRef) {
-        let t = self.task_mut(task);
-        t.state = TaskStatus::Pending;
-        t.node = None;
-        t.limits = Resources::ZERO;
-        t.owed_mb = 0;
-        t.checkpointing = false;
     }
 
     /// Ends a job and tells the nodes to stop its tasks.
     fn stop_job(&mut self, now: Micros, job: JobId, state: JobState, ops: &mut Vec<(usize, AgentOp)>) {
         let j = &mut self.jobs[job.0 as usize];
         for t in &j.tasks {
-            if let (Some(node), true) = (t.node, t.state.holds_resources()) {
+            if let (Some(node), true) = (t.mirror.node, t.mirror.state.holds_resources()) {
                 ops.push((node as usize, AgentOp::Stop { task: TaskRef { job, task: t.index } }));
             }
         }
@@ -721,47 +681,22 @@ impl Manager {
 
     /// Updates the records for one core action and queues its node operation.
     fn mirror(&mut self, now: Micros, action: &Action, ops: &mut Vec<(usize, AgentOp)>) {
-        match node_op(action) {
+        let op = node_op(action);
+        match op {
             NodeOp::Launch { task, node, resources } => self.start(now, task, node, resources, false, ops),
             // The checkpoint directory is the same path on every node (shared storage).
             NodeOp::Restore { task, node, resources, .. } => self.start(now, task, node, resources, true, ops),
             NodeOp::Preempt { task, mechanism, limits } => {
                 let t = self.task_mut(task);
-                let node = t.node.expect("victims are on a node") as usize;
+                let node = t.mirror.node.expect("victims are on a node") as usize;
                 *t.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
-                match mechanism {
-                    MechanismKind::Kill => {
-                        self.requeue(task);
-                    }
-                    MechanismKind::Suspend => {
-                        // Frozen in place: its CPU is free, its memory stays.
-                        t.limits.cpu_milli = 0;
-                        t.state = TaskStatus::Suspended;
-                    }
-                    MechanismKind::Checkpoint => {
-                        // It keeps its allocation until its node reports the dump written.
-                        t.state = TaskStatus::Suspended;
-                        t.checkpointing = true;
-                    }
-                    _ => {
-                        // Mirrors the core's booking: what the limit drops by is owed back.
-                        t.owed_mb += t.limits.mem_mb.saturating_sub(limits.mem_mb);
-                        t.limits = t.limits.min(&limits);
-                        t.state = if mechanism == MechanismKind::Immediate {
-                            TaskStatus::Suspended
-                        } else {
-                            TaskStatus::Shrunk
-                        };
-                    }
-                }
+                t.mirror.carry_out(&op);
                 ops.push((node, AgentOp::Preempt { task, mechanism, limits }));
             }
             NodeOp::Resume { task, resources } => {
                 let t = self.task_mut(task);
-                t.state = TaskStatus::Restoring;
-                t.limits = resources;
-                t.owed_mb = 0;
-                let node = t.node.expect("preempted tasks are on a node") as usize;
+                t.mirror.carry_out(&op);
+                let node = t.mirror.node.expect("preempted tasks are on a node") as usize;
                 ops.push((node, AgentOp::Resume { task, limits: resources }));
             }
             NodeOp::StopJob { job } => self.stop_job(now, job, JobState::Failed, ops),
@@ -787,14 +722,10 @@ impl Manager {
         job.first_start_us.get_or_insert(now);
         let argv = job.spec.command.clone();
         let t = &mut job.tasks[task.task as usize];
-        t.state = if restore { TaskStatus::Restoring } else { TaskStatus::Running };
-        t.node = Some(node.0);
+        t.mirror.start(node.0, resources, restore);
         t.launches += 1;
         t.start_us = Some(now);
         t.first_start_us.get_or_insert(now);
-        t.limits = resources;
-        t.allocated = resources;
-        t.owed_mb = 0;
         ops.push((node.0 as usize, AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore }));
     }
 

@@ -3,60 +3,11 @@
 //! exactly by replaying the journal.
 
 use crate::events::JobSpec;
-use pliant_core::model::{JobId, TaskState};
-use pliant_core::{Micros, Resources};
+use pliant_core::model::JobId;
+use pliant_core::Micros;
+use pliant_live::mirror::{TaskMirror, TaskStatus};
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Where a task stands, as the API shows it: the core's lifecycle state,
-/// and `cancelled` for a task its job's cancellation ended (the core counts
-/// that as failed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TaskStatus {
-    /// Waiting for resources.
-    Pending,
-    /// Running with its full allocation.
-    Running,
-    /// Running with part of its allocation taken away.
-    Shrunk,
-    /// Frozen at a minimal footprint.
-    Suspended,
-    /// Getting its resources back.
-    Restoring,
-    /// Done.
-    Finished,
-    /// Its job failed.
-    Failed,
-    /// Its job was cancelled before it ended.
-    Cancelled,
-}
-
-impl TaskStatus {
-    /// True while the task holds resources on a node.
-    pub fn holds_resources(self) -> bool {
-        matches!(self, TaskStatus::Running | TaskStatus::Shrunk | TaskStatus::Suspended | TaskStatus::Restoring)
-    }
-
-    /// True once the task has ended for good.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, TaskStatus::Finished | TaskStatus::Failed | TaskStatus::Cancelled)
-    }
-}
-
-impl From<TaskState> for TaskStatus {
-    fn from(s: TaskState) -> TaskStatus {
-        match s {
-            TaskState::Pending => TaskStatus::Pending,
-            TaskState::Running => TaskStatus::Running,
-            TaskState::Shrunk => TaskStatus::Shrunk,
-            TaskState::Suspended => TaskStatus::Suspended,
-            TaskState::Restoring => TaskStatus::Restoring,
-            TaskState::Finished => TaskStatus::Finished,
-            TaskState::Failed => TaskStatus::Failed,
-        }
-    }
-}
 
 /// Where a job stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -79,11 +30,10 @@ pub enum JobState {
 pub struct TaskView {
     /// Index in its job.
     pub index: u32,
-    /// Lifecycle state.
-    pub state: TaskStatus,
-    /// The node it is on while it holds resources, or the one it last ran
-    /// on once it has ended (`None` while pending).
-    pub node: Option<u32>,
+    /// Where it stands, on which node, under which limits, as mirrored
+    /// from the core's books.
+    #[serde(flatten)]
+    pub mirror: TaskMirror,
     /// How many times it was started.
     pub launches: u32,
     /// When it first started (µs since the manager's epoch).
@@ -100,13 +50,6 @@ pub struct TaskView {
     pub stderr_tail: Option<String>,
     /// Preemptions suffered, by mechanism.
     pub preemptions: BTreeMap<String, u32>,
-    /// What it was given at its last start: its job's request, or less
-    /// memory when the `elastic` preset sized it down (zero until it starts).
-    pub allocated: Resources,
-    /// The limits in force on its node (lower than its allocation while preempted).
-    pub limits: Resources,
-    /// Memory (MB) its node has yet to report reclaimed.
-    pub owed_mb: u64,
     /// Memory (MB) its limits gave back so far (what the scheduler books as free).
     pub reclaimed_mb: u64,
     /// Memory (MB) its cgroup's usage dropped by when its limits were
@@ -114,8 +57,6 @@ pub struct TaskView {
     pub freed_mb: u64,
     /// Time the kernel took to reclaim it, summed (ms).
     pub reclaim_ms: u64,
-    /// True while it is asked to checkpoint and its node has not reported the state saved.
-    pub checkpointing: bool,
     /// Checkpoints it saved (each one then restored it from its checkpoint directory).
     pub checkpoints: u32,
     /// Why it was last requeued without finishing (a failed checkpoint, a lost agent…).
@@ -148,8 +89,7 @@ impl JobView {
         let tasks = (0..spec.tasks)
             .map(|index| TaskView {
                 index,
-                state: TaskStatus::Pending,
-                node: None,
+                mirror: TaskMirror::default(),
                 launches: 0,
                 first_start_us: None,
                 start_us: None,
@@ -158,13 +98,9 @@ impl JobView {
                 signal: None,
                 stderr_tail: None,
                 preemptions: BTreeMap::new(),
-                allocated: Resources::ZERO,
-                limits: Resources::ZERO,
-                owed_mb: 0,
                 reclaimed_mb: 0,
                 freed_mb: 0,
                 reclaim_ms: 0,
-                checkpointing: false,
                 checkpoints: 0,
                 lost_reason: None,
             })
@@ -181,11 +117,9 @@ impl JobView {
     /// with it; one that ran keeps the node it ran on.
     pub fn end(&mut self, state: JobState, now: Micros) {
         let ended = if state == JobState::Cancelled { TaskStatus::Cancelled } else { TaskStatus::Failed };
-        for t in self.tasks.iter_mut().filter(|t| !t.state.is_terminal()) {
-            t.state = ended;
+        for t in self.tasks.iter_mut().filter(|t| !t.mirror.state.is_terminal()) {
+            t.mirror.end(ended);
             t.end_us = Some(now);
-            t.owed_mb = 0;
-            t.checkpointing = false;
         }
         self.state = state;
         self.end_us = Some(now);
@@ -196,10 +130,10 @@ impl JobView {
         if self.is_over() {
             return;
         }
-        if self.tasks.iter().all(|t| t.state == TaskStatus::Finished) {
+        if self.tasks.iter().all(|t| t.mirror.state == TaskStatus::Finished) {
             self.state = JobState::Finished;
             self.end_us = Some(now);
-        } else if self.tasks.iter().any(|t| t.state.holds_resources()) {
+        } else if self.tasks.iter().any(|t| t.mirror.state.holds_resources()) {
             self.state = JobState::Running;
         } else {
             self.state = JobState::Pending;

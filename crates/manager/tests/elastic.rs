@@ -74,7 +74,7 @@ fn elastic_starts_the_task_under_sized_and_a_restart_keeps_its_size() {
     let (m, ops) = a_then_b("elastic", &dir);
     assert_eq!(ops, [(b_task(), 300)]);
     let task = &m.job(1).unwrap().tasks[0];
-    assert_eq!((task.allocated, task.limits), (Resources::new(1000, 300), Resources::new(1000, 300)));
+    assert_eq!((task.mirror.allocated, task.mirror.limits), (Resources::new(1000, 300), Resources::new(1000, 300)));
     assert_eq!(m.allocations(), [Resources::new(2000, 900)]);
     drop(m);
     let (mut again, recovered) = Manager::open(dir.path(), config("elastic")).unwrap();
@@ -105,7 +105,7 @@ fn yarn_makes_the_task_wait_for_its_full_memory() {
     };
     m.advance(vec![(0, a_done)]).unwrap();
     assert_eq!(launches(&m.take_ops(0)), [(b_task(), 800)]);
-    assert_eq!(m.job(1).unwrap().tasks[0].allocated, Resources::new(1000, 800));
+    assert_eq!(m.job(1).unwrap().tasks[0].mirror.allocated, Resources::new(1000, 800));
 }
 
 /// Each bad submission is a 400 naming the problem, and neither the jobs nor

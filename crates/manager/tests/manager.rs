@@ -79,7 +79,7 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     assert!(!suspended.is_empty());
     // Each owes 280 − 64 = 216 MB; nothing is reclaimed yet, so the short job waits.
     for &t in &suspended {
-        assert_eq!(m.jobs()[0].tasks[t.task as usize].owed_mb, 216);
+        assert_eq!(m.jobs()[0].tasks[t.task as usize].mirror.owed_mb, 216);
     }
     assert_eq!(m.jobs()[short as usize].tasks[0].launches, 0);
     // The node reports every suspended task's memory back: 600 − 280·(2 − k) MB
@@ -280,7 +280,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert_eq!(m.lost_nodes(), &[true, false]);
     let ops = m.take_ops(1);
     assert!(matches!(ops.as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(job, 0)), "{ops:?}");
-    assert_eq!(m.jobs()[job as usize].tasks[0].node, Some(1));
+    assert_eq!(m.jobs()[job as usize].tasks[0].mirror.node, Some(1));
     assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2);
     // A lost node's heartbeat is refused until it registers again.
     assert!(m.heartbeat(0, None, 0, vec![]).is_err());
@@ -290,7 +290,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert_eq!(m.heartbeat(0, None, 0, vec![]).unwrap().1, vec![AgentOp::Sweep]);
     drop(m);
     let (again, _) = Manager::open(dir.path(), config()).unwrap();
-    assert_eq!(again.jobs()[job as usize].tasks[0].node, Some(1), "the replay agrees");
+    assert_eq!(again.jobs()[job as usize].tasks[0].mirror.node, Some(1), "the replay agrees");
 }
 
 /// An agent killed with its tasks still running in their cgroups registers
@@ -320,7 +320,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
     }
     for job in [first, second] {
         let t = &m.jobs()[job as usize].tasks[0];
-        assert_eq!((t.launches, t.node), (1, Some(0)), "job {job}");
+        assert_eq!((t.launches, t.mirror.node), (1, Some(0)), "job {job}");
     }
     m.cancel(second).unwrap();
     assert_eq!(m.register(&record, Joiner::JoinToken).unwrap().0, 0);
@@ -400,10 +400,13 @@ fn a_checkpointed_task_is_restored_from_its_directory_when_room_frees() {
     };
     assert_eq!(m.take_ops(0), vec![restore]);
     let t = &m.jobs()[free as usize].tasks[0];
-    assert_eq!((serde_json::to_value(t.state).unwrap(), t.launches, t.node), (json!("restoring"), 2, Some(0)));
+    assert_eq!(
+        (serde_json::to_value(t.mirror.state).unwrap(), t.launches, t.mirror.node),
+        (json!("restoring"), 2, Some(0))
+    );
     assert_eq!(m.allocations(), vec![Resources::new(2000, 400)]);
     m.advance(vec![(0, AgentReport::Resumed { task: task(free, 0) })]).unwrap();
-    assert_eq!(serde_json::to_value(m.jobs()[free as usize].tasks[0].state).unwrap(), "running");
+    assert_eq!(serde_json::to_value(m.jobs()[free as usize].tasks[0].mirror.state).unwrap(), "running");
     m.advance(vec![(0, done(task(free, 0)))]).unwrap();
     let jobs = jobs_json(&m);
     assert_eq!((jobs[0]["state"].as_str(), jobs[1]["state"].as_str()), (Some("finished"), Some("finished")));
@@ -512,7 +515,7 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
     at(5.5);
     m.advance(vec![(0, AgentReport::Resumed { task: task(long, 0) })]).unwrap();
     let t = &m.jobs()[long as usize].tasks[0];
-    assert_eq!((serde_json::to_value(t.state).unwrap(), t.limits), (json!("shrunk"), part));
+    assert_eq!((serde_json::to_value(t.mirror.state).unwrap(), t.mirror.limits), (json!("shrunk"), part));
     assert_eq!(m.take_ops(0), vec![]);
     let done = |t: TaskRef| AgentReport::Exited { task: t, code: Some(0), signal: None, stderr_tail: String::new() };
     at(5.7);
@@ -525,7 +528,7 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
     at(6.5);
     m.advance(vec![(0, AgentReport::Resumed { task: task(long, 0) })]).unwrap();
     let t = &m.jobs()[long as usize].tasks[0];
-    assert_eq!((serde_json::to_value(t.state).unwrap(), t.limits), (json!("running"), full));
+    assert_eq!((serde_json::to_value(t.mirror.state).unwrap(), t.mirror.limits), (json!("running"), full));
     let jobs = jobs_json(&m);
     drop(m);
     let (again, recovered) = Manager::open(dir.path(), cfg).unwrap();
@@ -595,7 +598,7 @@ fn a_memory_need_starts_once_its_part_of_the_reclaim_is_reported() {
     assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(short, 0)));
     m.advance(vec![part(196)]).unwrap();
     let t = &m.jobs()[1].tasks[0];
-    assert_eq!((t.reclaimed_mb, t.owed_mb), (376, 0));
+    assert_eq!((t.reclaimed_mb, t.mirror.owed_mb), (376, 0));
 }
 
 /// `pliant` on a ⟨2 CPU, 1000 MB⟩ node, with the node able to do `can`:
@@ -749,5 +752,5 @@ fn a_takeover_that_finds_a_task_gone_relaunches_it_once_after_every_sweep() {
     let (_, ops) = m.heartbeat(0, Some(b3), 12, vec![]).unwrap();
     assert!(matches!(ops.as_slice(), [AgentOp::Launch { task, .. }] if *task == t), "{ops:?}");
     let shown = &m.jobs()[job as usize].tasks[0];
-    assert_eq!((shown.launches, shown.node), (2, Some(0)));
+    assert_eq!((shown.launches, shown.mirror.node), (2, Some(0)));
 }

@@ -35,6 +35,7 @@ use pliant_core::MechanismKind;
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
 use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::machine::unix_us;
+use pliant_live::mirror::{Heard, TaskMirror, TaskStatus};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::build_policy;
 use pliant_live::stepper::{LiveBody, StepError, Stepping};
@@ -138,25 +139,6 @@ pub enum Event {
     },
 }
 
-/// Where a job is, as pliant sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Stage {
-    /// Held in Slurm, waiting for pliant to place it.
-    Waiting,
-    /// Placed and released.
-    Running,
-    /// Preempted: suspended (its memory reclaimed, or kept under `suspend`).
-    Suspended,
-    /// Preempted gracefully: running under a lower memory limit.
-    Shrunk,
-    /// Being given its resources back.
-    Restoring,
-    /// Asked to checkpoint; not exited yet.
-    Checkpointing,
-    /// Over.
-    Over,
-}
-
 /// One Slurm job pliant manages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Tracked {
@@ -166,14 +148,10 @@ pub struct Tracked {
     pub uid: u32,
     /// Its request.
     pub spec: JobSpec,
-    /// Its phase.
-    pub phase: Stage,
-    /// The node it is placed on (core index).
-    pub node: Option<u32>,
-    /// Memory pliant has taken from it and not yet seen reclaimed, MB.
-    pub owed_mb: u64,
-    /// Its current limits as the core set them.
-    pub limits: Resources,
+    /// Where it stands, on which node (core index), under which limits,
+    /// as mirrored from the core's books (`failed` for any end but `COMPLETED`).
+    #[serde(flatten)]
+    pub mirror: TaskMirror,
     /// True while Slurm has it suspended.
     pub slurm_suspended: bool,
     /// How often pliant placed it.
@@ -443,7 +421,7 @@ impl Controller {
         let missing: Vec<u64> = self
             .jobs
             .iter()
-            .filter(|t| t.phase != Stage::Over && !live.contains(&t.slurm_id))
+            .filter(|t| !t.mirror.state.is_terminal() && !live.contains(&t.slurm_id))
             .map(|t| t.slurm_id)
             .collect();
         jobs.extend(self.tools.jobs_by_id(&missing)?);
@@ -465,23 +443,23 @@ impl Controller {
                 continue;
             };
             let t = &self.jobs[i];
-            match (t.phase, sj.state.as_str()) {
-                (Stage::Over, _) => {}
-                (Stage::Checkpointing, "COMPLETED") if self.act(&self.tools.requeue_held(sj.id)) => {
+            match (t.mirror.state, sj.state.as_str()) {
+                (state, _) if state.is_terminal() => {}
+                (_, "COMPLETED") if t.mirror.checkpointing && self.act(&self.tools.requeue_held(sj.id)) => {
                     events.push(Event::Checkpointed { slurm_id: sj.id });
                 }
-                (Stage::Running | Stage::Shrunk | Stage::Restoring, "COMPLETED") => {
+                (TaskStatus::Running | TaskStatus::Shrunk | TaskStatus::Restoring, "COMPLETED") => {
                     events.push(Event::Finished { slurm_id: sj.id })
                 }
                 // A requeued job passes through its old states on its way back to pending.
-                (Stage::Waiting, "COMPLETED" | "COMPLETING" | "RUNNING" | "SUSPENDED") => {}
+                (TaskStatus::Pending, "COMPLETED" | "COMPLETING" | "RUNNING" | "SUSPENDED") => {}
                 (_, state) if crate::records::is_over(state) => {
                     events.push(Event::Ended { slurm_id: sj.id, state: state.to_string() })
                 }
                 _ => {}
             }
         }
-        for t in self.jobs.iter().filter(|t| t.phase != Stage::Over && !seen.contains(&t.slurm_id)) {
+        for t in self.jobs.iter().filter(|t| !t.mirror.state.is_terminal() && !seen.contains(&t.slurm_id)) {
             events.push(Event::Ended { slurm_id: t.slurm_id, state: "GONE".into() });
         }
         // Submitted without --hold (and no job_submit plugin held it): held
@@ -594,7 +572,7 @@ impl Controller {
             eprintln!("pliant slurm: job {slurm_id} resumed");
         }
         for node in link.take_to_adopt() {
-            for t in self.jobs.iter().filter(|t| t.node == Some(node as u32)) {
+            for t in self.jobs.iter().filter(|t| t.mirror.node == Some(node as u32)) {
                 if let Some(op) = adoption(t) {
                     link.push(node, op);
                 }
@@ -616,10 +594,7 @@ impl Controller {
                 slurm_id: *slurm_id,
                 uid: *uid,
                 spec: *spec,
-                phase: Stage::Waiting,
-                node: None,
-                owed_mb: 0,
-                limits: Resources::ZERO,
+                mirror: TaskMirror::default(),
                 slurm_suspended: false,
                 placements: 0,
                 checkpoints: 0,
@@ -628,7 +603,8 @@ impl Controller {
             if let Some(node) = *running_on {
                 let task = TaskRef { job: id, task: 0 };
                 self.stepping.driver.observe(now, Observation::Started { task, node: NodeId(node) })?;
-                (t.phase, t.node, t.limits, t.placements) = (Stage::Running, Some(node), full(spec), 1);
+                t.mirror.start(node, full(spec), false);
+                t.placements = 1;
                 out.push(Effect::Adopt { slurm_id: *slurm_id, node });
             }
             self.by_slurm.insert(*slurm_id, self.jobs.len());
@@ -646,133 +622,77 @@ impl Controller {
         };
         let Some(&i) = self.by_slurm.get(&slurm_id) else { return Ok(false) };
         let task = TaskRef { job: JobId(i as u32), task: 0 };
-        let phase = self.jobs[i].phase;
-        match event {
+        let heard = match event {
             Event::Submitted { .. } => unreachable!("handled above"),
-            Event::Finished { .. } => {
-                if phase == Stage::Restoring {
-                    self.stepping.driver.observe(now, Observation::Resumed(task))?;
-                } else if !matches!(phase, Stage::Running | Stage::Shrunk) {
-                    return Ok(false);
-                }
-                self.stepping.driver.observe(now, Observation::TaskFinished(task))?;
-                self.jobs[i].phase = Stage::Over;
-                self.jobs[i].end_state = Some("COMPLETED".into());
-            }
+            Event::Finished { .. } => Heard::Exited { ok: true },
+            Event::Ended { .. } => Heard::Exited { ok: false },
+            Event::Reclaimed { mem_mb, .. } => Heard::Reclaimed { mem_mb: *mem_mb },
+            Event::Swapping { .. } => Heard::Swapping,
+            Event::Resumed { .. } => Heard::Resumed,
+            Event::Checkpointed { .. } => Heard::Checkpointed,
+        };
+        let t = &mut self.jobs[i];
+        let Some(observed) = t.mirror.hear(task, heard, None) else { return Ok(false) };
+        match event {
+            Event::Finished { .. } => t.end_state = Some("COMPLETED".into()),
             Event::Ended { state, .. } => {
-                if phase == Stage::Over {
-                    return Ok(false);
-                }
                 if !self.stepping.replaying {
                     eprintln!("pliant slurm: job {slurm_id} ended {state}");
                 }
-                self.stepping.driver.observe(now, Observation::JobAborted(task.job))?;
-                self.jobs[i].phase = Stage::Over;
-                self.jobs[i].end_state = Some(state.clone());
+                t.end_state = Some(state.clone());
             }
-            Event::Reclaimed { mem_mb, .. } => {
-                let t = &mut self.jobs[i];
-                let mem_mb = (*mem_mb).min(t.owed_mb);
-                if !matches!(phase, Stage::Suspended | Stage::Shrunk) || mem_mb == 0 {
-                    return Ok(false);
-                }
-                t.owed_mb -= mem_mb;
-                self.stepping.driver.observe(now, Observation::MemoryReclaimed { task, mem_mb })?;
-            }
-            Event::Swapping { .. } => {
-                if phase != Stage::Shrunk {
-                    return Ok(false);
-                }
-                self.stepping.driver.observe(now, Observation::Swapping(task))?;
-                let t = &mut self.jobs[i];
-                t.phase = Stage::Suspended;
-                t.slurm_suspended = true;
-            }
-            Event::Resumed { .. } => {
-                if phase != Stage::Restoring {
-                    return Ok(false);
-                }
-                self.stepping.driver.observe(now, Observation::Resumed(task))?;
-                let t = &mut self.jobs[i];
-                t.phase = if t.limits == full(&t.spec) { Stage::Running } else { Stage::Shrunk };
-            }
-            Event::Checkpointed { .. } => {
-                if phase != Stage::Checkpointing {
-                    return Ok(false);
-                }
-                self.stepping.driver.observe(now, Observation::Checkpointed(task))?;
-                let t = &mut self.jobs[i];
-                t.phase = Stage::Waiting;
-                t.node = None;
-                t.checkpoints += 1;
-            }
+            Event::Swapping { .. } => t.slurm_suspended = true,
+            Event::Checkpointed { .. } => t.checkpoints += 1,
+            Event::Submitted { .. } | Event::Reclaimed { .. } | Event::Resumed { .. } => {}
+        }
+        for o in observed {
+            self.stepping.driver.observe(now, o)?;
         }
         Ok(true)
     }
 
     /// Updates the records for one core action and queues what it takes on Slurm.
     fn decide(&mut self, action: &Action, effects: &mut Vec<Effect>) {
-        match node_op(action) {
-            NodeOp::Launch { task, node, resources } | NodeOp::Restore { task, node, resources, .. } => {
-                let restore = matches!(action, Action::Restore { .. });
-                let t = &mut self.jobs[task.job.0 as usize];
-                t.phase = if restore { Stage::Restoring } else { Stage::Running };
-                t.node = Some(node.0);
-                t.limits = resources;
-                t.owed_mb = 0;
+        let op = node_op(action);
+        let Some(job) = action.task().map(|t| t.job).or(match op {
+            NodeOp::StopJob { job } => Some(job),
+            _ => None,
+        }) else {
+            return;
+        };
+        let t = &mut self.jobs[job.0 as usize];
+        t.mirror.carry_out(&op);
+        let slurm_id = t.slurm_id;
+        let effect = match op {
+            NodeOp::Launch { node, .. } | NodeOp::Restore { node, .. } => {
                 t.placements += 1;
-                effects.push(Effect::Place { slurm_id: t.slurm_id, node: node.0, restore });
+                Effect::Place { slurm_id, node: node.0, restore: matches!(op, NodeOp::Restore { .. }) }
             }
-            NodeOp::Preempt { task, mechanism, limits } => {
-                let t = &mut self.jobs[task.job.0 as usize];
-                let slurm_id = t.slurm_id;
-                match mechanism {
-                    MechanismKind::Kill => {
-                        t.phase = Stage::Waiting;
-                        t.node = None;
-                        t.slurm_suspended = false;
-                        effects.push(Effect::Requeue { slurm_id });
-                    }
-                    MechanismKind::Suspend => {
-                        t.limits.cpu_milli = 0;
-                        t.phase = Stage::Suspended;
-                        t.slurm_suspended = true;
-                        effects.push(Effect::Suspend { slurm_id });
-                    }
-                    MechanismKind::Checkpoint => {
-                        t.phase = Stage::Checkpointing;
-                        effects.push(Effect::Checkpoint { slurm_id });
-                    }
-                    MechanismKind::Immediate | MechanismKind::Graceful => {
-                        // Mirrors the core's booking: what the limit drops by is owed back.
-                        t.owed_mb += t.limits.mem_mb.saturating_sub(limits.mem_mb);
-                        t.limits = t.limits.min(&limits);
-                        if mechanism == MechanismKind::Immediate {
-                            t.phase = Stage::Suspended;
-                            t.slurm_suspended = true;
-                            effects.push(Effect::Immediate { slurm_id, footprint_mb: limits.mem_mb });
-                        } else {
-                            t.phase = Stage::Shrunk;
-                            effects.push(Effect::Graceful { slurm_id, mem_mb: t.limits.mem_mb });
-                        }
-                    }
+            NodeOp::Preempt { mechanism, limits, .. } => match mechanism {
+                MechanismKind::Kill => {
+                    t.slurm_suspended = false;
+                    Effect::Requeue { slurm_id }
                 }
-            }
-            NodeOp::Resume { task, resources } => {
-                let t = &mut self.jobs[task.job.0 as usize];
-                t.phase = Stage::Restoring;
-                t.limits = resources;
-                t.owed_mb = 0;
-                effects.push(Effect::Resume { slurm_id: t.slurm_id });
-            }
-            NodeOp::StopJob { job } => {
-                let t = &mut self.jobs[job.0 as usize];
-                t.phase = Stage::Over;
+                MechanismKind::Suspend => {
+                    t.slurm_suspended = true;
+                    Effect::Suspend { slurm_id }
+                }
+                MechanismKind::Checkpoint => Effect::Checkpoint { slurm_id },
+                MechanismKind::Immediate => {
+                    t.slurm_suspended = true;
+                    Effect::Immediate { slurm_id, footprint_mb: limits.mem_mb }
+                }
+                MechanismKind::Graceful => Effect::Graceful { slurm_id, mem_mb: t.mirror.limits.mem_mb },
+            },
+            NodeOp::Resume { .. } => Effect::Resume { slurm_id },
+            NodeOp::StopJob { .. } => {
+                t.mirror.end(TaskStatus::Cancelled);
                 t.end_state = Some("CANCELLED".into());
-                effects.push(Effect::Cancel { slurm_id: t.slurm_id });
+                Effect::Cancel { slurm_id }
             }
-            NodeOp::KeepSlot { .. } => {}
-        }
+            NodeOp::KeepSlot { .. } => return,
+        };
+        effects.push(effect);
     }
 
     /// After a journal replay: whatever the records say was decided but
@@ -786,14 +706,15 @@ impl Controller {
         for t in &self.jobs {
             let Some(sj) = state.get(&t.slurm_id) else { continue };
             let id = t.slurm_id;
-            let redo = match (t.phase, sj.state.as_str(), t.node) {
-                (Stage::Running | Stage::Restoring, "PENDING", Some(node)) => {
-                    Some(Effect::Place { slurm_id: id, node, restore: t.phase == Stage::Restoring })
+            let m = &t.mirror;
+            let redo = match (m.state, sj.state.as_str(), m.node) {
+                (TaskStatus::Running | TaskStatus::Restoring, "PENDING", Some(node)) => {
+                    Some(Effect::Place { slurm_id: id, node, restore: m.state == TaskStatus::Restoring })
                 }
-                (Stage::Suspended, "RUNNING", _) => Some(Effect::Suspend { slurm_id: id }),
-                (Stage::Restoring, _, _) => Some(Effect::Resume { slurm_id: id }),
-                (Stage::Running, "SUSPENDED", _) => Some(Effect::Resume { slurm_id: id }),
-                (Stage::Waiting, "PENDING", _) if !sj.is_held() => {
+                (TaskStatus::Suspended, "RUNNING", _) if !m.checkpointing => Some(Effect::Suspend { slurm_id: id }),
+                (TaskStatus::Restoring, _, _) => Some(Effect::Resume { slurm_id: id }),
+                (TaskStatus::Running, "SUSPENDED", _) => Some(Effect::Resume { slurm_id: id }),
+                (TaskStatus::Pending, "PENDING", _) if !sj.is_held() => {
                     unheld.push(id);
                     None
                 }
@@ -802,7 +723,7 @@ impl Controller {
             if let Some(effect) = redo {
                 eprintln!(
                     "pliant slurm: recovery: job {id} is {} in Slurm, {:?} in the journal: {effect:?}",
-                    sj.state, t.phase
+                    sj.state, m.state
                 );
                 self.deferred.push(effect);
             }
@@ -852,7 +773,9 @@ impl Controller {
             }
             let Some(&i) = self.by_slurm.get(&slurm_id) else { continue };
             // Named as running: a restored job reads nothing back from swap.
-            if let Some(op) = adoption(&Tracked { phase: Stage::Running, ..self.jobs[i].clone() }) {
+            let mut running = self.jobs[i].clone();
+            running.mirror.state = TaskStatus::Running;
+            if let Some(op) = adoption(&running) {
                 self.order(*node, op);
             }
             if *restore {
@@ -888,7 +811,7 @@ impl Controller {
             }
             Effect::Graceful { slurm_id, mem_mb } => {
                 let Some(node) = self.agent_of(&t) else { return false };
-                let limits = Resources::new(t.limits.cpu_milli, mem_mb);
+                let limits = Resources::new(t.mirror.limits.cpu_milli, mem_mb);
                 self.order(
                     node,
                     AgentOp::Preempt { task: channel_task(slurm_id), mechanism: MechanismKind::Graceful, limits },
@@ -899,7 +822,7 @@ impl Controller {
                 // footprint when it runs again: Slurm resumes it once the
                 // agent has lifted its limit ([`Controller::hear_agents`]).
                 let Some(node) = self.agent_of(&t) else { return false };
-                self.order(node, AgentOp::Resume { task: channel_task(slurm_id), limits: t.limits });
+                self.order(node, AgentOp::Resume { task: channel_task(slurm_id), limits: t.mirror.limits });
             }
             Effect::Requeue { slurm_id } => {
                 if !self.act(&self.tools.requeue_held(slurm_id)) {
@@ -929,7 +852,7 @@ impl Controller {
     /// per node) when it has none: its cgroups are acted on only through
     /// its agent, so the effect waits for one.
     fn agent_of(&mut self, t: &Tracked) -> Option<u32> {
-        let node = t.node?;
+        let node = t.mirror.node?;
         let link = self.link.as_ref()?;
         let link = link.lock().unwrap_or_else(|e| e.into_inner());
         if link.present(node as usize) {
@@ -999,16 +922,16 @@ fn channel_task(slurm_id: u64) -> TaskRef {
 /// How a placed job is named to its node's agent: its allocation and the
 /// state it should be in (`None` when it is not on a node).
 fn adoption(t: &Tracked) -> Option<AgentOp> {
-    t.node?;
-    let expect = match t.phase {
-        Stage::Waiting | Stage::Over => return None,
-        Stage::Running => Expected::Running,
-        Stage::Shrunk => Expected::Shrunk(t.limits),
+    let m = &t.mirror;
+    m.node?;
+    let expect = match m.state {
+        _ if !m.state.holds_resources() => return None,
+        _ if m.checkpointing => Expected::Checkpointing,
+        TaskStatus::Shrunk => Expected::Shrunk(m.limits),
         // Reclaimed (BIG-C IP, or shrunk and swapping), or kept whole (Slurm's SUSPEND).
-        Stage::Suspended if t.limits.mem_mb < t.spec.mem_mb => Expected::Frozen(t.limits),
-        Stage::Suspended => Expected::Running,
-        Stage::Restoring => Expected::Restoring(t.limits),
-        Stage::Checkpointing => Expected::Checkpointing,
+        TaskStatus::Suspended if m.limits.mem_mb < t.spec.mem_mb => Expected::Frozen(m.limits),
+        TaskStatus::Restoring => Expected::Restoring(m.limits),
+        _ => Expected::Running,
     };
     Some(AgentOp::Adopt {
         task: channel_task(t.slurm_id),
@@ -1016,7 +939,7 @@ fn adoption(t: &Tracked) -> Option<AgentOp> {
         checkpoint_dir: Default::default(),
         resources: full(&t.spec),
         expect,
-        owed_mb: t.owed_mb,
+        owed_mb: m.owed_mb,
     })
 }
 
