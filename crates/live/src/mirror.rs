@@ -7,7 +7,7 @@
 //! told, or none when what was heard is stale.
 
 use crate::dispatch::NodeOp;
-use pliant_core::model::{TaskRef, TaskState};
+use pliant_core::model::TaskRef;
 use pliant_core::{MechanismKind, Observation, Resources};
 use serde::Serialize;
 
@@ -43,20 +43,6 @@ impl TaskStatus {
     /// True once the task has ended for good.
     pub fn is_terminal(self) -> bool {
         matches!(self, TaskStatus::Finished | TaskStatus::Failed | TaskStatus::Cancelled)
-    }
-}
-
-impl From<TaskState> for TaskStatus {
-    fn from(s: TaskState) -> TaskStatus {
-        match s {
-            TaskState::Pending => TaskStatus::Pending,
-            TaskState::Running => TaskStatus::Running,
-            TaskState::Shrunk => TaskStatus::Shrunk,
-            TaskState::Suspended => TaskStatus::Suspended,
-            TaskState::Restoring => TaskStatus::Restoring,
-            TaskState::Finished => TaskStatus::Finished,
-            TaskState::Failed => TaskStatus::Failed,
-        }
     }
 }
 
