@@ -21,5 +21,6 @@ pub mod controller;
 pub mod journal;
 pub mod link;
 pub mod options;
+pub mod placement;
 pub mod records;
 pub mod tools;
