@@ -1062,6 +1062,56 @@ fn plain_load(held: usize) -> Option<LoadRun> {
     Some(run)
 }
 
+/// The rest of a load run under pliant from `t0` (ns since 1970; `load` the
+/// load average then), the `held` jobs `ids` queued: the unheld ones arrive,
+/// the controller is SIGKILLed and restarted once a third of the held jobs
+/// ended, and every job ends. Prints the throughput and the controller's
+/// CPU, checks that every job ran once within the slots, and returns all
+/// the jobs, their log and the run.
+fn crash_midway(
+    design: &str,
+    cluster: &SlurmCluster,
+    pliant: &mut PliantSlurm,
+    state: &std::path::Path,
+    ids: &[u64],
+    (t0, load): (u64, &str),
+) -> (Vec<u64>, Vec<JobEvent>, LoadRun) {
+    let events = cluster.jobs_dir().join("events");
+    let held = ids.len();
+    let (unheld, cpu_s) = std::thread::scope(|s| {
+        let arriving = s.spawn(|| arrive_unheld(cluster, &events, held));
+        let third = std::time::Instant::now();
+        while job_events(&events).iter().filter(|e| !e.1).count() * 3 < held {
+            let log = pliant.log();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            assert!(third.elapsed().as_secs() < held as u64 + 120, "a third of the jobs did not end:\n{tail:#?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let first_cpu = cpu_seconds(pliant.child.id());
+        pliant.crash_and_restart(cluster, "pliant", state);
+        let unheld = arriving.join().unwrap();
+        let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
+        wait_for_ends(&events, &all, Duration::from_secs(held as u64 + 120), || pliant.log());
+        (unheld, first_cpu + cpu_seconds(pliant.child.id()))
+    });
+    let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
+    let job_log = job_events(&events);
+    let last = job_log.iter().map(|e| e.2).max().unwrap();
+    let run = LoadRun { jobs: all.len(), seconds: (last - t0) as f64 / 1e9, controller_cpu_s: cpu_s };
+    eprintln!(
+        "{design}: {} jobs on {} slots in {:.1} s: {:.2} jobs/s; controller CPU (own + squeue/scontrol) {:.1} s = {:.3} of a core (load average before {load}, after {})",
+        run.jobs,
+        2 * LOAD_CPUS,
+        run.seconds,
+        run.throughput(),
+        run.controller_cpu_s,
+        run.controller_cpu_s / run.seconds,
+        load_average()
+    );
+    assert_jobs_ran_once_within_slots(cluster, &job_log, &all);
+    (all, job_log, run)
+}
+
 /// The load under pliant (`--policy pliant`, polls every 100 ms): the held
 /// jobs are queued before the controller starts, the unheld ones arrive
 /// during the run (pliant's `job_submit.lua` holds them), and the
@@ -1075,38 +1125,8 @@ fn pliant_load(held: usize) -> Option<LoadRun> {
     let load = load_average();
     let t0 = unix_ns();
     let mut pliant = PliantSlurm::start(&cluster, "pliant", &state);
-    let (unheld, cpu_s) = std::thread::scope(|s| {
-        let arriving = s.spawn(|| arrive_unheld(&cluster, &events, held));
-        let third = std::time::Instant::now();
-        while job_events(&events).iter().filter(|e| !e.1).count() * 3 < held {
-            let log = pliant.log();
-            let tail: Vec<&str> = log.lines().rev().take(40).collect();
-            assert!(third.elapsed().as_secs() < held as u64 + 120, "a third of the jobs did not end:\n{tail:#?}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let first_cpu = cpu_seconds(pliant.child.id());
-        pliant.crash_and_restart(&cluster, "pliant", &state);
-        let unheld = arriving.join().unwrap();
-        let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
-        wait_for_ends(&events, &all, Duration::from_secs(held as u64 + 120), || pliant.log());
-        (unheld, first_cpu + cpu_seconds(pliant.child.id()))
-    });
-    let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
-    let job_log = job_events(&events);
-    let last = job_log.iter().map(|e| e.2).max().unwrap();
-    let run = LoadRun { jobs: all.len(), seconds: (last - t0) as f64 / 1e9, controller_cpu_s: cpu_s };
-    eprintln!(
-        "pliant: {} jobs on {} slots in {:.1} s: {:.2} jobs/s; controller CPU (own + squeue/scontrol) {:.1} s = {:.3} of a core (load average before {load}, after {})",
-        run.jobs,
-        2 * LOAD_CPUS,
-        run.seconds,
-        run.throughput(),
-        run.controller_cpu_s,
-        run.controller_cpu_s / run.seconds,
-        load_average()
-    );
+    let (all, job_log, run) = crash_midway("pliant", &cluster, &mut pliant, &state, &ids, (t0, &load));
     let log = pliant.log();
-    assert_jobs_ran_once_within_slots(&cluster, &job_log, &all);
     // No job ran unmanaged: each started after pliant placed it, on that node.
     let journal = std::fs::read_to_string(state.join("journal.jsonl")).unwrap();
     let epoch_us =
@@ -1146,36 +1166,9 @@ fn slurm_places_load(held: usize) -> Option<LoadRun> {
     let t0 = unix_ns();
     let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
     cluster.ok("scontrol", &["release", &list]);
-    let (unheld, cpu_s) = std::thread::scope(|s| {
-        let arriving = s.spawn(|| arrive_unheld(&cluster, &events, held));
-        let third = std::time::Instant::now();
-        while job_events(&events).iter().filter(|e| !e.1).count() * 3 < held {
-            assert!(third.elapsed().as_secs() < held as u64 + 120, "a third of the jobs did not end");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let first_cpu = cpu_seconds(pliant.child.id());
-        pliant.crash_and_restart(&cluster, "pliant", &state);
-        let unheld = arriving.join().unwrap();
-        let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
-        wait_for_ends(&events, &all, Duration::from_secs(held as u64 + 120), || pliant.log());
-        (unheld, first_cpu + cpu_seconds(pliant.child.id()))
-    });
-    let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
-    let job_log = job_events(&events);
-    let last = job_log.iter().map(|e| e.2).max().unwrap();
-    let run = LoadRun { jobs: all.len(), seconds: (last - t0) as f64 / 1e9, controller_cpu_s: cpu_s };
-    eprintln!(
-        "Slurm places, pliant preempts: {} jobs on {} slots in {:.1} s: {:.2} jobs/s; controller CPU (own + squeue/scontrol) {:.1} s = {:.3} of a core (load average before {load}, after {})",
-        run.jobs,
-        2 * LOAD_CPUS,
-        run.seconds,
-        run.throughput(),
-        run.controller_cpu_s,
-        run.controller_cpu_s / run.seconds,
-        load_average()
-    );
+    let (all, job_log, run) =
+        crash_midway("Slurm places, pliant preempts", &cluster, &mut pliant, &state, &ids, (t0, &load));
     let log = pliant.log();
-    assert_jobs_ran_once_within_slots(&cluster, &job_log, &all);
     assert!(!log.contains("is not managed"), "{log}");
     assert!(log.contains("took over partition"), "the controller was restarted on its journal:\n{log}");
     let tail: Vec<&str> = log.lines().rev().take(60).collect();

@@ -22,6 +22,11 @@
 //! | Checkpoint | `scancel --signal=USR1 --full`; once the job has exited, `scontrol requeuehold` |
 //! | FailJob | `scancel` |
 //!
+//! When Slurm places ([`crate::placement`]), it starts the jobs itself and
+//! each one it started is taken in as running on its node (as a job started
+//! before pliant held it is); the table's placements are then those of the
+//! short jobs pliant holds and of the victims it requeued.
+//!
 //! Time in the core is integer µs since the cluster's epoch (journaled);
 //! this module is the only place of the crate that reads a clock.
 
