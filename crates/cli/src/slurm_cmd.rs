@@ -87,7 +87,7 @@ pub fn run(args: SlurmArgs) -> Result<(), String> {
     }
     let log = |line: &str| eprintln!("pliant slurm: {line}");
     // A mechanism the placement cannot carry out is refused before anything starts.
-    let policy = pliant_manager::manager::build_policy(&args.policy, &args.sets)?;
+    let policy = pliant_live::stepper::build_policy(&args.policy, &args.sets)?;
     args.placement.check(&args.policy, &policy)?;
     let state_dir = pliant_manager::state_dir::prepare(&args.state_dir, &log)?;
     let tls = pliant_live::tls::ServerTls::for_manager(&state_dir, &log)?;
