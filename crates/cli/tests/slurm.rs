@@ -691,7 +691,7 @@ fn slurm_places_and_pliant_preempts_by_checkpoint() {
     let view = pliant_view(&scene.state());
     for (id, node) in scene.longs.iter().zip(&scene.nodes) {
         let v = view.iter().find(|j| j["slurm_id"] == *id).unwrap_or_else(|| panic!("job {id} adopted: {view:?}"));
-        assert_eq!((v["phase"].as_str(), v["node"].as_str()), (Some("Running"), Some(node.as_str())), "{v}");
+        assert_eq!((v["state"].as_str(), v["node"].as_str()), (Some("running"), Some(node.as_str())), "{v}");
     }
     let (_, short) = scene.submit_short("short,priority=9");
     let victim = {
