@@ -5,16 +5,17 @@
 
 use crate::live_cmd::{parse_seconds, parse_size_mb};
 use pliant_core::model::{Elasticity, ElasticityProfile};
+use pliant_live::client::{Client, DEFAULT_URL};
 use pliant_live::confine::{default_task_user, Confinement, TaskUser};
-use pliant_manager::client::{Client, DEFAULT_URL};
+use pliant_live::machine::Offer;
+use pliant_live::remote_agent::{run_agent, AgentOptions};
+use pliant_live::tls::Pin;
+use pliant_live::token::Token;
 use pliant_manager::elastic::ElasticRequest;
-use pliant_manager::local::{run_local, LocalOptions, ManagerSetup, Offer};
-use pliant_manager::remote_agent::{run_agent, AgentOptions};
+use pliant_manager::local::{run_local, LocalOptions, ManagerSetup};
 use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
 use pliant_manager::state_dir::default_dir;
-use pliant_manager::tls::Pin;
-use pliant_manager::token::Token;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

@@ -81,8 +81,8 @@ pub fn run(args: SlurmArgs) -> Result<(), String> {
     }
     let log = |line: &str| eprintln!("pliant slurm: {line}");
     let state_dir = pliant_manager::state_dir::prepare(&args.state_dir, &log)?;
-    let tls = pliant_manager::tls::ServerTls::for_manager(&state_dir, &log)?;
-    let join = pliant_manager::token::Token::join_for_manager(&state_dir, args.join_token_file.as_deref(), &log)?;
+    let tls = pliant_live::tls::ServerTls::for_manager(&state_dir, &log)?;
+    let join = pliant_live::token::Token::join_for_manager(&state_dir, args.join_token_file.as_deref(), &log)?;
     let listener = bind(&args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let (mut controller, recovered) =
         Controller::open(&state_dir, &args.partition, &args.policy, &args.sets, join).map_err(|e| e.to_string())?;
@@ -107,8 +107,8 @@ pub fn run(args: SlurmArgs) -> Result<(), String> {
     std::thread::scope(|s| {
         s.spawn(|| {
             let running = || !stop.load(Ordering::SeqCst);
-            let answer = |r: &pliant_manager::server::Request| pliant_slurm::link::respond(&link, r);
-            pliant_manager::server::serve(&listener, Default::default(), Some(&tls), &running, &answer);
+            let answer = |r: &pliant_live::server::Request| pliant_slurm::link::respond(&link, r);
+            pliant_live::server::serve(&listener, Default::default(), Some(&tls), &running, &answer);
         });
         let result = (|| {
             while !stop.load(Ordering::SeqCst) {

@@ -8,10 +8,10 @@
 mod common;
 
 use common::live::{free_port, live_without_lock};
+use pliant_live::client::{Client, ClientError};
 use pliant_live::scratch::ScratchDir;
-use pliant_manager::client::{Client, ClientError};
-use pliant_manager::tls::Pin;
-use pliant_manager::token::Token;
+use pliant_live::tls::Pin;
+use pliant_live::token::Token;
 use serde_json::{json, Value};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

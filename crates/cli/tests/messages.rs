@@ -93,7 +93,9 @@ fn a_misspelt_preset_or_scenario_gets_a_guess() {
 #[test]
 fn another_policy_on_a_kept_state_dir_is_an_error_naming_the_way_out() {
     use pliant_core::MechanismKind;
-    use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+    use pliant_live::machine::unix_us;
+    use pliant_live::wire::NodeRecord;
+    use pliant_manager::manager::{ClusterConfig, Manager};
     let dir = temp_dir("kept-policy");
     let state = dir.join("st");
     let node = NodeRecord {

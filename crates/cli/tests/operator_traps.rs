@@ -12,7 +12,7 @@ mod common;
 
 use common::live::{free_port, live_machine};
 use pliant_live::scratch::ScratchDir;
-use pliant_manager::tls::Pin;
+use pliant_live::tls::Pin;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -6,7 +6,7 @@
 //! `serve` touches no cgroup until an agent registers, so these run anywhere.
 
 use pliant_live::scratch::ScratchDir;
-use pliant_manager::tls::Pin;
+use pliant_live::tls::Pin;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

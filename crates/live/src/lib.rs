@@ -1,6 +1,9 @@
 //! pliant's live body on Linux: tasks run as real processes in cgroups, and
 //! the preemption mechanisms keep their work — freeze, shrink, swap out,
-//! checkpoint — or kill them when told to.
+//! checkpoint — or kill them when told to; and what both live bodies (the
+//! manager and the Slurm controller) share with their agents: the live step
+//! driver ([`stepper`]), the messages ([`wire`]), the HTTPS server and client,
+//! the tokens and node credentials, and `pliant agent` ([`remote_agent`]).
 //!
 //! Architecture invariant: the policy lives in `pliant-core`; this crate only
 //! carries out its actions ([`dispatch`] is the single mapping) and reports
@@ -14,18 +17,30 @@
 pub mod agent;
 pub mod capabilities;
 pub mod cgroup;
+pub mod client;
 pub mod confine;
+pub mod credentials;
+pub mod delivery;
 pub mod dirtier;
 pub mod dispatch;
 pub mod fence;
+pub mod machine;
 pub mod measure;
 pub mod mechanism;
+pub mod node_dir;
+pub mod peer;
 pub mod process;
 pub mod protocol;
 pub mod reclaim;
+pub mod remote_agent;
 pub mod scratch;
+pub mod server;
 pub mod slurm_job;
 pub mod slurm_node;
 pub mod stepper;
+pub mod strict;
 pub mod swap;
 pub mod task_files;
+pub mod tls;
+pub mod token;
+pub mod wire;

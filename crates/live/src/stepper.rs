@@ -14,6 +14,7 @@
 //! its period does not drift with the body's lateness and it does not see
 //! what came in after it was due, as in the simulator.
 
+use pliant_core::policy::{preset, Params, Policy};
 use pliant_core::{Action, CoreError, Driver, Micros, Pass};
 use serde::{Deserialize, Serialize};
 
@@ -169,4 +170,23 @@ pub trait LiveBody {
         self.stepping().replaying = false;
         Ok(())
     }
+}
+
+/// The policy preset `name` with the `--set` parameters `params`, as a live
+/// cluster (and its twin replay) runs it: a preempted container's footprint
+/// keeps 1 % of a core through its cgroup's CPU quota, whose floor that is,
+/// and the core books none of it — as it books none for immediate
+/// preemption's footprint — so a core freed by shrinking a container to its
+/// footprint is a whole core, and a 1-CPU need takes one victim, not a
+/// second one for the 10 millicores the footprint would keep booked.
+pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, String> {
+    let mut p = Params::default();
+    for (k, v) in params {
+        p.set(k, v).map_err(|e| e.to_string())?;
+    }
+    let mut policy = preset(name, &p).ok_or_else(|| pliant_core::policy::unknown_preset(name))?;
+    if let Some(spec) = policy.preemption.as_mut() {
+        spec.footprint.cpu_milli = 0;
+    }
+    Ok(policy)
 }

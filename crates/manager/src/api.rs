@@ -4,21 +4,22 @@
 //! the join token or a node's own credential for a
 //! registration, and the node's own credential for what acts as the node),
 //! the web page at `/` and the Prometheus text at `/metrics`; [`serve`] runs
-//! it on [`crate::server`] over TLS.
+//! it on [`pliant_live::server`] over TLS.
 //! Refused requests get a 4xx status with `{"error": "..."}` and change nothing.
 
-use crate::credentials::Joiner;
-use crate::manager::{Manager, NodeRecord, Refusal};
+use crate::manager::{Manager, Refusal};
 use crate::metrics::Snapshot;
 use crate::page;
-use crate::server::{self, Limits, Request, Response};
 use crate::submit::SubmitRequest;
-use crate::tls::ServerTls;
-use crate::token::Token;
 use pliant_core::model::{JobId, TaskRef};
-use pliant_live::protocol::{files, AgentOp, AgentReport};
+use pliant_live::credentials::Joiner;
+use pliant_live::protocol::files;
+use pliant_live::server::{self, Limits, Request, Response};
 use pliant_live::task_files::tail;
-use serde::{Deserialize, Serialize};
+use pliant_live::tls::ServerTls;
+use pliant_live::token::Token;
+use pliant_live::wire::{registered_node, Heartbeat, Orders, Registered};
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,50 +34,6 @@ const PAGE_JOBS: usize = 1000;
 /// Tasks a `GET /jobs` page holds at most, past its first job (a job has at
 /// most [`crate::submit::MAX_TASKS`]).
 const PAGE_TASKS: usize = 10_000;
-
-/// The body of an agent's heartbeat.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Heartbeat {
-    /// What the agent saw and the manager has not acknowledged yet.
-    pub reports: Vec<AgentReport>,
-    /// The sequence number of the first of `reports` (each agent numbers
-    /// its reports from its start time in µs, so a successor's come after):
-    /// a report sent again because an answer was lost is taken once.
-    #[serde(default)]
-    pub first_report: u64,
-    /// The last batch of operations ([`Orders::batch`]) the agent carried out.
-    #[serde(default)]
-    pub acked: Option<u64>,
-}
-
-/// The answer to a heartbeat: the operations to carry out, in order.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Orders {
-    /// The batch's number, acknowledged by the next heartbeat (until then the
-    /// batch is sent again).
-    pub batch: u64,
-    /// The operations.
-    pub ops: Vec<AgentOp>,
-}
-
-/// The answer to a registration.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Registered {
-    /// The node's id.
-    pub node: u32,
-    /// The silence (ms) after which the agent must stop its tasks: the
-    /// manager requeues them only after this plus a margin.
-    pub agent_timeout_ms: u64,
-    /// The node credential issued to a node that joined with the join token
-    /// (the agent keeps it and acts as its node with it from then on).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub credential: Option<String>,
-}
-
-/// The node of a registration's body (its `name`, `capacity`, `mechanisms`, `notes`).
-pub fn registered_node(body: &str) -> Result<NodeRecord, Refusal> {
-    serde_json::from_str(body).map_err(|e| Refusal::Invalid(format!("malformed registration: {e}")))
-}
 
 /// The manager's secrets: the API token (users) and, for `pliant serve`,
 /// the join token (agents; `pliant local` takes none).
@@ -101,12 +58,6 @@ fn refused(r: Refusal) -> Answer {
     }
 }
 
-/// The HTTP response of a refusal.
-pub fn refusal_response(r: Refusal) -> Response {
-    let (status, value) = refused(r);
-    Response::json(status, &value)
-}
-
 fn ok<T: Serialize>(status: u16, value: &T) -> Answer {
     (status, serde_json::to_value(value).expect("API values serialise"))
 }
@@ -126,10 +77,12 @@ fn route(url: &str) -> (&str, Vec<&str>) {
 /// Answers a node's registration by `joiner` (see [`Manager::register`]).
 pub fn register(manager: &Mutex<Manager>, body: &str, joiner: Joiner) -> Answer {
     let mut m = manager.lock().unwrap_or_else(|e| e.into_inner());
-    let answer = registered_node(body).and_then(|record| m.register(&record, joiner)).map(|(node, issued)| {
-        let agent_timeout_ms = m.agent_timeout().as_millis() as u64;
-        ok(200, &Registered { node, agent_timeout_ms, credential: issued.map(|c| c.as_str().to_string()) })
-    });
+    let answer = registered_node(body).map_err(Refusal::Invalid).and_then(|record| m.register(&record, joiner)).map(
+        |(node, issued)| {
+            let agent_timeout_ms = m.agent_timeout().as_millis() as u64;
+            ok(200, &Registered { node, agent_timeout_ms, credential: issued.map(|c| c.as_str().to_string()) })
+        },
+    );
     answer.unwrap_or_else(refused)
 }
 
@@ -352,7 +305,7 @@ pub fn refuse_unauthorised(token: &Token, request: &Request) -> Option<Response>
             "{why}: {} {path} needs `Authorization: Bearer TOKEN` with the manager's token (its --token-file, \
              or the token file in its state directory; the CLI reads --token-file, {}, or --state-dir)",
             request.method,
-            crate::token::ENV
+            pliant_live::token::ENV
         ),
     );
     r.headers.push(("WWW-Authenticate", "Bearer".into()));

@@ -2,8 +2,9 @@
 //! events, a durable journal in an embedded SQLite file, the HTTP API
 //! (token-guarded JSON, Prometheus text, a web page),
 //! `pliant local` (the manager and one agent for this machine in one
-//! process), and `pliant serve` / `pliant agent` as separate processes. The node side — cgroups, processes, mechanisms — is
-//! `pliant-live`.
+//! process), and `pliant serve` (the manager on its own, for agents apart).
+//! The node side — cgroups, processes, mechanisms, `pliant agent` — and the
+//! HTTPS channel to the agents are `pliant-live`'s.
 //!
 //! Architecture invariant: this crate holds no policy (that is the core's)
 //! and touches no cgroup (that is the agent's); it is the only place in live
@@ -12,26 +13,16 @@
 
 pub mod api;
 pub mod choices;
-pub mod client;
-pub mod credentials;
-pub mod delivery;
 pub mod elastic;
 pub mod events;
 pub mod journal;
 pub mod local;
 pub mod manager;
 pub mod metrics;
-pub mod node_dir;
 pub mod page;
-pub mod peer;
-pub mod remote_agent;
 pub mod room;
 pub mod serve;
-pub mod server;
 pub mod signals;
 pub mod state_dir;
-pub mod strict;
 pub mod submit;
-pub mod tls;
-pub mod token;
 pub mod view;

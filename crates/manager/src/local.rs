@@ -5,15 +5,14 @@
 //! operations to the agent.
 
 use crate::api;
-use crate::manager::{check_kept_policy, default_policy, unix_us, ClusterConfig, Manager, NodeRecord};
-use crate::tls::ServerTls;
-use crate::token::{check_listen, Token};
-use pliant_core::Resources;
+use crate::manager::{check_kept_policy, default_policy, ClusterConfig, Manager};
 use pliant_live::agent::Agent;
-use pliant_live::capabilities::Capabilities;
 use pliant_live::cgroup::Layout;
 use pliant_live::confine::Confinement;
+use pliant_live::machine::{this_node, unix_us, Offer};
 use pliant_live::protocol::{AgentOp, AgentReport};
+use pliant_live::tls::ServerTls;
+use pliant_live::token::{check_listen, Token};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -122,15 +121,6 @@ pub fn address(listener: &TcpListener) -> String {
     listener.local_addr().map_or_else(|_| "?".into(), |a| a.to_string())
 }
 
-/// What a node offers of this machine (default: all of it).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Offer {
-    /// CPU, millicores.
-    pub cpu_milli: Option<u64>,
-    /// Memory, MB.
-    pub mem_mb: Option<u64>,
-}
-
 /// Options of `pliant local`.
 #[derive(Debug, Clone)]
 pub struct LocalOptions {
@@ -160,26 +150,6 @@ pub fn cgroup_name(state_dir: &std::path::Path) -> String {
         .iter()
         .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3));
     format!("pliant-local-{hash:016x}")
-}
-
-/// This machine's CPU (millicores) and memory (MB).
-pub fn machine_size() -> Result<Resources, String> {
-    let cores = std::thread::available_parallelism().map_err(|e| format!("cannot count CPUs: {e}"))?.get() as u64;
-    let meminfo = std::fs::read_to_string("/proc/meminfo").map_err(|e| format!("/proc/meminfo: {e}"))?;
-    let kb = meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .ok_or("no MemTotal in /proc/meminfo")?;
-    Ok(Resources::new(cores * 1000, kb / 1024))
-}
-
-/// This machine as a node named `name`: its size (or what the operator
-/// offers of it) and what its kernel lets the agent do.
-pub fn this_node(name: &str, caps: &Capabilities, offer: Offer) -> Result<NodeRecord, String> {
-    let machine = machine_size()?;
-    let capacity = Resources::new(offer.cpu_milli.unwrap_or(machine.cpu_milli), offer.mem_mb.unwrap_or(machine.mem_mb));
-    Ok(NodeRecord { name: name.into(), capacity, mechanisms: caps.mechanisms(), notes: caps.notes() })
 }
 
 /// Runs until `stop` is set. `log` receives one line per notable thing.

@@ -11,37 +11,26 @@
 //! creation); this module is the only place that reads a clock.
 
 use crate::choices::ChoiceView;
-use crate::credentials::{Joiner, NodeCredentials};
-use crate::delivery::Delivery;
 use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::room::JournalRoom;
 use crate::submit::SubmitRequest;
-use crate::token::Token;
 use crate::view::{JobState, JobView, TaskStatus, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
-use pliant_core::policy::{preset, Params, Policy};
+use pliant_core::policy::Policy;
 use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
+use pliant_live::credentials::{Joiner, NodeCredentials};
+use pliant_live::delivery::Delivery;
 use pliant_live::dispatch::{node_op, NodeOp};
+use pliant_live::machine::unix_us;
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
-use pliant_live::stepper::{LiveBody, StepError, Stepping};
+use pliant_live::stepper::{build_policy, LiveBody, StepError, Stepping};
+use pliant_live::token::Token;
+use pliant_live::wire::NodeRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// A node as the manager knows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NodeRecord {
-    /// The agent's name for it.
-    pub name: String,
-    /// What it offers.
-    pub capacity: Resources,
-    /// The preemption mechanisms that work there.
-    pub mechanisms: Vec<MechanismKind>,
-    /// What degrades there, and why.
-    pub notes: Vec<String>,
-}
 
 /// What a cluster is made of; fixed when its journal is created.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,25 +43,6 @@ pub struct ClusterConfig {
     pub nodes: Vec<NodeRecord>,
     /// The epoch: wall-clock µs since 1970 at which core time is 0.
     pub epoch_unix_us: u64,
-}
-
-/// The policy preset `name` with the `--set` parameters `params`, as a live
-/// cluster (and its twin replay) runs it: a preempted container's footprint
-/// keeps 1 % of a core through its cgroup's CPU quota, whose floor that is,
-/// and the core books none of it — as it books none for immediate
-/// preemption's footprint — so a core freed by shrinking a container to its
-/// footprint is a whole core, and a 1-CPU need takes one victim, not a
-/// second one for the 10 millicores the footprint would keep booked.
-pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, String> {
-    let mut p = Params::default();
-    for (k, v) in params {
-        p.set(k, v).map_err(|e| e.to_string())?;
-    }
-    let mut policy = preset(name, &p).ok_or_else(|| pliant_core::policy::unknown_preset(name))?;
-    if let Some(spec) = policy.preemption.as_mut() {
-        spec.footprint.cpu_milli = 0;
-    }
-    Ok(policy)
 }
 
 /// Why `node` cannot serve under `policy` (named `name`): it lacks the
@@ -145,11 +115,6 @@ impl ClusterConfig {
     }
 }
 
-/// Wall-clock µs since 1970.
-pub fn unix_us() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
-}
-
 /// Where a manager reads wall-clock µs since 1970: [`unix_us`] unless a
 /// test steps it through chosen instants ([`Manager::set_clock`]).
 pub type Clock = Box<dyn Fn() -> u64 + Send>;
@@ -217,7 +182,7 @@ pub struct Manager {
     held: Vec<Event>,
 }
 
-/// Journal key of the digests ([`crate::token::digest`]) of the node
+/// Journal key of the digests ([`pliant_live::token::digest`]) of the node
 /// credentials their agents have used (before the join token, of those the
 /// agents made themselves: they are taken over as they are).
 const CREDENTIALS: &str = "node_credential_digests";

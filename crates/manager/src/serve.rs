@@ -7,16 +7,17 @@
 //! told, at their next heartbeat, to take their tasks over.
 
 use crate::api;
-use crate::credentials::NodeCredentials;
 use crate::local::{Agents, ManagerSetup, TICK};
-use crate::manager::{
-    build_policy, check_kept_policy, default_policy, unfit_node, unix_us, ClusterConfig, Manager, NodeRecord,
-};
-use crate::server::{self, Limits, Request, Response};
-use crate::tls::ServerTls;
+use crate::manager::{check_kept_policy, default_policy, unfit_node, ClusterConfig, Manager};
 use pliant_core::policy::Policy;
 use pliant_core::Micros;
+use pliant_live::credentials::NodeCredentials;
 use pliant_live::fence::requeue_after;
+use pliant_live::machine::unix_us;
+use pliant_live::server::{self, Limits, Request, Response};
+use pliant_live::stepper::build_policy;
+use pliant_live::tls::ServerTls;
+use pliant_live::wire::{registered_node, NodeRecord, Registered};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -154,9 +155,9 @@ fn gather(
         let Ok(body) = std::str::from_utf8(&request.body) else {
             return Response::error(400, "the body is not UTF-8");
         };
-        let record = match api::registered_node(body) {
+        let record = match registered_node(body) {
             Ok(r) => r,
-            Err(refusal) => return api::refusal_response(refusal),
+            Err(why) => return Response::error(400, &why),
         };
         if let Some(why) = policy.and_then(|(name, p)| unfit_node(name, p, &record)) {
             log(&format!("refused node `{}`: {why}", record.name));
@@ -175,7 +176,7 @@ fn gather(
         } else {
             nodes.push(record);
         }
-        let answer = api::Registered {
+        let answer = Registered {
             node: node as u32,
             agent_timeout_ms: agent_timeout.as_millis() as u64,
             credential: issued.map(|c| c.as_str().to_string()),

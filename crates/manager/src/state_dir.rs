@@ -23,7 +23,7 @@ pub fn default_dir() -> PathBuf {
 
 /// Makes `dir` absolute (and free of `..` and symbolic links), creates it
 /// (mode [`MODE`]) if it is missing, refuses it unless it and the
-/// directories above it are safe ([`crate::strict::check_dir`]: this user's,
+/// directories above it are safe ([`pliant_live::strict::check_dir`]: this user's,
 /// writable by nobody else), and takes group and other read access away
 /// from it if it has any; `log` hears of that.
 pub fn prepare(dir: &Path, log: &dyn Fn(&str)) -> Result<PathBuf, String> {
@@ -34,7 +34,7 @@ pub fn prepare(dir: &Path, log: &dyn Fn(&str)) -> Result<PathBuf, String> {
         .create(&dir)
         .map_err(|e| format!("cannot create the state directory {}: {e}", dir.display()))?;
     let dir = std::fs::canonicalize(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    crate::strict::check_dir(&dir, "state directory")?;
+    pliant_live::strict::check_dir(&dir, "state directory")?;
     let mode = std::fs::metadata(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.permissions().mode();
     if mode & 0o077 != 0 {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(MODE))

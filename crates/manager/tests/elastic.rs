@@ -6,10 +6,12 @@
 
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::Resources;
+use pliant_live::machine::unix_us;
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::scratch::ScratchDir;
+use pliant_live::wire::NodeRecord;
 use pliant_manager::api::handle;
-use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
+use pliant_manager::manager::{ClusterConfig, Manager};
 use pliant_manager::submit::SubmitRequest;
 use serde_json::{json, Value};
 use std::sync::Mutex;

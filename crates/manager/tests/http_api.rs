@@ -8,13 +8,15 @@
 
 use pliant_core::MechanismKind;
 use pliant_core::Resources;
+use pliant_live::client::{Client, ClientError};
+use pliant_live::machine::unix_us;
 use pliant_live::scratch::ScratchDir;
+use pliant_live::server::{self, Limits, Response};
+use pliant_live::tls::{Pin, ServerTls};
+use pliant_live::token::Token;
+use pliant_live::wire::NodeRecord;
 use pliant_manager::api;
-use pliant_manager::client::{Client, ClientError};
-use pliant_manager::manager::{unix_us, ClusterConfig, Manager, NodeRecord};
-use pliant_manager::server::{self, Limits, Response};
-use pliant_manager::tls::{Pin, ServerTls};
-use pliant_manager::token::Token;
+use pliant_manager::manager::{ClusterConfig, Manager};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -14,15 +14,16 @@
 use pliant_core::MechanismKind;
 use pliant_core::Resources;
 use pliant_live::cgroup::Layout;
+use pliant_live::client::{Client, ClientError};
+use pliant_live::machine::unix_us;
+use pliant_live::node_dir::NodeDir;
 use pliant_live::protocol::{AgentOp, AgentReport};
+use pliant_live::remote_agent::{take_registration, AgentOptions, Pacer};
 use pliant_live::slurm_node::SlurmNode;
-use pliant_manager::api::{Heartbeat, Orders};
-use pliant_manager::client::{Client, ClientError};
-use pliant_manager::manager::{unix_us, NodeRecord};
-use pliant_manager::node_dir::NodeDir;
-use pliant_manager::remote_agent::{take_registration, AgentOptions, Pacer};
-use pliant_manager::tls::Pin;
-use pliant_manager::token::Token;
+use pliant_live::tls::Pin;
+use pliant_live::token::Token;
+use pliant_live::wire::NodeRecord;
+use pliant_live::wire::{Heartbeat, Orders};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 

@@ -34,10 +34,11 @@ use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, Task
 use pliant_core::MechanismKind;
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
 use pliant_live::dispatch::{node_op, NodeOp};
+use pliant_live::machine::unix_us;
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
+use pliant_live::stepper::build_policy;
 use pliant_live::stepper::{LiveBody, StepError, Stepping};
-use pliant_manager::manager::{build_policy, unix_us};
-use pliant_manager::token::Token;
+use pliant_live::token::Token;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

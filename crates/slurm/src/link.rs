@@ -16,13 +16,13 @@
 //! The controller acts on a node's cgroups only through that node's agent:
 //! without one heard within [`AGENT_TIMEOUT`], it waits and says so.
 
+use pliant_live::credentials::{Joiner, NodeCredentials};
+use pliant_live::delivery::Delivery;
+use pliant_live::machine::unix_us;
 use pliant_live::protocol::{AgentOp, AgentReport};
-use pliant_manager::api::{registered_node, Heartbeat, Orders, Registered};
-use pliant_manager::credentials::{Joiner, NodeCredentials};
-use pliant_manager::delivery::Delivery;
-use pliant_manager::manager::unix_us;
-use pliant_manager::server::{Request, Response};
-use pliant_manager::token::Token;
+use pliant_live::server::{Request, Response};
+use pliant_live::token::Token;
+use pliant_live::wire::{registered_node, Heartbeat, Orders, Registered};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

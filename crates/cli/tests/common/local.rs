@@ -3,9 +3,9 @@
 
 use super::live::free_port;
 use pliant_live::cgroup::Layout;
-use pliant_manager::client::Client;
-use pliant_manager::tls::Pin;
-use pliant_manager::token::Token;
+use pliant_live::client::Client;
+use pliant_live::tls::Pin;
+use pliant_live::token::Token;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

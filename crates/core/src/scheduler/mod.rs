@@ -248,6 +248,9 @@ impl Scheduler {
             });
         }
         let size = job.tasks.request(task.task as usize);
+        // The launch path books the allocation, the reservation and the
+        // mechanism's state; the launch actions it makes are dropped, since the
+        // body already runs the task.
         let (id, mut launched) = (task.job.0 as usize, Vec::new());
         let (mechanism, reservation) = (self.mechanism.as_mut(), self.reservation.as_mut());
         allocate::launch(&mut self.view, mechanism, reservation, now, id, task.task, node, size, &mut launched);

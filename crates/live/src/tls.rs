@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn the_certificate_is_made_once_and_pinned_by_file_or_fingerprint() {
-        let scratch = pliant_live::scratch::ScratchDir::new("pliant-tls").unwrap();
+        let scratch = crate::scratch::ScratchDir::new("pliant-tls").unwrap();
         let first = ServerTls::for_manager(scratch.path(), &|_| {}).unwrap();
         let again = ServerTls::for_manager(scratch.path(), &|_| {}).unwrap();
         assert_eq!(first.fingerprint(), again.fingerprint());

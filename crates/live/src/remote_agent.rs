@@ -10,17 +10,17 @@
 //! manager's agent timeout it stops its tasks (fencing), and a watchdog
 //! process does so if the agent itself has died.
 
-use crate::api::{Heartbeat, Orders, Registered};
+use crate::agent::Agent;
+use crate::cgroup::Layout;
 use crate::client::{Client, ClientError};
-use crate::local::{this_node, Offer};
+use crate::confine::Confinement;
+use crate::fence::{watchdog_after, Contact};
+use crate::machine::{this_node, unix_us, Offer};
 use crate::node_dir::NodeDir;
+use crate::protocol::{AgentOp, AgentReport};
 use crate::tls::Pin;
 use crate::token::Token;
-use pliant_live::agent::Agent;
-use pliant_live::cgroup::Layout;
-use pliant_live::confine::Confinement;
-use pliant_live::fence::{watchdog_after, Contact};
-use pliant_live::protocol::{AgentOp, AgentReport};
+use crate::wire::{Heartbeat, Orders, Registered};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -112,7 +112,7 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     // batch of operations carried out: a heartbeat whose answer is lost
     // loses nothing, and nothing is taken or done twice.
     let mut reports: Vec<AgentReport> = Vec::new();
-    let mut first_report = crate::manager::unix_us();
+    let mut first_report = unix_us();
     let mut applied: Option<u64> = None;
     let mut pacer = Pacer::new(opts.give_up_after);
     while !stop.load(Ordering::SeqCst) {
@@ -275,7 +275,7 @@ fn fence(agent: &mut Agent, contact: &Contact, timeout: Duration, reports: &mut 
 }
 
 /// The watchdog process (`pliant agent-watchdog`, see
-/// `pliant_live::fence::watch`): it stops the tasks if this agent dies and
+/// `crate::fence::watch`): it stops the tasks if this agent dies and
 /// no successor renews the contact. Stopped when dropped.
 struct Watchdog {
     child: Child,

@@ -3,10 +3,10 @@
 //! the node joined with the join token; only this agent can then act as the
 //! node), the manager's agent
 //! timeout (`agent-timeout-ms`), its last contact with the manager
-//! (`contact`, see `pliant_live::fence`) and its watchdog's process id.
+//! (`contact`, see `crate::fence`) and its watchdog's process id.
 
+use crate::fence::Contact;
 use crate::token::Token;
-use pliant_live::fence::Contact;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -84,7 +84,7 @@ mod tests {
 
     #[test]
     fn the_credential_is_kept_private() {
-        let scratch = pliant_live::scratch::ScratchDir::new("pliant-node-dir").unwrap();
+        let scratch = crate::scratch::ScratchDir::new("pliant-node-dir").unwrap();
         let node = NodeDir::open(&scratch.path().join("node")).unwrap();
         assert_eq!(node.credential().unwrap(), None);
         let issued = Token::random().unwrap();

@@ -8,7 +8,7 @@
 //! - **No launch beside a run that may still be alive.** A kill sent to node
 //!   X holds back every launch of that task on another node until X has
 //!   acknowledged the kill (or been declared lost, by when its agent fenced
-//!   itself: `pliant_live::fence`). After a manager restart every node may
+//!   itself: `crate::fence`). After a manager restart every node may
 //!   hold runs the journal has moved on from (the old manager's orders died
 //!   with it), so launches on another node wait until each node has
 //!   acknowledged its takeover and sweep. Kubernetes likewise starts no second
@@ -17,9 +17,9 @@
 //! A held launch keeps the later operations of its own task behind it (the
 //! agent carries out a task's operations in order); other tasks' go on.
 
+use crate::protocol::AgentOp;
 use pliant_core::model::TaskRef;
 use pliant_core::MechanismKind;
-use pliant_live::protocol::AgentOp;
 use std::collections::BTreeSet;
 
 /// Runs that may still be alive on one node although the records have moved

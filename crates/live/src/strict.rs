@@ -108,7 +108,7 @@ pub fn replace(path: &Path, mode: u32, text: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pliant_live::scratch::ScratchDir;
+    use crate::scratch::ScratchDir;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
