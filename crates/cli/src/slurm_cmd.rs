@@ -19,6 +19,12 @@ pub struct SlurmArgs {
     /// The policy preset (see `pliant policies`); fixed when the journal is created.
     #[arg(long, default_value = "ip")]
     policy: String,
+    /// Who places the jobs: `pliant` (every job held, released on the node
+    /// pliant's core chose) or `slurm` (Slurm places and starts them under
+    /// CR_Core_Memory; pliant adopts each where it started and preempts for
+    /// short jobs by requeue or checkpoint); fixed when the journal is created.
+    #[arg(long, default_value = "pliant", value_parser = pliant_slurm::placement::Placer::parse)]
+    placement: pliant_slurm::placement::Placer,
     /// Set a policy parameter, KEY=VALUE (repeatable).
     #[arg(long = "set", value_parser = parse_key_value)]
     sets: Vec<(String, String)>,
@@ -80,19 +86,24 @@ pub fn run(args: SlurmArgs) -> Result<(), String> {
         return show(&args.state_dir);
     }
     let log = |line: &str| eprintln!("pliant slurm: {line}");
+    // A mechanism the placement cannot carry out is refused before anything starts.
+    let policy = pliant_live::stepper::build_policy(&args.policy, &args.sets)?;
+    args.placement.check(&args.policy, &policy)?;
     let state_dir = pliant_manager::state_dir::prepare(&args.state_dir, &log)?;
     let tls = pliant_live::tls::ServerTls::for_manager(&state_dir, &log)?;
     let join = pliant_live::token::Token::join_for_manager(&state_dir, args.join_token_file.as_deref(), &log)?;
     let listener = bind(&args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let (mut controller, recovered) =
-        Controller::open(&state_dir, &args.partition, &args.policy, &args.sets, join).map_err(|e| e.to_string())?;
+        Controller::open(&state_dir, &args.partition, &args.policy, &args.sets, args.placement, join)
+            .map_err(|e| e.to_string())?;
     let c = controller.config();
     let nodes: Vec<String> = c.nodes.iter().map(|n| format!("{} ({})", n.name, n.capacity)).collect();
     eprintln!(
-        "pliant slurm: {} partition `{}` under policy `{}`: {}",
+        "pliant slurm: {} partition `{}` under policy `{}`, placed by {}: {}",
         if recovered { "took over" } else { "manages" },
         c.partition,
         c.policy,
+        c.placement.name(),
         nodes.join(", ")
     );
     log(&format!(

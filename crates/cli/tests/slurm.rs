@@ -52,20 +52,39 @@ struct PliantSlurm {
     address: String,
     /// Each node's agent, with its log.
     agents: Vec<(std::process::Child, std::path::PathBuf)>,
+    /// `--placement`: who places the jobs.
+    placement: &'static str,
 }
 
 impl PliantSlurm {
     fn start(cluster: &SlurmCluster, policy: &str, state: &std::path::Path) -> PliantSlurm {
-        let address = format!("{}:{}", cluster.gateway(), common::live::free_port());
-        let child = PliantSlurm::controller(cluster, policy, state, &address);
-        let agents = (0..cluster.nodes.len()).map(|i| PliantSlurm::agent(cluster, i, state, &address)).collect();
-        PliantSlurm { child, log: state.with_extension("log"), address, agents }
+        PliantSlurm::start_placed(cluster, policy, state, "pliant")
     }
 
-    fn controller(cluster: &SlurmCluster, policy: &str, state: &std::path::Path, address: &str) -> std::process::Child {
+    /// As [`PliantSlurm::start`], with `--placement placement`.
+    fn start_placed(
+        cluster: &SlurmCluster,
+        policy: &str,
+        state: &std::path::Path,
+        placement: &'static str,
+    ) -> PliantSlurm {
+        let address = format!("{}:{}", cluster.gateway(), common::live::free_port());
+        let child = PliantSlurm::controller(cluster, policy, state, &address, placement);
+        let agents = (0..cluster.nodes.len()).map(|i| PliantSlurm::agent(cluster, i, state, &address)).collect();
+        PliantSlurm { child, log: state.with_extension("log"), address, agents, placement }
+    }
+
+    fn controller(
+        cluster: &SlurmCluster,
+        policy: &str,
+        state: &std::path::Path,
+        address: &str,
+        placement: &str,
+    ) -> std::process::Child {
         let out = std::fs::OpenOptions::new().create(true).append(true).open(state.with_extension("log")).unwrap();
         std::process::Command::new(PLIANT)
             .args(["slurm", "--partition", "pliant", "--policy", policy, "--poll-ms", "100", "--listen", address])
+            .args(["--placement", placement])
             .args(["--set", "monitor_interval_s=0.5", "--state-dir"])
             .arg(state)
             .env("SLURM_CONF", cluster.conf())
@@ -119,7 +138,7 @@ impl PliantSlurm {
         let _ = self.child.kill();
         let _ = self.child.wait();
         eprintln!("pliant slurm SIGKILLed; restarting it");
-        self.child = PliantSlurm::controller(cluster, policy, state, &self.address);
+        self.child = PliantSlurm::controller(cluster, policy, state, &self.address, self.placement);
     }
 
     /// SIGKILL node `i`'s agent, then a new one (it registers with the node
@@ -253,9 +272,23 @@ impl Scene {
     /// `long_comment` is the long jobs' pliant options; with `checkpoints`
     /// their script gives `pliant dirty` a checkpoint directory.
     fn start(what: &str, policy: &str, long_comment: &str, checkpoints: bool) -> Option<Scene> {
+        Scene::start_placed(what, policy, long_comment, checkpoints, "pliant")
+    }
+
+    /// As [`Scene::start`] under `--placement placement`; when Slurm
+    /// places (`slurm`), on a cluster with `CR_Core_Memory` and every job
+    /// released by its owner at once (Slurm places the long jobs).
+    fn start_placed(
+        what: &str,
+        policy: &str,
+        long_comment: &str,
+        checkpoints: bool,
+        placement: &'static str,
+    ) -> Option<Scene> {
+        let arrangement = if placement == "slurm" { Arrangement::SlurmPlaces } else { Arrangement::Pliant };
         // The cluster first: it waits for the live tests' machine lock, and
         // a test killed while it waits leaves no swap file or directory.
-        let cluster = SlurmCluster::start(what, Arrangement::Pliant)?;
+        let cluster = SlurmCluster::start(what, arrangement)?;
         let scratch = pliant_live::scratch::ScratchDir::new(&format!("pliant-slurm-{policy}")).unwrap();
         let swap = match pliant_live::swap::TempSwap::enable(scratch.path(), 1536 << 20) {
             Ok(s) => s,
@@ -264,12 +297,16 @@ impl Scene {
                 return None;
             }
         };
-        let pliant = PliantSlurm::start(&cluster, policy, &scratch.path().join("state"));
+        let pliant = PliantSlurm::start_placed(&cluster, policy, &scratch.path().join("state"), placement);
         let longs: Vec<u64> = (0..2)
             .map(|i| {
                 let name = format!("long{i}");
                 let checkpoint = checkpoints.then(|| format!("{}/{name}.ckpt", cluster.jobs_dir().display()));
-                submit_dirty(&cluster, &name, long_comment, LONG_MEM, 500, LONG_PASSES, checkpoint.as_deref())
+                let id = submit_dirty(&cluster, &name, long_comment, LONG_MEM, 500, LONG_PASSES, checkpoint.as_deref());
+                if placement == "slurm" {
+                    cluster.ok("scontrol", &["release", &id.to_string()]);
+                }
+                id
             })
             .collect();
         cluster.wait_until("both long jobs to work", Duration::from_secs(60), |c| {
@@ -291,7 +328,11 @@ impl Scene {
     /// [`Scene::submit_short`].
     fn submit_short_of(&self, comment: &str, mem: u64, mb: u64) -> (u64, u64) {
         let submitted = unix_ns();
-        (submitted, submit_dirty(&self.cluster, "short", comment, mem, mb, SHORT_PASSES, None))
+        let id = submit_dirty(&self.cluster, "short", comment, mem, mb, SHORT_PASSES, None);
+        if self.pliant.placement == "slurm" {
+            self.cluster.ok("scontrol", &["release", &id.to_string()]);
+        }
+        (submitted, id)
     }
 
     /// Waits for the long jobs and `short` to end; each must have completed
@@ -631,6 +672,61 @@ fn kill_requeues_the_victim_through_slurm() {
     assert!(scene.cluster.job(victim)["restart_cnt"].as_u64() >= Some(1));
 }
 
+/// When Slurm places (`--placement slurm`, `CR_Core_Memory`): Slurm starts
+/// the two long jobs (one per node, its memory booked) and cannot start the
+/// short one; pliant holds it, asks a long job to checkpoint (SIGUSR1),
+/// requeues it held once it has saved its state and exited (Slurm's booking
+/// freed), and releases the short job on the freed node, where Slurm starts
+/// it; the victim is placed again after it and resumes from its checkpoint
+/// (one start from zero, one restore) to the end. The long jobs were
+/// adopted where Slurm started them. A policy preempting by a mechanism
+/// that cannot free Slurm's booking is refused at start.
+#[test]
+fn slurm_places_and_pliant_preempts_by_checkpoint() {
+    let Some(scene) =
+        Scene::start_placed("slurm places, pliant checkpoints", "checkpoint-nvm", "long,priority=0", true, "slurm")
+    else {
+        return;
+    };
+    let view = pliant_view(&scene.state());
+    for (id, node) in scene.longs.iter().zip(&scene.nodes) {
+        let v = view.iter().find(|j| j["slurm_id"] == *id).unwrap_or_else(|| panic!("job {id} adopted: {view:?}"));
+        assert_eq!((v["phase"].as_str(), v["node"].as_str()), (Some("Running"), Some(node.as_str())), "{v}");
+    }
+    let (_, short) = scene.submit_short("short,priority=9");
+    let victim = {
+        scene.cluster.wait_until("a long job asked to checkpoint", Duration::from_secs(60), |_| {
+            scene.pliant.log().contains(" asked to checkpoint (SIGUSR1)")
+        });
+        scene.victim(" asked to checkpoint")
+    };
+    let i = scene.longs.iter().position(|id| *id == victim).unwrap();
+    scene
+        .cluster
+        .wait_until("the short job running", Duration::from_secs(60), |c| c.job(short)["job_state"] == "RUNNING");
+    assert_eq!(scene.cluster.job(short)["nodes"].as_str(), Some(scene.nodes[i].as_str()), "{}", scene.pliant.log());
+    scene.stop_longs(None, &[short]);
+    let outs = scene.finish(short);
+    assert_eq!(fresh_starts(&outs[i]), 1, "the victim resumed from its checkpoint:\n{}", outs[i]);
+    let restored: u64 = outs[i]
+        .lines()
+        .find_map(|l| l.strip_prefix("restored ")?.parse().ok())
+        .unwrap_or_else(|| panic!("the victim restored its checkpoint:\n{}", outs[i]));
+    assert!(restored > 10, "it kept its work: restored {restored}\n{}", outs[i]);
+    assert_eq!(fresh_starts(&outs[1 - i]), 1, "the other long job ran once:\n{}", outs[1 - i]);
+    let refused = common::pliant(&[
+        "slurm",
+        "--placement",
+        "slurm",
+        "--policy",
+        "ip",
+        "--state-dir",
+        &scene.scratch.path().join("refused").to_string_lossy(),
+    ]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && err.contains("--placement slurm") && err.contains("`ip`"), "{err}");
+}
+
 /// A cooperative checkpoint through Slurm's signal: the victim gets SIGUSR1
 /// on every process, saves its state and exits; it is requeued held, the
 /// short job runs, and the victim is placed again and resumes from its
@@ -966,6 +1062,56 @@ fn plain_load(held: usize) -> Option<LoadRun> {
     Some(run)
 }
 
+/// The rest of a load run under pliant from `t0` (ns since 1970; `load` the
+/// load average then), the `held` jobs `ids` queued: the unheld ones arrive,
+/// the controller is SIGKILLed and restarted once a third of the held jobs
+/// ended, and every job ends. Prints the throughput and the controller's
+/// CPU, checks that every job ran once within the slots, and returns all
+/// the jobs, their log and the run.
+fn crash_midway(
+    design: &str,
+    cluster: &SlurmCluster,
+    pliant: &mut PliantSlurm,
+    state: &std::path::Path,
+    ids: &[u64],
+    (t0, load): (u64, &str),
+) -> (Vec<u64>, Vec<JobEvent>, LoadRun) {
+    let events = cluster.jobs_dir().join("events");
+    let held = ids.len();
+    let (unheld, cpu_s) = std::thread::scope(|s| {
+        let arriving = s.spawn(|| arrive_unheld(cluster, &events, held));
+        let third = std::time::Instant::now();
+        while job_events(&events).iter().filter(|e| !e.1).count() * 3 < held {
+            let log = pliant.log();
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            assert!(third.elapsed().as_secs() < held as u64 + 120, "a third of the jobs did not end:\n{tail:#?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let first_cpu = cpu_seconds(pliant.child.id());
+        pliant.crash_and_restart(cluster, "pliant", state);
+        let unheld = arriving.join().unwrap();
+        let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
+        wait_for_ends(&events, &all, Duration::from_secs(held as u64 + 120), || pliant.log());
+        (unheld, first_cpu + cpu_seconds(pliant.child.id()))
+    });
+    let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
+    let job_log = job_events(&events);
+    let last = job_log.iter().map(|e| e.2).max().unwrap();
+    let run = LoadRun { jobs: all.len(), seconds: (last - t0) as f64 / 1e9, controller_cpu_s: cpu_s };
+    eprintln!(
+        "{design}: {} jobs on {} slots in {:.1} s: {:.2} jobs/s; controller CPU (own + squeue/scontrol) {:.1} s = {:.3} of a core (load average before {load}, after {})",
+        run.jobs,
+        2 * LOAD_CPUS,
+        run.seconds,
+        run.throughput(),
+        run.controller_cpu_s,
+        run.controller_cpu_s / run.seconds,
+        load_average()
+    );
+    assert_jobs_ran_once_within_slots(cluster, &job_log, &all);
+    (all, job_log, run)
+}
+
 /// The load under pliant (`--policy pliant`, polls every 100 ms): the held
 /// jobs are queued before the controller starts, the unheld ones arrive
 /// during the run (pliant's `job_submit.lua` holds them), and the
@@ -979,38 +1125,8 @@ fn pliant_load(held: usize) -> Option<LoadRun> {
     let load = load_average();
     let t0 = unix_ns();
     let mut pliant = PliantSlurm::start(&cluster, "pliant", &state);
-    let (unheld, cpu_s) = std::thread::scope(|s| {
-        let arriving = s.spawn(|| arrive_unheld(&cluster, &events, held));
-        let third = std::time::Instant::now();
-        while job_events(&events).iter().filter(|e| !e.1).count() * 3 < held {
-            let log = pliant.log();
-            let tail: Vec<&str> = log.lines().rev().take(40).collect();
-            assert!(third.elapsed().as_secs() < held as u64 + 120, "a third of the jobs did not end:\n{tail:#?}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let first_cpu = cpu_seconds(pliant.child.id());
-        pliant.crash_and_restart(&cluster, "pliant", &state);
-        let unheld = arriving.join().unwrap();
-        let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
-        wait_for_ends(&events, &all, Duration::from_secs(held as u64 + 120), || pliant.log());
-        (unheld, first_cpu + cpu_seconds(pliant.child.id()))
-    });
-    let all: Vec<u64> = ids.iter().chain(&unheld).copied().collect();
-    let job_log = job_events(&events);
-    let last = job_log.iter().map(|e| e.2).max().unwrap();
-    let run = LoadRun { jobs: all.len(), seconds: (last - t0) as f64 / 1e9, controller_cpu_s: cpu_s };
-    eprintln!(
-        "pliant: {} jobs on {} slots in {:.1} s: {:.2} jobs/s; controller CPU (own + squeue/scontrol) {:.1} s = {:.3} of a core (load average before {load}, after {})",
-        run.jobs,
-        2 * LOAD_CPUS,
-        run.seconds,
-        run.throughput(),
-        run.controller_cpu_s,
-        run.controller_cpu_s / run.seconds,
-        load_average()
-    );
+    let (all, job_log, run) = crash_midway("pliant", &cluster, &mut pliant, &state, &ids, (t0, &load));
     let log = pliant.log();
-    assert_jobs_ran_once_within_slots(&cluster, &job_log, &all);
     // No job ran unmanaged: each started after pliant placed it, on that node.
     let journal = std::fs::read_to_string(state.join("journal.jsonl")).unwrap();
     let epoch_us =
@@ -1031,22 +1147,63 @@ fn pliant_load(held: usize) -> Option<LoadRun> {
     Some(run)
 }
 
+/// The load when Slurm places (`--placement slurm`, `CR_Core_Memory`,
+/// `OverSubscribe=NO`): the controller starts first, then the held jobs are
+/// released at once, as under plain Slurm, and Slurm places them (and the
+/// unheld ones) itself; the controller is SIGKILLed and restarted once a
+/// third of the jobs ended. pliant adopts every job where Slurm ran it.
+fn slurm_places_load(held: usize) -> Option<LoadRun> {
+    let cluster =
+        SlurmCluster::start_with_cpus("slurm load, Slurm places", Arrangement::SlurmPlaces, LOAD_CPUS as u32)?;
+    let events = cluster.jobs_dir().join("events");
+    let ids = submit_load(&cluster, &events, held, true);
+    let scratch = pliant_live::scratch::ScratchDir::new("pliant-slurm-places").unwrap();
+    let state = scratch.path().join("state");
+    let mut pliant = PliantSlurm::start_placed(&cluster, "pliant", &state, "slurm");
+    cluster
+        .wait_until("the controller to start", Duration::from_secs(30), |_| pliant.log().contains("placed by slurm"));
+    let load = load_average();
+    let t0 = unix_ns();
+    let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    cluster.ok("scontrol", &["release", &list]);
+    let (all, job_log, run) =
+        crash_midway("Slurm places, pliant preempts", &cluster, &mut pliant, &state, &ids, (t0, &load));
+    let log = pliant.log();
+    assert!(!log.contains("is not managed"), "{log}");
+    assert!(log.contains("took over partition"), "the controller was restarted on its journal:\n{log}");
+    let tail: Vec<&str> = log.lines().rev().take(60).collect();
+    assert_slurm_agrees(&cluster, &state, &tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+    // No job ran unmanaged: pliant adopted each, once, on the node it ran on.
+    let view = pliant_view(&state);
+    for id in &all {
+        let (_, _, _, host) = job_log.iter().find(|e| e.0 == *id && e.1).unwrap();
+        let v = view.iter().find(|j| j["slurm_id"] == *id).unwrap_or_else(|| panic!("job {id} ran unmanaged"));
+        assert_eq!((v["node"].as_str(), v["placements"].as_u64()), (Some(host.as_str()), Some(1)), "job {id}: {v}");
+    }
+    Some(run)
+}
+
 /// A partition with a long queue: held 1-core jobs of a 1 s sleep
 /// ([`load_jobs`], 200 in CI), 20 more submitted without `--hold` during
-/// the run, on 16 slots; first under plain Slurm, then under pliant with
-/// its controller SIGKILLed and restarted midway. Under pliant every job
-/// runs once, only where and after pliant placed it, no node runs more
+/// the run, on 16 slots; under plain Slurm, under pliant placing, and
+/// with Slurm placing and pliant adopting (`--placement slurm`), back to
+/// back, pliant's controller SIGKILLed and restarted midway. Under pliant
+/// every job runs once, only where and after pliant placed it (where Slurm
+/// places: adopted by pliant on the node it ran on), no node runs more
 /// jobs than its CPUs, and `--show` agrees with squeue and sacct at the
-/// end. Prints both throughputs and the controller's CPU.
+/// end. Prints the throughputs and the controller's CPU.
 #[test]
 fn load_a_long_queue_at_slurms_pace() {
     let held = load_jobs();
     let Some(plain) = plain_load(held) else { return };
     let Some(pliant) = pliant_load(held) else { return };
-    let ratio = pliant.throughput() / plain.throughput();
-    let core = pliant.controller_cpu_s / pliant.seconds;
-    eprintln!("load: pliant/plain throughput {ratio:.2}; controller {core:.3} of a core");
-    assert!(core < 0.2, "the controller used {core:.3} of a core");
+    let Some(places) = slurm_places_load(held) else { return };
+    for (design, run) in [("pliant places", &pliant), ("Slurm places", &places)] {
+        let ratio = run.throughput() / plain.throughput();
+        let core = run.controller_cpu_s / run.seconds;
+        eprintln!("load, {design}: throughput {ratio:.2} of plain Slurm's; controller {core:.3} of a core");
+        assert!(core < 0.2, "{design}: the controller used {core:.3} of a core");
+    }
 }
 
 /// Without pliant's `job_submit.lua`, a job submitted without `--hold`

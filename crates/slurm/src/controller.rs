@@ -22,12 +22,18 @@
 //! | Checkpoint | `scancel --signal=USR1 --full`; once the job has exited, `scontrol requeuehold` |
 //! | FailJob | `scancel` |
 //!
+//! When Slurm places ([`crate::placement`]), it starts the jobs itself and
+//! each one it started is taken in as running on its node (as a job started
+//! before pliant held it is); the table's placements are then those of the
+//! short jobs pliant holds and of the victims it requeued.
+//!
 //! Time in the core is integer µs since the cluster's epoch (journaled);
 //! this module is the only place of the crate that reads a clock.
 
 use crate::journal::{Journal, JournalError, Step};
 use crate::link::NodeLink;
 use crate::options::parse_comment;
+use crate::placement::{takes_pending, Placer, Queued};
 use crate::records::SlurmJob;
 use crate::tools::{Placement, Placing, SlurmTools, ToolError};
 use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
@@ -67,6 +73,9 @@ pub struct ControllerConfig {
     pub nodes: Vec<NodeSpec>,
     /// Wall-clock µs since 1970 at which core time is 0.
     pub epoch_unix_us: u64,
+    /// Who places the jobs (journals from before the choice: pliant).
+    #[serde(default)]
+    pub placement: Placer,
 }
 
 /// A job's request as pliant reads it from Slurm.
@@ -294,6 +303,8 @@ pub struct Controller {
     deferred: Vec<Effect>,
     /// Jobs of the partition pliant will not manage (said once).
     refused: BTreeSet<u64>,
+    /// When Slurm places: the pending jobs pliant has seen and leaves to Slurm.
+    queued: Queued,
 }
 
 impl Controller {
@@ -308,6 +319,7 @@ impl Controller {
         partition: &str,
         policy: &str,
         params: &[(String, String)],
+        placement: Placer,
         join: Token,
     ) -> Result<(Controller, bool), ControllerError> {
         std::fs::create_dir_all(state_dir).map_err(|e| config_error(format!("{}: {e}", state_dir.display())))?;
@@ -320,8 +332,10 @@ impl Controller {
                 params: params.to_vec(),
                 nodes: partition_nodes(&tools, partition)?,
                 epoch_unix_us: unix_us(),
+                placement,
             };
-            build_policy(&config.policy, &config.params).map_err(config_error)?;
+            let built = build_policy(&config.policy, &config.params).map_err(config_error)?;
+            placement.check(&config.policy, &built).map_err(config_error)?;
             Ok(config)
         };
         // A new journal's cluster entry is made (sinfo) before its file is,
@@ -370,11 +384,15 @@ impl Controller {
         steps: Vec<Step<Event>>,
     ) -> Result<Controller, ControllerError> {
         let policy = build_policy(&config.policy, &config.params).map_err(config_error)?;
+        config.placement.check(&config.policy, &policy).map_err(config_error)?;
         let capacities: Vec<Resources> = config.nodes.iter().map(|n| n.capacity).collect();
         let mut core = Scheduler::new(&capacities, policy)?;
         for node in 0..capacities.len() {
             // A Slurm job's checkpoint is its own (SIGUSR1), at no rate the core knows.
             core.without_checkpoint_tier(node);
+            if let Some(can) = config.placement.mechanisms() {
+                core.restrict_mechanisms(node, can);
+            }
         }
         let mut c = Controller {
             stepping: Stepping::new(Driver::new(core)),
@@ -388,6 +406,7 @@ impl Controller {
             inbox: Vec::new(),
             deferred: Vec::new(),
             refused: BTreeSet::new(),
+            queued: Queued::default(),
         };
         c.replay(steps)?;
         Ok(c)
@@ -437,15 +456,21 @@ impl Controller {
     /// What Slurm shows of pliant's jobs, never the whole queue: the
     /// partition's live jobs in one compact read, and, read by id, the
     /// tracked jobs no longer among them (ended, or between states).
-    fn read_slurm(&self) -> Result<Vec<SlurmJob>, ToolError> {
+    /// When Slurm places, also the pending jobs left to it that are no
+    /// longer live (one may have run between two polls).
+    fn read_slurm(&mut self) -> Result<Vec<SlurmJob>, ToolError> {
         let mut jobs = self.tools.live_jobs(&self.config.partition)?;
         let live: BTreeSet<u64> = jobs.iter().map(|j| j.id).collect();
-        let missing: Vec<u64> = self
+        let mut missing: Vec<u64> = self
             .jobs
             .iter()
             .filter(|t| t.phase != Stage::Over && !live.contains(&t.slurm_id))
             .map(|t| t.slurm_id)
             .collect();
+        if self.config.placement == Placer::Slurm {
+            let pending = jobs.iter().filter(|j| j.state == "PENDING" && !self.by_slurm.contains_key(&j.id));
+            missing.extend(self.queued.update(pending.map(|j| j.id).collect::<Vec<_>>(), &live));
+        }
         jobs.extend(self.tools.jobs_by_id(&missing)?);
         Ok(jobs)
     }
@@ -457,7 +482,15 @@ impl Controller {
         let mut unheld = Vec::new();
         for sj in snapshot.iter().filter(|j| j.partition == partition) {
             let Some(&i) = self.by_slurm.get(&sj.id) else {
-                if sj.state == "PENDING" && !sj.is_held() && !self.refused.contains(&sj.id) {
+                if self.config.placement == Placer::Slurm && sj.state == "PENDING" {
+                    // Slurm's to place, unless a short job it could not start.
+                    let class = parse_comment(&sj.comment).ok().map(|o| o.class);
+                    if class == Some(JobClass::Short) && sj.is_held() {
+                        self.consider(sj, events);
+                    } else if takes_pending(sj, class) {
+                        unheld.push(sj.id);
+                    }
+                } else if sj.state == "PENDING" && !sj.is_held() && !self.refused.contains(&sj.id) {
                     unheld.push(sj.id);
                 } else {
                     self.consider(sj, events);
@@ -502,14 +535,22 @@ impl Controller {
     /// A job of the partition pliant has not seen: it takes it over if it
     /// pends held, or if it runs on one of the partition's nodes (Slurm
     /// started it before pliant held it): then there, as running.
+    ///
+    /// When Slurm places, a job it started is adopted where it runs, also
+    /// one that ended between two polls (then it ends at once in pliant's books).
     fn consider(&mut self, sj: &SlurmJob, events: &mut Vec<Event>) {
-        if sj.is_over() || self.refused.contains(&sj.id) {
+        let slurm_places = self.config.placement == Placer::Slurm;
+        // When Slurm places, a job that ran is adopted even once it is over.
+        let adoptable = slurm_places && !sj.nodes.is_empty();
+        if (sj.is_over() && !adoptable) || self.refused.contains(&sj.id) {
             return;
         }
+        self.queued.forget(sj.id);
         let refuse = |why: String| format!("pliant slurm: job {} is not managed: {why}", sj.id);
-        let running_on = match sj.state.as_str() {
-            "RUNNING" => self.config.nodes.iter().position(|n| n.name == sj.nodes).map(|i| i as u32),
-            _ => None,
+        let ran = sj.state == "RUNNING" || (slurm_places && (sj.state == "COMPLETING" || sj.is_over()));
+        let running_on = match ran {
+            true => self.config.nodes.iter().position(|n| n.name == sj.nodes).map(|i| i as u32),
+            false => None,
         };
         let why = if sj.state != "PENDING" && running_on.is_none() {
             let on = if sj.nodes.is_empty() { String::new() } else { format!(" on {}", sj.nodes) };
@@ -537,10 +578,15 @@ impl Controller {
             mem_mb: sj.mem_mb,
             estimate_us: o.estimate_us,
         };
-        if running_on.is_some() {
+        if running_on.is_some() && !slurm_places {
             eprintln!("pliant slurm: job {} started on {} before pliant held it: taken over there", sj.id, sj.nodes);
         }
         events.push(Event::Submitted { slurm_id: sj.id, uid: sj.user_id, spec, running_on });
+        match sj.state.as_str() {
+            "COMPLETED" => events.push(Event::Finished { slurm_id: sj.id }),
+            state if sj.is_over() => events.push(Event::Ended { slurm_id: sj.id, state: state.to_string() }),
+            _ => {}
+        }
     }
 
     /// Takes in what the node agents reported and did: memory a victim
@@ -809,6 +855,18 @@ impl Controller {
         }
         for (_, r) in self.tools.hold(&unheld) {
             self.act(&r);
+        }
+        if self.config.placement == Placer::Slurm {
+            // Jobs Slurm started while no controller watched, and that may
+            // have ended since: adopted where they ran.
+            let since = (self.config.epoch_unix_us + self.stepping.last_now) / 1_000_000;
+            let started = self.tools.started_since(&self.config.partition, since.saturating_sub(2))?;
+            let unknown: Vec<u64> = started.into_iter().filter(|id| !self.by_slurm.contains_key(id)).collect();
+            let mut events = Vec::new();
+            for sj in self.tools.jobs_by_id(&unknown)? {
+                self.consider(&sj, &mut events);
+            }
+            self.inbox.extend(events);
         }
         self.carry_out_ready(&snapshot);
         Ok(())

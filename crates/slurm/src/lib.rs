@@ -6,7 +6,9 @@
 //! ([`tools`]): `squeue` (a compact format, only pliant's partition and the
 //! jobs it tracks) and `sinfo --json` to read, `scontrol` (batched where
 //! Slurm takes job lists) and `scancel` to act; `slurm/job_submit.lua` holds
-//! the partition's jobs at submission. Debian's Slurm 22.05 has no `scontrol --json` and its
+//! the partition's jobs at submission. With `--placement slurm`
+//! ([`placement`]) Slurm places and starts the jobs itself and pliant adopts
+//! them and only preempts. Debian's Slurm 22.05 has no `scontrol --json` and its
 //! `slurmrestd` (v0.0.38) cannot place a job on a node nor suspend one, so
 //! the REST daemon would still need `scontrol` beside it.
 //!
@@ -21,5 +23,6 @@ pub mod controller;
 pub mod journal;
 pub mod link;
 pub mod options;
+pub mod placement;
 pub mod records;
 pub mod tools;

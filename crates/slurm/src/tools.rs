@@ -52,11 +52,16 @@ impl SlurmTools {
     }
 
     fn run(&self, tool: &str, args: &[&str]) -> Result<String, ToolError> {
+        self.run_with(tool, args, &[])
+    }
+
+    fn run_with(&self, tool: &str, args: &[&str], env: &[(&str, &str)]) -> Result<String, ToolError> {
         let command = format!("{tool} {}", args.join(" "));
         let mut child = Command::new(tool);
         if let Some(conf) = &self.conf {
             child.env("SLURM_CONF", conf);
         }
+        child.envs(env.iter().copied());
         let out =
             child.args(args).output().map_err(|e| ToolError { command: command.clone(), reason: e.to_string() })?;
         if !out.status.success() {
@@ -90,6 +95,21 @@ impl SlurmTools {
             Err(e) if ids.len() == 1 && e.reason.contains("Invalid job id") => Ok(Vec::new()),
             other => other,
         }
+    }
+
+    /// The jobs of `partition` that slurmctld still holds and that started
+    /// at or after `unix_s` (seconds since 1970), in any state but pending.
+    pub fn started_since(&self, partition: &str, unix_s: u64) -> Result<Vec<u64>, ToolError> {
+        let args = ["-h", "-p", partition, "-t", "all", "-o", "%i|%T|%S"];
+        let text = self.run_with("squeue", &args, &[("SLURM_TIME_FORMAT", "%s")])?;
+        Ok(text
+            .lines()
+            .filter_map(|line| {
+                let mut f = line.trim().split('|');
+                let (id, state, start) = (f.next()?.parse().ok()?, f.next()?, f.next()?.parse::<u64>().ok()?);
+                (state != "PENDING" && start >= unix_s).then_some(id)
+            })
+            .collect())
     }
 
     fn read_jobs(&self, args: &[&str]) -> Result<Vec<SlurmJob>, ToolError> {

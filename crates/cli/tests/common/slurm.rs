@@ -33,6 +33,10 @@ pub enum Arrangement {
     /// Plain Slurm on the same partition `pliant`: `CR_Core`,
     /// `OverSubscribe=NO`, no plugin (Slurm places every job itself).
     Plain,
+    /// Slurm places under pliant (`pliant slurm --placement slurm`): the
+    /// partition `pliant` with `CR_Core_Memory` (Slurm books CPU and memory),
+    /// `OverSubscribe=NO`, no plugin: jobs are not held.
+    SlurmPlaces,
 }
 
 /// pliant's `job_submit` plugin, as shipped.
@@ -236,6 +240,9 @@ impl SlurmCluster {
             Arrangement::PliantWithoutPlugin | Arrangement::Plain => {
                 "SelectTypeParameters=CR_Core\nSchedulerParameters=batch_sched_delay=0\n"
             }
+            Arrangement::SlurmPlaces => {
+                "SelectTypeParameters=CR_Core_Memory\nSchedulerParameters=batch_sched_delay=0\n"
+            }
         };
         if cpus > 2 {
             conf += "SlurmdParameters=config_overrides\n";
@@ -257,7 +264,7 @@ impl SlurmCluster {
             Arrangement::Pliant | Arrangement::PliantWithoutPlugin => format!(
                 "PartitionName=pliant Nodes={nodes} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4\n"
             ),
-            Arrangement::Plain => {
+            Arrangement::Plain | Arrangement::SlurmPlaces => {
                 format!("PartitionName=pliant Nodes={nodes} Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO\n")
             }
         };
