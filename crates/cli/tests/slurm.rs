@@ -662,7 +662,19 @@ fn graceful_preemption_for_a_short_job_that_fits_the_free_total_but_no_node() {
 /// job runs, and the victim is placed again and runs from zero to the end.
 #[test]
 fn kill_requeues_the_victim_through_slurm() {
-    let Some(scene) = Scene::start("slurm kill via requeue", "kill", "long", false) else { return };
+    kill_by_requeue("slurm kill via requeue", "pliant");
+}
+
+/// As [`kill_requeues_the_victim_through_slurm`] when Slurm places
+/// (`--placement slurm`, `CR_Core_Memory`): Slurm started the long jobs;
+/// the requeue frees the victim's booking and the short job runs there.
+#[test]
+fn slurm_places_and_pliant_preempts_by_requeue() {
+    kill_by_requeue("slurm places, pliant requeues", "slurm");
+}
+
+fn kill_by_requeue(what: &str, placement: &'static str) {
+    let Some(scene) = Scene::start_placed(what, "kill", "long", false, placement) else { return };
     let (_, short) = scene.submit_short("short");
     let outs = scene.finish(short);
     let victim = scene.victim(" killed: requeued");
@@ -670,6 +682,8 @@ fn kill_requeues_the_victim_through_slurm() {
     assert_eq!(fresh_starts(&outs[i]), 2, "the killed long job ran again from zero:\n{}", outs[i]);
     assert_eq!(fresh_starts(&outs[1 - i]), 1, "the other long job ran once:\n{}", outs[1 - i]);
     assert!(scene.cluster.job(victim)["restart_cnt"].as_u64() >= Some(1));
+    let ran_on = scene.cluster.job(short)["nodes"].as_str().map(str::to_string);
+    assert_eq!(ran_on.as_deref(), Some(scene.nodes[i].as_str()), "the short job ran in the victim's room");
 }
 
 /// When Slurm places (`--placement slurm`, `CR_Core_Memory`): Slurm starts

@@ -4,16 +4,25 @@
 //! 80 % of its request (the simulator's working set): two long jobs of
 //! ⟨1 CPU, 625 MB⟩ and ⟨1 CPU, 375 MB⟩ that fill the node, about 30 s of
 //! work each, then five short jobs of about 8 s arriving over them every
-//! 3 s, alternately ⟨1 CPU, 350 MB⟩ and ⟨1 CPU, 150 MB⟩: each needs part of
-//! a victim's memory (the short of 350 MB more than the slack above a
-//! victim's resident set, less than all of it), so under `gp` a short job
-//! starts once its own need has been swapped out, not the whole victim.
-//! Together the shorts want more than the two cores, so both long tasks stay
-//! preempted until the last short ends. The passes are sized from the
-//! dirtier's speed on this machine now, so the work lasts about as long on a
-//! fast machine as on this one. The agent reports a resumed long task
-//! resumed once it has read its memory back, so the twin counts that time as
-//! the replay's restore, not as work.
+//! 3 s, alternately ⟨1 CPU, 250 MB⟩ and ⟨1 CPU, 150 MB⟩: each needs part of
+//! a victim's memory (the short of 250 MB more than the slack above a
+//! victim's resident set, less than what the victim gives back above its
+//! footprint), so under `gp` a short job starts once its own need has been
+//! swapped out, not the whole victim. Together the shorts want more than the
+//! two cores, so both long tasks stay preempted until the last short ends.
+//! The passes are sized from the dirtier's speed on this machine now, so the
+//! work lasts about as long on a fast machine as on this one. The agent
+//! reports a resumed long task resumed once it has read its memory back, so
+//! the twin counts that time as the replay's restore, not as work.
+//!
+//! No decision hangs on whether a transfer of memory ends just before or
+//! just after a monitor round, which no replay can tell to the tens of ms:
+//! a short of 350 MB needed the victim's footprint too, free only at the end
+//! of its reclaim, and where that reclaim outlasted the next round (by load,
+//! or at a slower replayed rate) the core shrank the other long task as
+//! well; a long task resumed between two shorts (tasks sized from a slow
+//! moment of the machine) was preempted again live, where the replay's
+//! restore had not ended by that round (see docs/live.md).
 //!
 //! `pliant twin STATE_DIR` then replays the run's journal through the
 //! simulator three ways: at the swap rates the run itself showed (its
@@ -44,6 +53,7 @@ use common::live::{free_port, live_machine, skip};
 use common::pliant;
 use pliant_live::swap::TempSwap;
 use serde_json::Value;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
@@ -108,15 +118,35 @@ impl Drop for Local {
     }
 }
 
-/// MB the dirtier passes over per second on this machine now (its passes
-/// over a buffer take time in proportion to its size), so that the tasks last
-/// about as long whatever the machine: the gap between live and replay (a
-/// fraction of a second) must stay small beside a task.
-fn mb_passes_per_second() -> f64 {
-    let start = Instant::now();
-    let out = pliant(&["dirty", "--mb", "120", "--passes", "300"]);
-    assert!(out.status.success(), "dirty: {}", String::from_utf8_lossy(&out.stderr));
-    120.0 * 300.0 / start.elapsed().as_secs_f64()
+/// Passes the dirtier makes per second over a buffer of `mb` MB on this
+/// machine, so that the tasks last about as long whatever the machine: the
+/// gap between live and replay (a fraction of a second) must stay small
+/// beside a task. Timed at the task's own size (a pass over 500 MB took
+/// two to three times as long per MB as one over 120 MB) from the first
+/// pass to the last (the first faults the buffer in, which a writer on the
+/// swap disk slows several-fold), the faster of two samples: sized from one
+/// sample taken during a burst of other work, the tasks ran two to three
+/// times as fast as planned once it ended, the shorts no longer overlapped,
+/// and a long task resumed between two of them.
+fn passes_per_second(mb: u64) -> f64 {
+    let passes = (60_000 / mb).max(20);
+    let sample = || {
+        let mut child = Command::new(PLIANT)
+            .args(["dirty", "--mb", &mb.to_string(), "--passes", &passes.to_string()])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start pliant dirty");
+        let mut first = None;
+        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+            if line.unwrap() == "pass 1" {
+                first = Some(Instant::now());
+            }
+        }
+        let took = first.expect("the dirtier made its first pass").elapsed();
+        assert!(child.wait().unwrap().success(), "pliant dirty failed");
+        (passes - 1) as f64 / took.as_secs_f64()
+    };
+    sample().max(sample())
 }
 
 /// A job of the workload: its name, queue, request, the MB it dirties and
@@ -136,7 +166,7 @@ fn workload() -> Vec<Spec> {
         Spec { name: format!("long-{i}"), queue: "long", mem, mb, seconds: 30.0 }
     };
     let short = |i: usize| {
-        let (mem, mb) = if i.is_multiple_of(2) { ("350M", 280) } else { ("150M", 120) };
+        let (mem, mb) = if i.is_multiple_of(2) { ("250M", 200) } else { ("150M", 120) };
         Spec { name: format!("short-{i}"), queue: "short", mem, mb, seconds: 8.0 }
     };
     (0..2).map(long).chain((0..5).map(short)).collect()
@@ -145,8 +175,11 @@ fn workload() -> Vec<Spec> {
 /// Runs the workload under `policy`; returns the state directory's path.
 fn live_run(dir: &Path, policy: &str) -> std::path::PathBuf {
     let jobs = workload();
-    let speed = mb_passes_per_second();
-    let passes: Vec<u64> = jobs.iter().map(|j| (speed / j.mb as f64 * j.seconds) as u64).collect();
+    let mut speed = std::collections::BTreeMap::new();
+    let passes: Vec<u64> = jobs
+        .iter()
+        .map(|j| (*speed.entry(j.mb).or_insert_with(|| passes_per_second(j.mb)) * j.seconds) as u64)
+        .collect();
     let state = dir.join(format!("state-{policy}"));
     let local = Local::start(&state, policy, &dir.join(format!("{policy}.log")));
     for (j, p) in jobs.iter().zip(&passes).take(2) {
@@ -189,6 +222,7 @@ fn the_twin_replays_a_live_run_with_the_same_preemptions() {
         let calibration = dir.join(format!("machine-{policy}.conf"));
         let out = pliant(&["measure", "--sizes", "256M", "--out", calibration.to_str().unwrap()]);
         assert!(out.status.success(), "measure: {}", String::from_utf8_lossy(&out.stderr));
+        eprintln!("{policy}: measured just before:\n{}", String::from_utf8_lossy(&out.stdout));
         let state = live_run(&dir, policy);
         let command = ["twin", state.to_str().unwrap(), "--config", calibration.to_str().unwrap()];
         let table = pliant(&command);
