@@ -29,6 +29,7 @@ pub mod measure;
 pub mod mechanism;
 pub mod mirror;
 pub mod node_dir;
+pub mod node_loop;
 pub mod peer;
 pub mod process;
 pub mod protocol;

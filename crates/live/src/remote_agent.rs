@@ -12,15 +12,15 @@
 
 use crate::agent::Agent;
 use crate::cgroup::Layout;
-use crate::client::{Client, ClientError};
+use crate::client::Client;
 use crate::confine::Confinement;
 use crate::fence::{watchdog_after, Contact};
-use crate::machine::{this_node, unix_us, Offer};
+use crate::machine::{this_node, Offer};
 use crate::node_dir::NodeDir;
+use crate::node_loop::{NodeBody, NodeLoop, Peer};
 use crate::protocol::{AgentOp, AgentReport};
-use crate::tls::Pin;
 use crate::token::Token;
-use crate::wire::{Heartbeat, Orders, Registered};
+use crate::wire::Registered;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -74,7 +74,7 @@ pub struct AgentOptions {
 /// good (see [`Pacer`]) for `give_up_after`.
 pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     let node_dir = NodeDir::open(&opts.node_dir)?;
-    let mut credential = node_dir.credential()?;
+    let credential = node_dir.credential()?;
     let contact = node_dir.contact();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
     let top = format!("pliant-agent-{}", opts.name);
@@ -92,149 +92,101 @@ pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     for note in &record.notes {
         log(note);
     }
-    let mut timeout = node_dir.agent_timeout();
-    let mut watchdog = match timeout {
+    let timeout = node_dir.agent_timeout();
+    let watchdog = match timeout {
         Some(t) => Some(Watchdog::start(&opts.program, &top, &contact, t, &node_dir.watchdog_pid())?),
         None => None,
     };
-    let mut joiner = Client::new(&opts.manager, None);
     let mut as_node = Client::new(&opts.manager, None).with_token(credential.clone());
     if let Some(t) = timeout {
         as_node = as_node.with_timeout(answer_timeout(t));
     }
-    let registration = serde_json::to_value(&record).expect("registrations serialise");
-    // Set when the manager refused this node's credential at a registration
-    // (it does not know it: a new cluster): the next one joins with the join token.
-    let mut credential_refused = false;
-    let mut node = None;
-    // Reports not acknowledged yet, numbered from `first_report` (from this
-    // agent's start in µs: a successor's numbers come after), and the last
-    // batch of operations carried out: a heartbeat whose answer is lost
-    // loses nothing, and nothing is taken or done twice.
-    let mut reports: Vec<AgentReport> = Vec::new();
-    let mut first_report = unix_us();
-    let mut applied: Option<u64> = None;
-    let mut pacer = Pacer::new(opts.give_up_after);
-    while !stop.load(Ordering::SeqCst) {
-        pacer.wait(stop);
-        // Before the tasks are looked at: one the watchdog killed is then
-        // reported lost, not failed.
-        if let Some(t) = timeout {
-            fence(&mut agent, &contact, t, &mut reports, log);
-        }
-        let Some(id) = node else {
-            // Its own credential, else the join token; nothing is sent without one.
-            let joining = credential.is_none() || credential_refused;
-            let bearer = match credential.clone().filter(|_| !joining) {
-                Some(own) => Ok(Some(own)),
-                None => Token::join_for_agent(opts.join_token_file.as_deref(), &opts.state_dir),
-            };
-            match bearer {
-                Ok(Some(bearer)) => joiner.set_token(Some(bearer)),
-                Ok(None) => {
-                    pacer.refused(
-                        &format!(
-                            "no join token to join with: give --join-token-file (a copy of the manager's \
-                             STATE_DIR/join-token), set {}, or give the --state-dir whose join-token this \
-                             user can read",
-                            crate::token::JOIN_ENV
-                        ),
-                        log,
-                    )?;
-                    continue;
-                }
-                Err(e) => {
-                    pacer.refused(&format!("cannot read the join token: {e}"), log)?;
-                    continue;
-                }
-            }
-            match Pin::for_client(opts.ca.as_deref(), &opts.state_dir) {
-                Ok(pin) => {
-                    joiner.set_pin(pin.clone());
-                    as_node.set_pin(pin);
-                }
-                Err(e) => log(&format!("no manager certificate to pin yet: {e}")),
-            }
-            let sent = SystemTime::now();
-            match joiner.post("/agents/register", &registration) {
-                Ok(answer) => {
-                    let (answer, issued) = take_registration(answer, "manager", joining, &node_dir, log)?;
-                    if let Some(issued) = issued {
-                        as_node.set_token(Some(issued.clone()));
-                        credential = Some(issued);
-                    }
-                    credential_refused = false;
-                    pacer.got_through();
-                    stamp(&contact, sent, log);
-                    let told = Duration::from_millis(answer.agent_timeout_ms);
-                    if timeout != Some(told) {
-                        node_dir.set_agent_timeout(told)?;
-                        drop(watchdog.take());
-                        watchdog =
-                            Some(Watchdog::start(&opts.program, &top, &contact, told, &node_dir.watchdog_pid())?);
-                        timeout = Some(told);
-                    }
-                    pacer.limit(told / 4);
-                    // A manager that does not answer must not keep this agent from fencing in time.
-                    as_node = as_node.with_timeout(answer_timeout(told));
-                    node = Some(answer.node);
-                    log(&format!("registered as node {} ({})", answer.node, record.capacity));
-                }
-                Err(ClientError::Refused { status, message }) if permanent(status, true) => {
-                    if status == 403 && !joining {
-                        credential_refused = true;
-                        log("the manager does not take this node's credential: joining with the join token next");
-                    }
-                    pacer.refused(&format!("registration refused: {message} (HTTP {status})"), log)?;
-                }
-                Err(e) => {
-                    pacer.failed();
-                    log(&format!("cannot register yet: {e}"));
-                }
-            }
-            continue;
-        };
-        agent.poll(&mut reports);
-        let count = reports.len();
-        let beat = Heartbeat { reports: reports.clone(), first_report, acked: applied };
-        let beat = serde_json::to_value(beat).expect("reports serialise");
-        let sent = SystemTime::now();
-        match as_node.post(&format!("/agents/{id}/heartbeat"), &beat) {
-            Ok(answer) => {
-                pacer.got_through();
-                stamp(&contact, sent, log);
-                first_report += count as u64;
-                reports.drain(..count);
-                agent.forget_ended();
-                let orders = orders_of(answer)?;
-                if applied != Some(orders.batch) {
-                    applied = Some(orders.batch);
-                    for op in orders.ops {
-                        log(&op.to_string());
-                        agent.apply(op, &mut reports);
-                    }
-                }
-            }
-            // The manager knows no credential of this node's (it was revoked,
-            // or this is a new cluster): register again. The tasks run on and
-            // their reports wait: at the registration the manager names the
-            // tasks it holds here, and the rest are stopped (a sweep).
-            Err(ClientError::Refused { status: 409, message }) => {
-                log(&format!("{message}: registering again"));
-                node = None;
-            }
-            // Reports are kept.
-            Err(ClientError::Refused { status, message }) if permanent(status, false) => {
-                pacer.refused(&format!("heartbeat refused: {message} (HTTP {status})"), log)?;
-            }
-            // Reports are kept and sent with the next heartbeat that gets through.
-            Err(e) => {
-                pacer.failed();
-                log(&format!("heartbeat failed: {e}"));
-            }
+    let link = NodeLoop {
+        peer: MANAGER,
+        joiner: Client::new(&opts.manager, None),
+        as_node,
+        credential,
+        registration: serde_json::to_value(&record).expect("registrations serialise"),
+        label: record.capacity.to_string(),
+    };
+    let mut body = ManagedNode { opts, node_dir: &node_dir, watchdog, agent, contact, top, timeout };
+    link.run(opts, &node_dir, &mut body, stop, log)
+}
+
+/// Pliant's own manager: a heartbeat it refuses with 409 declared the node
+/// lost (it registers again, its tasks running on); a 409 to a registration
+/// lasts.
+const MANAGER: Peer = Peer {
+    name: "manager",
+    registration_permanent: &[400, 401, 403, 404, 409],
+    heartbeat_permanent: &[400, 401, 403, 404],
+    register_again: &[409],
+    orders_void_on_register: false,
+};
+
+/// This machine's node under pliant's own manager: its tasks, its contact
+/// with the manager and the watchdog that fences it.
+struct ManagedNode<'a> {
+    opts: &'a AgentOptions,
+    node_dir: &'a NodeDir,
+    // Dropped (stopped) before the agent, as the agent's tasks are stopped.
+    watchdog: Option<Watchdog>,
+    agent: Agent,
+    contact: Contact,
+    top: String,
+    timeout: Option<Duration>,
+}
+
+impl NodeBody for ManagedNode<'_> {
+    // Before the tasks are looked at: one the watchdog killed is then
+    // reported lost, not failed.
+    fn before_turn(&mut self, reports: &mut Vec<AgentReport>, log: &dyn Fn(&str)) {
+        if let Some(t) = self.timeout {
+            fence(&mut self.agent, &self.contact, t, reports, log);
         }
     }
-    Ok(())
+
+    fn registered(
+        &mut self,
+        answer: &Registered,
+        sent: SystemTime,
+        as_node: &mut Client,
+        pacer: &mut Pacer,
+        log: &dyn Fn(&str),
+    ) -> Result<(), String> {
+        stamp(&self.contact, sent, log);
+        let told = Duration::from_millis(answer.agent_timeout_ms);
+        if self.timeout != Some(told) {
+            self.node_dir.set_agent_timeout(told)?;
+            drop(self.watchdog.take());
+            self.watchdog = Some(Watchdog::start(
+                &self.opts.program,
+                &self.top,
+                &self.contact,
+                told,
+                &self.node_dir.watchdog_pid(),
+            )?);
+            self.timeout = Some(told);
+        }
+        pacer.limit(told / 4);
+        // A manager that does not answer must not keep this agent from fencing in time.
+        *as_node = as_node.clone().with_timeout(answer_timeout(told));
+        Ok(())
+    }
+
+    fn poll(&mut self, reports: &mut Vec<AgentReport>) {
+        self.agent.poll(reports);
+    }
+
+    fn heartbeat_answered(&mut self, sent: SystemTime, log: &dyn Fn(&str)) {
+        stamp(&self.contact, sent, log);
+        self.agent.forget_ended();
+    }
+
+    fn apply(&mut self, op: AgentOp, reports: &mut Vec<AgentReport>, log: &dyn Fn(&str)) {
+        log(&op.to_string());
+        self.agent.apply(op, reports);
+    }
 }
 
 /// How long a heartbeat waits for its answer under the agent timeout `timeout`.
@@ -334,14 +286,6 @@ fn stop_watchdog(pid_file: &Path, contact: &Contact) {
     let _ = std::fs::remove_file(pid_file);
 }
 
-/// True when a refusal with `status` will not go away by itself (a wrong
-/// token, an unknown node, a node the policy cannot use): the agent gives
-/// up after a while instead of asking forever. A 409 to a heartbeat is not
-/// one (the node was declared lost: it registers again).
-fn permanent(status: u16, registering: bool) -> bool {
-    matches!(status, 400 | 401 | 403 | 404) || (registering && status == 409)
-}
-
 /// The agent's pace: a heartbeat every [`HEARTBEAT`] while the manager
 /// answers; after a failure, twice as long each time up to [`MAX_BACKOFF`];
 /// and an error once the manager has refused the agent for good for longer
@@ -422,8 +366,4 @@ pub fn take_registration(
     node_dir.set_credential(&issued)?;
     log(&format!("joined: node credential kept in {}", node_dir.path().join("credential").display()));
     Ok((answer, Some(issued)))
-}
-
-fn orders_of(answer: Value) -> Result<Orders, String> {
-    serde_json::from_value(answer).map_err(|e| format!("the manager sent operations this agent cannot read: {e}"))
 }

@@ -14,17 +14,14 @@
 use pliant_core::MechanismKind;
 use pliant_core::Resources;
 use pliant_live::cgroup::Layout;
-use pliant_live::client::{Client, ClientError};
-use pliant_live::machine::unix_us;
+use pliant_live::client::Client;
 use pliant_live::node_dir::NodeDir;
+use pliant_live::node_loop::{NodeBody, NodeLoop, Peer};
 use pliant_live::protocol::{AgentOp, AgentReport};
-use pliant_live::remote_agent::{take_registration, AgentOptions, Pacer};
+use pliant_live::remote_agent::AgentOptions;
 use pliant_live::slurm_node::SlurmNode;
-use pliant_live::tls::Pin;
-use pliant_live::token::Token;
 use pliant_live::wire::NodeRecord;
-use pliant_live::wire::{Heartbeat, Orders};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// How long one request to the controller may take.
@@ -37,9 +34,9 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
 /// `opts.give_up_after`.
 pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     let node_dir = NodeDir::open(&opts.node_dir)?;
-    let mut credential = node_dir.credential()?;
+    let credential = node_dir.credential()?;
     let layout = Layout::detect().map_err(|e| e.to_string())?;
-    let mut jobs = SlurmNode::new(layout, &opts.name);
+    let jobs = SlurmNode::new(layout, &opts.name);
     let record = NodeRecord {
         name: opts.name.clone(),
         // Slurm's sinfo sizes the node for the controller.
@@ -47,105 +44,41 @@ pub fn run(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) 
         mechanisms: vec![MechanismKind::Immediate, MechanismKind::Graceful, MechanismKind::Suspend],
         notes: vec!["a Slurm node: Slurm launches, the agent reclaims and restores memory".into()],
     };
-    let registration = serde_json::to_value(&record).expect("registrations serialise");
-    let mut joiner = Client::new(&opts.manager, None).with_timeout(ANSWER_TIMEOUT);
-    let mut as_node = Client::new(&opts.manager, None).with_token(credential.clone()).with_timeout(ANSWER_TIMEOUT);
-    let mut credential_refused = false;
-    let mut node: Option<u32> = None;
-    let mut reports: Vec<AgentReport> = Vec::new();
-    let mut first_report = unix_us();
-    let mut applied: Option<u64> = None;
-    let mut pacer = Pacer::new(opts.give_up_after);
-    while !stop.load(Ordering::SeqCst) {
-        pacer.wait(stop);
-        let Some(id) = node else {
-            let joining = credential.is_none() || credential_refused;
-            let bearer = match credential.clone().filter(|_| !joining) {
-                Some(own) => Ok(Some(own)),
-                None => Token::join_for_agent(opts.join_token_file.as_deref(), &opts.state_dir),
-            };
-            match bearer {
-                Ok(Some(bearer)) => joiner.set_token(Some(bearer)),
-                Ok(None) => {
-                    pacer.refused(
-                        "no join token: give --join-token-file (a copy of the controller's STATE_DIR/join-token)",
-                        log,
-                    )?;
-                    continue;
-                }
-                Err(e) => {
-                    pacer.refused(&format!("cannot read the join token: {e}"), log)?;
-                    continue;
-                }
-            }
-            match Pin::for_client(opts.ca.as_deref(), &opts.state_dir) {
-                Ok(pin) => {
-                    joiner.set_pin(pin.clone());
-                    as_node.set_pin(pin);
-                }
-                Err(e) => log(&format!("no controller certificate to pin yet: {e}")),
-            }
-            match joiner.post("/agents/register", &registration) {
-                Ok(answer) => {
-                    let (answer, issued) = take_registration(answer, "controller", joining, &node_dir, log)?;
-                    if let Some(issued) = issued {
-                        as_node.set_token(Some(issued.clone()));
-                        credential = Some(issued);
-                    }
-                    credential_refused = false;
-                    pacer.got_through();
-                    // Orders of an earlier registration are void; the controller names the jobs again.
-                    applied = None;
-                    node = Some(answer.node);
-                    log(&format!("registered as node {} ({})", answer.node, opts.name));
-                }
-                Err(ClientError::Refused { status, message }) if matches!(status, 400 | 401 | 403 | 404) => {
-                    if status == 403 && !joining {
-                        credential_refused = true;
-                        log("the controller does not take this node's credential: joining with the join token next");
-                    }
-                    pacer.refused(&format!("registration refused: {message} (HTTP {status})"), log)?;
-                }
-                Err(e) => {
-                    pacer.failed();
-                    log(&format!("cannot register yet: {e}"));
-                }
-            }
-            continue;
-        };
-        jobs.poll(&mut reports);
-        let count = reports.len();
-        let beat = Heartbeat { reports: reports.clone(), first_report, acked: applied };
-        let beat = serde_json::to_value(beat).expect("reports serialise");
-        match as_node.post(&format!("/agents/{id}/heartbeat"), &beat) {
-            Ok(answer) => {
-                pacer.got_through();
-                first_report += count as u64;
-                reports.drain(..count);
-                let orders: Orders = serde_json::from_value(answer)
-                    .map_err(|e| format!("the controller sent orders this agent cannot read: {e}"))?;
-                if applied != Some(orders.batch) {
-                    applied = Some(orders.batch);
-                    for op in orders.ops {
-                        match &op {
-                            AgentOp::Sweep => log("forget the jobs the controller did not name again"),
-                            op => log(&op.to_string()),
-                        }
-                        jobs.apply(op, &mut reports);
-                    }
-                }
-            }
-            Err(ClientError::Refused { status, message }) if matches!(status, 401 | 403 | 404 | 409) => {
-                // Registered again, this agent has its jobs named again.
-                node = None;
-                pacer.refused(&format!("heartbeat refused: {message} (HTTP {status}): registering again"), log)?;
-            }
-            // Reports are kept and go with the next heartbeat that gets through.
-            Err(e) => {
-                pacer.failed();
-                log(&format!("heartbeat failed: {e}"));
-            }
-        }
+    let link = NodeLoop {
+        peer: CONTROLLER,
+        joiner: Client::new(&opts.manager, None).with_timeout(ANSWER_TIMEOUT),
+        as_node: Client::new(&opts.manager, None).with_token(credential.clone()).with_timeout(ANSWER_TIMEOUT),
+        credential,
+        registration: serde_json::to_value(&record).expect("registrations serialise"),
+        label: opts.name.clone(),
+    };
+    link.run(opts, &node_dir, &mut SlurmJobs(jobs), stop, log)
+}
+
+/// The Slurm controller: a heartbeat it refuses for good is also a sign to
+/// register again (the controller then names the jobs again, and the orders
+/// of the earlier registration are void).
+const CONTROLLER: Peer = Peer {
+    name: "controller",
+    registration_permanent: &[400, 401, 403, 404],
+    heartbeat_permanent: &[401, 403, 404, 409],
+    register_again: &[401, 403, 404, 409],
+    orders_void_on_register: true,
+};
+
+/// The job cgroups Slurm made on this node.
+struct SlurmJobs(SlurmNode);
+
+impl NodeBody for SlurmJobs {
+    fn poll(&mut self, reports: &mut Vec<AgentReport>) {
+        self.0.poll(reports);
     }
-    Ok(())
+
+    fn apply(&mut self, op: AgentOp, reports: &mut Vec<AgentReport>, log: &dyn Fn(&str)) {
+        match &op {
+            AgentOp::Sweep => log("forget the jobs the controller did not name again"),
+            op => log(&op.to_string()),
+        }
+        self.0.apply(op, reports);
+    }
 }
