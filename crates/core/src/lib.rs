@@ -25,7 +25,7 @@ pub use driver::{Driver, Pass};
 pub use live_table::LiveTable;
 pub use observation::Observation;
 pub use resources::Resources;
-pub use scheduler::{CoreError, MemoryWanted, Scheduler};
+pub use scheduler::{CoreError, MemoryWanted, Scheduler, TaskBooks};
 #[doc(hidden)]
 pub use serde as __serde;
 pub use time::{Micros, SECOND};

@@ -2,6 +2,7 @@
 //! code decides in the simulator and in live mode.
 
 mod allocate;
+mod books;
 mod locality;
 mod pending;
 mod state;
@@ -21,6 +22,8 @@ use smallvec::SmallVec;
 use state::{JobRuntime, JobStatus, NodeState, QueueState};
 use std::collections::BTreeSet;
 use view::View;
+
+pub use books::TaskBooks;
 
 /// A refused observation: the body and the core disagree about the world.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
