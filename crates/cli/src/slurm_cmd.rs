@@ -58,7 +58,7 @@ fn show(state_dir: &std::path::Path) -> Result<(), String> {
         .iter()
         .map(|t| {
             let mut v = serde_json::to_value(t).expect("a job record serialises");
-            v["node"] = t.mirror.node.map(|n| config.nodes[n as usize].name.clone()).into();
+            v["node"] = t.standing.node.map(|n| config.nodes[n as usize].name.clone()).into();
             v
         })
         .collect();

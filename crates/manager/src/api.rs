@@ -97,18 +97,18 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
             .map_err(|e| Refusal::Invalid(format!("malformed job: {e}")))
             .and_then(|req| m.submit(req))
             .map(|id| ok(201, &json!({ "id": id }))),
-        ("GET", ["jobs", id]) => parse_id(id, "job").and_then(|id| m.job(id).map(|j| ok(200, j))),
-        ("GET", ["jobs", id, "tasks"]) => parse_id(id, "job").and_then(|id| m.job(id).map(|j| ok(200, &j.tasks))),
+        ("GET", ["jobs", id]) => parse_id(id, "job").and_then(|id| m.show_job(id).map(|j| ok(200, &j))),
+        ("GET", ["jobs", id, "tasks"]) => parse_id(id, "job").and_then(|id| m.show_job(id).map(|j| ok(200, &j.tasks))),
         ("GET", ["jobs", id, "tasks", t]) => parse_id(id, "job").and_then(|id| {
             let t = parse_id(t, "task")?;
-            let job = m.job(id)?;
+            let job = m.show_job(id)?;
             let task =
                 job.tasks.get(t as usize).ok_or_else(|| Refusal::NotFound(format!("job {id} has no task {t}")))?;
             Ok(ok(200, task))
         }),
         ("POST", ["jobs", id, "cancel"]) => parse_id(id, "job").and_then(|id| {
             m.cancel(id)?;
-            Ok(ok(200, m.job(id)?))
+            Ok(ok(200, &m.show_job(id)?))
         }),
         ("GET", ["cluster"]) => Ok(cluster(&m)),
         ("GET", ["preemptions"]) => Ok(ok(200, &m.preemptions())),
@@ -156,7 +156,7 @@ pub fn jobs_page(manager: &Mutex<Manager>, url: &str) -> Response {
                 break;
             }
             tasks += job.tasks.len();
-            page.push(job.clone());
+            page.extend(m.show_job(job.id).ok());
         }
         let end = from + page.len();
         (page, (end < m.jobs().len()).then_some(end))

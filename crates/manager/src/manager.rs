@@ -15,15 +15,15 @@ use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::room::JournalRoom;
 use crate::submit::SubmitRequest;
-use crate::view::{JobState, JobView, TaskView};
-use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
+use crate::view::{JobShown, JobState, JobView, TaskView};
+use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
 use pliant_core::policy::Policy;
 use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
 use pliant_live::credentials::{Joiner, NodeCredentials};
 use pliant_live::delivery::Delivery;
 use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::machine::unix_us;
-use pliant_live::mirror::{Heard, TaskStatus};
+use pliant_live::mirror::{Heard, Standing};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::{build_policy, LiveBody, StepError, Stepping};
 use pliant_live::token::Token;
@@ -342,24 +342,24 @@ impl Manager {
     /// sent), then an [`AgentOp::Sweep`] of anything else.
     fn takeover(&self, node: usize, spared: &[TaskRef]) -> Vec<AgentOp> {
         let mut ops = Vec::new();
+        let core = self.stepping.driver.core();
         for job in &self.jobs {
-            for t in job.tasks.iter().filter(|t| t.mirror.state.holds_resources() && t.mirror.node == Some(node as u32))
-            {
+            for t in &job.tasks {
                 let task = TaskRef { job: JobId(job.id), task: t.index };
-                if spared.contains(&task) {
+                if t.mirror.placed_on(core.task(task)) != Some(node as u32) || spared.contains(&task) {
                     continue;
                 }
-                let m = &t.mirror;
-                let expect = match m.state {
-                    _ if m.checkpointing => Expected::Checkpointing,
-                    TaskStatus::Shrunk => Expected::Shrunk(m.limits),
-                    TaskStatus::Suspended => Expected::Frozen(m.limits),
-                    TaskStatus::Restoring => Expected::Restoring(m.limits),
+                let s = t.standing(job.id, core);
+                let expect = match s.state.state {
+                    _ if s.checkpointing => Expected::Checkpointing,
+                    TaskState::Shrunk => Expected::Shrunk(s.limits),
+                    TaskState::Suspended => Expected::Frozen(s.limits),
+                    TaskState::Restoring => Expected::Restoring(s.limits),
                     _ => Expected::Running,
                 };
                 let (log_dir, checkpoint_dir) = (self.log_dir(task), self.checkpoint_dir(task));
-                let resources = m.allocated;
-                ops.push(AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb: m.owed_mb });
+                let resources = s.allocated;
+                ops.push(AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb: s.owed_mb });
             }
         }
         ops.push(AgentOp::Sweep);
@@ -453,10 +453,6 @@ impl Manager {
         // A task's last launch not sent yet still stands, with what follows it
         // for that task, if the records hold the task here (a later stop or
         // requeue, e.g. of a cancelled job, voids it).
-        let here = |task: &TaskRef| {
-            let t = &self.jobs[task.job.0 as usize].tasks[task.task as usize];
-            t.mirror.state.holds_resources() && t.mirror.node == Some(node as u32)
-        };
         let waiting = self.delivery.reregistered(node);
         let mut last_launch: BTreeMap<TaskRef, usize> = BTreeMap::new();
         for (i, op) in waiting.iter().enumerate() {
@@ -464,7 +460,7 @@ impl Manager {
                 last_launch.insert(*task, i);
             }
         }
-        last_launch.retain(|task, _| here(task));
+        last_launch.retain(|task, _| self.placed_on(*task) == Some(node as u32));
         let spared: Vec<TaskRef> = last_launch.keys().copied().collect();
         let queued: Vec<AgentOp> = waiting
             .into_iter()
@@ -543,9 +539,8 @@ impl Manager {
     fn lost_tasks(&self, node: usize, reason: &str) -> Vec<Event> {
         self.jobs
             .iter()
-            .flat_map(|j| j.tasks.iter().map(move |t| (j.id, t)))
-            .filter(|(_, t)| t.mirror.node == Some(node as u32) && t.mirror.state.holds_resources())
-            .map(|(job, t)| TaskRef { job: JobId(job), task: t.index })
+            .flat_map(|j| j.tasks.iter().map(move |t| TaskRef { job: JobId(j.id), task: t.index }))
+            .filter(|&task| self.placed_on(task) == Some(node as u32))
             .map(|task| Event::Report { node: node as u32, report: AgentReport::Lost { task, reason: reason.into() } })
             .collect()
     }
@@ -624,14 +619,15 @@ impl Manager {
             AgentReport::Checkpointed { .. } => Heard::Checkpointed,
             AgentReport::Lost { .. } => Heard::Lost,
         };
+        let books = self.stepping.driver.core().task(task);
         let Some(t) = self.jobs.get_mut(task.job.0 as usize).and_then(|j| j.tasks.get_mut(task.task as usize)) else {
             return Ok(false);
         };
         // A report from another node, or about a task that has ended
         // (it keeps the node it ran on), is stale.
-        let Some(observed) = t.mirror.hear(task, heard, Some(node)) else { return Ok(false) };
+        let Some(observed) = t.mirror.hear(books, task, heard, Some(node)) else { return Ok(false) };
         match report {
-            AgentReport::Exited { code: Some(0), .. } if t.mirror.state == TaskStatus::Finished => {
+            AgentReport::Exited { code: Some(0), .. } if observed.contains(&Observation::TaskFinished(task)) => {
                 t.exit_code = Some(0);
                 t.end_us = Some(now);
             }
@@ -664,19 +660,21 @@ impl Manager {
         if matches!(report, AgentReport::Exited { code, .. } if *code != Some(0)) {
             self.stop_job(now, task.job, JobState::Failed, ops);
         }
-        self.jobs[task.job.0 as usize].refresh(now);
+        self.jobs[task.job.0 as usize].refresh(now, self.stepping.driver.core());
         Ok(true)
     }
 
     /// Ends a job and tells the nodes to stop its tasks.
     fn stop_job(&mut self, now: Micros, job: JobId, state: JobState, ops: &mut Vec<(usize, AgentOp)>) {
+        let core = self.stepping.driver.core();
         let j = &mut self.jobs[job.0 as usize];
         for t in &j.tasks {
-            if let (Some(node), true) = (t.mirror.node, t.mirror.state.holds_resources()) {
-                ops.push((node as usize, AgentOp::Stop { task: TaskRef { job, task: t.index } }));
+            let task = TaskRef { job, task: t.index };
+            if let Some(node) = t.mirror.placed_on(core.task(task)) {
+                ops.push((node as usize, AgentOp::Stop { task }));
             }
         }
-        j.end(state, now);
+        j.end(state, now, core);
     }
 
     /// Updates the records for one core action and queues its node operation.
@@ -687,23 +685,22 @@ impl Manager {
             // The checkpoint directory is the same path on every node (shared storage).
             NodeOp::Restore { task, node, resources, .. } => self.start(now, task, node, resources, true, ops),
             NodeOp::Preempt { task, mechanism, limits } => {
+                let node = self.placed_on(task).expect("victims are on a node") as usize;
                 let t = self.task_mut(task);
-                let node = t.mirror.node.expect("victims are on a node") as usize;
                 *t.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
                 t.mirror.carry_out(&op);
                 ops.push((node, AgentOp::Preempt { task, mechanism, limits }));
             }
             NodeOp::Resume { task, resources } => {
-                let t = self.task_mut(task);
-                t.mirror.carry_out(&op);
-                let node = t.mirror.node.expect("preempted tasks are on a node") as usize;
+                self.task_mut(task).mirror.carry_out(&op);
+                let node = self.placed_on(task).expect("preempted tasks are on a node") as usize;
                 ops.push((node, AgentOp::Resume { task, limits: resources }));
             }
             NodeOp::StopJob { job } => self.stop_job(now, job, JobState::Failed, ops),
             NodeOp::KeepSlot { .. } => {}
         }
         if let Some(job) = action.task().map(|t| t.job) {
-            self.jobs[job.0 as usize].refresh(now);
+            self.jobs[job.0 as usize].refresh(now, self.stepping.driver.core());
         }
     }
 
@@ -722,7 +719,7 @@ impl Manager {
         job.first_start_us.get_or_insert(now);
         let argv = job.spec.command.clone();
         let t = &mut job.tasks[task.task as usize];
-        t.mirror.start(node.0, resources, restore);
+        t.mirror.start(resources);
         t.launches += 1;
         t.start_us = Some(now);
         t.first_start_us.get_or_insert(now);
@@ -731,6 +728,18 @@ impl Manager {
 
     fn task_mut(&mut self, task: TaskRef) -> &mut TaskView {
         &mut self.jobs[task.job.0 as usize].tasks[task.task as usize]
+    }
+
+    /// The node the records have `task` on ([`TaskMirror::placed_on`](pliant_live::mirror::TaskMirror::placed_on)).
+    fn placed_on(&self, task: TaskRef) -> Option<u32> {
+        let t = &self.jobs[task.job.0 as usize].tasks[task.task as usize];
+        t.mirror.placed_on(self.stepping.driver.core().task(task))
+    }
+
+    /// Where `task` stands, if there is such a task.
+    pub fn standing(&self, task: TaskRef) -> Option<Standing> {
+        let t = self.jobs.get(task.job.0 as usize)?.tasks.get(task.task as usize)?;
+        Some(t.standing(task.job.0, self.stepping.driver.core()))
     }
 
     /// Where a task's stdout, stderr and exit code go.
@@ -752,6 +761,11 @@ impl Manager {
     /// One job.
     pub fn job(&self, id: u32) -> Result<&JobView, Refusal> {
         self.jobs.get(id as usize).ok_or_else(|| Refusal::NotFound(format!("no job {id}")))
+    }
+
+    /// One job as the API shows it, each task with where it stands.
+    pub fn show_job(&self, id: u32) -> Result<JobShown, Refusal> {
+        Ok(JobShown::of(self.job(id)?, self.stepping.driver.core()))
     }
 
     /// Resources allocated per node, in node order, as the core books them.

@@ -1,11 +1,11 @@
-//! The manager's record of jobs and tasks, as the API shows them. It follows
-//! the core's actions and the events the core is told, so it is rebuilt
-//! exactly by replaying the journal.
+//! The manager's record of jobs and tasks, as the API shows them with where
+//! each task stands in the core's books. It follows the core's actions and
+//! the events the core is told, so it is rebuilt exactly by replaying the journal.
 
 use crate::events::JobSpec;
-use pliant_core::model::JobId;
-use pliant_core::Micros;
-use pliant_live::mirror::{TaskMirror, TaskStatus};
+use pliant_core::model::{JobId, TaskRef, TaskState};
+use pliant_core::{Micros, Scheduler};
+use pliant_live::mirror::{Shown, Standing, Status, TaskMirror};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -30,9 +30,9 @@ pub enum JobState {
 pub struct TaskView {
     /// Index in its job.
     pub index: u32,
-    /// Where it stands, on which node, under which limits, as mirrored
-    /// from the core's books.
-    #[serde(flatten)]
+    /// What the manager keeps of it beside the core's books: where it
+    /// stands is [`TaskView::standing`].
+    #[serde(skip)]
     pub mirror: TaskMirror,
     /// How many times it was started.
     pub launches: u32,
@@ -63,7 +63,14 @@ pub struct TaskView {
     pub lost_reason: Option<String>,
 }
 
-/// One job.
+impl TaskView {
+    /// Where it stands, given the core that books it (its job is `job`).
+    pub fn standing(&self, job: u32, core: &Scheduler) -> Standing {
+        self.mirror.standing(core.task(TaskRef { job: JobId(job), task: self.index }))
+    }
+}
+
+/// One job; it serialises without its tasks ([`JobShown`] has them).
 #[derive(Debug, Clone, Serialize)]
 pub struct JobView {
     /// Its id.
@@ -80,7 +87,26 @@ pub struct JobView {
     /// When it ended.
     pub end_us: Option<Micros>,
     /// Its tasks.
+    #[serde(skip)]
     pub tasks: Vec<TaskView>,
+}
+
+/// A job as the API shows it: its record and its tasks, each with where it stands.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobShown {
+    /// The job.
+    #[serde(flatten)]
+    pub job: JobView,
+    /// Its tasks.
+    pub tasks: Vec<Shown<TaskView>>,
+}
+
+impl JobShown {
+    /// `job` as it stands in `core`'s books.
+    pub fn of(job: &JobView, core: &Scheduler) -> JobShown {
+        let shown = |t: &TaskView| Shown { standing: t.standing(job.id, core), record: t.clone() };
+        JobShown { tasks: job.tasks.iter().map(shown).collect(), job: JobView { tasks: Vec::new(), ..job.clone() } }
+    }
 }
 
 impl JobView {
@@ -114,26 +140,28 @@ impl JobView {
     }
 
     /// Ends the job: every task that has not ended fails, or is cancelled
-    /// with it; one that ran keeps the node it ran on.
-    pub fn end(&mut self, state: JobState, now: Micros) {
-        let ended = if state == JobState::Cancelled { TaskStatus::Cancelled } else { TaskStatus::Failed };
-        for t in self.tasks.iter_mut().filter(|t| !t.mirror.state.is_terminal()) {
-            t.mirror.end(ended);
+    /// with it; one that ran keeps the node it ran on (in `core`'s books).
+    pub fn end(&mut self, state: JobState, now: Micros, core: &Scheduler) {
+        let ended = if state == JobState::Cancelled { Status::CANCELLED } else { Status::of(TaskState::Failed) };
+        for t in self.tasks.iter_mut().filter(|t| t.mirror.ended.is_none()) {
+            t.mirror.end(ended, core.task(TaskRef { job: JobId(self.id), task: t.index }));
             t.end_us = Some(now);
         }
         self.state = state;
         self.end_us = Some(now);
     }
 
-    /// Recomputes `state` for a job that has not ended.
-    pub fn refresh(&mut self, now: Micros) {
+    /// Recomputes `state` for a job that has not ended, from where its
+    /// tasks stand in `core`'s books.
+    pub fn refresh(&mut self, now: Micros, core: &Scheduler) {
         if self.is_over() {
             return;
         }
-        if self.tasks.iter().all(|t| t.mirror.state == TaskStatus::Finished) {
+        let standing = |t: &TaskView| t.standing(self.id, core);
+        if self.tasks.iter().all(|t| standing(t).state == Status::of(TaskState::Finished)) {
             self.state = JobState::Finished;
             self.end_us = Some(now);
-        } else if self.tasks.iter().any(|t| t.mirror.state.holds_resources()) {
+        } else if self.tasks.iter().any(|t| standing(t).holds_resources()) {
             self.state = JobState::Running;
         } else {
             self.state = JobState::Pending;

@@ -73,8 +73,8 @@ fn elastic_starts_the_task_under_sized_and_a_restart_keeps_its_size() {
     let dir = ScratchDir::new("pliant-manager-elastic").unwrap();
     let (m, ops) = a_then_b("elastic", &dir);
     assert_eq!(ops, [(b_task(), 300)]);
-    let task = &m.job(1).unwrap().tasks[0];
-    assert_eq!((task.mirror.allocated, task.mirror.limits), (Resources::new(1000, 300), Resources::new(1000, 300)));
+    let task = m.standing(b_task()).unwrap();
+    assert_eq!((task.allocated, task.limits), (Resources::new(1000, 300), Resources::new(1000, 300)));
     assert_eq!(m.allocations(), [Resources::new(2000, 900)]);
     drop(m);
     let (mut again, recovered) = Manager::open(dir.path(), config("elastic")).unwrap();
@@ -105,7 +105,7 @@ fn yarn_makes_the_task_wait_for_its_full_memory() {
     };
     m.advance(vec![(0, a_done)]).unwrap();
     assert_eq!(launches(&m.take_ops(0)), [(b_task(), 800)]);
-    assert_eq!(m.job(1).unwrap().tasks[0].mirror.allocated, Resources::new(1000, 800));
+    assert_eq!(m.standing(b_task()).unwrap().allocated, Resources::new(1000, 800));
 }
 
 /// Each bad submission is a 400 naming the problem, and neither the jobs nor
@@ -118,7 +118,8 @@ fn bad_elastic_submissions_are_refused_and_change_nothing() {
     let m = Mutex::new(m);
     let state = |m: &Mutex<Manager>| {
         let m = m.lock().unwrap();
-        (serde_json::to_value(m.jobs()).unwrap(), m.journal_steps().unwrap())
+        let jobs: Vec<_> = m.jobs().iter().map(|j| m.show_job(j.id).unwrap()).collect();
+        (serde_json::to_value(jobs).unwrap(), m.journal_steps().unwrap())
     };
     let before = state(&m);
     let elastic =

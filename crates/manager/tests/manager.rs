@@ -6,6 +6,7 @@ use pliant_core::MechanismKind;
 use pliant_core::Resources;
 use pliant_live::credentials::Joiner;
 use pliant_live::machine::unix_us;
+use pliant_live::mirror::Standing;
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::scratch::ScratchDir;
 use pliant_live::token::digest;
@@ -48,7 +49,12 @@ fn registration(record: &NodeRecord) -> String {
 }
 
 fn jobs_json(m: &Manager) -> Value {
-    serde_json::to_value(m.jobs()).unwrap()
+    serde_json::to_value(m.jobs().iter().map(|j| m.show_job(j.id).unwrap()).collect::<Vec<_>>()).unwrap()
+}
+
+/// Where task `index` of job `job` stands.
+fn standing(m: &Manager, job: u32, index: u32) -> Standing {
+    m.standing(task(job, index)).unwrap()
 }
 
 #[test]
@@ -79,7 +85,7 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     assert!(!suspended.is_empty());
     // Each owes 280 − 64 = 216 MB; nothing is reclaimed yet, so the short job waits.
     for &t in &suspended {
-        assert_eq!(m.jobs()[0].tasks[t.task as usize].mirror.owed_mb, 216);
+        assert_eq!(m.standing(t).unwrap().owed_mb, 216);
     }
     assert_eq!(m.jobs()[short as usize].tasks[0].launches, 0);
     // The node reports every suspended task's memory back: 600 − 280·(2 − k) MB
@@ -280,7 +286,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert_eq!(m.lost_nodes(), &[true, false]);
     let ops = m.take_ops(1);
     assert!(matches!(ops.as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(job, 0)), "{ops:?}");
-    assert_eq!(m.jobs()[job as usize].tasks[0].mirror.node, Some(1));
+    assert_eq!(standing(&m, job, 0).node, Some(1));
     assert_eq!(m.jobs()[job as usize].tasks[0].launches, 2);
     // A lost node's heartbeat is refused until it registers again.
     assert!(m.heartbeat(0, None, 0, vec![]).is_err());
@@ -290,7 +296,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     assert_eq!(m.heartbeat(0, None, 0, vec![]).unwrap().1, vec![AgentOp::Sweep]);
     drop(m);
     let (again, _) = Manager::open(dir.path(), config()).unwrap();
-    assert_eq!(again.jobs()[job as usize].tasks[0].mirror.node, Some(1), "the replay agrees");
+    assert_eq!(standing(&again, job, 0).node, Some(1), "the replay agrees");
 }
 
 /// An agent killed with its tasks still running in their cgroups registers
@@ -320,7 +326,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
     }
     for job in [first, second] {
         let t = &m.jobs()[job as usize].tasks[0];
-        assert_eq!((t.launches, t.mirror.node), (1, Some(0)), "job {job}");
+        assert_eq!((t.launches, standing(&m, job, 0).node), (1, Some(0)), "job {job}");
     }
     m.cancel(second).unwrap();
     assert_eq!(m.register(&record, Joiner::JoinToken).unwrap().0, 0);
@@ -399,14 +405,11 @@ fn a_checkpointed_task_is_restored_from_its_directory_when_room_frees() {
         restore: true,
     };
     assert_eq!(m.take_ops(0), vec![restore]);
-    let t = &m.jobs()[free as usize].tasks[0];
-    assert_eq!(
-        (serde_json::to_value(t.mirror.state).unwrap(), t.launches, t.mirror.node),
-        (json!("restoring"), 2, Some(0))
-    );
+    let (t, s) = (&m.jobs()[free as usize].tasks[0], standing(&m, free, 0));
+    assert_eq!((serde_json::to_value(s.state).unwrap(), t.launches, s.node), (json!("restoring"), 2, Some(0)));
     assert_eq!(m.allocations(), vec![Resources::new(2000, 400)]);
     m.advance(vec![(0, AgentReport::Resumed { task: task(free, 0) })]).unwrap();
-    assert_eq!(serde_json::to_value(m.jobs()[free as usize].tasks[0].mirror.state).unwrap(), "running");
+    assert_eq!(serde_json::to_value(standing(&m, free, 0).state).unwrap(), "running");
     m.advance(vec![(0, done(task(free, 0)))]).unwrap();
     let jobs = jobs_json(&m);
     assert_eq!((jobs[0]["state"].as_str(), jobs[1]["state"].as_str()), (Some("finished"), Some("finished")));
@@ -514,8 +517,8 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
     assert_eq!(m.take_ops(0), vec![AgentOp::Resume { task: task(long, 0), limits: part }]);
     at(5.5);
     m.advance(vec![(0, AgentReport::Resumed { task: task(long, 0) })]).unwrap();
-    let t = &m.jobs()[long as usize].tasks[0];
-    assert_eq!((serde_json::to_value(t.mirror.state).unwrap(), t.mirror.limits), (json!("shrunk"), part));
+    let t = standing(&m, long, 0);
+    assert_eq!((serde_json::to_value(t.state).unwrap(), t.limits), (json!("shrunk"), part));
     assert_eq!(m.take_ops(0), vec![]);
     let done = |t: TaskRef| AgentReport::Exited { task: t, code: Some(0), signal: None, stderr_tail: String::new() };
     at(5.7);
@@ -527,8 +530,8 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
     assert_eq!(m.take_ops(0), vec![AgentOp::Resume { task: task(long, 0), limits: full }]);
     at(6.5);
     m.advance(vec![(0, AgentReport::Resumed { task: task(long, 0) })]).unwrap();
-    let t = &m.jobs()[long as usize].tasks[0];
-    assert_eq!((serde_json::to_value(t.mirror.state).unwrap(), t.mirror.limits), (json!("running"), full));
+    let t = standing(&m, long, 0);
+    assert_eq!((serde_json::to_value(t.state).unwrap(), t.limits), (json!("running"), full));
     let jobs = jobs_json(&m);
     drop(m);
     let (again, recovered) = Manager::open(dir.path(), cfg).unwrap();
@@ -598,7 +601,7 @@ fn a_memory_need_starts_once_its_part_of_the_reclaim_is_reported() {
     assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { task: t, .. }] if *t == task(short, 0)));
     m.advance(vec![part(196)]).unwrap();
     let t = &m.jobs()[1].tasks[0];
-    assert_eq!((t.reclaimed_mb, t.mirror.owed_mb), (376, 0));
+    assert_eq!((t.reclaimed_mb, standing(&m, 1, 0).owed_mb), (376, 0));
 }
 
 /// `pliant` on a ⟨2 CPU, 1000 MB⟩ node, with the node able to do `can`:
@@ -752,5 +755,5 @@ fn a_takeover_that_finds_a_task_gone_relaunches_it_once_after_every_sweep() {
     let (_, ops) = m.heartbeat(0, Some(b3), 12, vec![]).unwrap();
     assert!(matches!(ops.as_slice(), [AgentOp::Launch { task, .. }] if *task == t), "{ops:?}");
     let shown = &m.jobs()[job as usize].tasks[0];
-    assert_eq!((shown.launches, shown.mirror.node), (2, Some(0)));
+    assert_eq!((shown.launches, standing(&m, job, 0).node), (2, Some(0)));
 }

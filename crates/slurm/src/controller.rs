@@ -36,12 +36,12 @@ use crate::options::parse_comment;
 use crate::placement::{takes_pending, Placer, Queued};
 use crate::records::SlurmJob;
 use crate::tools::{Placement, Placing, SlurmTools, ToolError};
-use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
+use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
 use pliant_core::MechanismKind;
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
 use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::machine::unix_us;
-use pliant_live::mirror::{Heard, TaskMirror, TaskStatus};
+use pliant_live::mirror::{Heard, Shown, Standing, Status, TaskMirror};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::build_policy;
 use pliant_live::stepper::{LiveBody, StepError, Stepping};
@@ -157,9 +157,9 @@ pub struct Tracked {
     pub uid: u32,
     /// Its request.
     pub spec: JobSpec,
-    /// Where it stands, on which node (core index), under which limits,
-    /// as mirrored from the core's books (`failed` for any end but `COMPLETED`).
-    #[serde(flatten)]
+    /// What the controller keeps of it beside the core's books (where it
+    /// stands is [`Controller::standing`]; `failed` for any end but `COMPLETED`).
+    #[serde(skip)]
     pub mirror: TaskMirror,
     /// True while Slurm has it suspended.
     pub slurm_suspended: bool,
@@ -345,13 +345,25 @@ impl Controller {
     /// pliant's view of the partition from the journal in `state_dir` alone
     /// (replayed; nothing is asked of or done on Slurm, and the journal is
     /// only read, so a controller may be running on it): the configuration
-    /// and the jobs, in core order.
-    pub fn view(state_dir: &Path) -> Result<(ControllerConfig, Vec<Tracked>), ControllerError> {
+    /// and the jobs, in core order, each with where it stands (its node a core index).
+    pub fn view(state_dir: &Path) -> Result<(ControllerConfig, Vec<Shown<Tracked>>), ControllerError> {
         let path = state_dir.join("journal.jsonl");
         let (config, steps) = Journal::read::<ControllerConfig, Event>(&path)?;
         let config = config.ok_or_else(|| config_error(format!("{}: an empty journal", path.display())))?;
         let c = Controller::replayed(config, None, steps)?;
-        Ok((c.config, c.jobs))
+        let jobs = (0..c.jobs.len()).map(|i| Shown { standing: c.standing(i), record: c.jobs[i].clone() }).collect();
+        Ok((c.config, jobs))
+    }
+
+    /// Where the job of core index `i` stands.
+    pub fn standing(&self, i: usize) -> Standing {
+        self.jobs[i].mirror.standing(self.stepping.driver.core().task(core_task(i)))
+    }
+
+    /// The node the records have the job of core index `i` on
+    /// ([`TaskMirror::placed_on`]).
+    fn placed_on(&self, i: usize) -> Option<u32> {
+        self.jobs[i].mirror.placed_on(self.stepping.driver.core().task(core_task(i)))
     }
 
     /// A controller on `config` with the journaled `steps` replayed (each
@@ -439,11 +451,9 @@ impl Controller {
     fn read_slurm(&mut self) -> Result<Vec<SlurmJob>, ToolError> {
         let mut jobs = self.tools.live_jobs(&self.config.partition)?;
         let live: BTreeSet<u64> = jobs.iter().map(|j| j.id).collect();
-        let mut missing: Vec<u64> = self
-            .jobs
-            .iter()
-            .filter(|t| !t.mirror.state.is_terminal() && !live.contains(&t.slurm_id))
-            .map(|t| t.slurm_id)
+        let mut missing: Vec<u64> = (0..self.jobs.len())
+            .filter(|&i| !self.standing(i).is_terminal() && !live.contains(&self.jobs[i].slurm_id))
+            .map(|i| self.jobs[i].slurm_id)
             .collect();
         if self.config.placement == Placer::Slurm {
             let pending = jobs.iter().filter(|j| j.state == "PENDING" && !self.by_slurm.contains_key(&j.id));
@@ -475,25 +485,28 @@ impl Controller {
                 }
                 continue;
             };
-            let t = &self.jobs[i];
-            match (t.mirror.state, sj.state.as_str()) {
+            let standing = self.standing(i);
+            match (standing.state.state, sj.state.as_str()) {
                 (state, _) if state.is_terminal() => {}
-                (_, "COMPLETED") if t.mirror.checkpointing && self.act(&self.tools.requeue_held(sj.id)) => {
+                (_, "COMPLETED") if standing.checkpointing && self.act(&self.tools.requeue_held(sj.id)) => {
                     events.push(Event::Checkpointed { slurm_id: sj.id });
                 }
-                (TaskStatus::Running | TaskStatus::Shrunk | TaskStatus::Restoring, "COMPLETED") => {
+                (TaskState::Running | TaskState::Shrunk | TaskState::Restoring, "COMPLETED") => {
                     events.push(Event::Finished { slurm_id: sj.id })
                 }
                 // A requeued job passes through its old states on its way back to pending.
-                (TaskStatus::Pending, "COMPLETED" | "COMPLETING" | "RUNNING" | "SUSPENDED") => {}
+                (TaskState::Pending, "COMPLETED" | "COMPLETING" | "RUNNING" | "SUSPENDED") => {}
                 (_, state) if crate::records::is_over(state) => {
                     events.push(Event::Ended { slurm_id: sj.id, state: state.to_string() })
                 }
                 _ => {}
             }
         }
-        for t in self.jobs.iter().filter(|t| !t.mirror.state.is_terminal() && !seen.contains(&t.slurm_id)) {
-            events.push(Event::Ended { slurm_id: t.slurm_id, state: "GONE".into() });
+        for i in (0..self.jobs.len()).filter(|&i| !self.standing(i).is_terminal()) {
+            let slurm_id = self.jobs[i].slurm_id;
+            if !seen.contains(&slurm_id) {
+                events.push(Event::Ended { slurm_id, state: "GONE".into() });
+            }
         }
         // Submitted without --hold (and no job_submit plugin held it): held
         // at once, then read again, since Slurm may have started one before
@@ -618,8 +631,8 @@ impl Controller {
             eprintln!("pliant slurm: job {slurm_id} resumed");
         }
         for node in link.take_to_adopt() {
-            for t in self.jobs.iter().filter(|t| t.mirror.node == Some(node as u32)) {
-                if let Some(op) = adoption(t) {
+            for i in (0..self.jobs.len()).filter(|&i| self.placed_on(i) == Some(node as u32)) {
+                if let Some(op) = adoption(&self.jobs[i], &self.standing(i)) {
                     link.push(node, op);
                 }
             }
@@ -649,7 +662,7 @@ impl Controller {
             if let Some(node) = *running_on {
                 let task = TaskRef { job: id, task: 0 };
                 self.stepping.driver.observe(now, Observation::Started { task, node: NodeId(node) })?;
-                t.mirror.start(node, full(spec), false);
+                t.mirror.start(full(spec));
                 t.placements = 1;
                 out.push(Effect::Adopt { slurm_id: *slurm_id, node });
             }
@@ -667,7 +680,7 @@ impl Controller {
             | Event::Checkpointed { slurm_id } => *slurm_id,
         };
         let Some(&i) = self.by_slurm.get(&slurm_id) else { return Ok(false) };
-        let task = TaskRef { job: JobId(i as u32), task: 0 };
+        let task = core_task(i);
         let heard = match event {
             Event::Submitted { .. } => unreachable!("handled above"),
             Event::Finished { .. } => Heard::Exited { ok: true },
@@ -677,8 +690,9 @@ impl Controller {
             Event::Resumed { .. } => Heard::Resumed,
             Event::Checkpointed { .. } => Heard::Checkpointed,
         };
+        let books = self.stepping.driver.core().task(task);
         let t = &mut self.jobs[i];
-        let Some(observed) = t.mirror.hear(task, heard, None) else { return Ok(false) };
+        let Some(observed) = t.mirror.hear(books, task, heard, None) else { return Ok(false) };
         match event {
             Event::Finished { .. } => t.end_state = Some("COMPLETED".into()),
             Event::Ended { state, .. } => {
@@ -706,6 +720,7 @@ impl Controller {
         }) else {
             return;
         };
+        let books = self.stepping.driver.core().task(core_task(job.0 as usize));
         let t = &mut self.jobs[job.0 as usize];
         t.mirror.carry_out(&op);
         let slurm_id = t.slurm_id;
@@ -732,7 +747,7 @@ impl Controller {
             },
             NodeOp::Resume { .. } => Effect::Resume { slurm_id },
             NodeOp::StopJob { .. } => {
-                t.mirror.end(TaskStatus::Cancelled);
+                t.mirror.end(Status::CANCELLED, books);
                 t.end_state = Some("CANCELLED".into());
                 Effect::Cancel { slurm_id }
             }
@@ -749,18 +764,18 @@ impl Controller {
         let snapshot = self.read_slurm()?;
         let state: HashMap<u64, &SlurmJob> = snapshot.iter().map(|j| (j.id, j)).collect();
         let mut unheld = Vec::new();
-        for t in &self.jobs {
+        for (i, t) in self.jobs.iter().enumerate() {
             let Some(sj) = state.get(&t.slurm_id) else { continue };
             let id = t.slurm_id;
-            let m = &t.mirror;
-            let redo = match (m.state, sj.state.as_str(), m.node) {
-                (TaskStatus::Running | TaskStatus::Restoring, "PENDING", Some(node)) => {
-                    Some(Effect::Place { slurm_id: id, node, restore: m.state == TaskStatus::Restoring })
+            let m = self.standing(i);
+            let redo = match (m.state.state, sj.state.as_str(), m.node) {
+                (TaskState::Running | TaskState::Restoring, "PENDING", Some(node)) => {
+                    Some(Effect::Place { slurm_id: id, node, restore: m.state.state == TaskState::Restoring })
                 }
-                (TaskStatus::Suspended, "RUNNING", _) if !m.checkpointing => Some(Effect::Suspend { slurm_id: id }),
-                (TaskStatus::Restoring, _, _) => Some(Effect::Resume { slurm_id: id }),
-                (TaskStatus::Running, "SUSPENDED", _) => Some(Effect::Resume { slurm_id: id }),
-                (TaskStatus::Pending, "PENDING", _) if !sj.is_held() => {
+                (TaskState::Suspended, "RUNNING", _) if !m.checkpointing => Some(Effect::Suspend { slurm_id: id }),
+                (TaskState::Restoring, _, _) => Some(Effect::Resume { slurm_id: id }),
+                (TaskState::Running, "SUSPENDED", _) => Some(Effect::Resume { slurm_id: id }),
+                (TaskState::Pending, "PENDING", _) if !sj.is_held() => {
                     unheld.push(id);
                     None
                 }
@@ -769,7 +784,7 @@ impl Controller {
             if let Some(effect) = redo {
                 eprintln!(
                     "pliant slurm: recovery: job {id} is {} in Slurm, {:?} in the journal: {effect:?}",
-                    sj.state, m.state
+                    sj.state, m.state.state
                 );
                 self.deferred.push(effect);
             }
@@ -831,9 +846,8 @@ impl Controller {
             }
             let Some(&i) = self.by_slurm.get(&slurm_id) else { continue };
             // Named as running: a restored job reads nothing back from swap.
-            let mut running = self.jobs[i].clone();
-            running.mirror.state = TaskStatus::Running;
-            if let Some(op) = adoption(&running) {
+            let running = Standing { state: Status::of(TaskState::Running), ..self.standing(i) };
+            if let Some(op) = adoption(&self.jobs[i], &running) {
                 self.order(*node, op);
             }
             if *restore {
@@ -847,7 +861,7 @@ impl Controller {
     /// when it must be tried again later.
     fn apply(&mut self, effect: &Effect, slurm_state: &str) -> bool {
         let Some(&i) = self.by_slurm.get(&effect.slurm_id()) else { return true };
-        let t = self.jobs[i].clone();
+        let (t, standing) = (self.jobs[i].clone(), self.standing(i));
         match *effect {
             Effect::Place { .. } => unreachable!("placements go to Slurm together"),
             Effect::Immediate { slurm_id, footprint_mb } => {
@@ -855,7 +869,7 @@ impl Controller {
                 if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
                     return false;
                 }
-                let Some(node) = self.agent_of(&t) else { return false };
+                let Some(node) = self.agent_of(&t, standing.node) else { return false };
                 let limits = Resources::new(0, footprint_mb);
                 self.order(
                     node,
@@ -868,7 +882,7 @@ impl Controller {
                 }
             }
             Effect::Graceful { slurm_id, mem_mb } => {
-                let Some(node) = self.agent_of(&t) else { return false };
+                let Some(node) = self.agent_of(&t, standing.node) else { return false };
                 let limits = Resources::new(t.mirror.limits.cpu_milli, mem_mb);
                 self.order(
                     node,
@@ -879,7 +893,7 @@ impl Controller {
                 // Memory first, so that the job does not thrash against the
                 // footprint when it runs again: Slurm resumes it once the
                 // agent has lifted its limit ([`Controller::hear_agents`]).
-                let Some(node) = self.agent_of(&t) else { return false };
+                let Some(node) = self.agent_of(&t, standing.node) else { return false };
                 self.order(node, AgentOp::Resume { task: channel_task(slurm_id), limits: t.mirror.limits });
             }
             Effect::Requeue { slurm_id } => {
@@ -898,7 +912,7 @@ impl Controller {
                 self.act(&self.tools.cancel(slurm_id));
             }
             Effect::Adopt { node, .. } => {
-                if let Some(op) = adoption(&t) {
+                if let Some(op) = adoption(&t, &standing) {
                     self.order(node, op);
                 }
             }
@@ -906,11 +920,11 @@ impl Controller {
         true
     }
 
-    /// The node of a placed job whose agent is there; `None` (said once
-    /// per node) when it has none: its cgroups are acted on only through
-    /// its agent, so the effect waits for one.
-    fn agent_of(&mut self, t: &Tracked) -> Option<u32> {
-        let node = t.mirror.node?;
+    /// The node of a placed job (on `node`) whose agent is there; `None`
+    /// (said once per node) when it has none: its cgroups are acted on only
+    /// through its agent, so the effect waits for one.
+    fn agent_of(&mut self, t: &Tracked, node: Option<u32>) -> Option<u32> {
+        let node = node?;
         let link = self.link.as_ref()?;
         let link = link.lock().unwrap_or_else(|e| e.into_inner());
         if link.present(node as usize) {
@@ -972,23 +986,27 @@ impl LiveBody for Controller {
     }
 }
 
+/// The core's task for the job of core index `i` (one task per job).
+fn core_task(i: usize) -> TaskRef {
+    TaskRef { job: JobId(i as u32), task: 0 }
+}
+
 /// The task that stands for Slurm job `slurm_id` on the agents' channel.
 fn channel_task(slurm_id: u64) -> TaskRef {
     TaskRef { job: JobId(slurm_id as u32), task: 0 }
 }
 
-/// How a placed job is named to its node's agent: its allocation and the
-/// state it should be in (`None` when it is not on a node).
-fn adoption(t: &Tracked) -> Option<AgentOp> {
-    let m = &t.mirror;
+/// How a placed job, standing as `m`, is named to its node's agent: its
+/// allocation and the state it should be in (`None` when it is not on a node).
+fn adoption(t: &Tracked, m: &Standing) -> Option<AgentOp> {
     m.node?;
-    let expect = match m.state {
-        _ if !m.state.holds_resources() => return None,
+    let expect = match m.state.state {
+        _ if !m.holds_resources() => return None,
         _ if m.checkpointing => Expected::Checkpointing,
-        TaskStatus::Shrunk => Expected::Shrunk(m.limits),
+        TaskState::Shrunk => Expected::Shrunk(m.limits),
         // Reclaimed (BIG-C IP, or shrunk and swapping), or kept whole (Slurm's SUSPEND).
-        TaskStatus::Suspended if m.limits.mem_mb < t.spec.mem_mb => Expected::Frozen(m.limits),
-        TaskStatus::Restoring => Expected::Restoring(m.limits),
+        TaskState::Suspended if m.limits.mem_mb < t.spec.mem_mb => Expected::Frozen(m.limits),
+        TaskState::Restoring => Expected::Restoring(m.limits),
         _ => Expected::Running,
     };
     Some(AgentOp::Adopt {

@@ -27,7 +27,8 @@ impl Scheduler {
     pub fn task(&self, task: TaskRef) -> Option<TaskBooks> {
         let (job, i) = (task.job.0 as usize, task.task as usize);
         if self.view.jobs.removed(job) {
-            let books = TaskBooks { state: TaskState::Finished, node: None, allocated: Resources::ZERO, reclaiming_mb: 0 };
+            let books =
+                TaskBooks { state: TaskState::Finished, node: None, allocated: Resources::ZERO, reclaiming_mb: 0 };
             return Some(books);
         }
         let tasks = &self.view.jobs.get(job)?.tasks;
