@@ -178,8 +178,8 @@ impl TaskMirror {
         *self = TaskMirror::default();
     }
 
-    /// Ended as `status` without finishing by itself (a failed or
-    /// cancelled job), given the core's books of it: it keeps the node it was on.
+    /// Ended as `status` (finished, failed or cancelled), given the core's
+    /// books of it: it keeps the node it was on.
     pub fn end(&mut self, status: Status, books: Option<TaskBooks>) {
         self.ended = Some(Ended { status, node: self.node(books) });
         self.checkpointing = false;
