@@ -34,7 +34,7 @@ pub struct Take {
     /// Its new limits, for a graceful step; `None`: all it holds.
     pub shrink_to: Option<Resources>,
     /// The mechanism to use, when the planner chooses per victim (`pliant`);
-    /// `None`: the policy's.
+    /// `None`: the policy's. A [`MechanismRule`] chooses in its place.
     pub by: Option<MechanismKind>,
 }
 
