@@ -125,7 +125,7 @@ fn two_job(tier: bool) -> (Vec<Action>, Scheduler) {
     let policy = preset("pliant", &Params::default()).unwrap();
     let mut s = Scheduler::new(&[Resources::cores_gb(4, 8)], policy).unwrap();
     if !tier {
-        s.without_checkpoint_tier(0);
+        s.unpriced_mechanisms(0, &[MechanismKind::Checkpoint]);
     }
     let sized = |id, class| {
         let mut j = job(id, class, &[(4, 5)]);

@@ -216,7 +216,7 @@ impl Manager {
         for (i, can) in config.mechanisms().iter().enumerate() {
             core.restrict_mechanisms(i, can);
             // An agent's checkpoint is the task's own (SIGUSR1), at no rate the core knows.
-            core.without_checkpoint_tier(i);
+            core.unpriced_mechanisms(i, &[MechanismKind::Checkpoint]);
         }
         let config_nodes = config.nodes.len();
         let mut m = Manager {

@@ -162,7 +162,7 @@ fn run<'w>(
     let policy = Policy { am, backfill, per_heartbeat, am_start, max_attempts, ..policy };
     let mut core = Scheduler::new(&cluster.nodes, policy)?;
     if opts.without_checkpoint_tier {
-        (0..cluster.nodes.len()).for_each(|node| core.without_checkpoint_tier(node));
+        (0..cluster.nodes.len()).for_each(|node| core.unpriced_mechanisms(node, &[MechanismKind::Checkpoint]));
     }
     for (node, can) in opts.node_mechanisms.iter().enumerate() {
         core.restrict_mechanisms(node, can);

@@ -140,7 +140,7 @@ pub struct SimOptions {
     pub record_decisions: bool,
     /// No node has a checkpoint tier whose rate the core knows, as on a live
     /// cluster (whose checkpoints are the tasks' own): the core is told so
-    /// for every node (`Scheduler::without_checkpoint_tier`), and a planner
+    /// for every node (`Scheduler::unpriced_mechanisms`), and a planner
     /// that prices checkpoints offers none. The twin replays live runs so.
     pub without_checkpoint_tier: bool,
     /// Per node, in core order, the mechanisms it can carry out, as on a

@@ -367,7 +367,7 @@ impl Controller {
         let mut core = Scheduler::new(&capacities, policy)?;
         for node in 0..capacities.len() {
             // A Slurm job's checkpoint is its own (SIGUSR1), at no rate the core knows.
-            core.without_checkpoint_tier(node);
+            core.unpriced_mechanisms(node, &[MechanismKind::Checkpoint]);
             if let Some(can) = config.placement.mechanisms() {
                 core.restrict_mechanisms(node, can);
             }

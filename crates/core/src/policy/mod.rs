@@ -5,6 +5,7 @@
 pub mod compose;
 pub mod cost;
 pub(crate) mod fair;
+pub(crate) mod locality;
 pub(crate) mod mechanism;
 mod params;
 pub mod planner;

@@ -10,6 +10,9 @@
 //!   the scheduler's queue-by-queue pass (YARN's fair scheduler, `policy/fair/`).
 //! - [`Reservation`]: the reserve/permit step — slots kept for a job when
 //!   its tasks finish (SSR, `policy/reservation/`).
+//! - [`Preference`]: where the queue-by-queue pass would rather put a job's
+//!   next task before its first fit, and whether the job waits for it
+//!   (delay scheduling, `policy/locality.rs`).
 //!
 //! From outside the core, a policy names a planner through a
 //! [`PlannerPlugin`] (`PlannerSpec::Custom`) and a mechanism through a
@@ -20,14 +23,14 @@
 //! (`MechanismKind`), and [`by_rule`] carries them out. The types of the
 //! traits' signatures are public: these, `Action`, `CoreError`,
 //! `MechanismKind`, `Micros` and `Resources` at the crate's root, and
-//! `model::{JobId, NodeId, TaskRef}`.
+//! `model::{JobId, JobRequest, NodeId, TaskRef}`.
 
 pub use super::mechanism::{by_rule, Image, Mechanism, MechanismRule, Preempted, Take};
 pub use super::planner::Planner;
 pub use crate::scheduler::view::{Holding, View};
 
 use crate::action::Action;
-use crate::model::{JobId, NodeId, TaskRef};
+use crate::model::{JobId, JobRequest, NodeId, TaskRef};
 use crate::policy::Policy;
 use crate::{Micros, Resources};
 
@@ -69,8 +72,9 @@ pub trait PlacementPass: std::fmt::Debug + Send {
     /// Places what it will of the waiting tasks, each through `launch`.
     fn allocate(&mut self, view: &mut View, now: Micros, launch: &mut Launch);
 
-    /// A job was submitted.
-    fn job_submitted(&mut self) {}
+    /// Job `req` was submitted (it is in the books already): what the pass
+    /// reads of its request beyond the books, it keeps.
+    fn job_submitted(&mut self, _req: &JobRequest) {}
 
     /// A job ended (finished or failed), before it leaves the books.
     fn job_ended(&mut self, _view: &mut View, _job: usize) {}
@@ -158,6 +162,53 @@ pub trait Reservation: std::fmt::Debug + Send + Sync {
 }
 
 impl Clone for Box<dyn Reservation> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// Where a job's next task goes in this pass, as a [`Preference`] picks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// This node: a slot the reservation step handed over, or a node the
+    /// task prefers with room for it.
+    Take(NodeId),
+    /// Nowhere yet: its job sits out this pass, without holding back others.
+    Wait,
+    /// Any node with room: the pass's own first fit.
+    Any,
+}
+
+/// The placement-preference step of the queue-by-queue pass: before its
+/// first fit, where a job's next task would rather go (a slot its job
+/// reserved, which it takes through the [`Reservation`] step; a node it
+/// prefers) and whether it waits for one. It keeps its own per-job data,
+/// fed by the methods below.
+pub trait Preference: std::fmt::Debug + Send + Sync {
+    /// A copy of it with its state.
+    fn clone_box(&self) -> Box<dyn Preference>;
+
+    /// Picks where task `task` of job `job`, asking `req`, goes in this
+    /// pass; may take a slot from `reservation` and ask for a wake-up
+    /// (`View::wake_at`).
+    fn pick(
+        &mut self,
+        view: &mut View,
+        reservation: &mut dyn Reservation,
+        now: Micros,
+        job: usize,
+        task: u32,
+        req: Resources,
+    ) -> Pick;
+
+    /// Task `task`, of phase `phase`, finished on `node`.
+    fn task_finished(&mut self, _view: &View, _task: TaskRef, _phase: u32, _node: NodeId) {}
+
+    /// Job `job` ended (finished or failed).
+    fn job_ended(&mut self, _job: usize) {}
+}
+
+impl Clone for Box<dyn Preference> {
     fn clone(&self) -> Self {
         self.clone_box()
     }

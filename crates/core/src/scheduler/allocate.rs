@@ -1,13 +1,12 @@
 //! The allocation pass: serve queues from the most under-served, jobs in each
 //! queue in service order, and place each runnable task on a node.
 
-use super::locality::SlotChoice;
 use super::state::ServiceKey;
 use super::view::View;
 use super::Scheduler;
 use crate::action::Action;
 use crate::model::{JobClass, JobId, NodeId, TaskRef, TaskState};
-use crate::policy::steps::{Mechanism, Reservation};
+use crate::policy::steps::{Mechanism, Pick, Reservation};
 use crate::policy::HeadOfLine;
 use crate::{Micros, Resources};
 use std::ops::Bound::{Excluded, Unbounded};
@@ -80,10 +79,11 @@ impl Scheduler {
                 let class = self.view.jobs[id].req.class;
                 while let Some(ti) = self.view.jobs[id].pending.front() {
                     let req = self.view.jobs[id].tasks.request(ti as usize);
-                    let node = match self.slot_for(now, id, ti, req) {
-                        SlotChoice::Take(node) => Some(node),
-                        SlotChoice::Wait => break,
-                        SlotChoice::Any => {
+                    let reservation = self.reservation.as_mut();
+                    let node = match self.preference.pick(&mut self.view, reservation, now, id, ti, req) {
+                        Pick::Take(node) => Some(node),
+                        Pick::Wait => break,
+                        Pick::Any => {
                             let free =
                                 if no_room.iter().any(|r| r.fits_in(&req)) { None } else { self.find_node(req, class) };
                             free.or_else(|| self.reservation.take_lower(&mut self.view, id, req))

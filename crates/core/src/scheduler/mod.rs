@@ -2,7 +2,6 @@
 //! code decides in the simulator and in live mode.
 
 mod allocate;
-mod locality;
 mod pending;
 mod state;
 mod tasks;
@@ -14,8 +13,8 @@ use crate::node_index::NodeIndex;
 use crate::observation::Observation;
 use crate::policy::mechanism::{self, Mechanism, Preempted};
 use crate::policy::planner::{self, Planner};
-use crate::policy::steps::{PlacementPass, Reservation};
-use crate::policy::{fair, reservation, Policy};
+use crate::policy::steps::{PlacementPass, Preference, Reservation};
+use crate::policy::{fair, locality, reservation, Policy};
 use crate::{LiveTable, Micros, Resources};
 use smallvec::SmallVec;
 use state::{JobRuntime, JobStatus, NodeState, QueueState};
@@ -72,6 +71,9 @@ pub struct Scheduler {
     mechanism: Box<dyn Mechanism>,
     /// The reserve/permit step (nothing reserved unless the policy reserves).
     reservation: Box<dyn Reservation>,
+    /// Where the queue-by-queue pass would rather put a task before its
+    /// first fit, and whether its job waits for that.
+    preference: Box<dyn Preference>,
     /// The policy's own placement pass, if it has one in place of the
     /// queue-by-queue pass (`allocate.rs`).
     placement_pass: Option<Box<dyn PlacementPass>>,
@@ -99,7 +101,7 @@ impl Scheduler {
                 allocated: Resources::ZERO,
                 down: false,
                 lacks: Vec::new(),
-                tierless: false,
+                unpriced: Vec::new(),
             })
             .collect();
         let total = nodes.iter().fold(Resources::ZERO, |acc, n| acc + n.capacity);
@@ -142,6 +144,7 @@ impl Scheduler {
             planner: planner::build(&policy),
             mechanism: mechanism::build(&policy, n),
             reservation: reservation::build(&policy),
+            preference: locality::build(&policy),
             placement_pass,
             policy,
             view,
@@ -181,7 +184,7 @@ impl Scheduler {
         }
         self.view.jobs.push(JobRuntime::new(req, queue, key));
         if let Some(pass) = &mut self.placement_pass {
-            pass.job_submitted();
+            pass.job_submitted(req);
         }
         self.view.sync_waiting(expected as usize);
         self.view.dirty = true;
@@ -214,6 +217,7 @@ impl Scheduler {
         if let Some(pass) = &mut self.placement_pass {
             pass.job_ended(&mut self.view, job);
         }
+        self.preference.job_ended(job);
         self.view.touch(job);
         let j = &mut self.view.jobs[job];
         let q = &mut self.view.queues[j.queue];
@@ -280,9 +284,6 @@ impl Scheduler {
         job.running -= 1;
         job.unfinished -= 1;
         job.phases[phase as usize].unfinished -= 1;
-        if job.phases[phase as usize].feeds_local {
-            job.phases[phase as usize].ran_on.push(node);
-        }
         let phase_done = job.phases[phase as usize].unfinished == 0;
         if phase_done {
             job.finish_phase(phase);
@@ -298,6 +299,7 @@ impl Scheduler {
             job.status = JobStatus::Finished;
         }
         self.mechanism.finished(&self.view, task);
+        self.preference.task_finished(&self.view, task, phase, node);
         if owes {
             self.view.forget_preemption(task);
         }
@@ -477,14 +479,14 @@ impl Scheduler {
         }
     }
 
-    /// Node `node` has no checkpoint tier whose rate the core knows (a live
-    /// node: its checkpoint is cooperative, written by the task itself), so
-    /// a planner that prices checkpoints (`pliant`) does not offer one there.
-    /// By default a node has the tier of the policy's storage model, as the
-    /// simulator's nodes do.
-    pub fn without_checkpoint_tier(&mut self, node: usize) {
+    /// Node `node` carries out the mechanisms in `unpriced` at rates the
+    /// core does not know (a live node's checkpoint is written by the task
+    /// itself), so a planner that prices mechanisms (`pliant`) does not
+    /// choose them there. By default every mechanism is priced by the
+    /// policy's rates on every node, as on the simulator's nodes.
+    pub fn unpriced_mechanisms(&mut self, node: usize, unpriced: &[MechanismKind]) {
         if let Some(n) = self.view.nodes.get_mut(node) {
-            n.tierless = true;
+            n.unpriced = unpriced.to_vec();
         }
     }
 
@@ -507,7 +509,7 @@ impl Scheduler {
         MemoryWanted { fronts, view: &self.view }
     }
 
-    /// What reserved slots hold idle now (lent to no copy).
+    /// What the reservation step holds idle now (lent to no copy).
     pub fn reserved_idle(&self) -> Resources {
         self.reservation.idle()
     }
@@ -528,7 +530,7 @@ impl Scheduler {
     }
 
     /// The earliest instant after `now` the core wants a pass at even if the
-    /// body observes nothing (a locality wait ends, a reservation expires);
+    /// body observes nothing (a wait for a preferred node ends, a reservation expires);
     /// the body arranges a timer and calls [`Scheduler::wake`] then.
     pub fn wake_at(&mut self, now: Micros) -> Option<Micros> {
         while let Some(&t) = self.view.wakes.first() {

@@ -4,7 +4,7 @@
 use super::pending::PendingTasks;
 use super::tasks::Tasks;
 use crate::action::MechanismKind;
-use crate::model::{Elasticity, JobClass, JobId, JobRequest, NodeId, TaskState};
+use crate::model::{JobClass, JobId, JobRequest, NodeId, TaskState};
 use crate::{Micros, Resources};
 use smallvec::SmallVec;
 use std::collections::BTreeSet;
@@ -23,9 +23,9 @@ pub(crate) struct NodeState {
     /// swap), as its body reported; a planner that chooses per victim
     /// skips them there.
     pub lacks: Vec<MechanismKind>,
-    /// The node has no checkpoint tier whose rate the core knows (a live
-    /// node's checkpoint is the task's own): `pliant` prices no checkpoint there.
-    pub tierless: bool,
+    /// Mechanisms the node carries out at rates the core does not know, as
+    /// its body reported; a planner that prices mechanisms skips them there.
+    pub unpriced: Vec<MechanismKind>,
 }
 
 impl NodeState {
@@ -126,17 +126,12 @@ pub(crate) struct PhaseRuntime {
     pub coupled: bool,
     /// Its tasks prefer where their upstream phases ran: see `PhaseRequest::local`.
     pub local: bool,
-    /// A `local` phase depends on it.
-    pub feeds_local: bool,
     /// Upstream phases.
     pub deps: Box<[u32]>,
     /// Phases downstream of it.
     pub downstream: Box<[u32]>,
     /// When its barrier cleared (its tasks became runnable).
     pub released: Micros,
-    /// Nodes its finished tasks ran on, one entry per task, kept only when
-    /// a `local` phase reads them (`feeds_local`).
-    pub ran_on: Vec<NodeId>,
 }
 
 /// A job as submitted, less its phases (they are `JobRuntime::phases` and
@@ -147,8 +142,6 @@ pub(crate) struct Submitted {
     pub submit: Micros,
     pub class: JobClass,
     pub priority: u8,
-    /// Its tasks' memory elasticity (boxed: most jobs have none).
-    pub elastic: Option<Box<Elasticity>>,
 }
 
 /// How a job stands.
@@ -186,33 +179,29 @@ pub(crate) struct JobRuntime {
 
 impl JobRuntime {
     pub fn new(req: &JobRequest, queue: usize, key: ServiceKey) -> Self {
-        let JobRequest { id, submit, class, priority, phases: ref requested, elastic } = *req;
+        let JobRequest { id, submit, class, priority, phases: ref requested, .. } = *req;
         let mut phases: SmallVec<[PhaseRuntime; 1]> = SmallVec::with_capacity(requested.len());
         let mut first = 0;
         for (i, p) in requested.iter().enumerate() {
             let n = p.tasks.len() as u32;
             // The phases after it that name it upstream, once per naming (as `upstream_left` counts them).
-            let later = || {
-                let after = requested[i + 1..].iter().zip(i as u32 + 1..);
-                after.flat_map(move |(q, j)| q.deps.iter().filter(move |&&d| d == i as u32).map(move |_| (q, j)))
-            };
+            let after = requested[i + 1..].iter().zip(i as u32 + 1..);
+            let later = after.flat_map(|(q, j)| q.deps.iter().filter(|&&d| d == i as u32).map(move |_| j));
             phases.push(PhaseRuntime {
                 tasks: first..first + n,
                 unfinished: n,
                 upstream_left: p.deps.len() as u32,
                 coupled: p.coupled,
                 local: p.local,
-                feeds_local: later().any(|(q, _)| q.local),
                 deps: p.deps.as_slice().into(),
-                downstream: later().map(|(_, d)| d).collect(),
+                downstream: later.collect(),
                 released: submit,
-                ran_on: Vec::new(),
             });
             first += n;
         }
         let tasks = Tasks::new(requested);
         let work_left = requested.iter().flat_map(|p| &p.tasks).map(|t| t.estimate.unwrap_or(0)).sum();
-        let req = Submitted { id, submit, class, priority, elastic: elastic.map(Box::new) };
+        let req = Submitted { id, submit, class, priority };
         let unfinished = tasks.len() as u32;
         let mut job = JobRuntime {
             req,

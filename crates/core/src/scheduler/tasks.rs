@@ -17,7 +17,7 @@ struct Ask {
     /// Its phase, with [`NO_ESTIMATE`] set when it has no estimate.
     phase: u32,
     /// Its record's index in `records`, or [`WAITED`].
-    slot: u32,
+    record: u32,
 }
 
 impl Ask {
@@ -30,7 +30,7 @@ impl Ask {
     }
 }
 
-/// What `slot` holds for a task that has only waited.
+/// What `record` holds for a task that has only waited.
 const WAITED: u32 = u32::MAX;
 
 /// The bit of `Ask::phase` that says the task has no estimate (phases are
@@ -70,7 +70,7 @@ impl Tasks {
                     last = t.resources;
                 }
                 let phase = if t.estimate.is_some() { phase } else { phase | NO_ESTIMATE };
-                kept.push(Ask { estimate: t.estimate.unwrap_or(0), phase, slot: WAITED });
+                kept.push(Ask { estimate: t.estimate.unwrap_or(0), phase, record: WAITED });
             }
         }
         let more_requests = more_requests.into_boxed_slice();
@@ -85,7 +85,7 @@ impl Tasks {
     /// The record of task `i`, unless it has only waited (or does not exist).
     pub fn get(&self, i: usize) -> Option<&TaskRuntime> {
         match self.asks.get(i) {
-            Some(ask) if ask.slot != WAITED => Some(&self.records[ask.slot as usize]),
+            Some(ask) if ask.record != WAITED => Some(&self.records[ask.record as usize]),
             _ => None,
         }
     }
@@ -93,14 +93,14 @@ impl Tasks {
     /// The record of task `i` to change (made now if it has only waited),
     /// unless the task does not exist.
     pub fn get_mut(&mut self, i: usize) -> Option<&mut TaskRuntime> {
-        let slot = match self.asks.get(i)?.slot {
+        let at = match self.asks.get(i)?.record {
             WAITED => self.make_record(i),
-            slot => slot,
+            at => at,
         };
-        Some(&mut self.records[slot as usize])
+        Some(&mut self.records[at as usize])
     }
 
-    /// Makes the record of task `i`, which has only waited; returns its slot.
+    /// Makes the record of task `i`, which has only waited; returns its index.
     #[inline(never)]
     fn make_record(&mut self, i: usize) -> u32 {
         if self.records.len() == self.records.capacity() {
@@ -108,13 +108,13 @@ impl Tasks {
             let room = self.records.len().max(FIRST_RECORDS).min(self.asks.len() - self.records.len());
             self.records.reserve_exact(room);
         }
-        let slot = self.records.len() as u32;
+        let at = self.records.len() as u32;
         let ask = &mut self.asks[i];
-        ask.slot = slot;
+        ask.record = at;
         let request = Self::request_in(self.first_request, &self.more_requests, i);
         let record = TaskRuntime::waiting(ask.phase(), request, ask.estimate());
         self.records.push(record);
-        slot
+        at
     }
 
     /// Task `i`'s state.
@@ -186,8 +186,8 @@ impl Tasks {
     /// As [`Tasks::changed`], from task `from` on.
     pub fn changed_from(&self, from: usize) -> impl Iterator<Item = (u32, &TaskRuntime)> + '_ {
         let asks = self.asks.get(from..).unwrap_or_default();
-        let changed = asks.iter().zip(from as u32..).filter(|(ask, _)| ask.slot != WAITED);
-        changed.map(|(ask, i)| (i, &self.records[ask.slot as usize]))
+        let changed = asks.iter().zip(from as u32..).filter(|(ask, _)| ask.record != WAITED);
+        changed.map(|(ask, i)| (i, &self.records[ask.record as usize]))
     }
 }
 

@@ -172,10 +172,10 @@ impl View {
         !self.nodes[i].lacks.contains(&mechanism)
     }
 
-    /// Whether node `i` has a checkpoint tier whose rate the core knows
-    /// (`Scheduler::without_checkpoint_tier`).
-    pub(crate) fn node_has_tier(&self, i: usize) -> bool {
-        !self.nodes[i].tierless
+    /// True when the core knows the rates `mechanism` runs at on node `i`
+    /// (see `Scheduler::unpriced_mechanisms`).
+    pub fn node_priced(&self, i: usize, mechanism: crate::action::MechanismKind) -> bool {
+        !self.nodes[i].unpriced.contains(&mechanism)
     }
 
     /// Node `i`'s capacity.
@@ -275,7 +275,7 @@ impl View {
         self.allocated += res;
     }
 
-    /// Books `res` on `node` for no queue (a reserved slot).
+    /// Books `res` on `node` for no queue (kept by the reservation step).
     pub(crate) fn book_node(&mut self, node: NodeId, res: Resources) {
         self.nodes[node.0 as usize].allocated += res;
         self.refresh_node(node);

@@ -14,7 +14,7 @@
 use super::node_set::NodeSet;
 use super::quiet::QuietNodes;
 use super::waiting::{Need, OrderKey, Waiting};
-use crate::model::{JobId, NodeId, TaskRef};
+use crate::model::{Elasticity, JobId, JobRequest, NodeId, TaskRef};
 use crate::policy::sizing::elastic::fit::{elastic_fit, least_size_mb};
 use crate::policy::sizing::elastic::timeline::{Timeline, WaitingJob};
 use crate::policy::sizing::elastic::SnapshotCache;
@@ -38,6 +38,10 @@ pub(crate) struct NodePass {
     node_reservations: bool,
     /// Requested or elastic sizing.
     sizing: Sizing,
+    /// Per job, its tasks' memory elasticity as its request gives it (boxed:
+    /// most jobs have none), kept only under elastic sizing and while the
+    /// job lives: YARN-ME's own per-job data, not in the shared job record.
+    elastic: Vec<Option<Box<Elasticity>>>,
     /// Per node, the job it is reserved for.
     reserved: Vec<Option<u32>>,
     /// The timeline generator's last estimates (§3.2).
@@ -137,6 +141,7 @@ impl NodePass {
             order,
             node_reservations,
             sizing,
+            elastic: Vec::new(),
             reserved: vec![None; nodes],
             timeline: Timeline::default(),
             timeline_stale: true,
@@ -240,13 +245,18 @@ impl NodePass {
         let need = self.need(view, job);
         order.insert(key, need);
         self.keyed[job] = Some((key, need));
-        if matches!(self.sizing, Sizing::Elastic(_)) && view.job(job).req.elastic.is_some() {
+        if self.elasticity(job).is_some() {
             self.elastic_seen = true;
         }
         if self.backfill_incremental && before != Some(need) {
             self.fresh_next.push(job as u32);
         }
         need
+    }
+
+    /// Job `job`'s elasticity, if it has one and the sizing is elastic.
+    fn elasticity(&self, job: usize) -> Option<Elasticity> {
+        self.elastic.get(job).and_then(|e| e.as_deref().copied())
     }
 
     /// Whether this pass visits only the nodes where something may change.
@@ -288,6 +298,9 @@ impl NodePass {
 
     /// A job ended: its ApplicationMaster gives its node back.
     pub fn job_ended(&mut self, view: &mut View, job: usize) {
+        if let Some(e) = self.elastic.get_mut(job) {
+            *e = None;
+        }
         if let Some(node) = self.am_node.get_mut(job).and_then(Option::take) {
             if let Some(q) = &mut self.quiet {
                 q.wake(node.0 as usize);
@@ -309,7 +322,7 @@ impl NodePass {
         };
         let (request, estimate) = (j.tasks.request(ti as usize), j.tasks.estimate(ti as usize));
         let ideal = estimate.unwrap_or(0);
-        match (self.sizing, j.req.elastic.as_deref().copied(), estimate) {
+        match (self.sizing, self.elasticity(job), estimate) {
             (Sizing::Elastic(spec), Some(e), Some(_)) => Need {
                 cpu_milli: request.cpu_milli,
                 mem_mb: least_size_mb(&spec, &e, request.mem_mb).min(request.mem_mb),
@@ -525,8 +538,7 @@ impl NodePass {
         if req.fits_in(&free) {
             return ends_by(estimate.unwrap_or(0)).then_some((req, 0));
         }
-        let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.sizing, j.req.elastic.as_deref().copied(), estimate)
-        else {
+        let (Sizing::Elastic(spec), Some(e), Some(ideal)) = (self.sizing, self.elasticity(job), estimate) else {
             return None;
         };
         // No size runs faster than the ideal: a task that cannot end by `by`
@@ -684,7 +696,7 @@ impl NodePass {
         let Some(ti) = j.pending.front() else { return };
         let req = j.tasks.request(ti as usize);
         let free = view.node_free(n);
-        if j.req.elastic.is_some() && !req.fits_in(&free) && req.cpu_milli <= free.cpu_milli {
+        if self.elasticity(job).is_some() && !req.fits_in(&free) && req.cpu_milli <= free.cpu_milli {
             self.timeline_stale = false;
             self.generate_timeline(view, now);
         }
@@ -692,13 +704,13 @@ impl NodePass {
 
     /// §3.2: runs the timeline generator on the jobs' estimates.
     fn generate_timeline(&mut self, view: &View, now: Micros) {
-        let elastic = self.sizing;
+        let elastic = &self.elastic;
         let active = self.active.iter().map(|&j| j as usize);
         self.snapshot.take(view.jobs(), active, |j, t| {
             let ideal = t.estimate.unwrap_or(0);
-            let runtime = match (elastic, j.req.elastic.as_deref().copied()) {
-                (Sizing::Elastic(_), Some(e)) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
-                _ => ideal,
+            let runtime = match elastic.get(j.req.id.0 as usize).and_then(Option::as_deref) {
+                Some(e) => e.profile.runtime(ideal, t.request.mem_mb, t.allocated.mem_mb),
+                None => ideal,
             };
             t.started + runtime
         });
@@ -788,8 +800,16 @@ impl PlacementPass for NodePass {
         NodePass::allocate(self, view, now, launch)
     }
 
-    /// The timeline is to be generated again, and under DSS's heartbeats every node wakes.
-    fn job_submitted(&mut self) {
+    /// The timeline is to be generated again, and under DSS's heartbeats
+    /// every node wakes; under elastic sizing, the job's elasticity is kept.
+    fn job_submitted(&mut self, req: &JobRequest) {
+        if let (Sizing::Elastic(_), Some(e)) = (self.sizing, req.elastic) {
+            let job = req.id.0 as usize;
+            if self.elastic.len() <= job {
+                self.elastic.resize(job + 1, None);
+            }
+            self.elastic[job] = Some(Box::new(e));
+        }
         self.stale();
         self.job_arrived();
     }

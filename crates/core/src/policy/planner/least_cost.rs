@@ -33,9 +33,9 @@ struct Candidate {
 }
 
 /// Whether node `i` can carry out `m` for the cost planner: what its body
-/// reported, and a checkpoint only where it has a tier.
+/// reported it can do, at rates the core knows.
 fn node_can(view: &View, i: usize, m: MechanismKind) -> bool {
-    view.node_can(i, m) && (m != MechanismKind::Checkpoint || view.node_has_tier(i))
+    view.node_can(i, m) && view.node_priced(i, m)
 }
 
 /// The cost planner.
