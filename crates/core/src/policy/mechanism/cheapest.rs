@@ -14,9 +14,10 @@ use super::suspend::freeze;
 use super::Image;
 use super::{Mechanism, Preempted, Take};
 use crate::action::{Action, MechanismKind};
+use crate::books::View;
+use crate::error::CoreError;
 use crate::model::{NodeId, TaskRef};
-use crate::scheduler::view::View;
-use crate::{CoreError, Micros, Resources};
+use crate::{Micros, Resources};
 
 /// Kill, suspend in place, shrink or checkpoint, victim by victim.
 #[derive(Debug, Clone)]
