@@ -1,5 +1,7 @@
-"""Youngest first, written in Python: the planner of examples/custom-policy
-(Rust), line for line on the same View, so that both decide the same.
+"""Youngest first, written in Python: the planner and the mechanism rule of
+examples/custom-policy (Rust), line for line on the same View, so that both
+decide the same. The rule, a mechanism plugin in Rust, is here the take's
+`by`, which the mechanism `cheapest` carries out.
 
 A queue under its guarantee with tasks waiting takes back what they ask (up
 to its guarantee, less what is free) from the queues over theirs, the
@@ -40,7 +42,8 @@ class YoungestFirst(pliant.Planner):
             for victim in victims:
                 if need.is_zero():
                     break
-                by = "kill" if view.now - victim.started < KILL_UNDER_US else "immediate"
+                young = view.now - victim.started < KILL_UNDER_US
+                by = "kill" if young or not view.node_can(victim.node, "immediate") else "immediate"
                 takes.append(pliant.Take(victim.job, victim.task, by=by))
                 need = need.saturating_sub(victim.allocated)
         return takes

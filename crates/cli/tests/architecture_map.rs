@@ -1,7 +1,8 @@
 //! ARCHITECTURE.md is a map that stays true: every repository path it names
 //! (entry points, the papers' files, the recipes for a new planner and a new
 //! mechanism) exists, and the example policy is written against pliant's
-//! public crates alone.
+//! public crates alone: its planner and its mechanism rule need no edit of
+//! pliant.
 
 use std::path::Path;
 
@@ -62,6 +63,53 @@ fn the_example_policy_depends_on_pliants_public_crates_only() {
     assert!(other.is_empty(), "the example depends on more than pliant's public crates: {other:?}");
     // A path into pliant's sources would let it reach past the public API.
     assert!(!manifest.contains("path ="), "the example names pliant's crates by the workspace, not by path");
+}
+
+/// The names the plugins of `source` give themselves (`fn name`).
+fn plugin_names(source: &str) -> Vec<&str> {
+    source.split("fn name(&self) -> &'static str {").skip(1).filter_map(|rest| rest.split('"').nth(1)).collect()
+}
+
+/// Every Rust source and manifest under `dir`.
+fn sources(dir: &Path, into: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs" || e == "toml") {
+            into.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_examples_planner_and_mechanism_rule_are_named_nowhere_in_pliant() {
+    let example = std::fs::read_to_string(Path::new(REPO).join("examples/custom-policy/src/lib.rs")).unwrap();
+    for plugin in ["impl PlannerPlugin for", "impl MechanismPlugin for", "impl MechanismRule for"] {
+        assert!(example.contains(plugin), "the example has no `{plugin}`");
+    }
+    let names = plugin_names(&example);
+    assert_eq!(names.len(), 2, "a planner and a mechanism: {names:?}");
+    let mut files = Vec::new();
+    for dir in ["crates", "python/src"] {
+        sources(&Path::new(REPO).join(dir), &mut files);
+    }
+    assert!(files.len() > 100, "{} sources", files.len());
+    for name in names {
+        let quoted = format!("\"{name}\"");
+        let naming: Vec<_> =
+            files.iter().filter(|f| std::fs::read_to_string(f).unwrap_or_default().contains(&quoted)).collect();
+        assert!(naming.is_empty(), "pliant's sources name the example's `{name}`: {naming:?}");
+    }
+    let text = std::fs::read_to_string(Path::new(REPO).join("ARCHITECTURE.md")).unwrap();
+    let recipe = &text[text.find("## Adding a mechanism").unwrap()..text.find("## Invariants").unwrap()];
+    assert!(recipe.contains("`examples/custom-policy/`"), "the mechanism recipe points to the example");
+}
+
+#[test]
+fn plugin_names_are_read_from_their_name_methods() {
+    let source = "fn name(&self) -> &'static str {\n        \"a\"\n    }\n fn x() { \"b\" }\n fn name(&self) -> &'static str { \"c\" }";
+    assert_eq!(plugin_names(source), ["a", "c"]);
 }
 
 #[test]

@@ -4,13 +4,15 @@
 //! The planner, *youngest first*: a queue under its guarantee with tasks
 //! waiting takes back what they ask (up to its guarantee, less what is
 //! free) from the queues over theirs, the youngest running attempts first.
-//! The mechanism-choice rule: a victim whose attempt started less than
-//! [`KILL_UNDER`] ago is killed (it loses little work), an older one is
-//! suspended to its footprint and resumes on its node later.
+//! The mechanism rule, *kill young*: a victim whose attempt started less
+//! than [`KILL_UNDER`] ago is killed (it loses little work), an older one
+//! is suspended to its footprint (where its node can) and resumes on its
+//! node later.
 
 use pliant_core::model::TaskState;
-use pliant_core::policy::steps::{Mechanism, Planner, PlannerPlugin, Take, View};
-use pliant_core::policy::{preset, CustomPlanner, MechanismSpec, Params, PlannerSpec, Policy};
+use pliant_core::policy::steps::{by_rule, Holding, Mechanism, MechanismPlugin, MechanismRule};
+use pliant_core::policy::steps::{Planner, PlannerPlugin, Take, View};
+use pliant_core::policy::{preset, CustomMechanism, CustomPlanner, MechanismSpec, Params, PlannerSpec, Policy};
 use pliant_core::{MechanismKind, Micros, SECOND};
 use pliant_metrics::RunRecord;
 use pliant_sim::SimOptions;
@@ -19,7 +21,7 @@ use pliant_workload::scenarios::{self, LongJobs};
 /// Attempts younger than this are killed, older ones suspended.
 pub const KILL_UNDER: Micros = 60 * SECOND;
 
-/// The planner: what it takes from whom, and by which mechanism.
+/// The planner: what it takes from whom.
 #[derive(Debug, Clone)]
 struct YoungestFirst;
 
@@ -47,8 +49,7 @@ impl Planner for YoungestFirst {
                 if need.is_zero() {
                     break;
                 }
-                let by = if now - victim.started < KILL_UNDER { MechanismKind::Kill } else { MechanismKind::Immediate };
-                takes.push(Take { task: victim.task, shrink_to: None, by: Some(by) });
+                takes.push(Take { task: victim.task, shrink_to: None, by: None });
                 need = need.saturating_sub(&victim.allocated);
             }
         }
@@ -56,10 +57,29 @@ impl Planner for YoungestFirst {
     }
 }
 
-/// The plugin the policy names: it builds the planner for each run.
-struct Plugin;
+/// The mechanism rule: by which operation each victim is taken.
+#[derive(Debug, Clone)]
+struct KillYoung;
 
-impl PlannerPlugin for Plugin {
+impl MechanismRule for KillYoung {
+    fn clone_box(&self) -> Box<dyn MechanismRule> {
+        Box::new(self.clone())
+    }
+
+    fn choose(&mut self, view: &View, now: Micros, victim: &Holding) -> MechanismKind {
+        let can_suspend = view.node_can(victim.node.0 as usize, MechanismKind::Immediate);
+        if now - victim.started < KILL_UNDER || !can_suspend {
+            MechanismKind::Kill
+        } else {
+            MechanismKind::Immediate
+        }
+    }
+}
+
+/// The plugins a policy names: they build the planner and the mechanism for each run.
+struct Plugins;
+
+impl PlannerPlugin for Plugins {
     fn name(&self) -> &'static str {
         "youngest-first"
     }
@@ -69,27 +89,47 @@ impl PlannerPlugin for Plugin {
     }
 }
 
-static PLUGIN: Plugin = Plugin;
+impl MechanismPlugin for Plugins {
+    fn name(&self) -> &'static str {
+        "kill-young"
+    }
 
-/// The policy: `pliant`'s queues and monitor, this planner, and the
-/// mechanism that carries out each victim's own choice.
+    fn build(&self, policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
+        by_rule(Box::new(KillYoung), policy, nodes)
+    }
+}
+
+static PLUGINS: Plugins = Plugins;
+
+/// Preset `from` with its mechanism replaced by the rule, named `name`.
+pub fn kill_young(from: &str, name: &str) -> Policy {
+    let mut policy = preset(from, &Params::default()).expect("a built-in preset");
+    policy.name = name.to_string();
+    let preemption = policy.preemption.as_mut().expect("a preset that preempts");
+    preemption.mechanism = MechanismSpec::Custom(CustomMechanism(&PLUGINS));
+    policy
+}
+
+/// The policy: `pliant`'s queues and monitor, this planner and this rule.
 pub fn youngest_first() -> Policy {
-    let mut policy = preset("pliant", &Params::default()).expect("a built-in preset");
-    policy.name = PLUGIN.name().to_string();
-    let preemption = policy.preemption.as_mut().expect("pliant preempts");
-    preemption.planner = PlannerSpec::Custom(CustomPlanner(&PLUGIN));
-    preemption.mechanism = MechanismSpec::Cheapest;
+    let mut policy = kill_young("pliant", "youngest-first");
+    policy.preemption.as_mut().expect("pliant preempts").planner = PlannerSpec::Custom(CustomPlanner(&PLUGINS));
     policy
 }
 
 /// Runs `youngest-first`, `gp` and `pliant` on built-in scenario `scenario`
 /// (seed `seed`, scale 1), every decision recorded.
 pub fn compare(scenario: &str, seed: u64) -> Vec<RunRecord> {
+    let presets = ["gp", "pliant"].map(|name| preset(name, &Params::default()).expect("a built-in preset"));
+    run(scenario, seed, [youngest_first()].into_iter().chain(presets))
+}
+
+/// Runs `policies` on built-in scenario `scenario` (seed `seed`, scale 1),
+/// every decision recorded.
+pub fn run(scenario: &str, seed: u64, policies: impl IntoIterator<Item = Policy>) -> Vec<RunRecord> {
     let workload = scenarios::build(scenario, seed, 1.0, LongJobs::Spark).expect("a built-in scenario");
     let opts = SimOptions { record_decisions: true, ..SimOptions::default() };
-    let gp = preset("gp", &Params::default()).expect("a built-in preset");
-    let pliant = preset("pliant", &Params::default()).expect("a built-in preset");
-    [youngest_first(), gp, pliant]
+    policies
         .into_iter()
         .map(|policy| pliant_sim::simulate(&workload, policy, &opts).expect("the scenario runs"))
         .collect()

@@ -1,7 +1,9 @@
-//! The custom policy decides as its rule says, and differently from `gp`.
+//! The custom policy decides as its rule says, and differently from `gp`;
+//! the rule decides under a built-in planner too.
 
-use custom_policy::{compare, KILL_UNDER};
+use custom_policy::{compare, kill_young, run, KILL_UNDER};
 use pliant_core::model::TaskRef;
+use pliant_core::policy::{preset, Params};
 use pliant_core::{Action, Micros};
 use std::collections::HashMap;
 
@@ -45,4 +47,23 @@ fn youngest_first_kills_young_victims_and_suspends_old_ones_where_gp_shrinks() {
     // Killing loses work that gp's shrinking keeps.
     assert!(runs[0].lost_core_seconds > 0.0);
     assert_eq!(runs[1].lost_core_seconds, 0.0);
+}
+
+#[test]
+fn the_rule_chooses_each_victims_mechanism_under_gps_planner() {
+    let gp = preset("gp", &Params::default()).unwrap();
+    let runs = run("high-load", 1, [kill_young("gp", "gp-kill-young"), gp]);
+
+    // gp's planner names no mechanism: the kills and whole suspensions are the rule's.
+    let (killed, suspended, shrunk) = preemption_ages(&runs[0].decisions);
+    assert!(!killed.is_empty() && !suspended.is_empty(), "both branches of the rule ran");
+    assert!(killed.iter().all(|&age| age < KILL_UNDER), "a kill's victim is younger than the bound");
+    assert!(suspended.iter().all(|&age| age >= KILL_UNDER), "a suspension's victim is not");
+    assert_eq!(shrunk, 0, "the rule takes whole victims");
+    let counted: Vec<(&str, u64)> = runs[0].preemptions.iter().map(|(m, &n)| (m.as_str(), n)).collect();
+    assert_eq!(counted, [("immediate", suspended.len() as u64), ("kill", killed.len() as u64)]);
+
+    // The same planner with gp's own mechanism only shrinks.
+    let (killed, suspended, shrunk) = preemption_ages(&runs[1].decisions);
+    assert!(killed.is_empty() && suspended.is_empty() && shrunk > 0);
 }

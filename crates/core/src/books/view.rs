@@ -69,6 +69,13 @@ pub struct Holding {
     pub ran: Micros,
 }
 
+impl Holding {
+    /// Task `task` as it stands at `now`, `t` its record.
+    pub(crate) fn of(task: TaskRef, t: &TaskRuntime, now: Micros) -> Holding {
+        Holding { task, state: t.state, node: t.node, allocated: t.allocated, started: t.started, ran: t.ran(now) }
+    }
+}
+
 /// Jobs (or nodes) touched since they were last taken, each once.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Touched {
@@ -229,14 +236,10 @@ impl View {
     pub fn holding(&self, queue: usize, now: Micros) -> impl Iterator<Item = Holding> + '_ {
         self.queues[queue].active.iter().map(|key| &self.jobs[key.2 as usize]).flat_map(move |job| {
             let id = job.req.id;
-            job.tasks.changed().filter(|(_, t)| t.state.holds_resources()).map(move |(i, t)| Holding {
-                task: TaskRef { job: id, task: i },
-                state: t.state,
-                node: t.node,
-                allocated: t.allocated,
-                started: t.started,
-                ran: t.ran(now),
-            })
+            job.tasks
+                .changed()
+                .filter(|(_, t)| t.state.holds_resources())
+                .map(move |(i, t)| Holding::of(TaskRef { job: id, task: i }, t, now))
         })
     }
 

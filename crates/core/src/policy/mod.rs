@@ -154,11 +154,30 @@ pub enum MechanismSpec {
     Checkpoint(CheckpointSpec),
     /// Per victim, the one the planner chose: kill, freeze or shrink (`cheapest.rs`).
     Cheapest,
+    /// A mechanism from outside the core (`steps::MechanismPlugin`).
+    Custom(CustomMechanism),
+}
+
+/// A mechanism written outside the core, named in a policy: the plugin that
+/// builds it for each scheduler. Policies compare it by name.
+#[derive(Clone, Copy)]
+pub struct CustomMechanism(pub &'static dyn steps::MechanismPlugin);
+
+impl PartialEq for CustomMechanism {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name()
+    }
+}
+
+impl std::fmt::Debug for CustomMechanism {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Custom({})", self.0.name())
+    }
 }
 
 impl MechanismSpec {
-    /// Which mechanism this is; `None` for `Cheapest`, which chooses per
-    /// victim among what each node can do.
+    /// Which mechanism this is; `None` for `Cheapest` and `Custom`, which
+    /// choose per victim among what each node can do.
     pub fn kind(&self) -> Option<MechanismKind> {
         match self {
             MechanismSpec::Kill => Some(MechanismKind::Kill),
@@ -166,7 +185,7 @@ impl MechanismSpec {
             MechanismSpec::Graceful => Some(MechanismKind::Graceful),
             MechanismSpec::Suspend => Some(MechanismKind::Suspend),
             MechanismSpec::Checkpoint(_) => Some(MechanismKind::Checkpoint),
-            MechanismSpec::Cheapest => None,
+            MechanismSpec::Cheapest | MechanismSpec::Custom(_) => None,
         }
     }
 }

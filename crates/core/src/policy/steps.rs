@@ -13,9 +13,20 @@
 //! - [`Preference`]: where the queue-by-queue pass would rather put a job's
 //!   next task before its first fit, and whether the job waits for it
 //!   (delay scheduling, `policy/locality.rs`).
+//!
+//! From outside the core, a policy names a planner through a
+//! [`PlannerPlugin`] (`PlannerSpec::Custom`) and a mechanism through a
+//! [`MechanismPlugin`] (`MechanismSpec::Custom`). A plugin reads the books
+//! through the [`View`] but books only through the core's own steps, so a
+//! mechanism from outside is a [`MechanismRule`]: it chooses per victim
+//! ([`Holding`]) among the operations every body carries out
+//! (`MechanismKind`), and [`by_rule`] carries them out. The types of the
+//! traits' signatures are public: these, `Action`, `CoreError`,
+//! `MechanismKind`, `Micros` and `Resources` at the crate's root, and
+//! `model::{JobId, JobRequest, NodeId, TaskRef}`.
 
 pub use super::cost::Choice;
-pub use super::mechanism::{Image, Mechanism, Preempted, Take};
+pub use super::mechanism::{by_rule, Image, Mechanism, MechanismRule, Preempted, Take};
 pub use super::planner::Planner;
 pub use crate::books::{Holding, View};
 
@@ -60,6 +71,20 @@ pub trait PlannerPlugin: Sync {
 
     /// A planner, with fresh state, for a scheduler running `policy`.
     fn build(&self, policy: &Policy) -> Box<dyn Planner>;
+}
+
+/// Builds the [`Mechanism`] of each scheduler that runs a policy naming it
+/// (`MechanismSpec::Custom`), with fresh state: a `static` of the plugin's
+/// crate. A mechanism from outside the core chooses among the operations
+/// the core and every body carry out — a [`MechanismRule`] run by
+/// [`by_rule`]; a new operation on a node is added inside the core.
+pub trait MechanismPlugin: Sync {
+    /// Its name, unique among the mechanisms a run compares.
+    fn name(&self) -> &'static str;
+
+    /// A mechanism, with fresh state, for a scheduler running `policy` on a
+    /// cluster of `nodes` nodes.
+    fn build(&self, policy: &Policy, nodes: usize) -> Box<dyn Mechanism>;
 }
 
 /// Starts task `task` of job `job` on a node with a size: the scheduler's

@@ -6,15 +6,17 @@
 //! its node as a container does, after delayed resumption D (BIG-C §4.3),
 //! gradually where the policy says so; a checkpointed one waits in its job's
 //! queue and is restored where there is room (the checkpoint paper's Alg. 2).
+//! Under a mechanism rule from outside the core (`MechanismRule`), the rule
+//! chooses instead of the planner.
 
 use super::checkpoint::Checkpoint;
 use super::container::ContainerPreemption;
 use super::kill::Kill;
 use super::suspend::freeze;
 use super::Image;
-use super::{Mechanism, Preempted, Take};
+use super::{Mechanism, MechanismRule, Preempted, Take};
 use crate::action::{Action, MechanismKind};
-use crate::books::View;
+use crate::books::{Holding, View};
 use crate::error::CoreError;
 use crate::model::{NodeId, TaskRef};
 use crate::{Micros, Resources};
@@ -28,12 +30,15 @@ pub(crate) struct Cheapest {
     pub container: ContainerPreemption,
     /// Checkpointing, with its per-node queues, if the policy has a tier.
     pub checkpoint: Option<Checkpoint>,
+    /// The rule that chooses each victim's mechanism, if not the planner.
+    pub rule: Option<Box<dyn MechanismRule>>,
 }
 
 impl Mechanism for Cheapest {
-    /// A planner other than the cost planner takes graceful steps with it.
+    /// A planner other than the cost planner takes graceful steps with it,
+    /// unless a rule chooses.
     fn shrinks(&self) -> bool {
-        true
+        self.rule.as_ref().is_none_or(|rule| rule.shrinks())
     }
 
     fn clone_box(&self) -> Box<dyn Mechanism> {
@@ -49,6 +54,14 @@ impl Mechanism for Cheapest {
     }
 
     fn preempt(&mut self, view: &mut View, now: Micros, take: Take, out: &mut Vec<Action>) -> Preempted {
+        let take = match &mut self.rule {
+            Some(rule) => {
+                let by = rule.choose(view, now, &Holding::of(take.task, view.task(take.task), now));
+                // Only a graceful step keeps the size the planner gave it.
+                Take { by: Some(by), shrink_to: take.shrink_to.filter(|_| by == MechanismKind::Graceful), ..take }
+            }
+            None => take,
+        };
         match (take.by, &mut self.checkpoint) {
             (Some(MechanismKind::Kill), checkpoint) => {
                 // A killed task starts afresh: its image, if any, is of no use.

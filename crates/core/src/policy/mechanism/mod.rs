@@ -5,7 +5,10 @@
 //! cost planner chose for it, checkpointing among them), `checkpoint.rs` (the
 //! checkpoint paper's dump and restore, Algorithms 1 and 2). A planner
 //! (`policy/planner/`) decides whom to take from; the scheduler hands each
-//! [`Take`] to the policy's [`Mechanism`] with a [`View`] of its books.
+//! [`Take`] to the policy's [`Mechanism`] with a [`View`] of its books. A
+//! mechanism rule from outside the core ([`MechanismRule`]) chooses per
+//! victim among these operations, carried out as `cheapest.rs` carries out
+//! the cost planner's choices ([`by_rule`]).
 
 mod cheapest;
 mod checkpoint;
@@ -18,10 +21,10 @@ use container::{memory_reclaimed, task_resumed, task_swapping};
 use kill::kill;
 
 use crate::action::{Action, MechanismKind};
-use crate::books::View;
+use crate::books::{Holding, View};
 use crate::error::CoreError;
 use crate::model::TaskRef;
-use crate::policy::{CheckpointSpec, MechanismSpec, Policy};
+use crate::policy::{CheckpointSpec, MechanismSpec, Policy, PreemptionSpec};
 use crate::{Micros, Resources};
 
 /// What a planner takes from one victim.
@@ -32,7 +35,7 @@ pub struct Take {
     /// Its new limits, for a graceful step; `None`: all it holds.
     pub shrink_to: Option<Resources>,
     /// The mechanism to use, when the planner chooses per victim (`pliant`);
-    /// `None`: the policy's.
+    /// `None`: the policy's. A [`MechanismRule`] chooses in its place.
     pub by: Option<MechanismKind>,
 }
 
@@ -150,12 +153,70 @@ impl Clone for Box<dyn Mechanism> {
     }
 }
 
+/// A mechanism rule: by which of the operations every body carries out
+/// ([`MechanismKind`]) each victim is taken — a mechanism written outside the
+/// core, run by [`by_rule`]. A new operation on a node is not a rule: it is
+/// a new kind in the core and an arm in every body (ARCHITECTURE.md, "Adding
+/// a mechanism").
+pub trait MechanismRule: std::fmt::Debug + Send + Sync {
+    /// A copy of it with its state.
+    fn clone_box(&self) -> Box<dyn MechanismRule>;
+
+    /// The operation `victim`, which the planner takes now, is taken by:
+    /// `Kill`; `Immediate` (suspended to the policy's footprint); `Graceful`
+    /// (shrunk to the step the planner sized, if it sized one, else as
+    /// `Immediate`); `Suspend` (frozen in place, memory kept); `Checkpoint`
+    /// (dumped, where the policy's `rates` have a checkpoint tier, else as
+    /// `Immediate`). Only what the victim's node can do (`View::node_can`).
+    fn choose(&mut self, view: &View, now: Micros, victim: &Holding) -> MechanismKind;
+
+    /// Whether a planner sizes graceful steps for it (BIG-C's r⃗_GP) rather
+    /// than taking whole victims; by default it does not.
+    fn shrinks(&self) -> bool {
+        false
+    }
+}
+
+impl Clone for Box<dyn MechanismRule> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// The mechanism that takes each victim by the operation `rule` chooses,
+/// under `policy`'s preemption parameters (footprint, r⃗_GP, delayed and
+/// gradual resumption, checkpoint tier) on a cluster of `nodes` nodes:
+/// what a `MechanismPlugin` builds for its rule. Resumption, the body's
+/// reports and checkpoint images are handled as under
+/// `MechanismSpec::Cheapest`. A policy that does not preempt only kills.
+pub fn by_rule(rule: Box<dyn MechanismRule>, policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
+    match &policy.preemption {
+        Some(spec) => Box::new(cheapest(policy, spec, nodes, Some(rule))),
+        None => Box::new(kill::Kill { max_attempts: policy.max_attempts }),
+    }
+}
+
 /// The mechanism `policy` preempts with, on a cluster of `nodes` nodes (a
 /// policy that does not preempt kills only when a job is aborted: none).
 pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
     let max_attempts = policy.max_attempts;
     let Some(spec) = &policy.preemption else { return Box::new(kill::Kill { max_attempts }) };
-    let container = |graceful| container::ContainerPreemption {
+    match spec.mechanism {
+        MechanismSpec::Kill => Box::new(kill::Kill { max_attempts }),
+        MechanismSpec::Immediate => Box::new(container(spec, false)),
+        MechanismSpec::Graceful => Box::new(container(spec, true)),
+        MechanismSpec::Suspend => {
+            Box::new(suspend::Suspend { delayed_resumption: spec.delayed_resumption, offers: Default::default() })
+        }
+        MechanismSpec::Cheapest => Box::new(cheapest(policy, spec, nodes, None)),
+        MechanismSpec::Checkpoint(c) => Box::new(checkpoint::Checkpoint::new(c, max_attempts, nodes)),
+        MechanismSpec::Custom(custom) => custom.0.build(policy, nodes),
+    }
+}
+
+/// BIG-C's container preemption under `spec`: graceful or immediate.
+fn container(spec: &PreemptionSpec, graceful: bool) -> container::ContainerPreemption {
+    container::ContainerPreemption {
         graceful,
         footprint: spec.footprint,
         gp_step: spec.gp_step,
@@ -163,22 +224,24 @@ pub(crate) fn build(policy: &Policy, nodes: usize) -> Box<dyn Mechanism> {
         gradual_resumption: spec.gradual_resumption,
         offers: Default::default(),
         footprints: Default::default(),
-    };
-    match spec.mechanism {
-        MechanismSpec::Kill => Box::new(kill::Kill { max_attempts }),
-        MechanismSpec::Immediate => Box::new(container(false)),
-        MechanismSpec::Graceful => Box::new(container(true)),
-        MechanismSpec::Suspend => {
-            Box::new(suspend::Suspend { delayed_resumption: spec.delayed_resumption, offers: Default::default() })
-        }
-        MechanismSpec::Cheapest => Box::new(cheapest::Cheapest {
-            kill: kill::Kill { max_attempts },
-            container: container(true),
-            checkpoint: spec.rates.checkpoint.map(|c| {
-                let spec = CheckpointSpec { tier: c.tier, adaptive: false, storage: c.storage };
-                checkpoint::Checkpoint::new(spec, max_attempts, nodes)
-            }),
+    }
+}
+
+/// Each victim by its own mechanism: the planner's `Take::by`, or `rule`'s.
+fn cheapest(
+    policy: &Policy,
+    spec: &PreemptionSpec,
+    nodes: usize,
+    rule: Option<Box<dyn MechanismRule>>,
+) -> cheapest::Cheapest {
+    let max_attempts = policy.max_attempts;
+    cheapest::Cheapest {
+        kill: kill::Kill { max_attempts },
+        container: container(spec, true),
+        checkpoint: spec.rates.checkpoint.map(|c| {
+            let spec = CheckpointSpec { tier: c.tier, adaptive: false, storage: c.storage };
+            checkpoint::Checkpoint::new(spec, max_attempts, nodes)
         }),
-        MechanismSpec::Checkpoint(c) => Box::new(checkpoint::Checkpoint::new(c, max_attempts, nodes)),
+        rule,
     }
 }
