@@ -15,7 +15,8 @@
 //!
 //! Pure like the rest of the core: time is given by the body.
 
-use crate::scheduler::{CoreError, Scheduler};
+use crate::error::CoreError;
+use crate::scheduler::Scheduler;
 use crate::{Action, Micros, Observation};
 use std::collections::BTreeSet;
 

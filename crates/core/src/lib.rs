@@ -8,7 +8,9 @@
 #![warn(missing_docs)]
 
 pub mod action;
+mod books;
 pub mod driver;
+mod error;
 mod live_table;
 pub mod model;
 pub mod names;
@@ -22,10 +24,11 @@ pub mod time;
 
 pub use action::{Action, MechanismKind};
 pub use driver::{Driver, Pass};
+pub use error::CoreError;
 pub use live_table::LiveTable;
 pub use observation::Observation;
 pub use resources::Resources;
-pub use scheduler::{CoreError, MemoryWanted, Scheduler, TaskBooks};
+pub use scheduler::{MemoryWanted, Scheduler, TaskBooks};
 #[doc(hidden)]
 pub use serde as __serde;
 pub use time::{Micros, SECOND};

@@ -9,12 +9,11 @@ use crate::model::{NodeId, TaskRef};
 use crate::policy::steps::{Pick, Preference, Reservation, View};
 use crate::policy::Policy;
 use crate::{Micros, Resources};
-use std::collections::BTreeMap;
 
 /// The placement-preference step of `policy`: delay scheduling with its
 /// locality wait.
 pub(crate) fn build(policy: &Policy) -> Box<dyn Preference> {
-    Box::new(DelayScheduling { wait: policy.locality_wait, ran_on: BTreeMap::new() })
+    Box::new(DelayScheduling { wait: policy.locality_wait, ran_on: Vec::new() })
 }
 
 /// Delay scheduling's state: where the finished tasks of phases that a
@@ -23,9 +22,12 @@ pub(crate) fn build(policy: &Policy) -> Box<dyn Preference> {
 struct DelayScheduling {
     /// How long a task with a preference waits for a preferred node.
     wait: Micros,
-    /// Per job, per phase, the nodes its finished tasks ran on, one entry
-    /// per task, kept only for a phase that a `local` phase reads.
-    ran_on: BTreeMap<u32, Vec<Vec<NodeId>>>,
+    /// Per job (by id), per phase, the nodes its finished tasks ran on, one
+    /// entry per task, kept only for a phase that a `local` phase reads and
+    /// while the job lives (boxed: most jobs have none, and a job without
+    /// costs 8 bytes here, not a vector's 24).
+    #[allow(clippy::box_collection)]
+    ran_on: Vec<Option<Box<Vec<Vec<NodeId>>>>>,
 }
 
 impl DelayScheduling {
@@ -43,7 +45,11 @@ impl DelayScheduling {
         if task - j.phases[phase].tasks.start >= upstream {
             return None;
         }
-        Some(req.deps.iter().flat_map(|&d| ran_on.get(d as usize).into_iter().flatten().copied()).collect())
+        let mut nodes = Vec::new();
+        for r in req.deps.iter().filter_map(|&d| ran_on.get(d as usize)) {
+            nodes.extend_from_slice(r);
+        }
+        Some(nodes)
     }
 
     /// [`Preference::pick`] for a job some of whose tasks finished in a
@@ -101,7 +107,7 @@ impl Preference for DelayScheduling {
         task: u32,
         req: Resources,
     ) -> Pick {
-        if let Some(ran_on) = self.ran_on.get(&(job as u32)) {
+        if let Some(ran_on) = self.ran_on.get(job).and_then(Option::as_deref) {
             return self.pick_local(ran_on, view, reservation, now, job, task, req);
         }
         match reservation.take_own(view, job, req, &|_| true) {
@@ -117,7 +123,11 @@ impl Preference for DelayScheduling {
         if !j.phases[p].downstream.iter().any(|&d| j.phases[d as usize].local) {
             return;
         }
-        let phases = self.ran_on.entry(task.job.0).or_default();
+        let job = task.job.0 as usize;
+        if self.ran_on.len() <= job {
+            self.ran_on.resize(job + 1, None);
+        }
+        let phases = self.ran_on[job].get_or_insert_default();
         if phases.len() <= p {
             phases.resize_with(p + 1, Vec::new);
         }
@@ -125,6 +135,8 @@ impl Preference for DelayScheduling {
     }
 
     fn job_ended(&mut self, job: usize) {
-        self.ran_on.remove(&(job as u32));
+        if let Some(phases) = self.ran_on.get_mut(job) {
+            *phases = None;
+        }
     }
 }

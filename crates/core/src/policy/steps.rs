@@ -25,14 +25,42 @@
 //! `MechanismKind`, `Micros` and `Resources` at the crate's root, and
 //! `model::{JobId, JobRequest, NodeId, TaskRef}`.
 
+pub use super::cost::Choice;
 pub use super::mechanism::{by_rule, Image, Mechanism, MechanismRule, Preempted, Take};
 pub use super::planner::Planner;
-pub use crate::scheduler::view::{Holding, View};
+pub use crate::books::{Holding, View};
 
 use crate::action::Action;
 use crate::model::{JobId, JobRequest, NodeId, TaskRef};
 use crate::policy::Policy;
 use crate::{Micros, Resources};
+
+/// The steps of one policy, built fresh for one scheduler.
+pub(crate) struct Steps {
+    /// Whom the resource monitor takes from, if the policy preempts.
+    pub planner: Option<Box<dyn Planner>>,
+    /// How victims give resources back (kill when the policy does not preempt).
+    pub mechanism: Box<dyn Mechanism>,
+    /// The reserve/permit step.
+    pub reservation: Box<dyn Reservation>,
+    /// The placement preference of the queue-by-queue pass.
+    pub preference: Box<dyn Preference>,
+    /// A placement pass of the policy's own, if it has one.
+    pub placement_pass: Option<Box<dyn PlacementPass>>,
+}
+
+impl Steps {
+    /// The steps of `policy` for a cluster of `nodes` nodes.
+    pub(crate) fn build(policy: &Policy, nodes: usize) -> Steps {
+        Steps {
+            planner: super::planner::build(policy),
+            mechanism: super::mechanism::build(policy, nodes),
+            reservation: super::reservation::build(policy),
+            preference: super::locality::build(policy),
+            placement_pass: super::fair::build(policy, nodes),
+        }
+    }
+}
 
 /// Builds a [`Planner`] written outside the core for each scheduler that
 /// runs a policy naming it (`PlannerSpec::Custom`): a `static` of the

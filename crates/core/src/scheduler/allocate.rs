@@ -1,10 +1,9 @@
 //! The allocation pass: serve queues from the most under-served, jobs in each
 //! queue in service order, and place each runnable task on a node.
 
-use super::state::ServiceKey;
-use super::view::View;
 use super::Scheduler;
 use crate::action::Action;
+use crate::books::{QueueState, ServiceKey, View};
 use crate::model::{JobClass, JobId, NodeId, TaskRef, TaskState};
 use crate::policy::steps::{Mechanism, Pick, Reservation};
 use crate::policy::HeadOfLine;
@@ -24,7 +23,7 @@ impl Scheduler {
         // pass's lists are buffers kept between passes.
         let mut order = std::mem::take(&mut self.pass_order);
         order.clear();
-        let waiting = |q: &super::state::QueueState| q.waiting.iter().any(|w| !w.is_empty());
+        let waiting = |q: &QueueState| q.waiting.iter().any(|w| !w.is_empty());
         order.extend(self.view.queues.iter().enumerate().filter(|(_, q)| waiting(q)).map(|(i, _)| (0.0, i)));
         if order.is_empty() {
             self.pass_order = order;

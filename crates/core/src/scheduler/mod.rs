@@ -2,62 +2,21 @@
 //! code decides in the simulator and in live mode.
 
 mod allocate;
-mod books;
-mod pending;
-mod state;
-mod tasks;
-pub(crate) mod view;
+mod query;
 
 use crate::action::{Action, MechanismKind};
+use crate::books::{JobRuntime, JobStatus, NodeState, QueueState, View};
+use crate::error::CoreError;
 use crate::model::{JobId, JobRequest, NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
 use crate::observation::Observation;
-use crate::policy::mechanism::{self, Mechanism, Preempted};
-use crate::policy::planner::{self, Planner};
-use crate::policy::steps::{PlacementPass, Preference, Reservation};
-use crate::policy::{fair, locality, reservation, Policy};
+use crate::policy::steps::{Choice, Mechanism, PlacementPass, Planner, Preempted, Preference, Reservation, Steps};
+use crate::policy::Policy;
 use crate::{LiveTable, Micros, Resources};
 use smallvec::SmallVec;
-use state::{JobRuntime, JobStatus, NodeState, QueueState};
 use std::collections::BTreeSet;
-use view::View;
 
-pub use books::TaskBooks;
-
-/// A refused observation: the body and the core disagree about the world.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CoreError {
-    /// Job ids must be dense and in submission order.
-    #[error("job submitted with id {got}, expected {expected}")]
-    JobIdOutOfOrder {
-        /// The id the body sent.
-        got: u32,
-        /// The next dense id.
-        expected: u32,
-    },
-    /// The task is unknown or not in a state where this can happen.
-    #[error("{task}: {what}")]
-    BadTask {
-        /// The task.
-        task: TaskRef,
-        /// What was wrong.
-        what: String,
-    },
-    /// The job is unknown or has already ended.
-    #[error("job {job} cannot be aborted: it is {status}")]
-    JobOver {
-        /// The job.
-        job: u32,
-        /// Where it stands.
-        status: String,
-    },
-    /// The node does not exist.
-    #[error("no node {0}")]
-    UnknownNode(u32),
-    /// The cluster has no nodes.
-    #[error("the cluster has no nodes")]
-    NoNodes,
-}
+pub use query::TaskBooks;
 
 /// The scheduling core for one cluster and one policy: the shared books
 /// ([`View`]) and the policy's plugins, each with its own state.
@@ -136,7 +95,7 @@ impl Scheduler {
             touched: None,
             refreshed: None,
         };
-        let placement_pass = fair::build(&policy, n);
+        let Steps { planner, mechanism, reservation, preference, placement_pass } = Steps::build(&policy, n);
         if placement_pass.is_some() {
             // A pass of its own keeps its order and its nodes up to date
             // with what the books mark.
@@ -144,10 +103,10 @@ impl Scheduler {
             view.refreshed = Some(Default::default());
         }
         let mut s = Scheduler {
-            planner: planner::build(&policy),
-            mechanism: mechanism::build(&policy, n),
-            reservation: reservation::build(&policy),
-            preference: locality::build(&policy),
+            planner,
+            mechanism,
+            reservation,
+            preference,
             placement_pass,
             policy,
             view,
@@ -369,7 +328,7 @@ impl Scheduler {
 
     /// The preemptions the planner chose per victim since last asked, with
     /// the estimated costs of the alternatives (`pliant`; empty otherwise).
-    pub fn take_choices(&mut self) -> Vec<crate::policy::cost::Choice> {
+    pub fn take_choices(&mut self) -> Vec<Choice> {
         self.planner.as_mut().map(|p| p.take_choices()).unwrap_or_default()
     }
 

@@ -14,13 +14,13 @@
 use super::node_set::NodeSet;
 use super::quiet::QuietNodes;
 use super::waiting::{Need, OrderKey, Waiting};
+use crate::books::{JobStatus, View};
 use crate::model::{Elasticity, JobId, JobRequest, NodeId, TaskRef};
 use crate::policy::sizing::elastic::fit::{elastic_fit, least_size_mb};
 use crate::policy::sizing::elastic::timeline::{Timeline, WaitingJob};
 use crate::policy::sizing::elastic::SnapshotCache;
 use crate::policy::steps::{Launch, PlacementPass};
 use crate::policy::{JobOrder, Policy, Sizing};
-use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
 use std::collections::{BTreeMap, BTreeSet};
 

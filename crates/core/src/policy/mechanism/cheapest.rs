@@ -16,9 +16,10 @@ use super::suspend::freeze;
 use super::Image;
 use super::{Mechanism, MechanismRule, Preempted, Take};
 use crate::action::{Action, MechanismKind};
+use crate::books::{Holding, View};
+use crate::error::CoreError;
 use crate::model::{NodeId, TaskRef};
-use crate::scheduler::view::{Holding, View};
-use crate::{CoreError, Micros, Resources};
+use crate::{Micros, Resources};
 
 /// Kill, suspend in place, shrink or checkpoint, victim by victim.
 #[derive(Debug, Clone)]

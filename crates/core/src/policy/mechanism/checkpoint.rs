@@ -8,10 +8,11 @@
 
 use super::{kill, Mechanism, Preempted, Take};
 use crate::action::Action;
+use crate::books::{TaskRuntime, View};
+use crate::error::CoreError;
 use crate::model::{JobId, NodeId, StorageModel, TaskRef, TaskState, Tier};
 use crate::policy::CheckpointSpec;
-use crate::scheduler::view::{TaskRuntime, View};
-use crate::{CoreError, Micros, Resources};
+use crate::{Micros, Resources};
 use std::collections::BTreeMap;
 
 /// Where a checkpointed task's image is and how far the task had got.

@@ -6,9 +6,10 @@
 
 use super::{Mechanism, Preempted, Take};
 use crate::action::Action;
+use crate::books::View;
+use crate::error::CoreError;
 use crate::model::{TaskRef, TaskState};
-use crate::scheduler::view::View;
-use crate::{CoreError, Micros, Resources};
+use crate::{Micros, Resources};
 use std::collections::BTreeMap;
 
 /// Per task suspended or shrunk to its footprint whose memory above it is

@@ -4,8 +4,8 @@
 
 use super::{Mechanism, Preempted, Take};
 use crate::action::Action;
+use crate::books::View;
 use crate::model::TaskRef;
-use crate::scheduler::view::View;
 use crate::Micros;
 
 /// Kills every victim.

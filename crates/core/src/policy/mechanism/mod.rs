@@ -21,10 +21,11 @@ use container::{memory_reclaimed, task_resumed, task_swapping};
 use kill::kill;
 
 use crate::action::{Action, MechanismKind};
+use crate::books::{Holding, View};
+use crate::error::CoreError;
 use crate::model::TaskRef;
 use crate::policy::{CheckpointSpec, MechanismSpec, Policy, PreemptionSpec};
-use crate::scheduler::view::{Holding, View};
-use crate::{CoreError, Micros, Resources};
+use crate::{Micros, Resources};
 
 /// What a planner takes from one victim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 use super::container::{offer_resumptions, Offers};
 use super::{Mechanism, Preempted, Take};
 use crate::action::Action;
+use crate::books::View;
 use crate::model::{TaskRef, TaskState};
-use crate::scheduler::view::View;
 use crate::{Micros, Resources};
 
 /// Freezes victims in place.

@@ -4,9 +4,9 @@
 //! (`compute_dr.rs`), from whom by Algorithm 2 (`victims.rs`).
 
 use super::{choose_graceful, choose_victims, preempted_resources, Container, Planner, VictimJob};
+use crate::books::{TaskRuntime, View};
 use crate::model::{JobId, TaskRef, TaskState};
 use crate::policy::mechanism::{Mechanism, Take};
-use crate::scheduler::view::{TaskRuntime, View};
 use crate::{Micros, Resources};
 
 /// Capacity queues with guarantees (YARN's capacity scheduler, BIG-C).

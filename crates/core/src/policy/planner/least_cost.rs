@@ -12,13 +12,13 @@
 use super::capacity::for_each_take;
 use super::Planner;
 use crate::action::MechanismKind;
+use crate::books::View;
 use crate::model::{JobId, TaskRef, TaskState};
 use crate::policy::cost::{
     core_time, coverage, estimate, spark_max_executor_failures, Choice, Estimate, Floor, Need, Rates, Victim,
     MECHANISMS,
 };
 use crate::policy::mechanism::{Mechanism, Take};
-use crate::scheduler::view::View;
 use crate::{Micros, Resources};
 use std::cmp::Reverse;
 

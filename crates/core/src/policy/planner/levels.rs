@@ -7,9 +7,9 @@
 //! on the first node where enough of them run, in victim order.
 
 use super::Planner;
+use crate::books::{ServiceKey, View};
 use crate::model::{JobId, PriorityLevel, TaskRef, TaskState};
 use crate::policy::mechanism::{Mechanism, Take};
-use crate::scheduler::view::{ServiceKey, View};
 use crate::{Micros, Resources};
 use std::cmp::Reverse;
 

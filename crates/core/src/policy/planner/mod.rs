@@ -16,10 +16,10 @@ mod victims;
 pub use compute_dr::{compute_dr, preempted_resources};
 pub use victims::{choose_graceful, choose_victims, Container, VictimJob};
 
+use crate::books::View;
 use crate::policy::cost::Choice;
 use crate::policy::mechanism::{Mechanism, Take};
 use crate::policy::{PlannerSpec, Policy};
-use crate::scheduler::view::View;
 use crate::Micros;
 
 /// A preemption planner.

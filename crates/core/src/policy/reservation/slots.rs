@@ -12,9 +12,9 @@ use super::speculative::{slot_fate, SlotFate};
 use super::stragglers::should_copy;
 use super::ReservationSpec;
 use crate::action::Action;
+use crate::books::{JobStatus, View};
 use crate::model::{JobId, NodeId, TaskRef, TaskState};
 use crate::policy::steps::Reservation;
-use crate::scheduler::view::{JobStatus, View};
 use crate::{Micros, Resources};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -7,7 +7,7 @@
 //! the generator's largest cost).
 
 use super::timeline::RunningTask;
-use crate::scheduler::view::{JobRuntime, JobStatus, TaskRuntime};
+use crate::books::{JobRuntime, JobStatus, TaskRuntime};
 use crate::{Micros, Resources};
 
 /// Whether every task of a job carries the same estimate.

@@ -3,51 +3,53 @@
 //! preempted set and the memory still being reclaimed, the timers asked for.
 //! Plugins (`policy/`) get a [`View`], never the `Scheduler`: they change the
 //! books only through these methods, which keep the indexes and the queues'
-//! usage in step.
+//! usage in step. Its fields are the scheduler's to set up and read (a
+//! sibling module, hence crate-visible), not the plugins'.
 
 use super::state::NodeState;
-pub(crate) use super::state::{JobRuntime, JobStatus, QueueState, ServiceKey, TaskRuntime};
+use super::state::{JobRuntime, JobStatus, QueueState, ServiceKey, TaskRuntime};
+use crate::error::CoreError;
 use crate::model::{NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
-use crate::{CoreError, LiveTable, Micros, Resources};
+use crate::{LiveTable, Micros, Resources};
 use std::collections::BTreeSet;
 
 /// The scheduler's shared bookkeeping, as plugins see it.
 #[derive(Debug, Clone)]
 pub struct View {
-    pub(super) nodes: Vec<NodeState>,
-    pub(super) free_index: NodeIndex,
+    pub(crate) nodes: Vec<NodeState>,
+    pub(crate) free_index: NodeIndex,
     /// Per node, the resources preempted tasks there gave up and will take
     /// back on resumption: long work may not be placed into them.
-    pub(super) promised: Vec<Resources>,
+    pub(crate) promised: Vec<Resources>,
     /// Free resources less `promised`, per node: where long tasks may go.
     /// Kept only while some node has something promised (`promising`);
     /// otherwise it would equal `free_index`, which stands in for it.
-    pub(super) long_index: NodeIndex,
+    pub(crate) long_index: NodeIndex,
     /// How many nodes have something promised.
-    pub(super) promising: usize,
+    pub(crate) promising: usize,
     /// Nodes before this index are only for short jobs.
-    pub(super) first_shared_node: usize,
-    pub(super) total: Resources,
-    pub(super) allocated: Resources,
-    pub(super) queues: Vec<QueueState>,
+    pub(crate) first_shared_node: usize,
+    pub(crate) total: Resources,
+    pub(crate) allocated: Resources,
+    pub(crate) queues: Vec<QueueState>,
     /// The jobs by dense id; a finished one is dropped (`Scheduler::retire`).
-    pub(super) jobs: LiveTable<JobRuntime>,
+    pub(crate) jobs: LiveTable<JobRuntime>,
     /// Something changed since the last allocation pass.
-    pub(super) dirty: bool,
+    pub(crate) dirty: bool,
     /// Memory that suspended and shrunk tasks have still to give back.
-    pub(super) reclaiming_mb: u64,
+    pub(crate) reclaiming_mb: u64,
     /// Suspended and shrunk tasks awaiting resumption, in service order.
-    pub(super) preempted: BTreeSet<(ServiceKey, u32)>,
+    pub(crate) preempted: BTreeSet<(ServiceKey, u32)>,
     /// Instants the core asked the body to wake it at.
-    pub(super) wakes: BTreeSet<Micros>,
+    pub(crate) wakes: BTreeSet<Micros>,
     /// Jobs whose waiting, memory held, work left or next pending task may
     /// have changed since a plugin last took them, if one keeps an order of
     /// jobs up to date with them (the fair scheduler's node pass).
-    pub(super) touched: Option<Touched>,
+    pub(crate) touched: Option<Touched>,
     /// Nodes whose free resources may have changed since a plugin last
     /// took them, if one keeps track (as `touched`, for nodes).
-    pub(super) refreshed: Option<Touched>,
+    pub(crate) refreshed: Option<Touched>,
 }
 
 /// A task that holds resources, as [`View::holding`] shows it to a planner.
