@@ -30,6 +30,14 @@ struct DelayScheduling {
     ran_on: Vec<Option<Box<Vec<Vec<NodeId>>>>>,
 }
 
+/// A reserved slot of job `job` on any node, or else the ordinary placement.
+fn own_slot_or_any(view: &mut View, reservation: &mut dyn Reservation, job: usize, req: Resources) -> Pick {
+    match reservation.take_own(view, job, req, &|_| true) {
+        Some(node) => Pick::Take(node),
+        None => Pick::Any,
+    }
+}
+
 impl DelayScheduling {
     /// The nodes task `task` of job `job` prefers, if it has a preference:
     /// the first as many tasks of a `local` phase as its upstream phases had
@@ -81,10 +89,7 @@ impl DelayScheduling {
             view.wake_at(until);
             return Pick::Wait;
         }
-        match reservation.take_own(view, job, req, &|_| true) {
-            Some(node) => Pick::Take(node),
-            None => Pick::Any,
-        }
+        own_slot_or_any(view, reservation, job, req)
     }
 }
 
@@ -110,10 +115,7 @@ impl Preference for DelayScheduling {
         if let Some(ran_on) = self.ran_on.get(job).and_then(Option::as_deref) {
             return self.pick_local(ran_on, view, reservation, now, job, task, req);
         }
-        match reservation.take_own(view, job, req, &|_| true) {
-            Some(node) => Pick::Take(node),
-            None => Pick::Any,
-        }
+        own_slot_or_any(view, reservation, job, req)
     }
 
     /// Kept for a phase a `local` phase reads.
