@@ -11,6 +11,7 @@ mod slurm_cmd;
 mod trace_cmd;
 
 use clap::{Parser, Subcommand};
+use pliant_core::policy::Registry;
 use std::process::ExitCode;
 
 /// pliant: cluster scheduling where preemption keeps work.
@@ -70,19 +71,24 @@ struct RunArgs {
     out: Option<std::path::PathBuf>,
 }
 
-fn run(command: Command) -> Result<(), String> {
+fn run(command: Command, registry: &Registry) -> Result<(), String> {
     match command {
-        Command::Run(args) => pliant_run::Command::from_experiment(&args.experiment, args.out.as_deref())?.run(),
-        Command::Simulation(command) => command.run(),
+        Command::Run(args) => {
+            pliant_run::Command::from_experiment(&args.experiment, args.out.as_deref(), registry)?.run()
+        }
+        Command::Simulation(mut command) => {
+            command.policy_args().registry = registry.clone();
+            command.run()
+        }
         Command::Numeric(cmd) => numeric_cmd::run(cmd),
         Command::Elasticity(args) => elasticity_cmd::run(args),
         Command::Generate(args) => generate_cmd::run(args),
         Command::Scenarios => catalog_cmd::scenarios(),
-        Command::Policies { markdown } => catalog_cmd::policies(markdown),
+        Command::Policies { markdown } => catalog_cmd::policies(markdown, registry),
         Command::Trace(cmd) => trace_cmd::run(cmd),
-        Command::Live(cmd) => live_cmd::run(cmd),
-        Command::Cluster(cmd) => manager_cmd::run(cmd),
-        Command::Slurm(args) => slurm_cmd::run(args),
+        Command::Live(cmd) => live_cmd::run(cmd, registry),
+        Command::Cluster(cmd) => manager_cmd::run(cmd, registry),
+        Command::Slurm(args) => slurm_cmd::run(args, registry),
     }
 }
 
@@ -110,7 +116,7 @@ fn main() -> ExitCode {
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
     pliant_run::progress::set_quiet(cli.quiet);
-    match run(cli.command) {
+    match run(cli.command, &Registry::new()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("error: {message}");

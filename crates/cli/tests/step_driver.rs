@@ -9,7 +9,7 @@
 //! 50 s task. Both submitted at 0; H's phase 0 takes the three slots.
 
 use pliant_core::model::{JobClass, TaskRef};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::{preset, Params, Registry};
 use pliant_core::MechanismKind;
 use pliant_core::{Micros, Resources, SECOND};
 use pliant_live::protocol::{AgentOp, AgentReport};
@@ -68,7 +68,7 @@ fn live(policy: &str, params: &[(&str, &str)]) -> (Spans, Option<Micros>) {
         }],
         epoch_unix_us: 0,
     };
-    let mut m = Manager::open(dir.path(), config).unwrap().0;
+    let mut m = Manager::open(dir.path(), config, &Registry::new()).unwrap().0;
     let clock = Arc::new(AtomicU64::new(0));
     let read = Arc::clone(&clock);
     m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));

@@ -12,7 +12,7 @@ pub mod observed;
 pub mod rates;
 pub mod render;
 
-use pliant_core::policy::Params;
+use pliant_core::policy::{Params, Registry};
 use pliant_manager::journal::Journal;
 use pliant_manager::manager::ClusterConfig;
 use pliant_sim::{simulate, ExecModel, KillModel, SimOptions};
@@ -54,6 +54,8 @@ pub struct Replay {
     pub restore_from: String,
     /// Run at the rates the run itself showed, where its journal shows them.
     pub journal_rates: bool,
+    /// The plugins the journal's policy is built from.
+    pub registry: Registry,
 }
 
 /// Replays the live run kept in `state_dir` as `replay` says.
@@ -76,7 +78,7 @@ pub fn twin(state_dir: &Path, replay: Replay) -> Result<TwinReport, String> {
     if observed.jobs.is_empty() {
         return Err(format!("{}: the run has no jobs to replay", path.display()));
     }
-    let policy = config.policy()?;
+    let policy = config.policy(&replay.registry)?;
     let mut params = Params::default();
     for (k, v) in &config.params {
         params.set(k, v).map_err(|e| e.to_string())?;
@@ -111,7 +113,7 @@ pub fn twin(state_dir: &Path, replay: Replay) -> Result<TwinReport, String> {
     Ok(TwinReport {
         schema_version: SCHEMA_VERSION,
         state_dir: state_dir.display().to_string(),
-        policy: config.policy.clone(),
+        policy: config.policy.name().to_string(),
         params: config.params.clone(),
         exec,
         rates,
