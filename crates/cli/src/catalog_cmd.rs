@@ -25,6 +25,9 @@ pub fn policies(markdown: bool, registry: &Registry) -> Result<(), String> {
     for p in PRESETS {
         println!("  {:<14} {}", p.name, p.about);
     }
+    for name in registry.policy_names().into_iter().skip(PRESETS.len()) {
+        println!("  {name:<14} registered by this binary");
+    }
     println!("\nsteps (--compose NAME=FROM[,STEP=VALUE]..., --policy NAME=FROM[,STEP=VALUE]..., or [policies.NAME] in an experiment file):");
     for (step, _) in POINTS {
         println!("  {:<14} {}", step, registry.plugins(step).join(" | "));

@@ -8,7 +8,7 @@ use crate::settings::Settings;
 use crate::simulate::SimulateArgs;
 use crate::sweep::SweepArgs;
 use clap::{Parser, Subcommand};
-use pliant_core::policy::{Profile, Registry, PRESETS};
+use pliant_core::policy::{Profile, Registry};
 use pliant_workload::scenarios::SCENARIOS;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -61,7 +61,8 @@ impl Command {
     }
 
     /// Runs it as `pliant` does: results on standard output.
-    pub fn run(self) -> Result<(), String> {
+    pub fn run(mut self) -> Result<(), String> {
+        self.policy_args().take_in_files()?;
         match self {
             Command::Simulate(args) => crate::simulate::run(args),
             Command::Sweep(args) => crate::sweep::run(args),
@@ -168,7 +169,7 @@ impl PolicyEntry {
     fn profile(&self, name: &str, span: Range<usize>, registry: &Registry) -> Result<Profile, (Range<usize>, String)> {
         let steps = self.steps();
         let Some(from) = &self.from else {
-            if !steps.is_empty() || !PRESETS.iter().any(|k| k.name == name) {
+            if !steps.is_empty() || !registry.policy_names().contains(&name) {
                 let reason = "a composed policy names the preset it starts `from`";
                 return Err((span, format!("[policies.{name}]: {reason}")));
             }

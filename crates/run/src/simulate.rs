@@ -40,8 +40,9 @@ impl Format {
 /// their settings and the output format.
 #[derive(Args)]
 pub struct PolicyArgs {
-    /// Comma-separated policy presets (see `pliant policies`); default: the scenario's
-    /// (see `pliant scenarios`), or every preset for a --workload.
+    /// Comma-separated policies: presets (see `pliant policies`), or
+    /// `FILE#NAME`, a `[policies.NAME]` of an experiment file; default: the
+    /// scenario's (see `pliant scenarios`), or every preset for a --workload.
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<String>>,
     /// A policy composed from a preset's steps, `NAME=FROM[,STEP=VALUE]...`
@@ -64,6 +65,22 @@ pub struct PolicyArgs {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+}
+
+impl PolicyArgs {
+    /// Turns each `FILE#NAME` of `--policies` into NAME and a `--compose` of
+    /// the profile that file names (every point, from the root `fifo`), so
+    /// that the run and its resolved experiment hold it as any composition.
+    pub fn take_in_files(&mut self) -> Result<(), String> {
+        let Some(names) = self.policies.as_mut() else { return Ok(()) };
+        for name in names.iter_mut().filter(|n| n.contains('#')) {
+            let profile = crate::policy_spec::resolve("--policies", name, &self.registry)?;
+            let points: Vec<String> = profile.points().iter().map(|(k, v)| format!(",{k}={v}")).collect();
+            self.compose.push(format!("{}=fifo{}", profile.name, points.concat()));
+            *name = profile.name;
+        }
+        Ok(())
+    }
 }
 
 /// Arguments of `pliant simulate`.

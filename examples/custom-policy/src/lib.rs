@@ -110,6 +110,16 @@ pub fn registry() -> Registry {
     registry
 }
 
+/// `pliant`, whole, with this crate's planner, mechanism rule and policy
+/// `youngest-first` registered: every command takes them by name.
+pub fn app() -> pliant_cli::App {
+    let profile = registry().compose("youngest-first", "pliant", YOUNGEST_FIRST).expect("registered plugins");
+    pliant_cli::App::new().planner(&PLUGINS).mechanism(&PLUGINS).policy(profile)
+}
+
+/// The steps that make `youngest-first` from `pliant`.
+const YOUNGEST_FIRST: &[(&str, &str)] = &[("mechanism", "kill-young"), ("planner", "youngest-first")];
+
 /// Preset `from` with its mechanism replaced by the rule, named `name`.
 pub fn kill_young(from: &str, name: &str) -> Policy {
     compose(name, from, &[("mechanism", "kill-young")])
@@ -117,7 +127,7 @@ pub fn kill_young(from: &str, name: &str) -> Policy {
 
 /// The policy: `pliant`'s queues and monitor, this planner and this rule.
 pub fn youngest_first() -> Policy {
-    compose("youngest-first", "pliant", &[("mechanism", "kill-young"), ("planner", "youngest-first")])
+    compose("youngest-first", "pliant", YOUNGEST_FIRST)
 }
 
 /// Preset `from` with `steps`, named `name`, built through [`registry`].

@@ -18,7 +18,7 @@ pub mod steps;
 
 use crate::model::{StorageModel, Tier};
 pub use params::{Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT};
-pub use presets::{preset, unknown_preset, PresetInfo, PRESETS};
+pub use presets::{preset, PresetInfo, PRESETS};
 pub use profile::{Preempting, Profile};
 pub use registry::{ComposeError, Registry};
 pub use reservation::ReservationSpec;

@@ -153,12 +153,6 @@ pub const PRESETS: &[PresetInfo] = &[
     },
 ];
 
-/// The error for an unknown preset `name`: a "did you mean", then every preset.
-pub fn unknown_preset(name: &str) -> String {
-    let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-    crate::names::unknown("policy", name, &known)
-}
-
 /// Builds the preset `name` with `params` through the built-in registry,
 /// or `None` for an unknown name.
 pub fn preset(name: &str, params: &Params) -> Option<Policy> {

@@ -27,11 +27,12 @@ pub struct ComposeError {
 }
 
 /// Plugins by name: the built-in ones and those registered from outside the
-/// core. Cloning one is cheap.
+/// core, and the named policies beyond the presets. Cloning one is cheap.
 #[derive(Clone, Default)]
 pub struct Registry {
     planners: Vec<&'static dyn PlannerPlugin>,
     mechanisms: Vec<&'static dyn MechanismPlugin>,
+    policies: Vec<Profile>,
 }
 
 impl Registry {
@@ -56,6 +57,25 @@ impl Registry {
         Ok(())
     }
 
+    /// Registers a named policy, which `preset` then finds as it finds a
+    /// preset; its plugins must be registered first, and its name be no
+    /// preset's or registered policy's.
+    pub fn add_policy(&mut self, profile: Profile) -> Result<(), String> {
+        if self.policy_names().contains(&profile.name.as_str()) {
+            return Err(format!("a policy named `{}` exists already", profile.name));
+        }
+        for (point, plugin) in profile.points() {
+            self.check(point, &plugin).map_err(|e| format!("policy `{}`: {e}", profile.name))?;
+        }
+        self.policies.push(profile);
+        Ok(())
+    }
+
+    /// The names of the presets, then of the policies registered.
+    pub fn policy_names(&self) -> Vec<&str> {
+        PRESETS.iter().map(|p| p.name).chain(self.policies.iter().map(|p| p.name.as_str())).collect()
+    }
+
     fn check_free(&self, point: &str, name: &str) -> Result<(), String> {
         match self.plugins(point).contains(&name) {
             true => Err(format!("a {point} named `{name}` is registered already")),
@@ -76,9 +96,15 @@ impl Registry {
         names
     }
 
-    /// The built-in profile of preset `name`; the error names every preset.
+    /// The profile of preset `name`, or of the policy registered under it;
+    /// the error names every one.
     pub fn preset(&self, name: &str) -> Result<Profile, String> {
-        let info = PRESETS.iter().find(|p| p.name == name).ok_or_else(|| super::unknown_preset(name))?;
+        if let Some(registered) = self.policies.iter().find(|p| p.name == name) {
+            return Ok(registered.clone());
+        }
+        let Some(info) = PRESETS.iter().find(|p| p.name == name) else {
+            return Err(unknown("policy", name, &self.policy_names()));
+        };
         let mut profile = Profile::root(name);
         for &(point, plugin) in info.steps {
             profile.fill(point, plugin);
@@ -209,7 +235,12 @@ impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let planners: Vec<&str> = self.planners.iter().map(|p| p.name()).collect();
         let mechanisms: Vec<&str> = self.mechanisms.iter().map(|m| m.name()).collect();
-        f.debug_struct("Registry").field("planners", &planners).field("mechanisms", &mechanisms).finish()
+        let policies: Vec<&str> = self.policies.iter().map(|p| p.name.as_str()).collect();
+        f.debug_struct("Registry")
+            .field("planners", &planners)
+            .field("mechanisms", &mechanisms)
+            .field("policies", &policies)
+            .finish()
     }
 }
 
