@@ -38,6 +38,11 @@ pub struct TwinArgs {
     /// `--set`, defaults) even where the run's journal shows its own.
     #[arg(long)]
     pub no_journal_rates: bool,
+    /// Replay under this policy instead of the run's: a preset, a
+    /// composition `NAME=FROM[,STEP=VALUE]...`, or `FILE#NAME` of an
+    /// experiment file (what it would have decided on the same run).
+    #[arg(long)]
+    pub policy: Option<String>,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -117,6 +122,7 @@ pub fn run(cmd: LiveCommand, registry: &Registry) -> Result<(), String> {
                 exec: settings.exec,
                 journal_rates: !args.no_journal_rates,
                 registry: registry.clone(),
+                policy: args.policy.map(|s| pliant_run::policy_spec::resolve("--policy", &s, registry)).transpose()?,
             };
             let report = pliant_twin::twin(&args.state_dir, replay)?;
             match args.format {
