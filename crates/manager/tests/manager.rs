@@ -403,6 +403,7 @@ fn a_checkpointed_task_is_restored_from_its_directory_when_room_frees() {
         log_dir: dir.path().join("logs/job-0/task-0"),
         checkpoint_dir: dir.path().join("checkpoints/job-0/task-0"),
         restore: true,
+        uid: None,
     };
     assert_eq!(m.take_ops(0), vec![restore]);
     let (t, s) = (&m.jobs()[free as usize].tasks[0], standing(&m, free, 0));
