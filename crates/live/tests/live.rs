@@ -451,8 +451,10 @@ fn an_ended_task_s_report_survives_its_agent_dying_before_delivery() {
     let argv = ["/bin/sh", "-c", "exit 7"].map(String::from).to_vec();
     let (log, ckpt) = (log_dir.clone(), checkpoint_dir.clone());
     let mut out = Vec::new();
-    agent
-        .apply(AgentOp::Launch { task, argv, resources, log_dir: log, checkpoint_dir: ckpt, restore: false, uid: None }, &mut out);
+    agent.apply(
+        AgentOp::Launch { task, argv, resources, log_dir: log, checkpoint_dir: ckpt, restore: false, uid: None },
+        &mut out,
+    );
     let first = reports(&mut agent, 1);
     assert!(matches!(first.as_slice(), [AgentReport::Exited { code: Some(7), .. }]), "{first:?}");
     let top = w.layout.open(&name).unwrap();
