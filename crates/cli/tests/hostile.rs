@@ -684,6 +684,32 @@ fn root_owned_target(dir: &ScratchDir) -> PathBuf {
     target
 }
 
+/// For the live test `what`: a scratch directory for the attack `name`, a
+/// directory of root's in it ([`root_owned_target`]) and a directory anyone
+/// may write to; `None` when live tests were not asked for or (after a
+/// skip) cannot run here.
+fn attack_scene(name: &str, what: &str) -> Option<(ScratchDir, PathBuf, PathBuf)> {
+    if !live_without_lock(what) {
+        return None;
+    }
+    let dir = ScratchDir::new(&format!("pliant-hostile-{name}")).unwrap();
+    let target = root_owned_target(&dir);
+    let shared = dir.shared("tasks").unwrap();
+    Some((dir, target, shared))
+}
+
+/// Has the free-level job `free` checkpointed by a production job that
+/// needs its room (`sleep 2`), then waits for both to end (the free task
+/// restored once the room is back).
+fn checkpoint_and_restore(local: &common::local::Local, free: u64) {
+    let prod = json!({ "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"] });
+    local.submit(prod);
+    local.wait_until("the free task to be checkpointed", Duration::from_secs(30), |c| {
+        c.get(&format!("/jobs/{free}/tasks/0")).unwrap()["checkpoints"] == 1
+    });
+    local.wait_for_every_job(Duration::from_secs(60));
+}
+
 /// The owner (uid, gid) and permission bits of `path` itself (not followed).
 fn owner_and_mode(path: &Path) -> (u32, u32, u32) {
     use std::os::unix::fs::MetadataExt;
@@ -738,23 +764,17 @@ while [ $n -lt 40 ]; do n=$((n + 1)); echo $n; sleep 0.1; done"#,
 /// cgroups: runs under PLIANT_LIVE_TESTS=1 only, and fails there without them.
 #[test]
 fn a_task_s_own_link_in_place_of_its_checkpoint_directory_is_not_followed() {
-    if !live_without_lock("a task's link in place of its checkpoint directory") {
+    let Some((dir, target, shared)) = attack_scene("ckpt-link", "a task's link in place of its checkpoint directory")
+    else {
         return;
-    }
-    let dir = ScratchDir::new("pliant-hostile-ckpt-link").unwrap();
-    let target = root_owned_target(&dir);
-    let pid = dir.shared("tasks").unwrap().join("pid");
+    };
+    let pid = shared.join("pid");
     let local = local_in(&dir, "checkpoint-nvm", &[]);
     let swap = format!("rm -rf \"$d\"; ln -s {} \"$d\"", target.display());
     let free = local.submit(json!({ "name": "free", "priority": 0, "cpu_milli": 2000, "mem_mb": 400,
         "command": checkpointing_task(&pid, &swap) }));
     first_line(&pid, Duration::from_secs(30));
-    local
-        .submit(json!({ "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"] }));
-    local.wait_until("the free task to be checkpointed", Duration::from_secs(30), |c| {
-        c.get(&format!("/jobs/{free}/tasks/0")).unwrap()["checkpoints"] == 1
-    });
-    local.wait_for_every_job(Duration::from_secs(60));
+    checkpoint_and_restore(&local, free);
     assert_eq!(owner_and_mode(&target), (0, 0, 0o755), "the agent handed root's directory to the task's user");
     let task = local.job(free)["tasks"][0].clone();
     assert_eq!((task["launches"].as_u64(), task["exit_code"].as_i64()), (Some(2), Some(0)), "{task}");
@@ -770,12 +790,9 @@ fn a_task_s_own_link_in_place_of_its_checkpoint_directory_is_not_followed() {
 /// target keeps its owner. Needs root and cgroups (PLIANT_LIVE_TESTS=1).
 #[test]
 fn an_outside_user_cannot_plant_a_link_in_another_job_s_directory() {
-    if !live_without_lock("an outside user's link in a job's directory") {
+    let Some((dir, target, shared)) = attack_scene("proc-cwd", "an outside user's link in a job's directory") else {
         return;
-    }
-    let dir = ScratchDir::new("pliant-hostile-proc-cwd").unwrap();
-    let target = root_owned_target(&dir);
-    let shared = dir.shared("tasks").unwrap();
+    };
     let (pid, outside) = (shared.join("pid"), shared.join("outside"));
     let local = local_in(&dir, "checkpoint-nvm", &[]);
     let free = local.submit(json!({ "name": "free", "priority": 0, "cpu_milli": 2000, "mem_mb": 400,
@@ -791,12 +808,7 @@ sleep 0.2; rm -rf checkpoint; ln -s {target} checkpoint && echo planted >> {out}
     );
     let _attacker = Group(as_nobody(&plant));
     let entered = first_line(&outside, Duration::from_secs(10));
-    local
-        .submit(json!({ "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"] }));
-    local.wait_until("the free task to be checkpointed", Duration::from_secs(30), |c| {
-        c.get(&format!("/jobs/{free}/tasks/0")).unwrap()["checkpoints"] == 1
-    });
-    local.wait_for_every_job(Duration::from_secs(60));
+    checkpoint_and_restore(&local, free);
     assert_eq!(owner_and_mode(&target), (0, 0, 0o755), "the agent handed root's directory to nobody");
     assert_eq!(entered, "refused", "nobody reached another user's job directory");
     assert_eq!(local.job(free)["state"], "finished", "{}", local.log_text());
@@ -806,18 +818,15 @@ sleep 0.2; rm -rf checkpoint; ln -s {target} checkpoint && echo planted >> {out}
 /// (`--task-user nobody`, a fixed user), a `nobody` process holding a long
 /// job's directory (entered through `/proc/PID/cwd`) races each relaunch,
 /// for 20 s, replacing `checkpoint` with a link to a directory of root's as
-/// fast as it can (a few system calls a try), while short jobs kill the long one again and again. The
-/// agent's remove, make and give act under a directory descriptor and never
-/// follow the link: the target keeps its owner. Needs root and cgroups
-/// (PLIANT_LIVE_TESTS=1).
+/// fast as it can (a few system calls a try), while short jobs kill the
+/// long one again and again. The agent's remove, make and give act under a
+/// directory descriptor and never follow the link: the target keeps its
+/// owner. Needs root and cgroups (PLIANT_LIVE_TESTS=1).
 #[test]
 fn a_race_against_a_relaunch_never_gets_root_s_directory_handed_over() {
-    if !live_without_lock("a race against the relaunch of a killed task") {
+    let Some((dir, target, shared)) = attack_scene("race", "a race against the relaunch of a killed task") else {
         return;
-    }
-    let dir = ScratchDir::new("pliant-hostile-race").unwrap();
-    let target = root_owned_target(&dir);
-    let shared = dir.shared("tasks").unwrap();
+    };
     let (pid, racer) = (shared.join("pid"), shared.join("racer"));
     let local = local_in(&dir, "kill", &["--task-user", "nobody"]);
     let script = format!("echo $$ > {}; exec sleep 300", pid.display());
