@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 /// How often a directory is made again when something keeps taking its
 /// place between the `mkdirat` and the `openat` (a task racing the agent).
 const MAKE_ATTEMPTS: u32 = 3;
+/// The deepest a tree in a task's directory may go for the agent to walk
+/// it (removing, giving, taking back): each level holds a descriptor and
+/// a stack frame of the agent, and a task could nest directories without end.
+const MAX_DEPTH: u32 = 64;
 
 /// A directory held open by its descriptor.
 #[derive(Debug)]
@@ -134,10 +138,10 @@ impl HeldDir {
     /// Removes the entry `name` (a file, a link or a whole directory tree,
     /// never following a link); fine when it is not there.
     pub fn remove(&self, name: &str) -> io::Result<()> {
-        self.remove_c(&cname(name)?)
+        self.remove_c(&cname(name)?, 0)
     }
 
-    fn remove_c(&self, name: &CStr) -> io::Result<()> {
+    fn remove_c(&self, name: &CStr, depth: u32) -> io::Result<()> {
         // SAFETY: unlinkat with a NUL-terminated name.
         match check(unsafe { libc::unlinkat(self.fd.as_raw_fd(), name.as_ptr(), 0) }) {
             Ok(_) => return Ok(()),
@@ -146,8 +150,9 @@ impl HeldDir {
             Err(e) => return Err(with_path(e, &self.join(name))),
         }
         if let Some(dir) = self.child_c(name)? {
+            dir.deeper(depth)?;
             for entry in dir.names()? {
-                dir.remove_c(&entry)?;
+                dir.remove_c(&entry, depth + 1)?;
             }
         }
         // SAFETY: as above.
@@ -209,7 +214,8 @@ impl HeldDir {
     /// over to `uid`:`gid`, directories first and then what is in them;
     /// links are not followed, and a directory swapped for a link halfway
     /// is not entered.
-    fn chown_tree(&self, uid: u32, gid: u32, from: &dyn Fn(&Entry) -> bool) -> io::Result<()> {
+    fn chown_tree(&self, uid: u32, gid: u32, from: &dyn Fn(&Entry) -> bool, depth: u32) -> io::Result<()> {
+        self.deeper(depth)?;
         for name in self.names()? {
             let Some(entry) = self.entry_c(&name)? else { continue };
             if from(&entry) {
@@ -217,7 +223,7 @@ impl HeldDir {
             }
             if entry.is_dir {
                 if let Some(dir) = self.child_c(&name)? {
-                    dir.chown_tree(uid, gid, from)?;
+                    dir.chown_tree(uid, gid, from, depth + 1)?;
                 }
             }
         }
@@ -240,7 +246,7 @@ impl HeldDir {
             }
             if entry.is_dir {
                 if let Some(dir) = self.child_c(&name)? {
-                    dir.chown_tree(uid, gid, &given)?;
+                    dir.chown_tree(uid, gid, &given, 1)?;
                 }
             }
         }
@@ -250,7 +256,7 @@ impl HeldDir {
     /// Gives this directory and everything below it that is not root's to
     /// root (a task's user then owns nothing here).
     pub fn take_back(&self) -> io::Result<()> {
-        self.chown_tree(0, 0, &|e: &Entry| e.uid != 0 || e.gid != 0)?;
+        self.chown_tree(0, 0, &|e: &Entry| e.uid != 0 || e.gid != 0, 0)?;
         // SAFETY: fchown on a descriptor this value owns.
         check(unsafe { libc::fchown(self.fd.as_raw_fd(), 0, 0) }).map_err(|e| with_path(e, &self.path))?;
         Ok(())
@@ -266,6 +272,16 @@ impl HeldDir {
             .map_err(|e| with_path(e, &self.path.join(name)))?;
         // SAFETY: `fd` was just opened and is owned by nobody else.
         Ok(unsafe { File::from_raw_fd(fd) })
+    }
+
+    /// Refuses to walk this directory, `depth` levels below where the walk
+    /// started, when that is past [`MAX_DEPTH`].
+    fn deeper(&self, depth: u32) -> io::Result<()> {
+        if depth < MAX_DEPTH {
+            return Ok(());
+        }
+        let why = format!("{}: nested deeper than {MAX_DEPTH} directories: not walked", self.path.display());
+        Err(io::Error::other(why))
     }
 
     /// The names in this directory (not `.` and `..`).
@@ -310,4 +326,37 @@ impl AsRawFd for HeldDir {
 /// `e` with `path` named.
 fn with_path(e: io::Error, path: &Path) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scratch::ScratchDir;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn trees_are_removed_and_made_without_following_links_and_too_deep_ones_are_refused() {
+        let scratch = ScratchDir::new("pliant-held-dir").unwrap();
+        let outside = scratch.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("kept"), "not the task's").unwrap();
+        let dir = HeldDir::make_all(&scratch.path().join("task")).unwrap();
+        let tree = dir.make_child("tree").unwrap();
+        std::fs::write(tree.path().join("file"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.path().join("link")).unwrap();
+        std::fs::create_dir_all(tree.path().join(OsStr::from_bytes(b"not-utf8-\xff")).join("inner")).unwrap();
+        dir.remove("tree").unwrap();
+        assert!(!tree.path().exists());
+        assert_eq!(std::fs::read_to_string(outside.join("kept")).unwrap(), "not the task's");
+        // A link in a directory's place is removed and a directory made.
+        std::os::unix::fs::symlink(&outside, dir.path().join("made")).unwrap();
+        let made = dir.make_child("made").unwrap();
+        assert!(std::fs::symlink_metadata(made.path()).unwrap().is_dir());
+        assert!(outside.join("kept").exists());
+        assert!(dir.make_child("../escape").is_err(), "one entry's name only");
+        let deep = (0..=MAX_DEPTH).fold(dir.path().join("deep"), |p, _| p.join("d"));
+        std::fs::create_dir_all(&deep).unwrap();
+        let err = dir.remove("deep").unwrap_err().to_string();
+        assert!(err.contains(&format!("nested deeper than {MAX_DEPTH} directories")), "{err}");
+    }
 }

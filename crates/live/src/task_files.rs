@@ -61,9 +61,7 @@ pub fn read_small(path: &Path) -> Option<String> {
 /// the directory's descriptor ([`HeldDir`]): the directory is the agent's
 /// path, what is in it the task's.
 pub fn open_output(path: &Path) -> io::Result<File> {
-    let bad = || io::Error::new(io::ErrorKind::InvalidInput, format!("{}: not a file in a directory", path.display()));
-    let dir = HeldDir::open(path.parent().ok_or_else(bad)?)?;
-    let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(bad)?;
+    let (dir, name) = parent_and_name(path)?;
     let append = || dir.open_file(name, libc::O_WRONLY | libc::O_APPEND | libc::O_NONBLOCK | libc::O_NOCTTY, 0);
     match append() {
         // A second name for it is a file the task linked there (another's, maybe).
@@ -80,6 +78,20 @@ pub fn open_output(path: &Path) -> io::Result<File> {
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => blocking(append()?),
         Err(e) => Err(e),
     }
+}
+
+/// Removes a task's file `path` (whatever is there: a link itself, a
+/// directory tree) under its directory's descriptor; fine when it is not there.
+pub fn remove(path: &Path) -> io::Result<()> {
+    let (dir, name) = parent_and_name(path)?;
+    dir.remove(name)
+}
+
+/// The directory of a task's file `path`, held open, and the file's name in it.
+fn parent_and_name(path: &Path) -> io::Result<(HeldDir, &str)> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidInput, format!("{}: not a file in a directory", path.display()));
+    let dir = HeldDir::open(path.parent().ok_or_else(bad)?)?;
+    Ok((dir, path.file_name().and_then(|n| n.to_str()).ok_or_else(bad)?))
 }
 
 /// `file` with `O_NONBLOCK` cleared (a task's writes to a regular file never block anyway).
