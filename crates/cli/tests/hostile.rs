@@ -867,6 +867,7 @@ while (time < $end) {{ rmdir "checkpoint"; symlink "{target}", "checkpoint" }}'"
         "the agent handed root's directory to nobody after {kills} kill(s)"
     );
     assert!(kills >= 1, "{}", local.log_text());
+    eprintln!("relaunch race: {kills} kill(s) and relaunch(es) raced in {:.1} s", started.elapsed().as_secs_f64());
 }
 
 /// What `attack.sh` prints for each way one process reached another
