@@ -201,9 +201,10 @@ impl Agent {
     /// task run as another user, in its own directory, the one place below
     /// the agent's private directories that it can reach.
     fn checkpoint_dir_of(&self, log_dir: &Path, checkpoint_dir: PathBuf) -> PathBuf {
-        match self.confinement.as_other_user() {
-            true => log_dir.join(task_dir::CHECKPOINT),
-            false => checkpoint_dir,
+        if self.confinement.as_other_user() {
+            log_dir.join(task_dir::CHECKPOINT)
+        } else {
+            checkpoint_dir
         }
     }
 
