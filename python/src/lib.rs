@@ -87,6 +87,7 @@ fn outcome<'py>(
             let profile = planner.profile(&mut args.registry).map_err(|e| format!("policy {}: {e}", planner.name()))?;
             args.profiles.push(profile);
         }
+        args.take_in_files()?;
         execute(command)
     });
     if let Some(failure) = claimed.iter().find_map(planner::Claimed::failure) {
