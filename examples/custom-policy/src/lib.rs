@@ -8,6 +8,7 @@
 //! than [`KILL_UNDER`] ago is killed (it loses little work), an older one
 //! is suspended to its footprint (where its node can) and resumes on its
 //! node later.
+//!
 //! The node-aware planner, *node fit* ([`node_fit()`]): the fewest running
 //! long tasks on one node that make room for the first waiting short task.
 
