@@ -8,6 +8,11 @@
 //! than [`KILL_UNDER`] ago is killed (it loses little work), an older one
 //! is suspended to its footprint (where its node can) and resumes on its
 //! node later.
+//!
+//! The node-aware planner, *node fit* ([`node_fit()`]): the fewest running
+//! long tasks on one node that make room for the first waiting short task.
+
+mod node_fit;
 
 use pliant_core::model::TaskState;
 use pliant_core::policy::steps::{by_rule, Holding, Mechanism, MechanismPlugin, MechanismRule};
@@ -100,25 +105,34 @@ impl MechanismPlugin for Plugins {
 }
 
 static PLUGINS: Plugins = Plugins;
+static NODE_FIT: node_fit::NodeFitPlugin = node_fit::NodeFitPlugin;
 
-/// The built-in plugins with this crate's planner (`youngest-first`) and
-/// mechanism rule (`kill-young`) registered by name.
+/// The built-in plugins with this crate's planners (`youngest-first`,
+/// `node-fit`) and mechanism rule (`kill-young`) registered by name.
 pub fn registry() -> Registry {
     let mut registry = Registry::new();
     registry.add_planner(&PLUGINS).expect("a planner name of its own");
+    registry.add_planner(&NODE_FIT).expect("a planner name of its own");
     registry.add_mechanism(&PLUGINS).expect("a mechanism name of its own");
     registry
 }
 
-/// `pliant`, whole, with this crate's planner, mechanism rule and policy
-/// `youngest-first` registered: every command takes them by name.
+/// `pliant`, whole, with this crate's planners, mechanism rule and policies
+/// `youngest-first` and `node-fit` registered: every command takes them by
+/// name.
 pub fn app() -> pliant_cli::App {
-    let profile = registry().compose("youngest-first", "pliant", YOUNGEST_FIRST).expect("registered plugins");
-    pliant_cli::App::new().planner(&PLUGINS).mechanism(&PLUGINS).policy(profile)
+    let registry = registry();
+    let youngest = registry.compose("youngest-first", "pliant", YOUNGEST_FIRST).expect("registered plugins");
+    let node_fit = registry.compose("node-fit", "pliant", NODE_FIT_STEPS).expect("registered plugins");
+    let app = pliant_cli::App::new().planner(&PLUGINS).planner(&NODE_FIT).mechanism(&PLUGINS);
+    app.policy(youngest).policy(node_fit)
 }
 
 /// The steps that make `youngest-first` from `pliant`.
 const YOUNGEST_FIRST: &[(&str, &str)] = &[("mechanism", "kill-young"), ("planner", "youngest-first")];
+
+/// The step that makes `node-fit` from `pliant`.
+const NODE_FIT_STEPS: &[(&str, &str)] = &[("planner", "node-fit")];
 
 /// Preset `from` with its mechanism replaced by the rule, named `name`.
 pub fn kill_young(from: &str, name: &str) -> Policy {
@@ -128,6 +142,12 @@ pub fn kill_young(from: &str, name: &str) -> Policy {
 /// The policy: `pliant`'s queues and monitor, this planner and this rule.
 pub fn youngest_first() -> Policy {
     compose("youngest-first", "pliant", YOUNGEST_FIRST)
+}
+
+/// The node-aware policy: `pliant`'s queues, monitor and mechanism, with
+/// the planner `node-fit` (whose takes name their mechanism, a kill).
+pub fn node_fit() -> Policy {
+    compose("node-fit", "pliant", NODE_FIT_STEPS)
 }
 
 /// Preset `from` with `steps`, named `name`, built through [`registry`].

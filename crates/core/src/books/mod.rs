@@ -7,6 +7,8 @@ mod pending;
 mod state;
 mod tasks;
 mod view;
+mod waiting;
 
 pub(crate) use state::{JobRuntime, JobStatus, NodeState, QueueState, ServiceKey, TaskRuntime};
 pub use view::{Holding, View};
+pub use waiting::Waiting;

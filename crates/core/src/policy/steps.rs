@@ -28,7 +28,7 @@
 pub use super::cost::Choice;
 pub use super::mechanism::{by_rule, Image, Mechanism, MechanismRule, Preempted, Take};
 pub use super::planner::Planner;
-pub use crate::books::{Holding, View};
+pub use crate::books::{Holding, View, Waiting};
 
 use crate::action::Action;
 use crate::model::{JobId, JobRequest, NodeId, TaskRef};
