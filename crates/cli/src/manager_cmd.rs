@@ -526,8 +526,9 @@ fn secs(us: &Value) -> String {
     us.as_u64().map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e6))
 }
 
-/// `text` (a name a job's submitter chose) safe to print on a terminal: its
-/// control characters (escape sequences among them) written as `\u{1b}`.
+/// `text` (a name a job's submitter chose, what a task wrote) safe to print
+/// on a terminal: its control characters (escape sequences among them)
+/// written as `\u{1b}`.
 fn printable(text: &str) -> String {
     text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
@@ -583,11 +584,13 @@ fn tasks_table(job: &Value) -> String {
             mem,
             t["preemptions"],
         );
+        // What a task or its agent wrote: never a raw control character to the terminal.
         if let Some(reason) = t["lost_reason"].as_str() {
-            out += &format!("      last requeued: {reason}\n");
+            out += &format!("      last requeued: {}\n", printable(reason));
         }
         if let Some(tail) = t["stderr_tail"].as_str().filter(|s| !s.is_empty()) {
-            out += &format!("      stderr: {}\n", tail.trim_end().replace('\n', "\n              "));
+            let lines: Vec<String> = tail.trim_end().lines().map(printable).collect();
+            out += &format!("      stderr: {}\n", lines.join("\n              "));
         }
     }
     out

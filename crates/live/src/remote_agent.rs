@@ -178,9 +178,12 @@ impl NodeBody for ManagedNode<'_> {
         self.agent.poll(reports);
     }
 
-    fn heartbeat_answered(&mut self, sent: SystemTime, log: &dyn Fn(&str)) {
+    fn heartbeat_answered(&mut self, sent: SystemTime, all_taken: bool, log: &dyn Fn(&str)) {
         stamp(&self.contact, sent, log);
-        self.agent.forget_ended();
+        // An ended task's cgroup and exit file stay until the manager has taken its report.
+        if all_taken {
+            self.agent.forget_ended();
+        }
     }
 
     fn apply(&mut self, op: AgentOp, reports: &mut Vec<AgentReport>, log: &dyn Fn(&str)) {
