@@ -46,8 +46,18 @@ impl Drop for Daemon {
 struct Cluster {
     _daemons: Vec<Daemon>,
     dir: ScratchDir,
+    state: PathBuf,
+    agent_timeout: String,
     url: String,
     client: Client,
+}
+
+/// `pliant serve --policy kill` on `state` and `listen`, with the agent timeout `agent_timeout` (s).
+fn serve_command(state: &Path, listen: &str, agent_timeout: &str) -> Command {
+    let mut serve = Command::new(PLIANT);
+    serve.args(["serve", "--state-dir", state.to_str().unwrap(), "--listen", listen]);
+    serve.args(["--policy", "kill", "--agent-timeout", agent_timeout]);
+    serve
 }
 
 impl Cluster {
@@ -55,19 +65,17 @@ impl Cluster {
     fn start(name: &str, agent_timeout: &str) -> Cluster {
         let dir = ScratchDir::new(&format!("pliant-hostile-{name}")).unwrap();
         let state = dir.path().join("state");
+        Cluster::start_in(dir, state, name, agent_timeout)
+    }
+
+    /// As [`Cluster::start`], with its log and node directory in `dir` and
+    /// its state directory at `state`.
+    fn start_in(dir: ScratchDir, state: PathBuf, name: &str, agent_timeout: &str) -> Cluster {
         let url = format!("https://127.0.0.1:{}", free_port());
         let listen = url.trim_start_matches("https://").to_string();
         let state_arg = state.to_str().unwrap().to_string();
         let log = dir.path().join("log");
-        let serve = Daemon::start(
-            Command::new(PLIANT).args(["serve", "--state-dir", &state_arg, "--listen", &listen]).args([
-                "--policy",
-                "kill",
-                "--agent-timeout",
-                agent_timeout,
-            ]),
-            &log,
-        );
+        let serve = Daemon::start(&mut serve_command(&state, &listen, agent_timeout), &log);
         let node = format!("hostile-{name}-{}", std::process::id());
         let node_dir = dir.path().join("node");
         let agent =
@@ -88,13 +96,28 @@ impl Cluster {
             sleep(Duration::from_millis(50));
         };
         let client = Client::new(&url, Some(pin)).with_token(Some(token));
-        let cluster = Cluster { dir, url, client, _daemons: vec![serve, agent] };
+        let agent_timeout = agent_timeout.to_string();
+        let cluster = Cluster { _daemons: vec![serve, agent], dir, state, agent_timeout, url, client };
         cluster.wait("the cluster to form", Duration::from_secs(60), || cluster.client.get("/cluster").is_ok());
         cluster
     }
 
+    /// Kills the manager (`kill -9`; its agent lives on) and starts it again
+    /// on its state directory and its address.
+    fn crash_and_restart_manager(&mut self) {
+        let old = &mut self._daemons[0].0;
+        old.kill().unwrap();
+        old.wait().unwrap();
+        let listen = self.url.trim_start_matches("https://").to_string();
+        let again =
+            Daemon::start(&mut serve_command(&self.state, &listen, &self.agent_timeout), &self.dir.path().join("log"));
+        // Reaped already: its drop must not signal a pid that may be another's by now.
+        std::mem::forget(std::mem::replace(&mut self._daemons[0], again));
+        self.wait("the manager to answer again", Duration::from_secs(30), || self.client.get("/cluster").is_ok());
+    }
+
     fn state(&self) -> PathBuf {
-        self.dir.path().join("state")
+        self.state.clone()
     }
 
     fn log(&self) -> String {
@@ -879,4 +902,55 @@ fn a_journal_truncated_beside_its_write_ahead_log_is_refused_as_lost() {
         assert!(err.contains(&format!("{}: the journal is lost", state.join("journal.sqlite").display())), "{err}");
     }
     assert_eq!(std::fs::metadata(state.join("journal.sqlite")).unwrap().len(), 0, "the lost journal was written to");
+}
+
+/// Attack 4e: as 4c, with `pliant serve` and `pliant agent` apart (the
+/// issue's setup): the manager, whose disk a runaway job filled, did not
+/// take (nor acknowledge) the report of a job that ended meanwhile, so its
+/// agent kept it, kept sending it, and sends it to the manager restarted
+/// after a `kill -9`; once space is freed the job is finished after its one
+/// run, and the job that filled the disk failed after its one run. Needs
+/// root and cgroups.
+#[test]
+fn a_job_that_ended_while_the_manager_s_disk_was_full_is_not_run_again_after_its_crash() {
+    if !live_without_lock("a crash of the manager while its disk is full") {
+        return;
+    }
+    let outer = ScratchDir::new("pliant-hostile-serve-full-disk").unwrap();
+    let disk = match SmallDisk::mount(&outer.path().join("disk"), 48) {
+        Ok(d) => d,
+        Err(e) => {
+            common::live::skip(&format!("a crash of the manager while its disk is full: cannot mount a tmpfs: {e}"));
+            return;
+        }
+    };
+    let run = ScratchDir::new("pliant-hostile-serve-full").unwrap();
+    let mut cluster = Cluster::start_in(run, disk.0.join("state"), "serve-full", "3");
+    let record = cluster.dir.shared("tasks").unwrap().join("record");
+    let ended = cluster.submit(json!({ "cpu_milli": 500, "mem_mb": 32, "command": recorded(&record, 3) }));
+    cluster.wait("the job to start", Duration::from_secs(30), || lines(&record, "start") == 1);
+    // Its output's pages count against its memory: 100 MB hold the 48 MB disk.
+    let filler = cluster.submit(json!({ "cpu_milli": 500, "mem_mb": 100, "command": ["yes"] }));
+    cluster.wait("the manager to stop placing", Duration::from_secs(60), || {
+        cluster.client.get("/cluster").is_ok_and(|c| c["not_placing"].is_string())
+    });
+    cluster.wait("the job to end", Duration::from_secs(30), || lines(&record, "end") == 1);
+    // Its end is seen by the agent and sent with every heartbeat (200 ms).
+    sleep(Duration::from_secs(2));
+    assert_eq!(cluster.job(ended)["state"], "running", "taken while the journal had no room");
+    cluster.crash_and_restart_manager();
+    std::fs::remove_file(cluster.state().join(format!("logs/job-{filler}/task-0/stdout"))).unwrap();
+    cluster.wait("both jobs to end", Duration::from_secs(60), || {
+        cluster.job(ended)["state"] == "finished" && cluster.job(filler)["state"] == "failed"
+    });
+    let (ended_task, filler_task) = (cluster.job(ended)["tasks"][0].clone(), cluster.job(filler)["tasks"][0].clone());
+    assert_eq!((ended_task["launches"].as_u64(), ended_task["exit_code"].as_i64()), (Some(1), Some(0)), "{ended_task}");
+    assert_eq!((lines(&record, "start"), lines(&record, "end")), (1, 1), "the finished job ran again");
+    assert_eq!(
+        (filler_task["launches"].as_u64(), filler_task["exit_code"].as_i64()),
+        (Some(1), Some(1)),
+        "{filler_task}"
+    );
+    let log = cluster.log();
+    assert!(!log.contains("declared lost") && !log.contains("fencing"), "{log}");
 }
