@@ -269,4 +269,35 @@ mod tests {
         replace(&file, 0o600, b"new\n").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
     }
+
+    /// A link of this user's is followed (its target walked like the rest),
+    /// `..` is taken from where the link led, missing directories are made
+    /// below a checked path, and a directory above that others may write to
+    /// is named in the refusal, before anything is made below it.
+    #[test]
+    fn a_path_is_walked_from_the_root_through_its_links() {
+        let dir = ScratchDir::new("pliant-strict-walk").unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        let made = make_dir(&dir.path().join("link/a/b"), "state directory", 0o700).unwrap();
+        assert_eq!(made, std::fs::canonicalize(&real).unwrap().join("a/b"));
+        assert_eq!(std::fs::metadata(&made).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(check_dir(&dir.path().join("link/a/b/../b"), "state directory").unwrap(), made);
+        std::os::unix::fs::symlink("real/a", dir.path().join("relative")).unwrap();
+        assert_eq!(check_dir(&dir.path().join("relative/b"), "node directory").unwrap(), made);
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = make_dir(&open.join("state"), "state directory", 0o700).unwrap_err();
+        let real_open = std::fs::canonicalize(&open).unwrap();
+        assert!(err.contains(&format!("its parent {}: group or other users may write", real_open.display())), "{err}");
+        assert!(!open.join("state").exists(), "made below a directory others may write to");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        make_dir(&open.join("state"), "state directory", 0o700).unwrap();
+        let loops = dir.path().join("loop");
+        std::os::unix::fs::symlink(&loops, &loops).unwrap();
+        assert!(check_dir(&loops, "state directory").unwrap_err().contains("symbolic links on its path"));
+    }
 }
