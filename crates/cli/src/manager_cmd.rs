@@ -17,6 +17,7 @@ use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
 use pliant_manager::state_dir::default_dir;
 use serde_json::{json, Value};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// The cluster subcommands.
@@ -508,8 +509,18 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 if many {
                     println!("== task {} ==", t["task"]);
                 }
-                print!("{}", t["stdout"].as_str().unwrap_or(""));
-                eprint!("{}", t["stderr"].as_str().unwrap_or(""));
+                // Exactly as written into a file or a pipe; written out on a terminal.
+                let (out, err) = (t["stdout"].as_str().unwrap_or(""), t["stderr"].as_str().unwrap_or(""));
+                if std::io::stdout().is_terminal() {
+                    print!("{}", printable_lines(out));
+                } else {
+                    print!("{out}");
+                }
+                if std::io::stderr().is_terminal() {
+                    eprint!("{}", printable_lines(err));
+                } else {
+                    eprint!("{err}");
+                }
             }
             Ok(())
         }
@@ -531,6 +542,13 @@ fn secs(us: &Value) -> String {
 /// written as `\u{1b}`.
 fn printable(text: &str) -> String {
     text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// `text` (a task's output) safe to print on a terminal: as [`printable`],
+/// but for its line breaks and tabs.
+fn printable_lines(text: &str) -> String {
+    let line = |l: &str| l.split('\t').map(printable).collect::<Vec<_>>().join("\t");
+    text.split('\n').map(line).collect::<Vec<_>>().join("\n")
 }
 
 fn jobs_table(jobs: &[Value]) -> String {
@@ -656,6 +674,15 @@ fn parse_cores(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a task wrote reaches a terminal with its control characters
+    /// written out, its lines and tabs kept.
+    #[test]
+    fn a_task_s_escape_sequences_are_written_out_for_a_terminal() {
+        let written = "\x1b]0;title\x07\tcol\r\nnext\x1b[2J\n";
+        assert_eq!(printable_lines(written), "\\u{1b}]0;title\\u{7}\tcol\\r\nnext\\u{1b}[2J\n");
+        assert_eq!(printable("a\nb"), "a\\nb");
+    }
 
     #[test]
     fn the_task_table_names_checkpoint_states_and_counts() {

@@ -48,6 +48,8 @@ struct Cluster {
     dir: ScratchDir,
     state: PathBuf,
     agent_timeout: String,
+    /// Its agent's node name.
+    node: String,
     url: String,
     client: Client,
 }
@@ -97,7 +99,7 @@ impl Cluster {
         };
         let client = Client::new(&url, Some(pin)).with_token(Some(token));
         let agent_timeout = agent_timeout.to_string();
-        let cluster = Cluster { _daemons: vec![serve, agent], dir, state, agent_timeout, url, client };
+        let cluster = Cluster { _daemons: vec![serve, agent], dir, state, agent_timeout, node, url, client };
         cluster.wait("the cluster to form", Duration::from_secs(60), || cluster.client.get("/cluster").is_ok());
         cluster
     }
@@ -377,18 +379,27 @@ fn nobody_does(script: &str) {
     assert!(status.success(), "as nobody: {script}");
 }
 
+/// For a live test `what` that needs root (to act as nobody) but no
+/// cgroups: whether it runs (after [`common::live::skip`] when it cannot).
+fn live_as_root(what: &str) -> bool {
+    if !pliant_xtest::live(what) {
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        common::live::skip(&format!("{what}: needs root (to act as nobody)"));
+        return false;
+    }
+    true
+}
+
 /// Attack 3: `nobody` makes a state directory in a shared place (with a
 /// token of its choosing), or a directory above one, or a link in a
 /// token's place. The manager refuses each, naming the path and why,
 /// before it listens: `nobody` never gets to submit a job as root.
 #[test]
 fn a_state_directory_another_user_controls_is_refused() {
-    if !pliant_xtest::live("a state directory another user controls") {
-        return;
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        common::live::skip("a state directory another user controls: needs root (to act as nobody)");
+    if !live_as_root("a state directory another user controls") {
         return;
     }
     let shared = std::env::temp_dir().join(format!("pliant-hostile-shared-{}", std::process::id()));
@@ -725,14 +736,16 @@ fn a_job_that_ended_on_a_full_disk_is_not_run_again_after_a_crash() {
         let state = |id: u64| c.get(&format!("/jobs/{id}")).map(|j| j["state"].clone()).unwrap_or_default();
         state(ended) == "finished" && state(filler) == "failed"
     });
-    let (ended_task, filler_task) = (on.local.job(ended)["tasks"][0].clone(), on.local.job(filler)["tasks"][0].clone());
-    assert_eq!((ended_task["launches"].as_u64(), ended_task["exit_code"].as_i64()), (Some(1), Some(0)), "{ended_task}");
-    assert_eq!((lines(&record, "start"), lines(&record, "end")), (1, 1), "the finished job ran again");
-    assert_eq!(
-        (filler_task["launches"].as_u64(), filler_task["exit_code"].as_i64()),
-        (Some(1), Some(1)),
-        "{filler_task}"
-    );
+    ran_once(&on.local.job(ended), &on.local.job(filler), &record);
+}
+
+/// Asserts that job `ended` finished and job `filler` failed (exit 1), each
+/// after one launch, and that `record` holds one run of `ended`'s task.
+fn ran_once(ended: &Value, filler: &Value, record: &Path) {
+    let (e, f) = (&ended["tasks"][0], &filler["tasks"][0]);
+    assert_eq!((e["launches"].as_u64(), e["exit_code"].as_i64()), (Some(1), Some(0)), "{ended}");
+    assert_eq!((lines(record, "start"), lines(record, "end")), (1, 1), "the finished job ran again");
+    assert_eq!((f["launches"].as_u64(), f["exit_code"].as_i64()), (Some(1), Some(1)), "{filler}");
 }
 
 /// The mode and the entries (with their contents) of directory `dir`.
@@ -759,12 +772,7 @@ fn snapshot(dir: &Path) -> (u32, Vec<(String, String)>) {
 /// nobody), no cgroups.
 #[test]
 fn a_state_directory_through_another_user_s_link_is_refused_before_anything_is_written() {
-    if !pliant_xtest::live("a state directory through another user's link") {
-        return;
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        common::live::skip("a state directory through another user's link: needs root (to act as nobody)");
+    if !live_as_root("a state directory through another user's link") {
         return;
     }
     let roots = ScratchDir::new("pliant-hostile-linked").unwrap();
@@ -783,6 +791,7 @@ fn a_state_directory_through_another_user_s_link_is_refused_before_anything_is_w
         for args in [
             vec!["serve", "--listen", &listen, "--state-dir", state_arg],
             vec!["local", "--listen", &listen, "--state-dir", state_arg],
+            vec!["slurm", "--listen", &listen, "--state-dir", state_arg],
             vec!["agent", "--manager", "https://127.0.0.1:9", "--name", "n", "--node-dir", state_arg],
         ] {
             let err = refused(&args);
@@ -847,7 +856,6 @@ fn registrations_and_heartbeats_are_refused_alike_for_known_and_unknown_nodes() 
         return;
     }
     let cluster = Cluster::start("enumerate", "3");
-    let node = format!("hostile-enumerate-{}", std::process::id());
     let pin = Pin::for_client(None, &cluster.state()).unwrap();
     let made_up = Token::parse("a-credential-made-up-by-a-local-user", "test").unwrap();
     let stranger = Client::new(&cluster.url, pin).with_token(Some(made_up));
@@ -860,7 +868,7 @@ fn registrations_and_heartbeats_are_refused_alike_for_known_and_unknown_nodes() 
         };
         refusal_of(&stranger, "/agents/register", &serde_json::to_value(record).unwrap(), name)
     };
-    let known = registration(&node);
+    let known = registration(&cluster.node);
     assert_eq!(known.0, 403, "{known:?}");
     assert_eq!(registration("no-such-node"), known);
     let beat = |id: u32| {
@@ -943,14 +951,7 @@ fn a_job_that_ended_while_the_manager_s_disk_was_full_is_not_run_again_after_its
     cluster.wait("both jobs to end", Duration::from_secs(60), || {
         cluster.job(ended)["state"] == "finished" && cluster.job(filler)["state"] == "failed"
     });
-    let (ended_task, filler_task) = (cluster.job(ended)["tasks"][0].clone(), cluster.job(filler)["tasks"][0].clone());
-    assert_eq!((ended_task["launches"].as_u64(), ended_task["exit_code"].as_i64()), (Some(1), Some(0)), "{ended_task}");
-    assert_eq!((lines(&record, "start"), lines(&record, "end")), (1, 1), "the finished job ran again");
-    assert_eq!(
-        (filler_task["launches"].as_u64(), filler_task["exit_code"].as_i64()),
-        (Some(1), Some(1)),
-        "{filler_task}"
-    );
+    ran_once(&cluster.job(ended), &cluster.job(filler), &record);
     let log = cluster.log();
     assert!(!log.contains("declared lost") && !log.contains("fencing"), "{log}");
 }

@@ -180,9 +180,9 @@ pub struct Manager {
     agent_timeout: Duration,
     /// Whether the journal's file system has room for steps.
     room: JournalRoom,
-    /// Why a step could not be journaled, once one could not: the records
-    /// are then ahead of the journal, and the manager takes no step more
-    /// (its loop stops with this; a restart replays the journal).
+    /// Why a step failed, once one did: the records may then be ahead of
+    /// the journal, and the manager takes no step more (its loop stops with
+    /// this; a restart replays the journal).
     broken: Option<String>,
 }
 
