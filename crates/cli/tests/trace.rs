@@ -208,3 +208,29 @@ fn shared_part_scaled_runs_every_baseline_with_all_outputs() {
     }
     scaled_runs_every_baseline_with_all_outputs(GOOGLE_PART, "0.05", 629);
 }
+
+/// `trace stats` reconciles its counts: the kept jobs are the batch jobs,
+/// services and jobs of ended runs it lists, the short share is of those
+/// batch jobs, and the arrivals start at the first submission's bucket (the
+/// sample is 600–1200 s of the trace: no empty bucket from 0 s before it).
+#[test]
+fn trace_stats_counts_add_up_and_arrivals_start_with_the_first_submission() {
+    let stats = ok(&["trace", "stats", &fixture("google2011-sample")]);
+    let text = String::from_utf8(stats.stdout).unwrap();
+    let line = |head: &str| text.lines().find(|l| l.starts_with(head)).unwrap_or_else(|| panic!("{head}: {text}"));
+    let numbers = |l: &str| -> Vec<u64> {
+        l.split(|c: char| !c.is_ascii_digit() && c != '.')
+            .filter_map(|w| w.parse::<f64>().ok())
+            .filter(|n| n.fract() == 0.0)
+            .map(|n| n as u64)
+            .collect()
+    };
+    let jobs = numbers(line("jobs "));
+    let (in_trace, kept, batch, services, ended) = (jobs[0], jobs[1], jobs[2], jobs[3], jobs[4]);
+    assert_eq!((in_trace, kept), (222, 224), "{text}");
+    assert_eq!(batch + services + ended, kept, "{text}");
+    let short = line("short jobs");
+    assert!(short.contains(&format!(" of {batch} batch jobs")), "{short}");
+    let arrivals = text.lines().skip_while(|l| !l.starts_with("arrivals")).nth(1).unwrap();
+    assert_eq!(numbers(arrivals)[..2], [600, kept], "{arrivals}");
+}

@@ -98,6 +98,11 @@ struct AliTask {
     runs: Vec<(Status, Micros, Micros)>,
 }
 
+/// Whether `s` is a task status the Alibaba traces write (any case).
+pub(crate) fn is_status(s: &str) -> bool {
+    status(s).is_ok()
+}
+
 fn status(s: &str) -> Result<Status, String> {
     match s.to_ascii_lowercase().as_str() {
         "terminated" => Ok(Status::Done),

@@ -1,7 +1,9 @@
 //! Which format a set of inputs is in: by file name first (`task_events*`,
-//! `job_events*`, `batch_task*`, `batch_instance*`), then by the first
+//! `job_events*`, `batch_instance*`, the machine tables), then by the first
 //! non-blank line (JSON with a `cluster` record: native; other JSON: SLS;
-//! CSV: by field count and content, after a header row if there is one).
+//! CSV: by field count and content, after a header row if there is one —
+//! an 8-field row is Alibaba v2017's `batch_task` when its sixth field is a
+//! task status, Google's `job_events` when its fourth is an event type).
 //! Files inside a directory that match no format (READMEs, checksums) are
 //! skipped; a file named on its own must match, or is refused with its first
 //! data line's number and why.
@@ -87,9 +89,17 @@ fn is_int(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Whether `s` is a Google 2011 event type (0 SUBMIT … 8 UPDATE_RUNNING).
+fn is_event_type(s: &str) -> bool {
+    matches!(s.parse::<u8>(), Ok(0..=8))
+}
+
 /// The CSV layouts, by field count, for the reason a file is refused.
-const LAYOUTS: &str = "Google task_events 13 fields, job_events 8; Alibaba v2018 batch_task 9, batch_instance 14; \
-                       v2017 batch_task 8, batch_instance 12";
+const LAYOUTS: &str = "Google task_events: 13 fields, integers in the 1st and 3rd; \
+                       Google job_events: 8 fields, an event type 0-8 in the 4th; \
+                       Alibaba v2018 batch_task: 9 fields, an instance count in the 2nd; v2018 batch_instance: 14; \
+                       v2017 batch_task: 8 fields, an instance count in the 5th and a status in the 6th; \
+                       v2017 batch_instance: 12";
 
 /// The role of a file, or why it has none (`file:line: reason`).
 fn sniff(path: &Path) -> Result<Result<Kind, String>, TraceError> {
@@ -125,11 +135,10 @@ fn sniff(path: &Path) -> Result<Result<Kind, String>, TraceError> {
         return Ok(Ok(if native { Kind::Native } else { Kind::Sls }));
     }
     let f: Vec<&str> = first.split(',').collect();
-    let batch_task = name.starts_with("batch_task");
     Ok(match f.len() {
         13 if is_int(f[0]) && is_int(f[2]) => Ok(Kind::GoogleTasks),
-        8 if is_int(f[0]) && is_int(f[3]) && !batch_task => Ok(Kind::GoogleJobs),
-        8 if is_int(f[4]) => Ok(Kind::AliTasks2017),
+        8 if is_int(f[4]) && crate::alibaba::is_status(f[5]) => Ok(Kind::AliTasks2017),
+        8 if is_int(f[0]) && is_event_type(f[3]) => Ok(Kind::GoogleJobs),
         9 if is_int(f[1]) => Ok(Kind::AliTasks2018),
         14 => Ok(Kind::AliInstances),
         n => Err(format!(

@@ -242,6 +242,13 @@ impl TraceStats {
     }
 }
 
+impl TraceStats {
+    /// Kept jobs that are neither services nor jobs of ended runs.
+    pub fn batch_jobs(&self) -> u64 {
+        self.jobs - self.services - self.ended
+    }
+}
+
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -267,8 +274,13 @@ impl fmt::Display for TraceStats {
         }
         writeln!(
             f,
-            "jobs          {} in the trace, {} kept ({} services, {} of runs that ended failed/killed/lost)",
-            r.jobs_in_trace, self.jobs, self.services, self.ended
+            "jobs          {} in the trace; {} kept: {} batch, {} services, {} of runs that ended failed/killed/lost \
+             (a job's such runs are a job of their own, so a job of the trace can be kept twice)",
+            r.jobs_in_trace,
+            self.jobs,
+            self.batch_jobs(),
+            self.services,
+            self.ended
         )?;
         writeln!(
             f,
@@ -296,9 +308,9 @@ impl fmt::Display for TraceStats {
         writeln!(
             f,
             "short jobs    {:.1} % ({} of {} batch jobs; short = at most {secs} s and {} core-seconds)",
-            pct(self.short, self.jobs - self.services - self.ended),
+            pct(self.short, self.batch_jobs()),
             self.short,
-            self.jobs - self.services - self.ended,
+            self.batch_jobs(),
             self.rule.max_short_core_seconds
         )?;
         writeln!(
@@ -319,9 +331,10 @@ impl fmt::Display for TraceStats {
         }
         writeln!(f)?;
         let width = self.bucket as f64 / 1e6;
-        writeln!(f, "arrivals (jobs per {width} s; per minute)")?;
+        writeln!(f, "arrivals (jobs per {width} s of trace time, from the first submission's; per minute)")?;
         let peak = self.arrivals.iter().copied().max().unwrap_or(0).max(1);
-        for (i, n) in self.arrivals.iter().enumerate() {
+        let first = self.arrivals.iter().position(|&n| n > 0).unwrap_or(0);
+        for (i, n) in self.arrivals.iter().enumerate().skip(first) {
             let bar = "#".repeat((40 * n).div_ceil(peak) as usize);
             writeln!(f, "  {:>9.0} s {:>8} {:>8.2}/min {bar}", i as f64 * width, n, *n as f64 * 60.0 / width)?;
         }

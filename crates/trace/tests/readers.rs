@@ -333,3 +333,32 @@ fn a_native_cluster_keeps_its_mix_when_resized() {
     assert_eq!(nodes(Target::Source), [a, a, b, b]);
     std::fs::remove_file(&path).unwrap();
 }
+
+/// A table under a name of the user's own is told by its rows: Alibaba
+/// v2017's `batch_task` (with or without its header row) by the status in its
+/// sixth field, Google's `job_events` by the event type in its fourth.
+#[test]
+fn formats_are_told_by_content_whatever_the_file_is_called() {
+    let dir = std::env::temp_dir().join(format!("pliant-renamed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = |from: &str, to: &str| {
+        let path = dir.join(to);
+        std::fs::copy(fixture(from), &path).unwrap();
+        path
+    };
+    for (from, to) in
+        [("alibaba2017/batch_task.csv", "tasks-2017.csv"), ("alibaba2017_full/batch_task.csv", "with-header")]
+    {
+        let inputs = detect(&[copy(from, to)]).unwrap();
+        assert_eq!((inputs.format, inputs.main.len()), (Format::Alibaba2017, 1), "{to}");
+    }
+    let err = detect(&[copy("google/job_events-part-0.csv", "jobs.csv")]).unwrap_err().to_string();
+    assert!(err.contains("Google job_events without task_events"), "{err}");
+    let odd = dir.join("odd.csv");
+    std::fs::write(&odd, "1,2,3,40,5,x,7,8\n").unwrap();
+    let err = detect(std::slice::from_ref(&odd)).unwrap_err().to_string();
+    for expected in ["odd.csv:1:", "an event type 0-8 in the 4th", "a status in the 6th"] {
+        assert!(err.contains(expected), "{expected} not in {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -115,7 +115,7 @@ fn refused_input_says_where_and_why() {
     let err = detect(&[fixture("alibaba2017_bad/batch_task.csv")]).unwrap_err();
     let TraceError::Format(msg) = err else { panic!("{err}") };
     assert!(msg.contains("batch_task.csv:2: a row of 3 comma-separated field(s)"), "{msg}");
-    assert!(msg.contains("v2017 batch_task 8"), "{msg}");
+    assert!(msg.contains("v2017 batch_task: 8 fields"), "{msg}");
 }
 
 /// Google `machine_events`: machines 1, 2 and 3 up from the start (0.5, 1.0
