@@ -715,7 +715,23 @@ fn a_revoked_node_credential_acts_as_the_node_no_more_and_its_agent_rejoins() {
 /// after its one run, not requeued to fill it again. Needs root and cgroups.
 #[test]
 fn a_job_that_ended_on_a_full_disk_is_not_run_again_after_a_crash() {
-    let Some(mut on) = local_on_small_disk("crash-full", "a crash while the disk is full", &[]) else {
+    ended_on_a_full_disk_runs_once("crash-full", common::local::Local::crash_and_restart);
+}
+
+/// Attack 4d: as 4c, with the manager stopped cleanly (SIGTERM, as an
+/// operator restarting it would) instead of killed: its agent stops the
+/// tasks that run but leaves those whose end is not journaled to the next
+/// start. Needs root and cgroups.
+#[test]
+fn a_job_that_ended_on_a_full_disk_is_not_run_again_after_a_restart() {
+    ended_on_a_full_disk_runs_once("stop-full", common::local::Local::stop_and_restart);
+}
+
+/// A job that ends while a `yes` job has filled the state directory's
+/// disk, then `restart` of `pliant local` before space is freed: each job
+/// ends after one run (see [`ran_once`]).
+fn ended_on_a_full_disk_runs_once(name: &str, restart: fn(&mut common::local::Local)) {
+    let Some(mut on) = local_on_small_disk(name, "a restart while the disk is full", &[]) else {
         return;
     };
     let record = on._dir.shared("tasks").unwrap().join("record");
@@ -730,7 +746,7 @@ fn a_job_that_ended_on_a_full_disk_is_not_run_again_after_a_crash() {
     // Its end is seen by the agent (every 50 ms) and waits for the journal.
     sleep(Duration::from_secs(2));
     assert_eq!(on.local.job(ended)["state"], "running", "taken while the journal had no room");
-    on.local.crash_and_restart();
+    restart(&mut on.local);
     std::fs::remove_file(on.local.stdout(filler, 0)).unwrap();
     on.local.wait_until("both jobs to end", Duration::from_secs(60), |c| {
         let state = |id: u64| c.get(&format!("/jobs/{id}")).map(|j| j["state"].clone()).unwrap_or_default();
@@ -881,7 +897,7 @@ fn registrations_and_heartbeats_are_refused_alike_for_known_and_unknown_nodes() 
     assert_eq!(cluster.client.get("/cluster").unwrap()["nodes"][0]["lost"], false, "{}", cluster.log());
 }
 
-/// Attack 4d: the journal is truncated to 0 bytes after a `kill -9` of the
+/// Attack 4f: the journal is truncated to 0 bytes after a `kill -9` of the
 /// manager, its write-ahead log still beside it. The manager refuses to
 /// start, with or without `--policy`, saying the journal is lost, as for a
 /// journal deleted: it never starts a new, empty cluster over the old one.

@@ -264,8 +264,9 @@ fn manager_loop(
 
 /// Carries out the manager's operations and polls the tasks every tick,
 /// sending their reports on; an ended task's cgroup and exit file stay
-/// until every report sent is `journaled`, so that a crash before then
-/// leaves the restarted agent what it needs to report the end again.
+/// until every report sent is `journaled`, so that a crash or a stop
+/// before then leaves the restarted agent what it needs to report the end
+/// again.
 fn run_agent(
     mut agent: Agent,
     ops: Receiver<Vec<AgentOp>>,
@@ -281,12 +282,12 @@ fn run_agent(
         *sent += out.len() as u64;
         out.drain(..).all(|r| reports.send(r).is_ok())
     };
-    while !stop.load(Ordering::SeqCst) {
+    'running: while !stop.load(Ordering::SeqCst) {
         if let Ok(batch) = ops.recv_timeout(TICK) {
             for op in std::iter::once(batch).chain(ops.try_iter()).flatten() {
                 agent.apply(op, &mut out);
                 if !flush(&mut out, &mut sent) {
-                    return;
+                    break 'running;
                 }
             }
         }
@@ -295,8 +296,15 @@ fn run_agent(
         }
         agent.poll(&mut out);
         if !flush(&mut out, &mut sent) {
-            return;
+            break;
         }
+    }
+    // Ended tasks whose reports the manager has not journaled keep their
+    // cgroups and exit files: the next start learns their ends from them.
+    if journaled.load(Ordering::SeqCst) == sent {
+        agent.forget_ended();
+    } else {
+        agent.keep_ended();
     }
     // Dropping the agent kills its tasks and removes their cgroups.
 }
