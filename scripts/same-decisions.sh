@@ -9,7 +9,8 @@
 #
 # Each (scenario, preset, seed) is run alone with `simulate --format json` and `--out`; the record
 # keeps the JSON (wall-clock fields `sim.wall_seconds` and `sim.events_per_second` removed),
-# `jobs.csv`, and the exit code and stderr of a run that fails (a refusal is a decision too).
+# `jobs.csv`, and the exit code and stderr of a run (a refusal is a decision too; the line
+# naming the files `--out` got is left out).
 # google-day runs at --scale 0.1 (the full day is a benchmark, not a check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,8 @@ record() {
                     --scale "$(scale_of "$scenario")" --format json --out "$out" \
                     >"$run.json" 2>"$run.stderr" || code=$?
                 echo "$code" >"$run.exit"
+                # The line naming what --out holds names the record's own directory: not a decision.
+                sed -i "\|^wrote $out: |d" "$run.stderr"
                 python3 - "$run.json" <<'PY'
 import json, sys
 path = sys.argv[1]

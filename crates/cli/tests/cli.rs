@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{error_of, json, pliant, result, temp_dir};
+use common::{error_of, json, pliant, result, says_what_it_wrote, temp_dir};
 use serde_json::Value;
 
 /// The README's first command: on `mixed` (seed 1), fifo has the worst short-job
@@ -74,7 +74,10 @@ fn same_seed_gives_identical_json() {
 fn out_writes_csv_and_plots() {
     let dir = temp_dir("out");
     let d = dir.to_str().unwrap();
-    let doc = json(&["simulate", "--scale", "0.3", "--policies", "fifo,kill", "--format", "json", "--out", d]);
+    let out = pliant(&["simulate", "--scale", "0.3", "--policies", "fifo,kill", "--format", "json", "--out", d]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    says_what_it_wrote(&out.stderr, &dir);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let jobs: u64 =
         ["short", "long"].iter().map(|c| result(&doc, "fifo")["classes"][c]["jobs"].as_u64().unwrap()).sum();
     let csv = std::fs::read_to_string(dir.join("jobs.csv")).unwrap();
@@ -335,6 +338,7 @@ fn sweep_out_writes_json_and_a_plot_per_metric() {
         ["sweep", "--scale", "0.3", "--vary", "gp_units=1,4", "--policies", "gp", "--metric", "classes.long.cov"];
     let out = pliant(&[&args[..], &["--out", dir.to_str().unwrap()]].concat());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    says_what_it_wrote(&out.stderr, &dir);
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
     assert_eq!(doc["schema_version"], 1);
     assert_eq!(doc["values"], serde_json::json!([1, 4]), "numbers as numbers");

@@ -201,9 +201,7 @@ fn the_google_sample_on_four_nodes_preempts_under_kill() {
 #[test]
 fn shared_part_scaled_runs_every_baseline_with_all_outputs() {
     if !PathBuf::from(GOOGLE_PART).join("task_events_part-00000-of-00500.csv.gz").exists() {
-        common::live::skip_without_data(&format!(
-            "shared_part_scaled_runs_every_baseline_with_all_outputs: {GOOGLE_PART} is not there (the in-repository sample is tested instead)"
-        ));
+        common::live::skip_without_data(pliant_xtest::GOOGLE_PART);
         return;
     }
     scaled_runs_every_baseline_with_all_outputs(GOOGLE_PART, "0.05", 629);

@@ -118,6 +118,12 @@ impl Pin {
                 .map(Pin)
                 .ok_or_else(|| format!("--ca {text}: a fingerprint is `sha256:` and 64 hex digits"));
         }
+        if std::fs::metadata(text).is_ok_and(|m| m.len() == 0) {
+            return Err(format!(
+                "--ca {text}: the file is empty (copied before the manager had written its certificate? \
+                 copy STATE_DIR/tls/cert.pem again once the manager is up)"
+            ));
+        }
         let der =
             CertificateDer::from_pem_file(text).map_err(|e| format!("--ca {text}: not a PEM certificate: {e}"))?;
         Ok(Pin::of(&der))
@@ -231,5 +237,16 @@ mod tests {
         assert_eq!(mode(&key_file(scratch.path())), 0o600);
         assert!(Pin::parse("sha256:abcd").is_err());
         assert!(Pin::parse("/nonexistent/cert.pem").is_err());
+    }
+
+    /// A certificate copied before the manager wrote it (the README's tour
+    /// pasted too fast) is named as such, not as a malformed certificate.
+    #[test]
+    fn an_empty_certificate_file_says_it_is_empty() {
+        let scratch = crate::scratch::ScratchDir::new("pliant-tls-empty").unwrap();
+        let empty = scratch.path().join("manager.pem");
+        std::fs::write(&empty, "").unwrap();
+        let err = Pin::parse(empty.to_str().unwrap()).unwrap_err();
+        assert!(err.contains("the file is empty") && err.contains("STATE_DIR/tls/cert.pem"), "{err}");
     }
 }

@@ -1,5 +1,5 @@
 //! The results directory (`--out`), checked before a run so that a long run
-//! does not end in "cannot write".
+//! does not end in "cannot write", and the line that says what was written there.
 
 use std::path::Path;
 
@@ -17,4 +17,9 @@ pub fn check(dir: &Path) -> Result<(), String> {
         let _ = std::fs::remove_dir(d);
     }
     written.map_err(fail)
+}
+
+/// The line a command prints after writing `files` into `dir`.
+pub fn wrote(dir: &Path, files: &[&str]) -> String {
+    format!("wrote {}: {}", dir.display(), files.join(", "))
 }

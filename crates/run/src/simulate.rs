@@ -242,7 +242,7 @@ fn write_outputs(
     window: Option<(&str, f64, f64)>,
     json: &str,
     runs: &[RunRecord],
-) -> Result<(), String> {
+) -> Result<Vec<&'static str>, String> {
     let ctx = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| ctx("cannot create", &e))?;
     std::fs::write(dir.join("results.json"), json).map_err(|e| ctx("cannot write results.json", &e))?;
@@ -253,7 +253,7 @@ fn write_outputs(
     plot_jct_cdf(runs, title, &dir.join("jct_cdf.svg")).map_err(|e| ctx("cannot plot jct_cdf.svg", &e))?;
     plot_cpu_timeline(runs, title, window, &dir.join("cpu_timeline.svg"))
         .map_err(|e| ctx("cannot plot cpu_timeline.svg", &e))?;
-    Ok(())
+    Ok(vec!["results.json", "jobs.csv", "preemptions.csv", "jct_cdf.svg", "cpu_timeline.svg"])
 }
 
 /// The jobs of a trace replay that have no completion time, counted apart.
@@ -321,6 +321,8 @@ pub struct Simulation {
     pub apart: Apart,
     /// Whether any policy preempts.
     preempting: bool,
+    /// The files written into `--out`, by name.
+    pub written: Vec<&'static str>,
 }
 
 /// Runs every policy of `args` on its workload and, with `--out`, writes the
@@ -365,10 +367,11 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
         doc["set_apart"] = serde_json::json!({ "services": apart.services, "ended": apart.ended });
     }
     let json = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+    let mut written = Vec::new();
     if let Some(dir) = &args.out {
         let burst = args.workload.scenario_run().and_then(pliant_workload::scenarios::burst_window);
         let burst = burst.map(|(from, to)| ("short-job burst", from, to));
-        write_outputs(dir, &format!("{name} (seed {seed}, scale {scale})"), burst, &json, &runs)?;
+        written = write_outputs(dir, &format!("{name} (seed {seed}, scale {scale})"), burst, &json, &runs)?;
         let run = RunDescription {
             workload: &args.workload,
             policies: names,
@@ -381,14 +384,15 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
             sweep: None,
         };
         write_resolved(dir, &run)?;
+        written.push(crate::experiment::RESOLVED_NAME);
     }
-    Ok(Simulation { name, seed, scale, runs, jobs, nodes, json, apart, preempting })
+    Ok(Simulation { name, seed, scale, runs, jobs, nodes, json, apart, preempting, written })
 }
 
 /// Runs `pliant simulate`: [`simulate`], then the table or the JSON on
 /// standard output.
 pub fn run(args: SimulateArgs) -> Result<(), String> {
-    let Simulation { name, seed, scale, runs, jobs, nodes, json, apart, preempting } = simulate(&args)?;
+    let Simulation { name, seed, scale, runs, jobs, nodes, json, apart, preempting, written } = simulate(&args)?;
     match args.run.format {
         Format::Json => println!("{json}"),
         Format::Table => {
@@ -406,6 +410,9 @@ pub fn run(args: SimulateArgs) -> Result<(), String> {
             "note: no policy preempted anything: the workload never ran short of room (mean CPU at most {cpu:.1} %), \
              so the preempting policies match the others; replay it on fewer nodes (--nodes N) to compare them"
         );
+    }
+    if let Some(dir) = &args.out {
+        eprintln!("{}", crate::out_dir::wrote(dir, &written));
     }
     Ok(())
 }

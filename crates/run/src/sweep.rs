@@ -2,7 +2,7 @@
 //! metrics at each value, averaged over seeds (BIG-C Fig. 7; the checkpoint
 //! paper's bandwidth sweep).
 
-use crate::experiment::{write_resolved, RunDescription};
+use crate::experiment::{write_resolved, RunDescription, RESOLVED_NAME};
 use crate::simulate::{parallel_map, policies_named, Format, PolicyArgs};
 use crate::workload_args::WorkloadArgs;
 use clap::Args;
@@ -62,6 +62,10 @@ pub fn run(args: SweepArgs) -> Result<(), String> {
     match args.run.format {
         Format::Json => println!("{json}"),
         Format::Table => print!("{}", sweep_table(&sweep)),
+    }
+    if let Some(dir) = &args.out {
+        let files = output_files(&sweep);
+        eprintln!("{}", crate::out_dir::wrote(dir, &files.iter().map(String::as_str).collect::<Vec<_>>()));
     }
     Ok(())
 }
@@ -175,6 +179,17 @@ fn collect_metric(
     SweepMetric { metric: metric.to_string(), series }
 }
 
+/// The file `--out` gets for each metric's plot.
+fn plot_file(metric: &SweepMetric) -> String {
+    format!("sweep_{}.svg", metric.metric.replace('.', "_"))
+}
+
+/// What `--out` holds after a sweep, by name.
+fn output_files(sweep: &Sweep) -> Vec<String> {
+    let plots = sweep.metrics.iter().map(plot_file);
+    std::iter::once("sweep.json".to_string()).chain(plots).chain([RESOLVED_NAME.to_string()]).collect()
+}
+
 fn write_outputs(dir: &Path, json: &str, sweep: &Sweep) -> Result<(), String> {
     let ctx = |what: &str, e: &dyn std::fmt::Display| format!("{}: {what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| ctx("cannot create", &e))?;
@@ -182,7 +197,7 @@ fn write_outputs(dir: &Path, json: &str, sweep: &Sweep) -> Result<(), String> {
     let keys = crate::settings::Settings::keys();
     let about = keys.iter().find(|k| k.key == sweep.key).map(|k| k.about);
     for metric in &sweep.metrics {
-        let file = format!("sweep_{}.svg", metric.metric.replace('.', "_"));
+        let file = plot_file(metric);
         plot_sweep(sweep, metric, about, &dir.join(&file)).map_err(|e| ctx(&format!("cannot plot {file}"), &e))?;
     }
     Ok(())

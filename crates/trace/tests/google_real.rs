@@ -264,9 +264,7 @@ fn skip(reason: &str) {
 fn shared_part_stats_match_a_naive_recount() {
     let dir = PathBuf::from(SHARED);
     if !dir.join("task_events_part-00000-of-00500.csv.gz").exists() {
-        skip(&format!(
-            "shared_part_stats_match_a_naive_recount: {SHARED} is not there (the in-repository sample is tested instead)"
-        ));
+        skip(pliant_xtest::GOOGLE_PART);
         return;
     }
     // The README of the shared part: 450,146 task rows, 10,704 job rows, 4,895 jobs.
@@ -347,7 +345,7 @@ fn shared_part_requested_load_matches_a_recount() {
     let dir = PathBuf::from(SHARED);
     let tasks = dir.join("task_events_part-00000-of-00500.csv.gz");
     if !tasks.exists() {
-        skip(&format!("shared_part_requested_load_matches_a_recount: {SHARED} is not there"));
+        skip(pliant_xtest::GOOGLE_PART);
         return;
     }
     let (want, (start, end)) = recount_hourly(&[tasks]);

@@ -225,16 +225,31 @@ pub fn summary(entries: &[NotRun]) -> String {
         s.push_str(&format!("  Run them all, as root: {LIVE}=1 cargo test --workspace --release\n"));
         s.push_str("  (or one line above with the variable); asked for, a test that cannot run fails.\n");
     }
-    for e in entries.iter().filter(|e| e.why != Why::NotAsked) {
-        let why = match e.why {
-            Why::NoData => "data not here",
-            Why::Missing => "cannot run here",
-            _ => "does not apply here",
-        };
-        s.push_str(&format!("  {why}: -p {} --test {} {}: {}\n", e.package, e.binary, e.test, e.reason));
+    let mut rest: Vec<&NotRun> = entries.iter().filter(|e| e.why != Why::NotAsked).collect();
+    rest.sort_by(|a, b| {
+        (a.why, &a.reason, &a.package, &a.binary, &a.test).cmp(&(b.why, &b.reason, &b.package, &b.binary, &b.test))
+    });
+    let mut said: Option<(Why, &str)> = None;
+    for e in rest {
+        if said != Some((e.why, &e.reason)) {
+            let why = match e.why {
+                Why::NoData => "data not here",
+                Why::Missing => "cannot run here",
+                _ => "does not apply here",
+            };
+            s.push_str(&format!("  {why}: {}\n", e.reason));
+            said = Some((e.why, &e.reason));
+        }
+        s.push_str(&format!("        cargo test --release -p {} --test {} {}\n", e.package, e.binary, e.test));
     }
     s
 }
+
+/// What the tests of the public Google trace part need, for their reason
+/// when it is not there.
+pub const GOOGLE_PART: &str = "the public Google 2011 trace's first part (its task_events and job_events \
+     part 00000; docs/traces.md says how to fetch them) is not in ../shared/traces/google2011/ beside the \
+     repository; the repository's ten-minute sample of it is tested instead";
 
 #[cfg(test)]
 mod tests {
@@ -246,7 +261,7 @@ mod tests {
             package: "pliant".into(),
             binary: binary.into(),
             test: test.into(),
-            reason: format!("{test}: why"),
+            reason: format!("{binary}: why"),
         }
     }
 
@@ -283,7 +298,14 @@ mod tests {
         assert!(s.contains("     2  cargo test --release -p pliant --test live_cluster\n"), "{s}");
         assert!(s.contains("     1  cargo test --release -p pliant --test twin\n"), "{s}");
         assert!(s.contains("PLIANT_LIVE_TESTS=1"), "{s}");
-        assert!(s.contains("data not here: -p pliant --test trace shared: shared: why\n"), "{s}");
+        assert!(
+            s.ends_with("  data not here: trace: why\n        cargo test --release -p pliant --test trace shared\n"),
+            "{s}"
+        );
+        let twice = [entry(Why::NoData, "trace", "a"), entry(Why::NoData, "trace", "b")];
+        let s = summary(&twice);
+        assert_eq!(s.matches("data not here: trace: why").count(), 1, "one reason, said once: {s}");
+        assert!(s.contains("--test trace a\n") && s.contains("--test trace b\n"), "{s}");
         assert_eq!(summary(&[]), "Every test of this run ran.\n");
     }
 }

@@ -14,6 +14,21 @@ pub fn pliant(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pliant")).args(args).output().expect("run pliant")
 }
 
+/// That the last line of `stderr` says it wrote `dir`, naming exactly the
+/// files that are there.
+pub fn says_what_it_wrote(stderr: &[u8], dir: &std::path::Path) {
+    let stderr = String::from_utf8_lossy(stderr);
+    let line = stderr.lines().last().unwrap_or_default();
+    let (head, named) = line.split_once(": ").unwrap_or_default();
+    assert_eq!(head, format!("wrote {}", dir.display()), "{stderr}");
+    let mut named: Vec<&str> = named.split(", ").collect();
+    let mut there: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    named.sort_unstable();
+    there.sort();
+    assert_eq!(named, there, "{line}");
+}
+
 /// `pliant ARGS`, which must succeed, as JSON.
 pub fn json(args: &[&str]) -> Value {
     let out = pliant(args);
