@@ -54,6 +54,18 @@ struct Cluster {
     client: Client,
 }
 
+impl Drop for Cluster {
+    /// Stops the daemons, then removes what their agent left in its top
+    /// cgroup (the cgroups of tasks whose ends its stopped manager had not
+    /// taken) and the cgroup itself.
+    fn drop(&mut self) {
+        self._daemons.clear();
+        if let Ok(layout) = pliant_live::cgroup::Layout::detect() {
+            drop(layout.open(&format!("pliant-agent-{}", self.node)));
+        }
+    }
+}
+
 /// `pliant serve --policy kill` on `state` and `listen`, with the agent timeout `agent_timeout` (s).
 fn serve_command(state: &Path, listen: &str, agent_timeout: &str) -> Command {
     let mut serve = Command::new(PLIANT);
