@@ -6,11 +6,12 @@
 use crate::live_cmd::{parse_seconds, parse_size_mb};
 use pliant_core::model::{Elasticity, ElasticityProfile};
 use pliant_live::client::{Client, DEFAULT_URL};
-use pliant_live::confine::{default_task_user, Confinement, TaskUser};
+use pliant_live::confine::{Confinement, TaskUser};
 use pliant_live::machine::Offer;
 use pliant_live::remote_agent::{run_agent, AgentOptions};
 use pliant_live::tls::Pin;
 use pliant_live::token::Token;
+use pliant_live::uid_range::UidRange;
 use pliant_manager::elastic::ElasticRequest;
 use pliant_manager::local::{run_local, LocalOptions, ManagerSetup};
 use pliant_manager::serve::{run_serve, ServeOptions};
@@ -111,13 +112,21 @@ pub struct NodeArgs {
     /// saying so. 0: no cap.
     #[arg(long, default_value = "1024")]
     pub max_log_mb: u64,
-    /// The user tasks run as, by name or uid. Default: nobody when pliant
-    /// runs as root, else the user pliant runs as; tasks run as root only
-    /// when this says root, and then without any capability. A task run as
-    /// another user cannot raise its own limits or leave its cgroup; it finds
-    /// its checkpoint directory below the one it starts in.
-    #[arg(long, value_parser = TaskUser::lookup)]
+    /// One user every task runs as, by name or uid, instead of a uid per
+    /// job (--task-uids); tasks run as root only when this says root, and
+    /// then without any capability. Jobs run as one user can reach each
+    /// other's processes and files. A task run as another user cannot raise
+    /// its own limits or leave its cgroup; it finds its checkpoint directory
+    /// below the one it starts in. Without root, tasks run as the user
+    /// pliant runs as.
+    #[arg(long, value_parser = TaskUser::lookup, conflicts_with = "task_uids")]
     pub task_user: Option<TaskUser>,
+    /// The uids a daemon run as root runs jobs as, one per job (the job's
+    /// group has the same id), as FIRST-LAST; no user or group of the
+    /// machine may have one. Give every daemon of a cluster the same range.
+    /// Default: 1900000000-1900065535.
+    #[arg(long, value_parser = UidRange::parse)]
+    pub task_uids: Option<UidRange>,
     /// The most processes and threads each task may hold at once (its
     /// cgroup's `pids.max`; a fork past it fails). 0: no bound.
     #[arg(long, default_value = "4096")]
@@ -130,11 +139,8 @@ impl NodeArgs {
     }
 
     fn confinement(&self) -> Result<Confinement, String> {
-        let user = match &self.task_user {
-            Some(user) => Some(user.clone()),
-            None => default_task_user()?,
-        };
-        Ok(Confinement { user, max_pids: (self.max_task_pids > 0).then_some(self.max_task_pids) })
+        let max_pids = (self.max_task_pids > 0).then_some(self.max_task_pids);
+        Confinement::for_node(self.task_user.clone(), self.task_uids, max_pids)
     }
 
     fn offer(&self) -> Offer {
@@ -171,6 +177,10 @@ pub struct ServeArgs {
     /// Seconds without a heartbeat after which an agent is declared lost and its tasks requeued.
     #[arg(long, default_value = "10", value_parser = parse_seconds)]
     agent_timeout: std::time::Duration,
+    /// The uids jobs are given, one each (journaled with the job), as
+    /// FIRST-LAST: the agents' --task-uids. Default: 1900000000-1900065535.
+    #[arg(long, value_parser = UidRange::parse)]
+    task_uids: Option<UidRange>,
     /// File holding the join token (at least 16 printable characters), given
     /// to agents only: a new node joins with it and is issued its own node
     /// credential; it can do nothing else. Default: STATE_DIR/join-token,
@@ -401,6 +411,7 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
                 nodes: a.nodes as usize,
                 agent_timeout: a.agent_timeout,
                 join_token_file: a.join_token_file,
+                task_uids: a.task_uids,
             };
             run_serve(&opts, stop_on_signals(), &|line| eprintln!("pliant serve: {line}"))
         }

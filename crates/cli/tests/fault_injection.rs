@@ -249,6 +249,11 @@ fn manager_and_agent_survive_sigkill_at_random_points() {
     for shared in ["runs", "locks"] {
         scratch.shared(shared).unwrap();
     }
+    // Every job runs as a uid of its own: the record they all append to is
+    // made beforehand, writable by all.
+    let runs = dir.join("runs/runs");
+    std::fs::write(&runs, "").unwrap();
+    std::fs::set_permissions(&runs, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
     let cluster = Cluster {
         dir: dir.into(),
         log: dir.join("daemons.log"),

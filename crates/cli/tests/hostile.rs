@@ -650,19 +650,23 @@ fn identity_of_a_task(name: &str, args: &[&str]) -> String {
     std::fs::read_to_string(local.stdout(job, 0)).unwrap()
 }
 
-/// Attack 5c: a daemon run as root runs its tasks as `nobody` unless the
-/// operator names another user; a task the operator lets run as root
+/// Attack 5c: a daemon run as root runs each job as a uid of its own (the
+/// first of the default range for the first job) unless the operator names
+/// one user for all; a task the operator lets run as root
 /// (`--task-user root`, said out loud) holds no capability, nor can
 /// anything it executes gain one (empty bounding set).
 #[test]
-fn tasks_run_as_nobody_by_default_and_as_root_only_without_capabilities() {
+fn tasks_run_as_a_uid_of_their_job_by_default_and_as_root_only_without_capabilities() {
     if !live_without_lock("the user and capabilities of a task") {
         return;
     }
     let no_capability = "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n\
                          CapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\n";
     let by_default = identity_of_a_task("default-user", &[]);
-    assert_eq!(by_default, format!("{NOBODY}\n{no_capability}"));
+    let first = pliant_live::uid_range::DEFAULT_TASK_UIDS.first;
+    assert_eq!(by_default, format!("{first}\n{no_capability}"));
+    let as_nobody = identity_of_a_task("nobody-user", &["--task-user", "nobody"]);
+    assert_eq!(as_nobody, format!("{NOBODY}\n{no_capability}"));
     let as_root = identity_of_a_task("root-user", &["--task-user", "root"]);
     assert_eq!(as_root, format!("0\n{no_capability}"));
 }
@@ -982,4 +986,253 @@ fn a_job_that_ended_while_the_manager_s_disk_was_full_is_not_run_again_after_its
     ran_once(&cluster.job(ended), &cluster.job(filler), &record);
     let log = cluster.log();
     assert!(!log.contains("declared lost") && !log.contains("fencing"), "{log}");
+}
+
+/// A directory of root's (mode 0755) that the attacks below try to have
+/// the agent hand to a task's user through a symbolic link.
+fn root_owned_target(dir: &ScratchDir) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let target = dir.path().join("root-owned");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
+    target
+}
+
+/// For the live test `what`: a scratch directory for the attack `name`, a
+/// directory of root's in it ([`root_owned_target`]) and a directory anyone
+/// may write to; `None` when live tests were not asked for or (after a
+/// skip) cannot run here.
+fn attack_scene(name: &str, what: &str) -> Option<(ScratchDir, PathBuf, PathBuf)> {
+    if !live_without_lock(what) {
+        return None;
+    }
+    let dir = ScratchDir::new(&format!("pliant-hostile-{name}")).unwrap();
+    let target = root_owned_target(&dir);
+    let shared = dir.shared("tasks").unwrap();
+    Some((dir, target, shared))
+}
+
+/// Has the free-level job `free` checkpointed by a production job that
+/// needs its room (`sleep 2`), then waits for both to end (the free task
+/// restored once the room is back).
+fn checkpoint_and_restore(local: &common::local::Local, free: u64) {
+    let prod = json!({ "name": "prod", "priority": 10, "cpu_milli": 1000, "mem_mb": 400, "command": ["sleep", "2"] });
+    local.submit(prod);
+    local.wait_until("the free task to be checkpointed", Duration::from_secs(30), |c| {
+        c.get(&format!("/jobs/{free}/tasks/0")).unwrap()["checkpoints"] == 1
+    });
+    local.wait_for_every_job(Duration::from_secs(60));
+}
+
+/// The owner (uid, gid) and permission bits of `path` itself (not followed).
+fn owner_and_mode(path: &Path) -> (u32, u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).unwrap();
+    (meta.uid(), meta.gid(), meta.mode() & 0o7777)
+}
+
+/// Waits up to `limit` for `path` to hold a line; returns its first line.
+fn first_line(path: &Path, limit: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if let Some(line) = text.lines().next().filter(|_| text.ends_with('\n')) {
+            return line.to_string();
+        }
+        assert!(start.elapsed() < limit, "nothing in {} after {limit:?}", path.display());
+        sleep(Duration::from_millis(50));
+    }
+}
+
+/// `pliant local --policy POLICY` on ⟨2 CPU, 600 MB⟩, the monitor every
+/// second, then `args`, its state and log in `dir`.
+fn local_in(dir: &ScratchDir, policy: &str, args: &[&str]) -> common::local::Local {
+    let args: Vec<String> = ["--cpu", "2", "--mem", "600M", "--set", "monitor_interval_s=1"]
+        .iter()
+        .chain(args)
+        .map(|a| a.to_string())
+        .collect();
+    common::local::Local::start_with(&dir.path().join("state"), policy, &args, free_port(), &dir.path().join("log"))
+}
+
+/// A task that writes its pid to `pid_file`, then counts to 40 (0.1 s a
+/// step) from the count saved in its checkpoint directory; on SIGUSR1 it
+/// runs `on_checkpoint` and exits 0.
+fn checkpointing_task(pid_file: &Path, on_checkpoint: &str) -> Value {
+    let script = format!(
+        r#"d="$PLIANT_CHECKPOINT_DIR"; n=0; [ -f "$d/count" ] && n=$(cat "$d/count")
+echo $$ > {pid}
+trap '{on_checkpoint}; exit 0' USR1
+while [ $n -lt 40 ]; do n=$((n + 1)); echo $n; sleep 0.1; done"#,
+        pid = pid_file.display()
+    );
+    json!(["/bin/sh", "-c", script])
+}
+
+/// Issue 47 (1a): under `checkpoint-nvm` a task's own SIGUSR1 handler
+/// replaces its `checkpoint` directory with a link to a directory of
+/// root's before it exits 0. The agent makes the directory again for the
+/// restore through a directory descriptor without following the link, so
+/// the root-owned target keeps its owner and mode; the task is restored
+/// (from an empty checkpoint directory) and finishes. Needs root and
+/// cgroups: runs under PLIANT_LIVE_TESTS=1 only, and fails there without them.
+#[test]
+fn a_task_s_own_link_in_place_of_its_checkpoint_directory_is_not_followed() {
+    let Some((dir, target, shared)) = attack_scene("ckpt-link", "a task's link in place of its checkpoint directory")
+    else {
+        return;
+    };
+    let pid = shared.join("pid");
+    let local = local_in(&dir, "checkpoint-nvm", &[]);
+    let swap = format!("rm -rf \"$d\"; ln -s {} \"$d\"", target.display());
+    let free = local.submit(json!({ "name": "free", "priority": 0, "cpu_milli": 2000, "mem_mb": 400,
+        "command": checkpointing_task(&pid, &swap) }));
+    first_line(&pid, Duration::from_secs(30));
+    checkpoint_and_restore(&local, free);
+    assert_eq!(owner_and_mode(&target), (0, 0, 0o755), "the agent handed root's directory to the task's user");
+    let task = local.job(free)["tasks"][0].clone();
+    assert_eq!((task["launches"].as_u64(), task["exit_code"].as_i64()), (Some(2), Some(0)), "{task}");
+    let checkpoint = local.stdout(free, 0).with_file_name("checkpoint");
+    assert!(std::fs::symlink_metadata(&checkpoint).unwrap().is_dir(), "the restore made a fresh directory");
+}
+
+/// Issue 47 (1b, 2): a local `nobody` that never submitted anything tries
+/// to plant a link to a directory of root's in another user's running job
+/// through `/proc/PID/cwd`, holding the directory to plant it once the
+/// task has saved its state and before it is restored. The job's tasks run
+/// as a user of their own: the directory is out of `nobody`'s reach, and the
+/// target keeps its owner. Needs root and cgroups (PLIANT_LIVE_TESTS=1).
+#[test]
+fn an_outside_user_cannot_plant_a_link_in_another_job_s_directory() {
+    let Some((dir, target, shared)) = attack_scene("proc-cwd", "an outside user's link in a job's directory") else {
+        return;
+    };
+    let (pid, outside) = (shared.join("pid"), shared.join("outside"));
+    let local = local_in(&dir, "checkpoint-nvm", &[]);
+    let free = local.submit(json!({ "name": "free", "priority": 0, "cpu_milli": 2000, "mem_mb": 400,
+        "command": checkpointing_task(&pid, "echo $n > \"$d/count\"") }));
+    let task_pid = first_line(&pid, Duration::from_secs(30));
+    let plant = format!(
+        r#"cd /proc/{task_pid}/cwd 2>/dev/null && ls . >/dev/null 2>&1 || {{ echo refused > {out}; exit 0; }}
+echo entered > {out}
+while [ ! -e checkpoint/count ]; do sleep 0.02; done
+sleep 0.2; rm -rf checkpoint; ln -s {target} checkpoint && echo planted >> {out}"#,
+        out = outside.display(),
+        target = target.display()
+    );
+    let _attacker = Group(as_nobody(&plant));
+    let entered = first_line(&outside, Duration::from_secs(10));
+    checkpoint_and_restore(&local, free);
+    assert_eq!(owner_and_mode(&target), (0, 0, 0o755), "the agent handed root's directory to nobody");
+    assert_eq!(entered, "refused", "nobody reached another user's job directory");
+    assert_eq!(local.job(free)["state"], "finished", "{}", local.log_text());
+}
+
+/// Issue 47 (1c): under `kill`, on a node whose tasks all run as `nobody`
+/// (`--task-user nobody`, a fixed user), a `nobody` process holding a long
+/// job's directory (entered through `/proc/PID/cwd`) races each relaunch,
+/// for 20 s, replacing `checkpoint` with a link to a directory of root's as
+/// fast as it can (a few system calls a try), while short jobs kill the
+/// long one again and again. The agent's remove, make and give act under a
+/// directory descriptor and never follow the link: the target keeps its
+/// owner. Needs root and cgroups (PLIANT_LIVE_TESTS=1).
+#[test]
+fn a_race_against_a_relaunch_never_gets_root_s_directory_handed_over() {
+    let Some((dir, target, shared)) = attack_scene("race", "a race against the relaunch of a killed task") else {
+        return;
+    };
+    let (pid, racer) = (shared.join("pid"), shared.join("racer"));
+    let local = local_in(&dir, "kill", &["--task-user", "nobody"]);
+    let script = format!("echo $$ > {}; exec sleep 300", pid.display());
+    let long = local.submit(json!({ "name": "long", "queue": "long", "cpu_milli": 2000, "mem_mb": 100,
+        "command": ["/bin/sh", "-c", script] }));
+    let task_pid = first_line(&pid, Duration::from_secs(30));
+    // In Perl (in every Debian system): each try is a few system calls, no process started.
+    let race = format!(
+        r#"exec perl -e 'chdir "/proc/{task_pid}/cwd" or exit 1; open(my $f, ">", "{out}") or exit 1;
+print $f "entered\n"; close $f; my $end = time + 20;
+while (time < $end) {{ rmdir "checkpoint"; symlink "{target}", "checkpoint" }}'"#,
+        out = racer.display(),
+        target = target.display()
+    );
+    let _attacker = Group(as_nobody(&race));
+    assert_eq!(first_line(&racer, Duration::from_secs(10)), "entered");
+    let started = Instant::now();
+    let mut kills = 0;
+    while started.elapsed() < Duration::from_secs(20) && owner_and_mode(&target).0 == 0 {
+        let launches = local.job(long)["tasks"][0]["launches"].as_u64().unwrap();
+        let short = local.submit(json!({ "name": "short", "queue": "short", "cpu_milli": 1000, "mem_mb": 100,
+            "command": ["sleep", "0.5"] }));
+        local.wait_until("the short job to end", Duration::from_secs(30), |c| {
+            c.get(&format!("/jobs/{short}")).unwrap()["state"] == "finished"
+        });
+        local.wait_until("the long job to run again or fail", Duration::from_secs(30), |c| {
+            let job = c.get(&format!("/jobs/{long}")).unwrap();
+            job["state"] == "failed" || job["tasks"][0]["launches"].as_u64().unwrap() > launches
+        });
+        kills += 1;
+        if local.job(long)["state"] == "failed" {
+            break;
+        }
+    }
+    assert_eq!(
+        owner_and_mode(&target),
+        (0, 0, 0o755),
+        "the agent handed root's directory to nobody after {kills} kill(s)"
+    );
+    assert!(kills >= 1, "{}", local.log_text());
+    eprintln!("relaunch race: {kills} kill(s) and relaunch(es) raced in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// What `attack.sh` prints for each way one process reached another
+/// (its environment, its directory, a signal, a file planted there); it
+/// ends with `checked`.
+const REACH: &str = r#"p=$1
+cat /proc/$p/environ >/dev/null 2>&1 && echo read-environ
+ls /proc/$p/cwd/ >/dev/null 2>&1 && echo listed-directory
+cat /proc/$p/cwd/stdout >/dev/null 2>&1 && echo read-stdout
+touch /proc/$p/cwd/planted 2>/dev/null && echo wrote
+kill -STOP $p 2>/dev/null && echo stopped && kill -CONT $p
+echo checked"#;
+
+/// Issue 47 (2): two jobs on one node each try to read the other's
+/// environment and files, signal it and write in its directory, and so does
+/// a local `nobody`; with a user of its own per job (the default) every try
+/// fails. Each job keeps its uid, from the node's range and its own, across
+/// a manager crash and restart. Needs root and cgroups (PLIANT_LIVE_TESTS=1).
+#[test]
+fn jobs_cannot_reach_each_other_nor_can_an_outside_user_reach_them() {
+    if !live_without_lock("jobs reaching each other") {
+        return;
+    }
+    let dir = ScratchDir::new("pliant-hostile-reach").unwrap();
+    let shared = dir.shared("tasks").unwrap();
+    let attack = shared.join("attack.sh");
+    std::fs::write(&attack, REACH).unwrap();
+    let mut local = local_in(&dir, "kill", &[]);
+    let job = |me: &str, other: &str| {
+        let script = format!(
+            "cd .; echo $$ > {s}/{me}.pid; while [ ! -s {s}/{other}.pid ]; do sleep 0.05; done; sleep 0.5; \
+             /bin/sh {a} $(cat {s}/{other}.pid) > {s}/{me}.out; sleep 20",
+            s = shared.display(),
+            a = attack.display()
+        );
+        local.submit(json!({ "name": me, "cpu_milli": 500, "mem_mb": 50, "command": ["/bin/sh", "-c", script] }))
+    };
+    let (a, b) = (job("a", "b"), job("b", "a"));
+    let a_pid = first_line(&shared.join("a.pid"), Duration::from_secs(30));
+    let outside = format!("/bin/sh {} {a_pid} > {}", attack.display(), shared.join("outside.out").display());
+    let _outside = Group(as_nobody(&outside));
+    for who in ["a", "b", "outside"] {
+        assert_eq!(first_line(&shared.join(format!("{who}.out")), Duration::from_secs(30)), "checked", "{who}");
+    }
+    let uid = |local: &common::local::Local, job: u64| local.job(job)["uid"].as_u64();
+    let (a_uid, b_uid) = (uid(&local, a), uid(&local, b));
+    let range = pliant_live::uid_range::DEFAULT_TASK_UIDS;
+    for u in [a_uid, b_uid] {
+        assert!(u.is_some_and(|u| range.contains(u as u32)), "{a_uid:?} {b_uid:?} not in {range}");
+    }
+    assert_ne!(a_uid, b_uid);
+    local.crash_and_restart();
+    assert_eq!((uid(&local, a), uid(&local, b)), (a_uid, b_uid), "a restart changed a job's uid");
 }

@@ -8,6 +8,7 @@ use crate::confine::Confinement;
 use crate::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError, LIMIT_ATTEMPTS};
 use crate::process::{describe, CommandSpec};
 use crate::protocol::{files, AgentOp, AgentReport, Expected};
+use crate::task_dir;
 use crate::task_files::tail;
 use pliant_core::model::TaskRef;
 use pliant_core::MechanismKind;
@@ -141,7 +142,7 @@ impl Drop for Agent {
             self.forget_ended();
         }
         for (task, held) in std::mem::take(&mut self.tasks) {
-            if let Err(e) = held.live.remove() {
+            if let Err(e) = self.retire(task, held) {
                 eprintln!("pliant agent: {task}: {e}");
             }
         }
@@ -214,9 +215,29 @@ impl Agent {
     /// task run as another user, in its own directory, the one place below
     /// the agent's private directories that it can reach.
     fn checkpoint_dir_of(&self, log_dir: &Path, checkpoint_dir: PathBuf) -> PathBuf {
-        match self.confinement.user {
-            Some(_) => log_dir.join("checkpoint"),
-            None => checkpoint_dir,
+        if self.confinement.as_other_user() {
+            log_dir.join(task_dir::CHECKPOINT)
+        } else {
+            checkpoint_dir
+        }
+    }
+
+    /// Ends a run for good: what is left of it is killed and its cgroup
+    /// removed; then a task run as another user has its directory taken
+    /// back ([`task_dir::take_back`]).
+    fn retire(&self, task: TaskRef, held: HeldTask) -> Result<(), MechanismError> {
+        held.live.remove()?;
+        self.take_back(task, &held.log_dir);
+        Ok(())
+    }
+
+    /// Takes back the directory of `task`, whose processes are all gone,
+    /// from its user (when tasks run as another user than the agent's).
+    fn take_back(&self, task: TaskRef, log_dir: &Path) {
+        if self.confinement.as_other_user() {
+            if let Err(e) = task_dir::take_back(log_dir) {
+                eprintln!("pliant agent: {task}: taking its directory back: {e}");
+            }
         }
     }
 
@@ -234,7 +255,7 @@ impl Agent {
     pub fn forget_ended(&mut self) {
         for (task, held) in std::mem::take(&mut self.ended) {
             let removed = match held {
-                Some(held) => held.live.remove(),
+                Some(held) => self.retire(task, held),
                 None => self.top.open_child(&cgroup_name(task)).map_or(Ok(()), |c| c.remove().map_err(Into::into)),
             };
             if let Err(e) = removed {
@@ -276,28 +297,29 @@ impl Agent {
 
     fn try_apply(&mut self, op: AgentOp, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
         match op {
-            AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore } => {
+            AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore, uid } => {
                 own_dir(task, &log_dir, "log directory")?;
                 own_dir(task, &checkpoint_dir, "checkpoint directory")?;
-                let checkpoint_dir = self.checkpoint_dir_of(&log_dir, checkpoint_dir);
+                let user = self.confinement.user_for(uid).map_err(refusal)?;
                 // The manager holds any earlier run over: a report of it not yet
                 // delivered (e.g. its exit, seen when it was taken over) would
                 // pass for the new run's.
                 out.retain(|r| r.task() != task);
-                private_dirs(&log_dir)?;
-                // An earlier run's exit status must not pass for this run's, should
-                // this agent die before the command starts (see `adopt`).
-                remove_if_there(&files::exit(&log_dir))?;
-                if !restore && checkpoint_dir.exists() {
-                    // A fresh start: state saved by an earlier run is not to be resumed.
-                    std::fs::remove_dir_all(&checkpoint_dir)?;
+                // A task relaunched after a kill gets a fresh cgroup. A run still
+                // held (its kill never arrived) goes through its own handle, which
+                // would otherwise remove the new run's cgroup when dropped. Every
+                // process of the earlier run is gone before its directory is
+                // made ready again.
+                if let Some(Some(old)) = self.ended.remove(&task) {
+                    old.live.remove()?;
                 }
-                private_dirs(&checkpoint_dir)?;
-                if let Some(user) = &self.confinement.user {
-                    // Its working directory (where its exit code goes) and its checkpoints.
-                    user.give(&log_dir)?;
-                    user.give(&checkpoint_dir)?;
+                if let Some(old) = self.tasks.remove(&task) {
+                    old.live.remove()?;
                 }
+                if let Some(old) = self.top.open_child(&cgroup_name(task)) {
+                    old.remove()?;
+                }
+                let checkpoint_dir = task_dir::prepare(&log_dir, &checkpoint_dir, restore, user.as_ref())?;
                 let spec = CommandSpec {
                     argv,
                     env: vec![
@@ -313,20 +335,8 @@ impl Agent {
                     // Its own directory, beside its output (see the README's live mode).
                     cwd: Some(log_dir.clone()),
                     max_file_bytes: self.max_output,
-                    confinement: self.confinement.clone(),
+                    confinement: Confinement { user, job_uids: None, max_pids: self.confinement.max_pids },
                 };
-                // A task relaunched after a kill gets a fresh cgroup. A run still
-                // held (its kill never arrived) goes through its own handle, which
-                // would otherwise remove the new run's cgroup when dropped.
-                if let Some(Some(old)) = self.ended.remove(&task) {
-                    old.live.remove()?;
-                }
-                if let Some(old) = self.tasks.remove(&task) {
-                    old.live.remove()?;
-                }
-                if let Some(old) = self.top.open_child(&cgroup_name(task)) {
-                    old.remove()?;
-                }
                 let live = LiveTask::launch(&self.top, &cgroup_name(task), &spec, allocation(resources))?;
                 self.tasks.insert(task, HeldTask::new(live, log_dir));
                 if restore {
@@ -343,7 +353,7 @@ impl Agent {
             }
             AgentOp::Stop { task } => {
                 if let Some(held) = self.tasks.remove(&task) {
-                    held.live.remove()?;
+                    self.retire(task, held)?;
                 }
             }
             AgentOp::Adopt { task, log_dir, checkpoint_dir, resources, expect, owed_mb } => {
@@ -359,7 +369,7 @@ impl Agent {
                 for task in orphans {
                     if let Some(held) = self.tasks.remove(&task) {
                         eprintln!("pliant agent: {task}: not taken over by the manager: stopped");
-                        held.live.remove()?;
+                        self.retire(task, held)?;
                     }
                 }
                 let held: Vec<String> = self.tasks.keys().chain(self.ended.keys()).map(|&t| cgroup_name(t)).collect();
@@ -389,7 +399,7 @@ impl Agent {
         if mechanism == MechanismKind::Kill {
             if let Some(mut held) = self.tasks.remove(&task) {
                 held.live.kill()?;
-                held.live.remove()?;
+                self.retire(task, held)?;
             }
             return Ok(());
         }
@@ -463,6 +473,7 @@ impl Agent {
                         // task's failure: it runs again.
                         None => AgentReport::Lost { task, reason: "it left no exit status (its agent died)".into() },
                     });
+                    self.take_back(task, &log_dir);
                     if let Some(cgroup) = self.top.open_child(&cgroup_name(task)) {
                         // Kept until the report is delivered, as for a task seen
                         // ending; `forget_ended` removes it by name.
@@ -564,6 +575,11 @@ impl Agent {
     }
 }
 
+/// A launch the agent refuses, saying why.
+fn refusal(why: String) -> MechanismError {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, why).into()
+}
+
 /// Refuses a directory the manager names for `task` unless it is the
 /// task's own: an absolute path without `.` or `..` that ends in
 /// `job-J/task-T`. The agent (root) creates it, empties it (a checkpoint
@@ -582,13 +598,6 @@ fn own_dir(task: TaskRef, dir: &Path, what: &str) -> Result<(), MechanismError> 
         tail.display()
     );
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why).into())
-}
-
-/// Creates `dir` and its missing parents readable by their owner only (a
-/// task's output and saved state are its owner's).
-fn private_dirs(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
 /// Reports what the task's reclaim under way freed since the last look, if
@@ -613,14 +622,6 @@ fn report_reclaim(task: TaskRef, held: &mut HeldTask, out: &mut Vec<AgentReport>
 /// MB the task's memory usage went down by since it was `before` bytes.
 fn freed_since(live: &LiveTask, before: u64) -> Result<u64, MechanismError> {
     Ok(before.saturating_sub(live.memory()?.usage) >> 20)
-}
-
-/// Removes `file`; fine if it is not there.
-fn remove_if_there(file: &Path) -> std::io::Result<()> {
-    match std::fs::remove_file(file) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
 }
 
 /// Where a task's files are.

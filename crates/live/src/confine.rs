@@ -7,29 +7,16 @@
 //! join token, an operator's credentials) never reaches a job. A task run as
 //! another user cannot write its own cgroup's files (they belong to root), so
 //! it can neither raise its limits nor leave its cgroup. An agent that runs
-//! as root runs tasks as [`DEFAULT_TASK_USER`] unless the operator names
-//! another user (root included), and every task it starts holds no
-//! capability, a task left as root included ([`drop_bounding_set`],
-//! [`clear_capabilities`]).
+//! as root runs each job as a user of its own, a uid from a range no user of
+//! the machine has ([`crate::uid_range`], given by the manager with the
+//! launch), unless the operator names one user for every task (root
+//! included); every task it starts holds no capability, a task left as
+//! root included ([`drop_bounding_set`], [`clear_capabilities`]).
 
+use crate::uid_range::{UidRange, DEFAULT_TASK_UIDS};
 use std::ffi::{CStr, CString};
 use std::io;
-use std::path::{Path, PathBuf};
-
-/// The user tasks run as when pliant runs as root and the operator names
-/// none: tasks run as root only when the operator says so.
-pub const DEFAULT_TASK_USER: &str = "nobody";
-
-/// The user tasks run as when the operator names none: [`DEFAULT_TASK_USER`]
-/// when this process runs as root, else `None` (this process's own user).
-pub fn default_task_user() -> Result<Option<TaskUser>, String> {
-    if !running_as_root() {
-        return Ok(None);
-    }
-    TaskUser::lookup(DEFAULT_TASK_USER)
-        .map(Some)
-        .map_err(|e| format!("tasks run as {DEFAULT_TASK_USER} unless --task-user names another user (or root): {e}"))
-}
+use std::path::PathBuf;
 
 /// True when this process runs as root (and may so drop its tasks' capabilities).
 pub fn running_as_root() -> bool {
@@ -46,10 +33,64 @@ pub const PASSED_ENV: &[&str] =
 /// How tasks are confined on a node.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Confinement {
-    /// The user tasks run as (`None`: the agent's own user).
+    /// The one user every task runs as, when the operator names one.
     pub user: Option<TaskUser>,
+    /// Else, the range each job's own uid is in (`None` with no `user`:
+    /// the agent's own user).
+    pub job_uids: Option<UidRange>,
     /// The most processes and threads a task may hold at once (`None`: no bound).
     pub max_pids: Option<u64>,
+}
+
+impl Confinement {
+    /// How a node confines its tasks: as `fixed` when the operator names a
+    /// user; else, when this process runs as root, each job as a uid of its
+    /// own from `uids` ([`DEFAULT_TASK_UIDS`] when `None`), a range no user
+    /// or group of the machine may have; else as this process's own user.
+    pub fn for_node(
+        fixed: Option<TaskUser>,
+        uids: Option<UidRange>,
+        max_pids: Option<u64>,
+    ) -> Result<Confinement, String> {
+        let job_uids = match (&fixed, running_as_root()) {
+            (Some(_), _) if uids.is_some() => {
+                return Err(
+                    "give --task-user (one user for every task) or --task-uids (one uid per job), not both".into()
+                )
+            }
+            (Some(_), _) => None,
+            (None, true) => {
+                let range = uids.unwrap_or(DEFAULT_TASK_UIDS);
+                range.check_unused()?;
+                Some(range)
+            }
+            (None, false) if uids.is_some() => {
+                return Err("--task-uids: only a daemon run as root can run tasks as other users".into())
+            }
+            (None, false) => None,
+        };
+        Ok(Confinement { user: fixed, job_uids, max_pids })
+    }
+
+    /// True when tasks run as another user than the agent's.
+    pub fn as_other_user(&self) -> bool {
+        self.user.as_ref().is_some_and(|u| !u.is_root()) || self.job_uids.is_some()
+    }
+
+    /// The user a task of a job the manager gave `uid` runs as: the fixed
+    /// user, or the job's own uid (which must be in this node's range), or
+    /// `None` (the agent's own user).
+    pub fn user_for(&self, uid: Option<u32>) -> Result<Option<TaskUser>, String> {
+        let Some(range) = self.job_uids.filter(|_| self.user.is_none()) else { return Ok(self.user.clone()) };
+        match uid {
+            Some(uid) if range.contains(uid) => Ok(Some(TaskUser::of_job(uid))),
+            Some(uid) => Err(format!(
+                "the manager gave the job uid {uid}, outside this node's task uids {range} (give every daemon the \
+                 same --task-uids)"
+            )),
+            None => Err("the manager gave the job no uid of its own (an older manager?)".into()),
+        }
+    }
 }
 
 /// A user tasks run as, as the user database gives it.
@@ -105,15 +146,22 @@ impl TaskUser {
         Ok(TaskUser { groups: groups_of(&user.name, user.gid), ..user })
     }
 
+    /// The user of a job run as `uid` of its own (also its group): no
+    /// name in the user database, no home but `/`.
+    pub fn of_job(uid: u32) -> TaskUser {
+        TaskUser {
+            name: format!("pliant-{uid}"),
+            uid,
+            gid: uid,
+            groups: vec![uid],
+            home: PathBuf::from("/"),
+            shell: PathBuf::from("/bin/sh"),
+        }
+    }
+
     /// True for the superuser, whom running "as" confines in nothing.
     pub fn is_root(&self) -> bool {
         self.uid == 0
-    }
-
-    /// Gives `dir` to this user (a task's own directories: its working
-    /// directory, where its exit code and checkpoints are written).
-    pub fn give(&self, dir: &Path) -> std::io::Result<()> {
-        std::os::unix::fs::chown(dir, Some(self.uid), Some(self.gid))
     }
 }
 

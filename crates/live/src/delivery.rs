@@ -201,6 +201,7 @@ mod tests {
             log_dir: PathBuf::from("/l"),
             checkpoint_dir: PathBuf::from("/c"),
             restore: false,
+            uid: None,
         }
     }
 

@@ -8,10 +8,11 @@
 //! Architecture invariant: the policy lives in `pliant-core`; this crate only
 //! carries out its actions ([`dispatch`] is the single mapping) and reports
 //! what it observes. It touches only cgroups it created (named `pliant…`),
-//! processes it started and swap files it made; on Slurm (`slurm_node` on
-//! `slurm_job`, run by a node's `pliant agent --slurm`) it only lowers and
-//! lifts the memory limits of the job cgroups Slurm made, and freezes and
-//! thaws them.
+//! processes it started, swap files it made and the tasks' directories it
+//! makes (under a directory descriptor, never through a link: [`held_dir`]);
+//! on Slurm (`slurm_node` on `slurm_job`, run by a node's `pliant agent
+//! --slurm`) it only lowers and lifts the memory limits of the job cgroups
+//! Slurm made, and freezes and thaws them.
 #![warn(missing_docs)]
 
 pub mod agent;
@@ -24,6 +25,7 @@ pub mod delivery;
 pub mod dirtier;
 pub mod dispatch;
 pub mod fence;
+pub mod held_dir;
 pub mod machine;
 pub mod measure;
 pub mod mechanism;
@@ -42,7 +44,9 @@ pub mod slurm_node;
 pub mod stepper;
 pub mod strict;
 pub mod swap;
+pub mod task_dir;
 pub mod task_files;
 pub mod tls;
 pub mod token;
+pub mod uid_range;
 pub mod wire;

@@ -116,10 +116,7 @@ impl TaskProcess {
             cmd.current_dir(dir);
         }
         if let Some(file) = &spec.exit_file {
-            match std::fs::remove_file(file) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-                _ => {}
-            }
+            crate::task_files::remove(file)?;
             cmd.env(EXIT_FILE_ENV, reachable(file));
         }
         // SAFETY: the hook runs between fork and exec and only calls

@@ -29,6 +29,10 @@ pub enum AgentOp {
         checkpoint_dir: PathBuf,
         /// True to restart from the state saved there (a checkpoint restore).
         restore: bool,
+        /// The uid the job's tasks run as on a node that runs each job as a
+        /// user of its own (journaled with the job; see [`crate::uid_range`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uid: Option<u32>,
     },
     /// Take resources back by `mechanism`, down to `limits` (kill: everything;
     /// checkpoint: ask the task to save its state and exit, then report it).

@@ -4,6 +4,7 @@
 //! (`O_NONBLOCK`: a FIFO put in a log's place neither hangs the open nor the
 //! read), and only when the file is a regular one.
 
+use crate::held_dir::HeldDir;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -56,33 +57,41 @@ pub fn read_small(path: &Path) -> Option<String> {
 /// A task's output file opened for appending (restarts add to it): a
 /// regular file with no other name, never through a link; anything else in
 /// its place (a link, a hard link to another file, a FIFO, a directory a task
-/// left there) is removed and a fresh file made.
+/// left there) is removed and a fresh file made. Everything happens under
+/// the directory's descriptor ([`HeldDir`]): the directory is the agent's
+/// path, what is in it the task's.
 pub fn open_output(path: &Path) -> io::Result<File> {
-    let append = || {
-        OpenOptions::new().append(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY).open(path)
-    };
+    let (dir, name) = parent_and_name(path)?;
+    let append = || dir.open_file(name, libc::O_WRONLY | libc::O_APPEND | libc::O_NONBLOCK | libc::O_NOCTTY, 0);
     match append() {
         // A second name for it is a file the task linked there (another's, maybe).
         Ok(file) if file.metadata().is_ok_and(|m| m.file_type().is_file() && m.nlink() == 1) => return blocking(file),
         Ok(_) | Err(_) => {}
     }
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_dir() => std::fs::remove_dir_all(path)?,
-        Ok(m) if !m.file_type().is_file() => std::fs::remove_file(path)?,
-        _ => {}
+    if dir.entry(name)?.is_some_and(|e| !e.is_file) {
+        dir.remove(name)?;
     }
-    let file = OpenOptions::new()
-        .append(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NOCTTY)
-        .open(path);
-    match file {
+    let created = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_EXCL | libc::O_NOCTTY;
+    match dir.open_file(name, created, 0o600) {
         Ok(file) => Ok(file),
         // A regular file that was there all along (its first open failed for another reason).
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => blocking(append()?),
         Err(e) => Err(e),
     }
+}
+
+/// Removes a task's file `path` (whatever is there: a link itself, a
+/// directory tree) under its directory's descriptor; fine when it is not there.
+pub fn remove(path: &Path) -> io::Result<()> {
+    let (dir, name) = parent_and_name(path)?;
+    dir.remove(name)
+}
+
+/// The directory of a task's file `path`, held open, and the file's name in it.
+fn parent_and_name(path: &Path) -> io::Result<(HeldDir, &str)> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidInput, format!("{}: not a file in a directory", path.display()));
+    let dir = HeldDir::open(path.parent().ok_or_else(bad)?)?;
+    Ok((dir, path.file_name().and_then(|n| n.to_str()).ok_or_else(bad)?))
 }
 
 /// `file` with `O_NONBLOCK` cleared (a task's writes to a regular file never block anyway).

@@ -326,6 +326,7 @@ fn the_agent_reports_checkpoints_and_failed_ones_even_after_taking_over() {
         log_dir: log_dir(job),
         checkpoint_dir: checkpoint_dir(job),
         restore: false,
+        uid: None,
     };
     let dirty = || vec![env!("CARGO_BIN_EXE_pliant-dirty").to_string(), "--mb".into(), "8".into()];
     let checkpoint =
@@ -450,8 +451,10 @@ fn an_ended_task_s_report_survives_its_agent_dying_before_delivery() {
     let argv = ["/bin/sh", "-c", "exit 7"].map(String::from).to_vec();
     let (log, ckpt) = (log_dir.clone(), checkpoint_dir.clone());
     let mut out = Vec::new();
-    agent
-        .apply(AgentOp::Launch { task, argv, resources, log_dir: log, checkpoint_dir: ckpt, restore: false }, &mut out);
+    agent.apply(
+        AgentOp::Launch { task, argv, resources, log_dir: log, checkpoint_dir: ckpt, restore: false, uid: None },
+        &mut out,
+    );
     let first = reports(&mut agent, 1);
     assert!(matches!(first.as_slice(), [AgentReport::Exited { code: Some(7), .. }]), "{first:?}");
     let top = w.layout.open(&name).unwrap();
@@ -495,6 +498,7 @@ fn the_agent_empties_no_directory_but_a_task_s_own() {
         log_dir,
         checkpoint_dir,
         restore: false,
+        uid: None,
     };
     for (log, ckpt) in [
         (log_dir.clone(), victim.clone()),
@@ -524,6 +528,7 @@ fn launch_sleeper(dir: &Path, job: u32) -> AgentOp {
         log_dir: dir.join(format!("logs/job-{job}/task-0")),
         checkpoint_dir: dir.join(format!("ckpt/job-{job}/task-0")),
         restore: false,
+        uid: None,
     }
 }
 
@@ -657,6 +662,7 @@ fn the_agent_reports_a_resume_once_the_memory_is_back() {
         log_dir: log_dir.clone(),
         checkpoint_dir: w.dir.path().join("ckpt/job-0/task-0"),
         restore: false,
+        uid: None,
     };
     let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
     let mut out = Vec::new();
@@ -828,6 +834,7 @@ fn a_task_runs_in_its_log_directory_which_only_its_owner_reads() {
         log_dir: log_dir.clone(),
         checkpoint_dir: checkpoint_dir.clone(),
         restore: false,
+        uid: None,
     };
     let mut out = Vec::new();
     agent.apply(op, &mut out);
@@ -855,7 +862,7 @@ fn a_confined_task_runs_as_its_user_and_cannot_escape_its_limits() {
     let nobody = TaskUser::lookup("nobody").expect("a user nobody on this machine");
     let name = format!("pliant-test-{}-agent-confined", std::process::id());
     let (mut agent, _) = Agent::start(&w.layout, &name, false, Duration::from_secs(1)).unwrap();
-    let confinement = Confinement { user: Some(nobody.clone()), max_pids: Some(16) };
+    let confinement = Confinement { user: Some(nobody.clone()), job_uids: None, max_pids: Some(16) };
     if let Some(note) = agent.confine(confinement) {
         pliant_xtest::cannot_run(&format!("agent-confined: {note}"));
         return;
@@ -885,6 +892,7 @@ fn a_confined_task_runs_as_its_user_and_cannot_escape_its_limits() {
         log_dir: log_dir.clone(),
         checkpoint_dir: w.dir.path().join("ckpt/job-0/task-0"),
         restore: false,
+        uid: None,
     };
     let mut out = Vec::new();
     agent.apply(op, &mut out);

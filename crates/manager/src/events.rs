@@ -60,6 +60,10 @@ pub enum Event {
     Submitted {
         /// The job.
         spec: JobSpec,
+        /// The uid its tasks run as on nodes that run each job as a user of
+        /// its own (absent from journals of before: given at replay).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uid: Option<u32>,
     },
     /// A user cancelled a job.
     Cancelled {

@@ -191,6 +191,9 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let fresh =
         ClusterConfig { policy, params: opts.setup.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
     let (mut manager, recovered) = Manager::open(&state_dir, fresh).map_err(|e| e.to_string())?;
+    if let Some(range) = opts.confinement.job_uids {
+        manager.set_task_uids(range);
+    }
     if recovered {
         log(&format!(
             "recovered {} jobs from the journal ({} steps); taking over their tasks",

@@ -27,6 +27,7 @@ use pliant_live::mirror::{Heard, Standing};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::{build_policy, LiveBody, StepError, Stepping};
 use pliant_live::token::Token;
+use pliant_live::uid_range::{UidRange, DEFAULT_TASK_UIDS};
 use pliant_live::wire::NodeRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -184,6 +185,8 @@ pub struct Manager {
     /// the journal, and the manager takes no step more (its loop stops with
     /// this; a restart replays the journal).
     broken: Option<String>,
+    /// The uids jobs are given, one each (see [`Manager::set_task_uids`]).
+    task_uids: UidRange,
 }
 
 /// Journal key of the digests ([`pliant_live::token::digest`]) of the node
@@ -240,6 +243,7 @@ impl Manager {
             agent_timeout: DEFAULT_AGENT_TIMEOUT,
             room: JournalRoom::new(state_dir),
             broken: None,
+            task_uids: DEFAULT_TASK_UIDS,
         };
         let steps = m.journal.steps()?;
         m.replay(steps)?;
@@ -296,12 +300,30 @@ impl Manager {
         self.room.check().map_or(Ok(()), |why| Err(Refusal::Unavailable(why.to_string())))
     }
 
+    /// Gives the jobs submitted from now on uids from `range` (the nodes'
+    /// `--task-uids`; a job keeps the uid journaled with it).
+    pub fn set_task_uids(&mut self, range: UidRange) {
+        self.task_uids = range;
+    }
+
+    /// The uid a new job gets: the next one after the last job's that no
+    /// unfinished job holds (so a uid comes back only after every other
+    /// one was given out, and never while its job runs).
+    fn next_uid(&self) -> Option<u32> {
+        let held: std::collections::BTreeSet<u32> =
+            self.jobs.iter().filter(|j| !j.is_over()).filter_map(|j| j.uid).collect();
+        self.task_uids.next_free(self.jobs.last().and_then(|j| j.uid), |uid| held.contains(&uid))
+    }
+
     /// Takes in a submission; returns the new job's id.
     pub fn submit(&mut self, req: SubmitRequest) -> Result<u32, Refusal> {
         self.journal_has_room()?;
         let spec = req.validate(&self.config.capacities()).map_err(Refusal::Invalid)?;
+        let uid = self.next_uid().ok_or_else(|| {
+            Refusal::Unavailable(format!("every task uid ({}) is held by a job that has not ended", self.task_uids))
+        })?;
         let id = self.jobs.len() as u32;
-        self.step_or_refuse(vec![Event::Submitted { spec }])?;
+        self.step_or_refuse(vec![Event::Submitted { spec, uid: Some(uid) }])?;
         Ok(id)
     }
 
@@ -614,10 +636,11 @@ impl Manager {
         ops: &mut Vec<(usize, AgentOp)>,
     ) -> Result<bool, ManagerError> {
         match event {
-            Event::Submitted { spec } => {
+            Event::Submitted { spec, uid } => {
                 let id = JobId(self.jobs.len() as u32);
+                let uid = uid.or_else(|| self.next_uid());
                 self.stepping.driver.observe(now, Observation::JobSubmitted(job_request(id, now, spec)))?;
-                self.jobs.push(JobView::new(id, spec.clone(), now));
+                self.jobs.push(JobView::new(id, spec.clone(), now, uid));
             }
             Event::Cancelled { job } => {
                 match self.jobs.get(job.0 as usize) {
@@ -758,13 +781,13 @@ impl Manager {
         let (log_dir, checkpoint_dir) = (self.log_dir(task), self.checkpoint_dir(task));
         let job = &mut self.jobs[task.job.0 as usize];
         job.first_start_us.get_or_insert(now);
-        let argv = job.spec.command.clone();
+        let (argv, uid) = (job.spec.command.clone(), job.uid);
         let t = &mut job.tasks[task.task as usize];
         t.mirror.start(resources);
         t.launches += 1;
         t.start_us = Some(now);
         t.first_start_us.get_or_insert(now);
-        ops.push((node.0 as usize, AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore }));
+        ops.push((node.0 as usize, AgentOp::Launch { task, argv, resources, log_dir, checkpoint_dir, restore, uid }));
     }
 
     fn task_mut(&mut self, task: TaskRef) -> &mut TaskView {

@@ -37,6 +37,8 @@ pub struct ServeOptions {
     /// The join token's file (`--join-token-file`); default
     /// `STATE_DIR/join-token`, generated on first start.
     pub join_token_file: Option<std::path::PathBuf>,
+    /// The uids jobs are given (default [`pliant_live::uid_range::DEFAULT_TASK_UIDS`]).
+    pub task_uids: Option<pliant_live::uid_range::UidRange>,
 }
 
 /// Runs until `stop` is set.
@@ -75,6 +77,9 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
         manager.adopt_credentials(credentials).map_err(|e| e.to_string())?;
     }
     manager.set_agent_timeout(opts.agent_timeout);
+    if let Some(range) = opts.task_uids {
+        manager.set_task_uids(range);
+    }
     if recovered {
         log(&format!("recovered {} jobs from the journal; agents take their tasks over", manager.jobs().len()));
     }

@@ -86,6 +86,9 @@ pub struct JobView {
     pub first_start_us: Option<Micros>,
     /// When it ended.
     pub end_us: Option<Micros>,
+    /// The uid its tasks run as on nodes that run each job as a user of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
     /// Its tasks.
     #[serde(skip)]
     pub tasks: Vec<TaskView>,
@@ -110,8 +113,8 @@ impl JobShown {
 }
 
 impl JobView {
-    /// A new job, all tasks pending.
-    pub fn new(id: JobId, spec: JobSpec, now: Micros) -> JobView {
+    /// A new job, all tasks pending, its tasks to run as `uid`.
+    pub fn new(id: JobId, spec: JobSpec, now: Micros, uid: Option<u32>) -> JobView {
         let tasks = (0..spec.tasks)
             .map(|index| TaskView {
                 index,
@@ -131,7 +134,16 @@ impl JobView {
                 lost_reason: None,
             })
             .collect();
-        JobView { id: id.0, spec, state: JobState::Pending, submit_us: now, first_start_us: None, end_us: None, tasks }
+        JobView {
+            id: id.0,
+            spec,
+            state: JobState::Pending,
+            submit_us: now,
+            first_start_us: None,
+            end_us: None,
+            uid,
+            tasks,
+        }
     }
 
     /// True once the job has finished, failed or been cancelled.

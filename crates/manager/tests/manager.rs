@@ -10,6 +10,7 @@ use pliant_live::mirror::Standing;
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::scratch::ScratchDir;
 use pliant_live::token::digest;
+use pliant_live::uid_range::{UidRange, DEFAULT_TASK_UIDS};
 use pliant_live::wire::NodeRecord;
 use pliant_manager::api::{self, handle};
 use pliant_manager::journal::Journal;
@@ -403,6 +404,7 @@ fn a_checkpointed_task_is_restored_from_its_directory_when_room_frees() {
         log_dir: dir.path().join("logs/job-0/task-0"),
         checkpoint_dir: dir.path().join("checkpoints/job-0/task-0"),
         restore: true,
+        uid: Some(DEFAULT_TASK_UIDS.first),
     };
     assert_eq!(m.take_ops(0), vec![restore]);
     let (t, s) = (&m.jobs()[free as usize].tasks[0], standing(&m, free, 0));
@@ -756,4 +758,42 @@ fn a_takeover_that_finds_a_task_gone_relaunches_it_once_after_every_sweep() {
     assert!(matches!(ops.as_slice(), [AgentOp::Launch { task, .. }] if *task == t), "{ops:?}");
     let shown = &m.jobs()[job as usize].tasks[0];
     assert_eq!((shown.launches, standing(&m, job, 0).node), (2, Some(0)));
+}
+
+/// Each job gets a uid of its own, the next of the range after the last
+/// job's, sent with its launches and journaled: a restarted manager gives
+/// the same jobs the same uids (with another range configured meanwhile).
+/// A uid comes back round only once its job has ended, and a submission
+/// while every uid is held is refused.
+#[test]
+fn each_job_runs_as_a_uid_of_its_own_kept_across_a_restart() {
+    let dir = ScratchDir::new("pliant-manager-uids").unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config()).unwrap();
+    m.set_task_uids(UidRange { first: 70_000, last: 70_001 });
+    let small = json!({"cpu_milli": 500, "mem_mb": 50, "command": ["sh"]});
+    let (a, b) = (submit(&mut m, small.clone()), submit(&mut m, small.clone()));
+    let uids = |m: &Manager| m.jobs().iter().map(|j| j.uid).collect::<Vec<_>>();
+    assert_eq!(uids(&m), vec![Some(70_000), Some(70_001)]);
+    let launched: Vec<Option<u32>> = m
+        .take_ops(0)
+        .into_iter()
+        .filter_map(|op| match op {
+            AgentOp::Launch { uid, .. } => Some(uid),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(launched, vec![Some(70_000), Some(70_001)]);
+    // Both uids are held by unfinished jobs: a third job has none to get.
+    let refused = m.submit(serde_json::from_value::<SubmitRequest>(small.clone()).unwrap()).unwrap_err();
+    assert!(format!("{refused:?}").contains("every task uid (70000-70001) is held"), "{refused:?}");
+    let done = |t: TaskRef| AgentReport::Exited { task: t, code: Some(0), signal: None, stderr_tail: String::new() };
+    m.advance(vec![(0, done(task(a, 0)))]).unwrap();
+    // Job a ended: its uid is the next free one after b's.
+    let c = submit(&mut m, small);
+    assert_eq!(uids(&m), vec![Some(70_000), Some(70_001), Some(70_000)]);
+    assert_eq!((a, b, c), (0, 1, 2));
+    drop(m);
+    let (again, recovered) = Manager::open(dir.path(), config()).unwrap();
+    assert!(recovered);
+    assert_eq!(uids(&again), vec![Some(70_000), Some(70_001), Some(70_000)], "the journal keeps each job's uid");
 }

@@ -90,7 +90,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
         let now = step.now;
         for event in &step.events {
             match event {
-                Event::Submitted { spec } => {
+                Event::Submitted { spec, .. } => {
                     let run = TaskRun { request_cpu: spec.cpu_milli, ..TaskRun::default() };
                     runs.push(vec![run; spec.tasks as usize]);
                     jobs.push(LiveJob {
