@@ -7,6 +7,7 @@ of youngest first in Python against the same planner in Rust
     python python/examples/planner_cost.py target/release/custom-policy [REPEATS]
 """
 
+import json
 import statistics
 import subprocess
 import sys
@@ -29,10 +30,10 @@ def python_run(planner):
 
 
 def rust_run(binary):
-    """The Rust youngest first's run's wall-clock ms (its table's column)."""
-    table = subprocess.run([binary], check=True, capture_output=True, text=True).stdout
-    row = next(line for line in table.splitlines() if line.startswith("youngest-first"))
-    return float(row.split()[4])
+    """The Rust youngest first's run's wall-clock ms (the example's own `pliant simulate`)."""
+    line = ["simulate", "--scenario", "mixed", "--seed", "1", "--policies", "youngest-first", "--format", "json"]
+    doc = json.loads(subprocess.run([binary, *line], check=True, capture_output=True, text=True).stdout)
+    return doc["results"][0]["sim"]["wall_seconds"] * 1e3
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 
 mod planner;
 
+use pliant_core::policy::Registry;
 use pliant_metrics::RunRecord;
 use pliant_report::{write_jobs_csv, write_preemptions_csv};
 use pliant_run::simulate::{simulate, Simulation};
@@ -79,10 +80,14 @@ fn outcome<'py>(
     planners: &[Bound<'py, PyAny>],
 ) -> PyResult<Bound<'py, PyDict>> {
     let claimed = planners.iter().map(planner::claim).collect::<PyResult<Vec<_>>>()?;
-    let objects: Vec<_> = claimed.iter().map(planner::Claimed::policy).collect();
     let done = py.detach(|| {
         let mut command = command()?;
-        command.add_policies(objects);
+        let args = command.policy_args();
+        for planner in &claimed {
+            let profile = planner.profile(&mut args.registry).map_err(|e| format!("policy {}: {e}", planner.name()))?;
+            args.profiles.push(profile);
+        }
+        args.take_in_files()?;
         execute(command)
     });
     if let Some(failure) = claimed.iter().find_map(planner::Claimed::failure) {
@@ -124,7 +129,7 @@ fn run_line<'py>(py: Python<'py>, line: Vec<String>, planners: Vec<Bound<'py, Py
 #[pyfunction]
 #[pyo3(signature = (path, out=None))]
 fn run_experiment(py: Python<'_>, path: PathBuf, out: Option<PathBuf>) -> PyResult<Bound<'_, PyDict>> {
-    outcome(py, move || Command::from_experiment(&path, out.as_deref()), &[])
+    outcome(py, move || Command::from_experiment(&path, out.as_deref(), &Registry::new()), &[])
 }
 
 /// The built-in scenarios: (name, about, the presets compared on it by default).

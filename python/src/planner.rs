@@ -14,17 +14,15 @@
 
 use crate::PliantError;
 use pliant_core::model::{JobId, TaskRef, TaskState};
-use pliant_core::policy::compose::compose;
 use pliant_core::policy::steps::{self, Mechanism, PlannerPlugin};
-use pliant_core::policy::{CustomPlanner, Params, PlannerSpec, Policy};
+use pliant_core::policy::{Policy, Profile, Registry};
 use pliant_core::{MechanismKind, Micros};
-use pliant_run::simulate::PolicyObject;
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// The plugin of one planner name.
@@ -504,22 +502,26 @@ pub fn claim(object: &Bound<'_, PyAny>) -> PyResult<Claimed> {
 }
 
 impl Claimed {
-    /// The policy it stands for: preset `base` with `steps` and this planner.
-    pub fn policy(&self) -> PolicyObject {
-        let (plugin, base, steps) = (self.plugin, self.base.clone(), self.steps.clone());
-        let build = move |params: &Params| -> Result<Policy, String> {
-            let pairs: Vec<(&str, &str)> = steps.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            let mut policy = compose(plugin.name, &base, &pairs, params).map_err(|e| match e.step {
-                Some(i) => format!("steps[{:?}]: {}", pairs[i].0, e.reason),
-                None => format!("base: {}", e.reason),
-            })?;
-            let preemption = policy.preemption.as_mut().ok_or_else(|| {
-                format!("base `{base}` with these steps never preempts: a planner needs one that does")
-            })?;
-            preemption.planner = PlannerSpec::Custom(CustomPlanner(plugin));
-            Ok(policy)
-        };
-        PolicyObject { name: self.plugin.name.to_string(), build: Arc::new(build) }
+    /// Its planner's name.
+    pub fn name(&self) -> &'static str {
+        self.plugin.name
+    }
+
+    /// Registers its planner in `registry` and returns the profile it
+    /// stands for: preset `base` with `steps` and this planner.
+    pub fn profile(&self, registry: &mut Registry) -> Result<Profile, String> {
+        registry.add_planner(self.plugin)?;
+        let pairs: Vec<(&str, &str)> = self.steps.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut profile = registry.compose(self.plugin.name, &self.base, &pairs).map_err(|e| match e.step {
+            Some(i) => format!("steps[{:?}]: {}", pairs[i].0, e.reason),
+            None => format!("base: {}", e.reason),
+        })?;
+        if profile.preemption.is_none() {
+            let base = &self.base;
+            return Err(format!("base `{base}` with these steps never preempts: a planner needs one that does"));
+        }
+        registry.fill(&mut profile, "planner", self.plugin.name)?;
+        Ok(profile)
     }
 
     /// The exception a run of it raised, as the call's error.

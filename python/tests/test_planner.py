@@ -36,10 +36,11 @@ class RecordingYoungestFirst(YoungestFirst):
 def test_python_youngest_first_decides_as_the_rust_one_byte_for_byte(tmp_path):
     binary = os.environ.get("CUSTOM_POLICY_BIN", str(REPO / "target/release/custom-policy"))
     assert os.path.exists(binary), f"no {binary}: cargo build --release -p custom-policy, or set CUSTOM_POLICY_BIN"
-    rust = tmp_path / "jobs.csv"
-    subprocess.run([binary, "--jobs-csv", str(rust)], check=True, capture_output=True)
+    rust = tmp_path / "rust"
+    line = ["simulate", "--scenario", "mixed", "--seed", "1", "--policies", "youngest-first,gp,pliant"]
+    subprocess.run([binary, *line, "--out", str(rust)], check=True, capture_output=True)
     r = pliant.simulate("mixed", seed=1, policies=[YoungestFirst(), "gp", "pliant"])
-    assert r._jobs_csv == rust.read_text()
+    assert r._jobs_csv == (rust / "jobs.csv").read_text()
     assert list(r.summary.policy) == ["youngest-first", "gp", "pliant"]
     # It was called at every monitor run, and what it took was taken.
     calls = r.planners.set_index("policy").loc["youngest-first"]

@@ -1,6 +1,7 @@
 //! `pliant scenarios` and `pliant policies`: what is built in.
 
-use pliant_core::policy::PRESETS;
+use pliant_core::policy::profile::POINTS;
+use pliant_core::policy::{Registry, PRESETS};
 use pliant_workload::scenarios::SCENARIOS;
 
 /// Prints every scenario with a line about it.
@@ -12,9 +13,10 @@ pub fn scenarios() -> Result<(), String> {
     Ok(())
 }
 
-/// Prints every preset and the `--set` keys with their defaults; with
-/// `markdown`, only the keys, as the table of docs/parameters.md.
-pub fn policies(markdown: bool) -> Result<(), String> {
+/// Prints every preset, the plugins of every point `registry` has, and the
+/// `--set` keys with their defaults; with `markdown`, only the keys, as the
+/// table of docs/parameters.md.
+pub fn policies(markdown: bool, registry: &Registry) -> Result<(), String> {
     if markdown {
         print!("{}", pliant_core::parameter::markdown_table(&pliant_run::Settings::keys()));
         return Ok(());
@@ -23,9 +25,12 @@ pub fn policies(markdown: bool) -> Result<(), String> {
     for p in PRESETS {
         println!("  {:<14} {}", p.name, p.about);
     }
-    println!("\nsteps (--compose NAME=FROM[,STEP=VALUE]..., or [policies.NAME] in an experiment file):");
-    for (step, values) in pliant_core::policy::compose::STEPS {
-        println!("  {:<14} {}", step, values.join(" | "));
+    for name in registry.policy_names().into_iter().skip(PRESETS.len()) {
+        println!("  {name:<14} registered by this binary");
+    }
+    println!("\nsteps (--compose NAME=FROM[,STEP=VALUE]..., --policy NAME=FROM[,STEP=VALUE]..., or [policies.NAME] in an experiment file):");
+    for (step, _) in POINTS {
+        println!("  {:<14} {}", step, registry.plugins(step).join(" | "));
     }
     println!("\nparameters (--set KEY=VALUE, or KEY = VALUE lines in a --config file):");
     let keys = pliant_run::Settings::keys();

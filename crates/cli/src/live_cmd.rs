@@ -3,6 +3,7 @@
 //! subcommand), so [`LiveCommand`] is meant to be flattened into the top-level
 //! command.
 
+use pliant_core::policy::Registry;
 use pliant_live::dirtier::{self, DirtyArgs};
 use pliant_live::measure::{self, MeasureConfig};
 use pliant_run::settings::SettingsArgs;
@@ -37,6 +38,11 @@ pub struct TwinArgs {
     /// `--set`, defaults) even where the run's journal shows its own.
     #[arg(long)]
     pub no_journal_rates: bool,
+    /// Replay under this policy instead of the run's: a preset, a
+    /// composition `NAME=FROM[,STEP=VALUE]...`, or `FILE#NAME` of an
+    /// experiment file (what it would have decided on the same run).
+    #[arg(long)]
+    pub policy: Option<String>,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -77,8 +83,8 @@ pub struct DirtyCmd {
     pub until_file: Option<PathBuf>,
 }
 
-/// Runs a live-mode subcommand.
-pub fn run(cmd: LiveCommand) -> Result<(), String> {
+/// Runs a live-mode subcommand; the twin builds the journal's policy through `registry`.
+pub fn run(cmd: LiveCommand, registry: &Registry) -> Result<(), String> {
     match cmd {
         LiveCommand::Measure(args) => {
             let exe = std::env::current_exe().map_err(|e| format!("cannot find the pliant executable: {e}"))?;
@@ -115,6 +121,8 @@ pub fn run(cmd: LiveCommand) -> Result<(), String> {
                 restore_from: settings.source("restore_s_per_gb").into(),
                 exec: settings.exec,
                 journal_rates: !args.no_journal_rates,
+                registry: registry.clone(),
+                policy: args.policy.map(|s| pliant_run::policy_spec::resolve("--policy", &s, registry)).transpose()?,
             };
             let report = pliant_twin::twin(&args.state_dir, replay)?;
             match args.format {

@@ -5,6 +5,7 @@
 
 use crate::live_cmd::{parse_seconds, parse_size_mb};
 use pliant_core::model::{Elasticity, ElasticityProfile};
+use pliant_core::policy::{Profile, Registry};
 use pliant_live::client::{Client, DEFAULT_URL};
 use pliant_live::confine::{Confinement, TaskUser};
 use pliant_live::machine::Offer;
@@ -88,10 +89,21 @@ pub struct SetupArgs {
     pub token_file: Option<PathBuf>,
 }
 
-impl From<SetupArgs> for ManagerSetup {
-    fn from(a: SetupArgs) -> ManagerSetup {
-        ManagerSetup { state_dir: a.state_dir, listen: a.listen, params: a.sets, token_file: a.token_file }
+impl SetupArgs {
+    /// The manager's setup, its policies built through `registry`.
+    fn setup(self, registry: &Registry) -> ManagerSetup {
+        let (state_dir, listen, params, token_file) = (self.state_dir, self.listen, self.sets, self.token_file);
+        ManagerSetup { state_dir, listen, params, token_file, registry: registry.clone() }
     }
+}
+
+/// The profile of `--policy SPEC`, checked with the `--set` parameters
+/// `sets` before anything is written.
+fn policy(spec: Option<&str>, sets: &[(String, String)], registry: &Registry) -> Result<Option<Profile>, String> {
+    let Some(spec) = spec else { return Ok(None) };
+    let profile = pliant_run::policy_spec::resolve("--policy", spec, registry)?;
+    pliant_live::stepper::build_policy(registry, &profile, sets).map_err(|e| format!("--policy {spec}: {e}"))?;
+    Ok(Some(profile))
 }
 
 /// What this node offers, and how long its tasks have to checkpoint.
@@ -153,8 +165,10 @@ impl NodeArgs {
 pub struct LocalArgs {
     #[command(flatten)]
     setup: SetupArgs,
-    /// Policy preset (see `pliant policies`); default gp where this node has
-    /// swap and the memory controller, else kill. Fixed when the journal is created.
+    /// The policy: a preset (see `pliant policies`), a composition
+    /// `NAME=FROM[,STEP=VALUE]...`, or `FILE#NAME` of an experiment file;
+    /// default gp where this node has swap and the memory controller, else
+    /// kill. Fixed when the journal is created.
     #[arg(long)]
     policy: Option<String>,
     #[command(flatten)]
@@ -166,9 +180,11 @@ pub struct LocalArgs {
 pub struct ServeArgs {
     #[command(flatten)]
     setup: SetupArgs,
-    /// Policy preset (see `pliant policies`); a node that cannot carry out its
-    /// mechanism is refused when it registers. Default: gp when every node
-    /// has swap and the memory controller, else kill. Fixed when the journal is created.
+    /// The policy: a preset (see `pliant policies`), a composition
+    /// `NAME=FROM[,STEP=VALUE]...`, or `FILE#NAME` of an experiment file; a
+    /// node that cannot carry out its mechanism is refused when it
+    /// registers. Default: gp when every node has swap and the memory
+    /// controller, else kill. Fixed when the journal is created.
     #[arg(long)]
     policy: Option<String>,
     /// Number of agents a new cluster waits for before it schedules.
@@ -390,13 +406,13 @@ pub struct JobArgs {
     id: u32,
 }
 
-/// Runs a cluster subcommand.
-pub fn run(cmd: ManagerCommand) -> Result<(), String> {
+/// Runs a cluster subcommand; a manager builds its policy through `registry`.
+pub fn run(cmd: ManagerCommand, registry: &Registry) -> Result<(), String> {
     match cmd {
         ManagerCommand::Local(a) => {
             let opts = LocalOptions {
-                setup: a.setup.into(),
-                policy: a.policy,
+                policy: policy(a.policy.as_deref(), &a.setup.sets, registry)?,
+                setup: a.setup.setup(registry),
                 offer: a.node.offer(),
                 checkpoint_grace: a.node.checkpoint_grace,
                 max_log_bytes: a.node.max_log_bytes(),
@@ -406,8 +422,8 @@ pub fn run(cmd: ManagerCommand) -> Result<(), String> {
         }
         ManagerCommand::Serve(a) => {
             let opts = ServeOptions {
-                setup: a.setup.into(),
-                policy: a.policy,
+                policy: policy(a.policy.as_deref(), &a.setup.sets, registry)?,
+                setup: a.setup.setup(registry),
                 nodes: a.nodes as usize,
                 agent_timeout: a.agent_timeout,
                 join_token_file: a.join_token_file,

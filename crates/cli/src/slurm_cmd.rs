@@ -3,6 +3,7 @@
 //! (`SLURM_CONF`).
 
 use crate::manager_cmd::parse_key_value;
+use pliant_core::policy::Registry;
 use pliant_manager::signals::stop_on_signals;
 use pliant_slurm::controller::Controller;
 use std::path::PathBuf;
@@ -16,7 +17,9 @@ pub struct SlurmArgs {
     /// held: `sbatch --hold`, or SBATCH_HOLD=1).
     #[arg(long, default_value = "pliant")]
     partition: String,
-    /// The policy preset (see `pliant policies`); fixed when the journal is created.
+    /// The policy: a preset (see `pliant policies`), a composition
+    /// `NAME=FROM[,STEP=VALUE]...`, or `FILE#NAME` of an experiment file;
+    /// fixed when the journal is created.
     #[arg(long, default_value = "ip")]
     policy: String,
     /// Who places the jobs: `pliant` (every job held, released on the node
@@ -52,8 +55,8 @@ pub struct SlurmArgs {
 }
 
 /// `pliant slurm --show`: one JSON object per job, in pliant's order.
-fn show(state_dir: &std::path::Path) -> Result<(), String> {
-    let (config, jobs) = Controller::view(state_dir).map_err(|e| e.to_string())?;
+fn show(state_dir: &std::path::Path, registry: &Registry) -> Result<(), String> {
+    let (config, jobs) = Controller::view(state_dir, registry).map_err(|e| e.to_string())?;
     let jobs: Vec<serde_json::Value> = jobs
         .iter()
         .map(|t| {
@@ -80,15 +83,17 @@ fn bind(address: &str) -> std::io::Result<std::net::TcpListener> {
     }
 }
 
-/// Runs the controller until SIGINT or SIGTERM.
-pub fn run(args: SlurmArgs) -> Result<(), String> {
+/// Runs the controller until SIGINT or SIGTERM, its policy built through `registry`.
+pub fn run(args: SlurmArgs, registry: &Registry) -> Result<(), String> {
     if args.show {
-        return show(&args.state_dir);
+        return show(&args.state_dir, registry);
     }
     let log = |line: &str| eprintln!("pliant slurm: {line}");
-    // A mechanism the placement cannot carry out is refused before anything starts.
-    let policy = pliant_live::stepper::build_policy(&args.policy, &args.sets)?;
-    args.placement.check(&args.policy, &policy)?;
+    // An unknown policy, a bad parameter or a mechanism the placement cannot
+    // carry out is refused before anything starts.
+    let profile = pliant_run::policy_spec::resolve("--policy", &args.policy, registry)?;
+    let policy = pliant_live::stepper::build_policy(registry, &profile, &args.sets)?;
+    args.placement.check(&profile.name, &policy)?;
     // A join token file given is checked before anything is written: a refused one leaves no trace.
     if let Some(file) = &args.join_token_file {
         pliant_live::strict::check_file(file, "join token")?;
@@ -98,7 +103,7 @@ pub fn run(args: SlurmArgs) -> Result<(), String> {
     let join = pliant_live::token::Token::join_for_manager(&state_dir, args.join_token_file.as_deref(), &log)?;
     let listener = bind(&args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let (mut controller, recovered) =
-        Controller::open(&state_dir, &args.partition, &args.policy, &args.sets, args.placement, join)
+        Controller::open(&state_dir, &args.partition, &profile, &args.sets, args.placement, join, registry)
             .map_err(|e| e.to_string())?;
     let c = controller.config();
     let nodes: Vec<String> = c.nodes.iter().map(|n| format!("{} ({})", n.name, n.capacity)).collect();

@@ -233,3 +233,34 @@ fn a_composed_policy_reproduces_its_preset_byte_for_byte_and_its_resolved_file_r
     assert!(err.contains("compose.toml:9: unknown field `mechansim`"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--policies FILE#NAME` runs a policy of an experiment file by name; its
+/// resolved experiment holds it as a composition from `fifo`, and reruns it.
+#[test]
+fn a_policy_of_an_experiment_file_runs_by_file_and_name() {
+    let dir = temp_dir("exp-file-name");
+    let exp = dir.join("policies.toml");
+    std::fs::write(
+        &exp,
+        "[workload]\nscenario = \"mixed\"\n\n[policies.my-gp]\nfrom = \"ip\"\nmechanism = \"graceful\"\n",
+    )
+    .unwrap();
+    let (a, b) = (dir.join("run"), dir.join("rerun"));
+    let spec = format!("{}#my-gp", exp.display());
+    let line = ["simulate", "--scenario", "mixed", "--seed", "2", "--scale", "0.3", "--out", a.to_str().unwrap()];
+    ok(&[&line[..], &["--policies", &format!("gp,{spec}")]].concat());
+    let csv = read(&a, "jobs.csv");
+    assert!(!rows_of(&csv, "gp").is_empty());
+    assert_eq!(rows_of(&csv, "gp"), rows_of(&csv, "my-gp"));
+    let resolved = read(&a, "experiment.toml");
+    let mine = &resolved[resolved.find("[policies.my-gp]").unwrap()..];
+    for line in ["from = \"fifo\"", "queues = \"short-long\"", "planner = \"capacity\"", "mechanism = \"graceful\""] {
+        assert!(mine.contains(line), "{resolved}");
+    }
+    ok(&["run", a.join("experiment.toml").to_str().unwrap(), "--out", b.to_str().unwrap()]);
+    assert_eq!(read(&b, "jobs.csv"), csv);
+
+    let err = error_of(&["simulate", "--scenario", "mixed", "--policies", &format!("{}#other", exp.display())]);
+    assert!(err.contains("policies.toml: no [policies.other] here (it has: my-gp)"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

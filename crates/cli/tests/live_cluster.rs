@@ -602,3 +602,45 @@ fn ssr_keeps_a_dag_job_slots_across_its_barrier_while_a_lower_job_waits() {
         assert_eq!(h["state"], "finished", "{policy}: {h}");
     }
 }
+
+/// A policy composed in an experiment file (`--policy FILE#NAME`) runs live:
+/// `ip` killing its victims takes a node held by a long job back for a short
+/// one by a kill; the journal keeps the resolved profile, which a restart
+/// (with the same `--policy`) finds the same and rebuilds.
+#[test]
+fn a_policy_composed_in_an_experiment_file_runs_live_and_its_journal_keeps_its_profile() {
+    if !live_without_lock("composed policy") {
+        return;
+    }
+    let dir = ScratchDir::new("pliant-composed-live").unwrap();
+    let file = dir.path().join("policies.toml");
+    let body = "[workload]\nscenario = \"mixed\"\n\n[policies.ip-kill]\nfrom = \"ip\"\nmechanism = \"kill\"\n";
+    std::fs::write(&file, body).unwrap();
+    let spec = format!("{}#ip-kill", file.display());
+    let state = dir.path().join("state");
+    let mut local = Local::start(&state, &spec, free_port(), &dir.path().join("local.log"));
+    let long = local.submit(json!({
+        "name": "long", "queue": "long", "tasks": 2, "cpu_milli": 1000, "mem_mb": 64,
+        "command": ["/bin/sh", "-c", "sleep 60"]
+    }));
+    local.wait_until("the long tasks to run", Duration::from_secs(30), |c| {
+        c.get(&format!("/jobs/{long}")).unwrap()["state"] == "running"
+    });
+    let short = local.submit(json!({
+        "name": "short", "queue": "short", "cpu_milli": 1000, "mem_mb": 64, "command": ["/bin/sh", "-c", "sleep 1"]
+    }));
+    local.wait_until("the short job to finish", Duration::from_secs(30), |c| {
+        c.get(&format!("/jobs/{short}")).unwrap()["state"] == "finished"
+    });
+    let killed: u64 = tasks(&local.job(long)).iter().map(|t| t["preemptions"]["kill"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(killed, 1, "one long task was killed for the short one: {}", local.job(long));
+    assert_eq!(local.client.get("/cluster").unwrap()["policy"], "ip-kill");
+
+    local.crash_and_restart();
+    assert_eq!(local.client.get("/cluster").unwrap()["policy"], "ip-kill");
+    let journal = pliant_manager::journal::Journal::open(&state.join("journal.sqlite")).unwrap();
+    let config: pliant_manager::manager::ClusterConfig = journal.get("config").unwrap().unwrap();
+    let registry = pliant_core::policy::Registry::new();
+    let profile = registry.compose("ip-kill", "ip", &[("mechanism", "kill")]).unwrap();
+    assert_eq!(config.policy, pliant_live::stepper::JournaledPolicy::from(profile));
+}

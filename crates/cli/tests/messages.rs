@@ -92,6 +92,7 @@ fn a_misspelt_preset_or_scenario_gets_a_guess() {
 /// before it listens or touches a cgroup.
 #[test]
 fn another_policy_on_a_kept_state_dir_is_an_error_naming_the_way_out() {
+    use pliant_core::policy::Registry;
     use pliant_core::MechanismKind;
     use pliant_live::machine::unix_us;
     use pliant_live::wire::NodeRecord;
@@ -105,7 +106,7 @@ fn another_policy_on_a_kept_state_dir_is_an_error_naming_the_way_out() {
         notes: vec![],
     };
     let config = ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node], epoch_unix_us: unix_us() };
-    drop(Manager::open(&state, config).unwrap());
+    drop(Manager::open(&state, config, &Registry::new()).unwrap());
     for command in ["local", "serve"] {
         let port = common::live::free_port().to_string();
         let listen = format!("127.0.0.1:{port}");
@@ -128,6 +129,44 @@ fn another_policy_on_a_kept_state_dir_is_an_error_naming_the_way_out() {
         assert_eq!(status.code(), Some(2), "{command}: {err}");
         assert!(err.contains("holds a cluster under policy kill"), "{command}: {err}");
         assert!(err.contains("start with --policy kill") && err.contains("another --state-dir"), "{command}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--policy` of the live bodies takes a preset, a composition or
+/// `FILE#NAME`; an unknown name or a bad step or parameter fails with the
+/// flag (or FILE:LINE) and what exists, before the state directory (its
+/// certificate, token and journal) is made.
+#[test]
+fn a_bad_live_policy_fails_before_anything_is_written() {
+    let dir = temp_dir("live-policy");
+    let (state, exp) = (dir.join("st"), dir.join("e.toml"));
+    std::fs::write(&exp, "[workload]\nscenario = \"mixed\"\n[policies.bad]\nfrom = \"ip\"\nmechanism = \"shrink\"\n")
+        .unwrap();
+    let in_file = |name: &str| format!("{}#{name}", exp.display());
+    let cases = [
+        (
+            "local",
+            "gp-kill".to_string(),
+            vec![],
+            "--policy gp-kill: unknown policy `gp-kill`: did you mean `gp`? (known: fifo,",
+        ),
+        ("serve", "x=gp,mechanism=shrink".into(), vec![], "--policy x=gp,mechanism=shrink: mechanism takes kill,"),
+        ("slurm", in_file("bad"), vec![], "e.toml:5: mechanism takes kill, immediate,"),
+        ("local", in_file("other"), vec![], "e.toml: no [policies.other] here (it has: bad)"),
+        (
+            "local",
+            "x=gp,mechanism=kill".into(),
+            vec!["--set", "gp_units=0"],
+            "--policy x=gp,mechanism=kill: bad value `0` for `gp_units`",
+        ),
+    ];
+    for (command, policy, mut more, expected) in cases {
+        let mut args = vec![command, "--state-dir", state.to_str().unwrap(), "--policy", &policy];
+        args.append(&mut more);
+        let err = error_of(&args);
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(!state.exists(), "{args:?} made {}", state.display());
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,7 +9,7 @@
 //! 50 s task. Both submitted at 0; H's phase 0 takes the three slots.
 
 use pliant_core::model::{JobClass, TaskRef};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::{preset, Params, Registry};
 use pliant_core::MechanismKind;
 use pliant_core::{Micros, Resources, SECOND};
 use pliant_live::protocol::{AgentOp, AgentReport};
@@ -57,6 +57,11 @@ fn simulated(policy: &str, params: &Params) -> Spans {
 /// after H's second task ended (at 20 s).
 fn live(policy: &str, params: &[(&str, &str)]) -> (Spans, Option<Micros>) {
     let dir = ScratchDir::new(&format!("pliant-step-driver-{policy}")).unwrap();
+    live_in(dir.path(), policy, params)
+}
+
+/// As [`live`], the manager's state in `dir`.
+fn live_in(dir: &std::path::Path, policy: &str, params: &[(&str, &str)]) -> (Spans, Option<Micros>) {
     let config = ClusterConfig {
         policy: policy.into(),
         params: params.iter().map(|&(k, v)| (k.into(), v.into())).collect(),
@@ -68,7 +73,7 @@ fn live(policy: &str, params: &[(&str, &str)]) -> (Spans, Option<Micros>) {
         }],
         epoch_unix_us: 0,
     };
-    let mut m = Manager::open(dir.path(), config).unwrap().0;
+    let mut m = Manager::open(dir, config, &Registry::new()).unwrap().0;
     let clock = Arc::new(AtomicU64::new(0));
     let read = Arc::clone(&clock);
     m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));
@@ -147,4 +152,31 @@ fn without_a_deadline_the_lower_job_waits_for_the_barrier_in_both_bodies() {
     assert_eq!(live_jobs, sim_jobs);
     assert_eq!(sim_jobs, vec![(Some(0), Some(210 * SECOND)), (Some(210 * SECOND), Some(260 * SECOND))]);
     assert_eq!(named, None);
+}
+
+/// `pliant twin --policy` replays a run under another policy: the run's own
+/// (ssr-deadline) decides as it did, priority (no reservation) starts L at
+/// 10 s, on the slot H's first task freed.
+#[test]
+fn the_twin_replays_a_run_under_the_policy_asked() {
+    let dir = ScratchDir::new("pliant-step-driver-twin").unwrap();
+    let (jobs, _) = live_in(dir.path(), "ssr-deadline", &[]);
+    let twin = |more: &[&str]| -> serde_json::Value {
+        let state = dir.path().to_str().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pliant"))
+            .args([&["twin", state, "--format", "json"][..], more].concat())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // L's queueing in the replay (it was submitted at 0).
+    let start_of_l = |report: &serde_json::Value| report["jobs"][1]["sim_queue_s"].as_f64().unwrap();
+    let own = twin(&[]);
+    assert_eq!(own["policy"], "ssr-deadline");
+    assert!((start_of_l(&own) - secs(jobs[1].0)).abs() < 1e-6, "{own}");
+    assert!(start_of_l(&own) > 100.0, "L waits for the reservations to lapse: {own}");
+    let other = twin(&["--policy", "priority"]);
+    assert_eq!(other["policy"], "priority");
+    assert!((start_of_l(&other) - 10.0).abs() < 1e-6, "{other}");
 }

@@ -14,7 +14,7 @@
 //! its period does not drift with the body's lateness and it does not see
 //! what came in after it was due, as in the simulator.
 
-use pliant_core::policy::{preset, Params, Policy};
+use pliant_core::policy::{Params, Policy, Profile, Registry};
 use pliant_core::{Action, CoreError, Driver, Micros, Pass};
 use serde::{Deserialize, Serialize};
 
@@ -172,21 +172,104 @@ pub trait LiveBody {
     }
 }
 
-/// The policy preset `name` with the `--set` parameters `params`, as a live
-/// cluster (and its twin replay) runs it: a preempted container's footprint
+/// The policy `profile` names, built through `registry` with the `--set`
+/// parameters `params`, as a live cluster (and its twin replay) runs it: a preempted container's footprint
 /// keeps 1 % of a core through its cgroup's CPU quota, whose floor that is,
 /// and the core books none of it — as it books none for immediate
 /// preemption's footprint — so a core freed by shrinking a container to its
 /// footprint is a whole core, and a 1-CPU need takes one victim, not a
 /// second one for the 10 millicores the footprint would keep booked.
-pub fn build_policy(name: &str, params: &[(String, String)]) -> Result<Policy, String> {
+pub fn build_policy(registry: &Registry, profile: &Profile, params: &[(String, String)]) -> Result<Policy, String> {
     let mut p = Params::default();
     for (k, v) in params {
         p.set(k, v).map_err(|e| e.to_string())?;
     }
-    let mut policy = preset(name, &p).ok_or_else(|| pliant_core::policy::unknown_preset(name))?;
+    let mut policy = registry.build(profile, &p)?;
     if let Some(spec) = policy.preemption.as_mut() {
         spec.footprint.cpu_milli = 0;
     }
     Ok(policy)
+}
+
+/// The policy a live cluster runs, as its journal keeps it: the resolved
+/// profile, which rebuilds the same policy whatever the presets become;
+/// journals from before profiles keep a preset's name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JournaledPolicy {
+    /// The resolved profile.
+    Profile(Box<Profile>),
+    /// A preset, by name.
+    Preset(String),
+}
+
+impl JournaledPolicy {
+    /// The policy's name.
+    pub fn name(&self) -> &str {
+        match self {
+            JournaledPolicy::Profile(p) => &p.name,
+            JournaledPolicy::Preset(name) => name,
+        }
+    }
+
+    /// The profile, through `registry` for a preset's name.
+    pub fn profile(&self, registry: &Registry) -> Result<Profile, String> {
+        match self {
+            JournaledPolicy::Profile(p) => Ok(Profile::clone(p)),
+            JournaledPolicy::Preset(name) => registry.preset(name),
+        }
+    }
+
+    /// The policy, built through `registry` with the `--set` parameters
+    /// `params` as [`build_policy`] builds it.
+    pub fn build(&self, registry: &Registry, params: &[(String, String)]) -> Result<Policy, String> {
+        build_policy(registry, &self.profile(registry)?, params)
+    }
+}
+
+impl From<&str> for JournaledPolicy {
+    fn from(name: &str) -> JournaledPolicy {
+        JournaledPolicy::Preset(name.to_string())
+    }
+}
+
+impl From<Profile> for JournaledPolicy {
+    fn from(profile: Profile) -> JournaledPolicy {
+        JournaledPolicy::Profile(Box::new(profile))
+    }
+}
+
+impl std::fmt::Display for JournaledPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journaled_policy_is_a_profile_or_an_older_journal_s_preset_name() {
+        let registry = Registry::new();
+        let composed = registry.compose("gp-kill", "gp", &[("mechanism", "kill")]).unwrap();
+        let kept = JournaledPolicy::from(composed.clone());
+        let text = serde_json::to_string(&kept).unwrap();
+        assert!(text.starts_with(r#"{"name":"gp-kill","queues":"short-long""#), "{text}");
+        let back: JournaledPolicy = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.profile(&registry).unwrap(), composed);
+        let older: JournaledPolicy = serde_json::from_str(r#""gp""#).unwrap();
+        assert_eq!(older, JournaledPolicy::Preset("gp".into()));
+        assert_eq!(older.profile(&registry).unwrap(), registry.preset("gp").unwrap());
+
+        let params = [("monitor_interval_s".to_string(), "1".to_string())];
+        let policy = back.build(&registry, &params).unwrap();
+        assert_eq!(policy.name, "gp-kill");
+        assert_eq!(policy.preemption.unwrap().footprint.cpu_milli, 0, "a live footprint books no CPU");
+
+        let foreign = r#"{"name":"mine","queues":"short-long","order":"fifo","head_of_line":"per-class","placement":"first-fit","preemption":{"planner":"capacity","compute_dr":true,"mechanism":"lent-out"},"reservation":"none","sizing":"requested","attempts":"limited"}"#;
+        let foreign: JournaledPolicy = serde_json::from_str(foreign).unwrap();
+        let err = foreign.build(&registry, &[]).unwrap_err();
+        assert!(err.starts_with("policy `mine`: mechanism takes kill,") && err.ends_with("got `lent-out`"), "{err}");
+    }
 }

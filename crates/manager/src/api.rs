@@ -215,7 +215,7 @@ fn cluster(m: &Manager) -> Answer {
     let not_placing = m.not_placing();
     (
         200,
-        json!({ "policy": cfg.policy, "params": cfg.params, "now_us": m.now(), "nodes": nodes, "not_placing": not_placing }),
+        json!({ "policy": cfg.policy.name(), "params": cfg.params, "now_us": m.now(), "nodes": nodes, "not_placing": not_placing }),
     )
 }
 

@@ -6,6 +6,7 @@
 
 use crate::api;
 use crate::manager::{check_kept_policy, default_policy, ClusterConfig, Manager};
+use pliant_core::policy::{Profile, Registry};
 use pliant_live::agent::Agent;
 use pliant_live::cgroup::Layout;
 use pliant_live::confine::Confinement;
@@ -35,6 +36,8 @@ pub struct ManagerSetup {
     /// The API token's file (`--token-file`); default `STATE_DIR/token`,
     /// generated on first start. Needed to listen beyond loopback.
     pub token_file: Option<PathBuf>,
+    /// The plugins policies are built from.
+    pub registry: Registry,
 }
 
 /// Whether agents join a manager over its API.
@@ -133,8 +136,8 @@ pub fn address(listener: &TcpListener) -> String {
 pub struct LocalOptions {
     /// State, address and parameters.
     pub setup: ManagerSetup,
-    /// Policy preset (default: `gp` where the node can do it, else `kill`).
-    pub policy: Option<String>,
+    /// The policy (default: preset `gp` where the node can do it, else `kill`).
+    pub policy: Option<Profile>,
     /// What the node offers.
     pub offer: Offer,
     /// How long a task asked to checkpoint has to save and exit.
@@ -161,10 +164,11 @@ pub fn cgroup_name(state_dir: &std::path::Path) -> String {
 
 /// Runs until `stop` is set. `log` receives one line per notable thing.
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
+    let registry = &opts.setup.registry;
     // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
     let api = opts.setup.open_api(Agents::InProcess, log)?;
     let state_dir = api.state_dir.clone();
-    check_kept_policy(&state_dir, opts.policy.as_deref())?;
+    check_kept_policy(&state_dir, opts.policy.as_ref(), registry)?;
     let journal_exists = state_dir.join("journal.sqlite").exists();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
     let (mut agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
@@ -178,19 +182,22 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     }
     let caps = *agent.capabilities();
     let node = this_node("local", &caps, opts.offer)?;
-    let policy = opts.policy.clone().unwrap_or_else(|| {
-        let name = default_policy(std::slice::from_ref(&node));
-        if !journal_exists {
-            log(&format!("policy {name} (the default for what this node can do)"));
+    let policy = match opts.policy.clone() {
+        Some(profile) => profile,
+        None => {
+            let name = default_policy(std::slice::from_ref(&node));
+            if !journal_exists {
+                log(&format!("policy {name} (the default for what this node can do)"));
+            }
+            registry.preset(name)?
         }
-        name.to_string()
-    });
+    };
     for note in caps.notes() {
         log(&note);
     }
-    let fresh =
-        ClusterConfig { policy, params: opts.setup.params.clone(), nodes: vec![node], epoch_unix_us: unix_us() };
-    let (mut manager, recovered) = Manager::open(&state_dir, fresh).map_err(|e| e.to_string())?;
+    let params = opts.setup.params.clone();
+    let fresh = ClusterConfig { policy: policy.into(), params, nodes: vec![node], epoch_unix_us: unix_us() };
+    let (mut manager, recovered) = Manager::open(&state_dir, fresh, registry).map_err(|e| e.to_string())?;
     if let Some(range) = opts.confinement.job_uids {
         manager.set_task_uids(range);
     }

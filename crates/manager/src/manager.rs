@@ -17,7 +17,7 @@ use crate::room::JournalRoom;
 use crate::submit::SubmitRequest;
 use crate::view::{JobShown, JobState, JobView, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
-use pliant_core::policy::Policy;
+use pliant_core::policy::{Policy, Profile, Registry};
 use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
 use pliant_live::credentials::{not_its_credential, Joiner, NodeCredentials};
 use pliant_live::delivery::Delivery;
@@ -25,7 +25,7 @@ use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::machine::unix_us;
 use pliant_live::mirror::{Heard, Standing};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
-use pliant_live::stepper::{build_policy, LiveBody, StepError, Stepping};
+use pliant_live::stepper::{JournaledPolicy, LiveBody, StepError, Stepping};
 use pliant_live::token::Token;
 use pliant_live::uid_range::{UidRange, DEFAULT_TASK_UIDS};
 use pliant_live::wire::NodeRecord;
@@ -37,8 +37,8 @@ use std::time::Duration;
 /// What a cluster is made of; fixed when its journal is created.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClusterConfig {
-    /// The policy preset.
-    pub policy: String,
+    /// The policy.
+    pub policy: JournaledPolicy,
     /// `--set` parameters, in order.
     pub params: Vec<(String, String)>,
     /// The nodes, in core order.
@@ -68,7 +68,7 @@ pub fn unfit_node(name: &str, policy: &Policy, node: &NodeRecord) -> Option<Stri
 /// cluster under another policy: a cluster keeps the policy its journal
 /// was made with (its jobs were scheduled by it), so a different one is an
 /// error naming the ways out, not a silent override.
-pub fn check_kept_policy(state_dir: &Path, asked: Option<&str>) -> Result<(), String> {
+pub fn check_kept_policy(state_dir: &Path, asked: Option<&Profile>, registry: &Registry) -> Result<(), String> {
     // Opening a lost journal would write to it; it is refused as it is.
     crate::state_dir::check_journal(state_dir)?;
     let path = state_dir.join("journal.sqlite");
@@ -76,10 +76,11 @@ pub fn check_kept_policy(state_dir: &Path, asked: Option<&str>) -> Result<(), St
     let config: Option<ClusterConfig> =
         Journal::open(&path).and_then(|j| j.get("config")).map_err(|e| format!("{}: {e}", path.display()))?;
     match config {
-        Some(c) if c.policy != asked => Err(format!(
+        Some(c) if c.policy.profile(registry).as_ref() != Ok(asked) => Err(format!(
             "--policy {asked}: the state directory {dir} holds a cluster under policy {kept} (its journal keeps \
              the policy with the jobs); start with --policy {kept}, or without --policy, to recover its jobs, or \
              give another --state-dir (or remove {dir}, losing its jobs) for a new cluster under {asked}",
+            asked = asked.name,
             dir = state_dir.display(),
             kept = c.policy
         )),
@@ -98,10 +99,11 @@ pub fn default_policy(nodes: &[NodeRecord]) -> &'static str {
 }
 
 impl ClusterConfig {
-    /// Builds the policy, and checks that every node can carry out its mechanism.
-    pub fn policy(&self) -> Result<Policy, String> {
-        let policy = build_policy(&self.policy, &self.params)?;
-        if let Some(why) = self.nodes.iter().find_map(|n| unfit_node(&self.policy, &policy, n)) {
+    /// Builds the policy through `registry`, and checks that every node can
+    /// carry out its mechanism.
+    pub fn policy(&self, registry: &Registry) -> Result<Policy, String> {
+        let policy = self.policy.build(registry, &self.params)?;
+        if let Some(why) = self.nodes.iter().find_map(|n| unfit_node(self.policy.name(), &policy, n)) {
             return Err(why);
         }
         Ok(policy)
@@ -185,6 +187,8 @@ pub struct Manager {
     /// the journal, and the manager takes no step more (its loop stops with
     /// this; a restart replays the journal).
     broken: Option<String>,
+    /// The plugins its policy is built from.
+    registry: Registry,
     /// The uids jobs are given, one each (see [`Manager::set_task_uids`]).
     task_uids: UidRange,
 }
@@ -199,17 +203,18 @@ const UNUSED_CREDENTIALS: &str = "node_credential_digests_unused";
 pub const DEFAULT_AGENT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Manager {
-    /// Opens the manager whose journal lives in `state_dir`. A new journal
-    /// takes `fresh` as its cluster; an existing one keeps its own and is
-    /// replayed. Returns the manager and whether it recovered a journal.
-    pub fn open(state_dir: &Path, fresh: ClusterConfig) -> Result<(Manager, bool), ManagerError> {
+    /// Opens the manager whose journal lives in `state_dir`, its policy built
+    /// through `registry`. A new journal takes `fresh` as its cluster; an
+    /// existing one keeps its own and is replayed. Returns the manager and
+    /// whether it recovered a journal.
+    pub fn open(state_dir: &Path, fresh: ClusterConfig, registry: &Registry) -> Result<(Manager, bool), ManagerError> {
         // Agents are sent paths inside it, wherever they run.
         let state_dir = &crate::state_dir::prepare(state_dir, &|_| {}).map_err(ManagerError::Config)?;
         let journal = Journal::open(&state_dir.join("journal.sqlite"))?;
         let existing: Option<ClusterConfig> = journal.get("config")?;
         let recovered = existing.is_some();
         let config = existing.unwrap_or(fresh);
-        let policy = config.policy().map_err(ManagerError::Config)?;
+        let policy = config.policy(registry).map_err(ManagerError::Config)?;
         if !recovered {
             journal.put("config", &config)?;
         }
@@ -243,6 +248,7 @@ impl Manager {
             agent_timeout: DEFAULT_AGENT_TIMEOUT,
             room: JournalRoom::new(state_dir),
             broken: None,
+            registry: registry.clone(),
             task_uids: DEFAULT_TASK_UIDS,
         };
         let steps = m.journal.steps()?;
@@ -468,8 +474,8 @@ impl Manager {
         self.journal_has_room()?;
         // What the record asks is judged before its name is looked up: a
         // refusal must not tell a node of the cluster from a made-up name.
-        let policy = self.config.policy().map_err(Refusal::Conflict)?;
-        if let Some(why) = unfit_node(&self.config.policy, &policy, record) {
+        let policy = self.config.policy(&self.registry).map_err(Refusal::Conflict)?;
+        if let Some(why) = unfit_node(self.config.policy.name(), &policy, record) {
             return Err(Refusal::Conflict(why));
         }
         let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| match joiner {

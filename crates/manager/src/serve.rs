@@ -9,7 +9,7 @@
 use crate::api;
 use crate::local::{Agents, ManagerSetup, TICK};
 use crate::manager::{check_kept_policy, default_policy, unfit_node, ClusterConfig, Manager};
-use pliant_core::policy::Policy;
+use pliant_core::policy::{Policy, Profile};
 use pliant_core::Micros;
 use pliant_live::credentials::{Joiner, NodeCredentials};
 use pliant_live::fence::requeue_after;
@@ -28,8 +28,8 @@ use std::time::Duration;
 pub struct ServeOptions {
     /// State, address and parameters.
     pub setup: ManagerSetup,
-    /// Policy preset (default: [`default_policy`] of the nodes that register).
-    pub policy: Option<String>,
+    /// The policy (default: the preset [`default_policy`] names for the nodes that register).
+    pub policy: Option<Profile>,
     /// Nodes a new cluster waits for.
     pub nodes: usize,
     /// Silence after which an agent is declared lost.
@@ -43,14 +43,15 @@ pub struct ServeOptions {
 
 /// Runs until `stop` is set.
 pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
+    let registry = &opts.setup.registry;
     let policy = match &opts.policy {
-        Some(name) => Some((name.clone(), build_policy(name, &opts.setup.params)?)),
+        Some(profile) => Some((profile.clone(), build_policy(registry, profile, &opts.setup.params)?)),
         None => None,
     };
     let api = opts.setup.open_api(Agents::Join(opts.join_token_file.as_deref()), log)?;
     let (listener, tokens, state_dir) = (&api.listener, &api.tokens, &api.state_dir);
     // A policy given is checked before anyone is waited for; each node then is, as it registers.
-    check_kept_policy(state_dir, opts.policy.as_deref())?;
+    check_kept_policy(state_dir, opts.policy.as_ref(), registry)?;
     let recovered = state_dir.join("journal.sqlite").exists();
     let (nodes, credentials) = if recovered {
         Default::default()
@@ -61,18 +62,19 @@ pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
             None => return Ok(()),
         }
     };
-    let policy = policy.map_or_else(
-        || {
+    let policy = match policy {
+        Some((profile, _)) => profile,
+        None => {
             let name = default_policy(&nodes);
             if !recovered {
                 log(&format!("policy {name} (the default for what every node can do)"));
             }
-            name.to_string()
-        },
-        |(name, _)| name,
-    );
-    let fresh = ClusterConfig { policy, params: opts.setup.params.clone(), nodes, epoch_unix_us: unix_us() };
-    let (mut manager, recovered) = Manager::open(state_dir, fresh).map_err(|e| e.to_string())?;
+            registry.preset(name)?
+        }
+    };
+    let params = opts.setup.params.clone();
+    let fresh = ClusterConfig { policy: policy.into(), params, nodes, epoch_unix_us: unix_us() };
+    let (mut manager, recovered) = Manager::open(state_dir, fresh, registry).map_err(|e| e.to_string())?;
     if !recovered {
         manager.adopt_credentials(credentials).map_err(|e| e.to_string())?;
     }
@@ -123,7 +125,7 @@ fn gather(
     tokens: &api::Tokens,
     tls: &ServerTls,
     count: usize,
-    policy: Option<&(String, Policy)>,
+    policy: Option<&(Profile, Policy)>,
     agent_timeout: Duration,
     stop: &AtomicBool,
     log: &(dyn Fn(&str) + Sync),
@@ -164,7 +166,7 @@ fn gather(
             Ok(r) => r,
             Err(why) => return Response::error(400, &why),
         };
-        if let Some(why) = policy.and_then(|(name, p)| unfit_node(name, p, &record)) {
+        if let Some(why) = policy.and_then(|(profile, p)| unfit_node(&profile.name, p, &record)) {
             log(&format!("refused node `{}`: {why}", record.name));
             return Response::error(409, &why);
         }

@@ -8,8 +8,7 @@ use crate::settings::Settings;
 use crate::simulate::SimulateArgs;
 use crate::sweep::SweepArgs;
 use clap::{Parser, Subcommand};
-use pliant_core::policy::compose::compose;
-use pliant_core::policy::PRESETS;
+use pliant_core::policy::{Profile, Registry};
 use pliant_workload::scenarios::SCENARIOS;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -44,22 +43,26 @@ impl Command {
         Line::try_parse_from(std::iter::once("pliant".to_string()).chain(line)).map(|l| l.command).map_err(first)
     }
 
-    /// The run an experiment file stands for (see [`command_line`]).
-    pub fn from_experiment(path: &Path, out: Option<&Path>) -> Result<Command, String> {
-        let line = command_line(path, out)?;
-        Command::parse(line).map_err(|e| format!("{}: {e}", path.display()))
+    /// The run an experiment file stands for (see [`command_line`]), its
+    /// policies built through `registry`.
+    pub fn from_experiment(path: &Path, out: Option<&Path>, registry: &Registry) -> Result<Command, String> {
+        let line = command_line(path, out, registry)?;
+        let mut command = Command::parse(line).map_err(|e| format!("{}: {e}", path.display()))?;
+        command.policy_args().registry = registry.clone();
+        Ok(command)
     }
 
-    /// Adds policies given as objects (see [`PolicyObject`](crate::simulate::PolicyObject)).
-    pub fn add_policies(&mut self, objects: impl IntoIterator<Item = crate::simulate::PolicyObject>) {
+    /// Its policies: the names, compositions, profiles and registry it runs.
+    pub fn policy_args(&mut self) -> &mut crate::simulate::PolicyArgs {
         match self {
-            Command::Simulate(args) => args.run.objects.extend(objects),
-            Command::Sweep(args) => args.run.objects.extend(objects),
+            Command::Simulate(args) => &mut args.run,
+            Command::Sweep(args) => &mut args.run,
         }
     }
 
     /// Runs it as `pliant` does: results on standard output.
-    pub fn run(self) -> Result<(), String> {
+    pub fn run(mut self) -> Result<(), String> {
+        self.policy_args().take_in_files()?;
         match self {
             Command::Simulate(args) => crate::simulate::run(args),
             Command::Sweep(args) => crate::sweep::run(args),
@@ -119,7 +122,7 @@ impl<'de> Deserialize<'de> for PoliciesSpec {
 }
 
 /// One `[policies.NAME]`: the preset it starts from (default: NAME) and the
-/// steps it replaces (`pliant_core::policy::compose::STEPS`).
+/// points it fills anew (`pliant_core::policy::profile::POINTS`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PolicyEntry {
@@ -160,6 +163,58 @@ impl PolicyEntry {
         steps.extend(rest.into_iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v.get_ref().clone(), v.span()))));
         steps
     }
+
+    /// The profile of `[policies.NAME]` (at `span`) through `registry`; an
+    /// error is the span at fault with the reason.
+    fn profile(&self, name: &str, span: Range<usize>, registry: &Registry) -> Result<Profile, (Range<usize>, String)> {
+        let steps = self.steps();
+        let Some(from) = &self.from else {
+            if !steps.is_empty() || !registry.policy_names().contains(&name) {
+                let reason = "a composed policy names the preset it starts `from`";
+                return Err((span, format!("[policies.{name}]: {reason}")));
+            }
+            return registry.preset(name).map_err(|e| (span, e));
+        };
+        let pairs: Vec<(&str, &str)> = steps.iter().map(|(k, v, _)| (*k, v.as_str())).collect();
+        registry.compose(name, from.get_ref(), &pairs).map_err(|e| {
+            let span = e.step.map_or(from.span(), |i| steps[i].2.clone());
+            (span, e.reason)
+        })
+    }
+}
+
+/// An experiment file read for its policies alone.
+#[derive(Deserialize)]
+struct PoliciesOnly {
+    policies: Option<PoliciesSpec>,
+}
+
+/// The profile of the policy `name` of experiment file `path` (`FILE#NAME`):
+/// a `[policies.NAME]` table, or a preset its list names. Every problem is
+/// `FILE:LINE: reason`, or names the policies the file has.
+pub fn policy(path: &Path, name: &str, registry: &Registry) -> Result<Profile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let file: PoliciesOnly = toml::from_str(&text).map_err(|err| {
+        let span = err.span().unwrap_or(0..0);
+        at(path, &text, span, err.message().trim().replace('\n', "; "))
+    })?;
+    let has: Vec<String> = match &file.policies {
+        None => Vec::new(),
+        Some(PoliciesSpec::List(list)) => {
+            if let Some(p) = list.iter().find(|p| p.get_ref() == name) {
+                return registry.preset(name).map_err(|e| at(path, &text, p.span(), e));
+            }
+            list.iter().map(|p| p.get_ref().clone()).collect()
+        }
+        Some(PoliciesSpec::Table(entries)) => {
+            if let Some((_, entry)) = entries.iter().find(|(n, _)| n == name) {
+                let (span, entry) = (entry.span(), entry.get_ref());
+                return entry.profile(name, span, registry).map_err(|(span, e)| at(path, &text, span, e));
+            }
+            entries.iter().map(|(n, _)| n.clone()).collect()
+        }
+    };
+    Err(format!("{}: no [policies.{name}] here (it has: {})", path.display(), has.join(", ")))
 }
 
 /// What to replay.
@@ -230,9 +285,10 @@ pub fn set_value(value: &toml::Value) -> Option<String> {
 }
 
 /// Reads an experiment file and returns the `pliant` command line it stands for
-/// (without the program name); `out` overrides its output directory. Every
-/// problem is `FILE:LINE: reason`.
-pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, String> {
+/// (without the program name); `out` overrides its output directory; its
+/// compositions are checked against `registry`. Every problem is
+/// `FILE:LINE: reason`.
+pub fn command_line(path: &Path, out: Option<&Path>, registry: &Registry) -> Result<Vec<String>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
     let e: Experiment = toml::from_str(&text).map_err(|err| {
         let span = err.span().unwrap_or(0..0);
@@ -357,38 +413,23 @@ pub fn command_line(path: &Path, out: Option<&Path>) -> Result<Vec<String>, Stri
     }
 
     if let Some(policies) = &e.policies {
-        let is_preset = |name: &str| PRESETS.iter().any(|k| k.name == name);
         let mut names: Vec<&str> = Vec::new();
         match policies {
             PoliciesSpec::List(list) => {
                 for p in list {
-                    if !is_preset(p.get_ref()) {
-                        return Err(err(p.span(), pliant_core::policy::unknown_preset(p.get_ref())));
-                    }
+                    registry.preset(p.get_ref()).map_err(|e| err(p.span(), e))?;
                     names.push(p.get_ref());
                 }
             }
             PoliciesSpec::Table(entries) => {
                 for (name, entry) in entries {
                     let (span, entry) = (entry.span(), entry.get_ref());
-                    let steps = entry.steps();
-                    let Some(from) = &entry.from else {
-                        if !steps.is_empty() || !is_preset(name) {
-                            let reason = "a composed policy names the preset it starts `from`";
-                            return Err(err(span, format!("[policies.{name}]: {reason}")));
-                        }
-                        names.push(name);
-                        continue;
-                    };
+                    entry.profile(name, span, registry).map_err(|(span, reason)| err(span, reason))?;
                     names.push(name);
-                    let pairs: Vec<(&str, &str)> = steps.iter().map(|(k, v, _)| (*k, v.as_str())).collect();
-                    let params = pliant_core::policy::Params::default();
-                    compose(name, from.get_ref(), &pairs, &params).map_err(|e| {
-                        let span = e.step.map_or(from.span(), |i| steps[i].2.clone());
-                        err(span, e.reason)
-                    })?;
-                    let line: Vec<String> = steps.iter().map(|(k, v, _)| format!(",{k}={v}")).collect();
-                    push("--compose", format!("{name}={}{}", from.get_ref(), line.concat()));
+                    if let Some(from) = &entry.from {
+                        let line: Vec<String> = entry.steps().iter().map(|(k, v, _)| format!(",{k}={v}")).collect();
+                        push("--compose", format!("{name}={}{}", from.get_ref(), line.concat()));
+                    }
                 }
             }
         }
@@ -578,8 +619,9 @@ pub struct RunDescription<'a> {
     pub policies: Vec<String>,
     /// The compositions among them (`--compose`).
     pub compose: &'a [String],
-    /// The policies given as objects among them, which the file names but cannot build.
-    pub objects: &'a [crate::simulate::PolicyObject],
+    /// The policies a program gave as profiles among them (Python
+    /// planners), which the file names but cannot build.
+    pub profiles: &'a [Profile],
     /// Every setting in force.
     pub settings: &'a Settings,
     /// `table` or `json`.
@@ -656,8 +698,8 @@ pub fn write_resolved(dir: &Path, run: &RunDescription) -> Result<(), String> {
     };
     let body = toml::to_string(&resolved).map_err(|e| e.to_string())?;
     let mut text = format!("# The resolved experiment of these results: `pliant run {RESOLVED_NAME}` reruns it.\n");
-    if !run.objects.is_empty() {
-        let names: Vec<&str> = run.objects.iter().map(|o| o.name.as_str()).collect();
+    if !run.profiles.is_empty() {
+        let names: Vec<&str> = run.profiles.iter().map(|o| o.name.as_str()).collect();
         text += &format!(
             "# Except {}: given as objects (planners written in Python), which a file cannot hold.\n",
             names.join(", ")

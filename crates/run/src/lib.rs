@@ -6,6 +6,7 @@
 
 pub mod experiment;
 pub mod out_dir;
+pub mod policy_spec;
 pub mod progress;
 pub mod settings;
 pub mod simulate;

@@ -5,8 +5,7 @@ use crate::progress;
 use crate::settings::SettingsArgs;
 use crate::workload_args::{Loaded, Streamed, WorkloadArgs};
 use clap::{Args, ValueEnum};
-use pliant_core::policy::preset;
-use pliant_core::policy::{Params, Policy};
+use pliant_core::policy::{Params, Policy, Profile, Registry};
 use pliant_metrics::RunRecord;
 use pliant_report::{
     comparison_json, comparison_table, counted, plot_cpu_timeline, plot_jct_cdf, write_jobs_csv, write_preemptions_csv,
@@ -17,7 +16,6 @@ use pliant_workload::Workload;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -42,8 +40,9 @@ impl Format {
 /// their settings and the output format.
 #[derive(Args)]
 pub struct PolicyArgs {
-    /// Comma-separated policy presets (see `pliant policies`); default: the scenario's
-    /// (see `pliant scenarios`), or every preset for a --workload.
+    /// Comma-separated policies: presets (see `pliant policies`), or
+    /// `FILE#NAME`, a `[policies.NAME]` of an experiment file; default: the
+    /// scenario's (see `pliant scenarios`), or every preset for a --workload.
     #[arg(long, value_delimiter = ',')]
     pub policies: Option<Vec<String>>,
     /// A policy composed from a preset's steps, `NAME=FROM[,STEP=VALUE]...`
@@ -54,27 +53,35 @@ pub struct PolicyArgs {
     /// `--set` and `--config`.
     #[command(flatten)]
     pub settings: SettingsArgs,
-    /// Policies given as objects (the Python package's planners), never on
-    /// the command line; each runs after the others unless --policies names it.
+    /// Policies given as profiles by a program (the Python package's
+    /// planners), never on the command line; each runs after the others
+    /// unless --policies names it.
     #[arg(skip)]
-    pub objects: Vec<PolicyObject>,
+    pub profiles: Vec<Profile>,
+    /// The plugins the policies are built from: the built-in ones and any a
+    /// program registered.
+    #[arg(skip)]
+    pub registry: Registry,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }
 
-/// A policy given as an object rather than by name (a planner written in
-/// Python): built anew under each run's parameters, as a preset is.
-#[derive(Clone)]
-pub struct PolicyObject {
-    /// Its name, which `--policies` may give to place it among the others.
-    pub name: String,
-    /// Builds it under a run's policy parameters.
-    pub build: Arc<BuildPolicy>,
+impl PolicyArgs {
+    /// Turns each `FILE#NAME` of `--policies` into NAME and a `--compose` of
+    /// the profile that file names (every point, from the root `fifo`), so
+    /// that the run and its resolved experiment hold it as any composition.
+    pub fn take_in_files(&mut self) -> Result<(), String> {
+        let Some(names) = self.policies.as_mut() else { return Ok(()) };
+        for name in names.iter_mut().filter(|n| n.contains('#')) {
+            let profile = crate::policy_spec::resolve("--policies", name, &self.registry)?;
+            let points: Vec<String> = profile.points().iter().map(|(k, v)| format!(",{k}={v}")).collect();
+            self.compose.push(format!("{}=fifo{}", profile.name, points.concat()));
+            *name = profile.name;
+        }
+        Ok(())
+    }
 }
-
-/// How a [`PolicyObject`] is built: under a run's policy parameters.
-pub type BuildPolicy = dyn Fn(&Params) -> Result<Policy, String> + Send + Sync;
 
 /// Arguments of `pliant simulate`.
 #[derive(Args)]
@@ -186,25 +193,27 @@ pub fn parallel_map<T: Sync, R: Send>(items: Vec<T>, f: impl Fn(&T) -> R + Sync)
         .collect()
 }
 
-/// Resolves policy names (`default` when `names` is `None`) with `params`:
-/// the compositions of `compose` (`--compose`) and the policy `objects`,
-/// then presets; a composition or object not named runs after the named
-/// policies.
+/// Resolves policy names (`default` when `names` is `None`) with `params`
+/// through `registry`: the compositions of `compose` (`--compose`) and the
+/// `profiles` given, then presets; a composition or profile not named runs
+/// after the named policies.
 pub fn policies_named(
     names: Option<&[String]>,
     default: &[&str],
     compose: &[String],
-    objects: &[PolicyObject],
+    profiles: &[Profile],
+    registry: &Registry,
     params: &Params,
 ) -> Result<Vec<Policy>, String> {
     let mut names: Vec<String> = match names {
         Some(list) => list.iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
         None => default.iter().map(|p| p.to_string()).collect(),
     };
-    let mut composed = compose.iter().map(|c| composition(c, params)).collect::<Result<Vec<_>, _>>()?;
-    for object in objects {
-        composed.push((object.build)(params).map_err(|e| format!("policy {}: {e}", object.name))?);
-    }
+    let mut composed = compose
+        .iter()
+        .map(|c| crate::policy_spec::composition("--compose", c, registry))
+        .collect::<Result<Vec<_>, _>>()?;
+    composed.extend(profiles.iter().cloned());
     for c in &composed {
         if !names.contains(&c.name) {
             names.push(c.name.clone());
@@ -215,25 +224,14 @@ pub fn policies_named(
     }
     names
         .iter()
-        .map(|n| match composed.iter().find(|c| &c.name == n) {
-            Some(c) => Ok(c.clone()),
-            None => preset(n, params).ok_or_else(|| pliant_core::policy::unknown_preset(n)),
+        .map(|n| {
+            let profile = match composed.iter().find(|c| &c.name == n) {
+                Some(c) => c.clone(),
+                None => registry.preset(n)?,
+            };
+            registry.build(&profile, params)
         })
         .collect()
-}
-
-/// One `--compose NAME=FROM[,STEP=VALUE]...`.
-fn composition(spec: &str, params: &Params) -> Result<Policy, String> {
-    let bad = |reason: String| format!("--compose {spec}: {reason}");
-    let (name, rest) = spec.split_once('=').ok_or_else(|| bad("expected NAME=FROM[,STEP=VALUE]...".into()))?;
-    let mut parts = rest.split(',');
-    let from = parts.next().unwrap_or_default().trim();
-    let steps = parts
-        .map(|p| {
-            p.split_once('=').map(|(k, v)| (k.trim(), v.trim())).ok_or_else(|| bad(format!("`{p}` is not STEP=VALUE")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    pliant_core::policy::compose::compose(name.trim(), from, &steps, params).map_err(|e| bad(e.reason))
 }
 
 fn write_outputs(
@@ -338,7 +336,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
         args.run.policies.as_deref(),
         &defaults,
         &args.run.compose,
-        &args.run.objects,
+        &args.run.profiles,
+        &args.run.registry,
         &settings.params,
     )?;
     let preempting = policies.iter().any(|p| p.preemption.is_some());
@@ -376,7 +375,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<Simulation, String> {
             workload: &args.workload,
             policies: names,
             compose: &args.run.compose,
-            objects: &args.run.objects,
+            profiles: &args.run.profiles,
             settings: &settings,
             format: args.run.format.name(),
             slowdown: Some(args.slowdown),

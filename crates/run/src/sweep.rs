@@ -92,7 +92,8 @@ pub fn sweep(args: &SweepArgs) -> Result<(Sweep, String), String> {
     let policies = settings
         .iter()
         .map(|s| {
-            policies_named(args.run.policies.as_deref(), &defaults, &args.run.compose, &args.run.objects, &s.params)
+            let run = &args.run;
+            policies_named(run.policies.as_deref(), &defaults, &run.compose, &run.profiles, &run.registry, &s.params)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let seeds: Vec<u64> = (0..args.seeds).map(|i| args.workload.seed + i).collect();
@@ -137,7 +138,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(Sweep, String), String> {
             workload: &args.workload,
             policies: names,
             compose: &args.run.compose,
-            objects: &args.run.objects,
+            profiles: &args.run.profiles,
             settings: &base,
             format: args.run.format.name(),
             slowdown: None,

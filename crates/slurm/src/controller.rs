@@ -37,13 +37,14 @@ use crate::placement::{takes_pending, Placer, Queued};
 use crate::records::SlurmJob;
 use crate::tools::{Placement, Placing, SlurmTools, ToolError};
 use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
+use pliant_core::policy::{Profile, Registry};
 use pliant_core::MechanismKind;
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
 use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::machine::unix_us;
 use pliant_live::mirror::{Heard, Shown, Standing, Status, TaskMirror};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
-use pliant_live::stepper::build_policy;
+use pliant_live::stepper::JournaledPolicy;
 use pliant_live::stepper::{LiveBody, StepError, Stepping};
 use pliant_live::token::Token;
 use serde::{Deserialize, Serialize};
@@ -66,8 +67,8 @@ pub struct NodeSpec {
 pub struct ControllerConfig {
     /// The Slurm partition whose jobs pliant places.
     pub partition: String,
-    /// The policy preset.
-    pub policy: String,
+    /// The policy.
+    pub policy: JournaledPolicy,
     /// `--set` parameters, in order.
     pub params: Vec<(String, String)>,
     /// The partition's nodes.
@@ -286,19 +287,21 @@ pub struct Controller {
 }
 
 impl Controller {
-    /// Opens the controller whose journal is in `state_dir`. A new journal
-    /// takes the partition, policy and parameters given and reads the
-    /// partition's nodes from `sinfo`; an existing one keeps its own and is
-    /// replayed, then squared with what Slurm shows. Node agents join with
-    /// `join` ([`Controller::link`] serves them). Returns the controller and
-    /// whether it recovered a journal.
+    /// Opens the controller whose journal is in `state_dir`, its policy
+    /// built through `registry`. A new journal takes the partition, policy
+    /// and parameters given and reads the partition's nodes from `sinfo`; an
+    /// existing one keeps its own and is replayed, then squared with what
+    /// Slurm shows. Node agents join with `join` ([`Controller::link`] serves
+    /// them). Returns the controller and whether it recovered a journal.
+    #[allow(clippy::too_many_arguments)]
     pub fn open(
         state_dir: &Path,
         partition: &str,
-        policy: &str,
+        policy: &Profile,
         params: &[(String, String)],
         placement: Placer,
         join: Token,
+        registry: &Registry,
     ) -> Result<(Controller, bool), ControllerError> {
         let state_dir = &pliant_live::strict::make_dir(state_dir, "state directory", 0o700).map_err(config_error)?;
         let path = state_dir.join("journal.jsonl");
@@ -306,14 +309,14 @@ impl Controller {
         let fresh = || -> Result<ControllerConfig, ControllerError> {
             let config = ControllerConfig {
                 partition: partition.to_string(),
-                policy: policy.to_string(),
+                policy: policy.clone().into(),
                 params: params.to_vec(),
                 nodes: partition_nodes(&tools, partition)?,
                 epoch_unix_us: unix_us(),
                 placement,
             };
-            let built = build_policy(&config.policy, &config.params).map_err(config_error)?;
-            placement.check(&config.policy, &built).map_err(config_error)?;
+            let built = config.policy.build(registry, &config.params).map_err(config_error)?;
+            placement.check(config.policy.name(), &built).map_err(config_error)?;
             Ok(config)
         };
         // A new journal's cluster entry is made (sinfo) before its file is,
@@ -333,7 +336,7 @@ impl Controller {
                 config
             }
         };
-        let mut c = Controller::replayed(config, Some(journal), steps)?;
+        let mut c = Controller::replayed(config, Some(journal), steps, registry)?;
         let names = c.config.nodes.iter().map(|n| n.name.clone()).collect();
         c.link = Some(Arc::new(Mutex::new(NodeLink::open(state_dir, names, join).map_err(config_error)?)));
         if recovered {
@@ -343,14 +346,18 @@ impl Controller {
     }
 
     /// pliant's view of the partition from the journal in `state_dir` alone
-    /// (replayed; nothing is asked of or done on Slurm, and the journal is
-    /// only read, so a controller may be running on it): the configuration
-    /// and the jobs, in core order, each with where it stands (its node a core index).
-    pub fn view(state_dir: &Path) -> Result<(ControllerConfig, Vec<Shown<Tracked>>), ControllerError> {
+    /// (replayed, its policy built through `registry`; nothing is asked of or
+    /// done on Slurm, and the journal is only read, so a controller may be
+    /// running on it): the configuration and the jobs, in core order, each
+    /// with where it stands (its node a core index).
+    pub fn view(
+        state_dir: &Path,
+        registry: &Registry,
+    ) -> Result<(ControllerConfig, Vec<Shown<Tracked>>), ControllerError> {
         let path = state_dir.join("journal.jsonl");
         let (config, steps) = Journal::read::<ControllerConfig, Event>(&path)?;
         let config = config.ok_or_else(|| config_error(format!("{}: an empty journal", path.display())))?;
-        let c = Controller::replayed(config, None, steps)?;
+        let c = Controller::replayed(config, None, steps, registry)?;
         let jobs = (0..c.jobs.len()).map(|i| Shown { standing: c.standing(i), record: c.jobs[i].clone() }).collect();
         Ok((c.config, jobs))
     }
@@ -367,14 +374,16 @@ impl Controller {
     }
 
     /// A controller on `config` with the journaled `steps` replayed (each
-    /// checked against the actions it journaled), not yet acting.
+    /// checked against the actions it journaled), its policy built through
+    /// `registry`, not yet acting.
     fn replayed(
         config: ControllerConfig,
         journal: Option<Journal>,
         steps: Vec<Step<Event>>,
+        registry: &Registry,
     ) -> Result<Controller, ControllerError> {
-        let policy = build_policy(&config.policy, &config.params).map_err(config_error)?;
-        config.placement.check(&config.policy, &policy).map_err(config_error)?;
+        let policy = config.policy.build(registry, &config.params).map_err(config_error)?;
+        config.placement.check(config.policy.name(), &policy).map_err(config_error)?;
         let capacities: Vec<Resources> = config.nodes.iter().map(|n| n.capacity).collect();
         let mut core = Scheduler::new(&capacities, policy)?;
         for node in 0..capacities.len() {

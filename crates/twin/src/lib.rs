@@ -12,7 +12,8 @@ pub mod observed;
 pub mod rates;
 pub mod render;
 
-use pliant_core::policy::Params;
+use pliant_core::policy::{Params, Profile, Registry};
+use pliant_live::stepper::build_policy;
 use pliant_manager::journal::Journal;
 use pliant_manager::manager::ClusterConfig;
 use pliant_sim::{simulate, ExecModel, KillModel, SimOptions};
@@ -30,7 +31,7 @@ pub struct TwinReport {
     pub schema_version: u32,
     /// The state directory the run left.
     pub state_dir: String,
-    /// The policy it ran.
+    /// The policy replayed: the one the run ran, unless another was asked.
     pub policy: String,
     /// Its `--set` parameters.
     pub params: Vec<(String, String)>,
@@ -54,6 +55,11 @@ pub struct Replay {
     pub restore_from: String,
     /// Run at the rates the run itself showed, where its journal shows them.
     pub journal_rates: bool,
+    /// The plugins the policy is built from.
+    pub registry: Registry,
+    /// The policy to replay under instead of the journal's (what another
+    /// policy would have decided on the same run).
+    pub policy: Option<Profile>,
 }
 
 /// Replays the live run kept in `state_dir` as `replay` says.
@@ -76,7 +82,10 @@ pub fn twin(state_dir: &Path, replay: Replay) -> Result<TwinReport, String> {
     if observed.jobs.is_empty() {
         return Err(format!("{}: the run has no jobs to replay", path.display()));
     }
-    let policy = config.policy()?;
+    let policy = match &replay.policy {
+        Some(profile) => build_policy(&replay.registry, profile, &config.params)?,
+        None => config.policy(&replay.registry)?,
+    };
     let mut params = Params::default();
     for (k, v) in &config.params {
         params.set(k, v).map_err(|e| e.to_string())?;
@@ -107,11 +116,12 @@ pub fn twin(state_dir: &Path, replay: Replay) -> Result<TwinReport, String> {
         task_swap_rates: rates.tasks.clone(),
         ..SimOptions::default()
     };
+    let policy_name = policy.name.clone();
     let record = simulate(&observed.workload, policy, &opts).map_err(|e| format!("the replay failed: {e}"))?;
     Ok(TwinReport {
         schema_version: SCHEMA_VERSION,
         state_dir: state_dir.display().to_string(),
-        policy: config.policy.clone(),
+        policy: policy_name,
         params: config.params.clone(),
         exec,
         rates,

@@ -12,7 +12,7 @@
 use pliant_core::model::TaskState;
 use pliant_core::policy::steps::{by_rule, Holding, Mechanism, MechanismPlugin, MechanismRule};
 use pliant_core::policy::steps::{Planner, PlannerPlugin, Take, View};
-use pliant_core::policy::{preset, CustomMechanism, CustomPlanner, MechanismSpec, Params, PlannerSpec, Policy};
+use pliant_core::policy::{preset, Params, Policy, Registry};
 use pliant_core::{MechanismKind, Micros, SECOND};
 use pliant_metrics::RunRecord;
 use pliant_sim::SimOptions;
@@ -101,20 +101,40 @@ impl MechanismPlugin for Plugins {
 
 static PLUGINS: Plugins = Plugins;
 
+/// The built-in plugins with this crate's planner (`youngest-first`) and
+/// mechanism rule (`kill-young`) registered by name.
+pub fn registry() -> Registry {
+    let mut registry = Registry::new();
+    registry.add_planner(&PLUGINS).expect("a planner name of its own");
+    registry.add_mechanism(&PLUGINS).expect("a mechanism name of its own");
+    registry
+}
+
+/// `pliant`, whole, with this crate's planner, mechanism rule and policy
+/// `youngest-first` registered: every command takes them by name.
+pub fn app() -> pliant_cli::App {
+    let profile = registry().compose("youngest-first", "pliant", YOUNGEST_FIRST).expect("registered plugins");
+    pliant_cli::App::new().planner(&PLUGINS).mechanism(&PLUGINS).policy(profile)
+}
+
+/// The steps that make `youngest-first` from `pliant`.
+const YOUNGEST_FIRST: &[(&str, &str)] = &[("mechanism", "kill-young"), ("planner", "youngest-first")];
+
 /// Preset `from` with its mechanism replaced by the rule, named `name`.
 pub fn kill_young(from: &str, name: &str) -> Policy {
-    let mut policy = preset(from, &Params::default()).expect("a built-in preset");
-    policy.name = name.to_string();
-    let preemption = policy.preemption.as_mut().expect("a preset that preempts");
-    preemption.mechanism = MechanismSpec::Custom(CustomMechanism(&PLUGINS));
-    policy
+    compose(name, from, &[("mechanism", "kill-young")])
 }
 
 /// The policy: `pliant`'s queues and monitor, this planner and this rule.
 pub fn youngest_first() -> Policy {
-    let mut policy = kill_young("pliant", "youngest-first");
-    policy.preemption.as_mut().expect("pliant preempts").planner = PlannerSpec::Custom(CustomPlanner(&PLUGINS));
-    policy
+    compose("youngest-first", "pliant", YOUNGEST_FIRST)
+}
+
+/// Preset `from` with `steps`, named `name`, built through [`registry`].
+fn compose(name: &str, from: &str, steps: &[(&str, &str)]) -> Policy {
+    let registry = registry();
+    let profile = registry.compose(name, from, steps).expect("a built-in preset and registered plugins");
+    registry.build(&profile, &Params::default()).expect("registered plugins")
 }
 
 /// Runs `youngest-first`, `gp` and `pliant` on built-in scenario `scenario`

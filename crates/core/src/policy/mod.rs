@@ -1,8 +1,8 @@
 //! A policy is a composition of small pieces: which queues exist
 //! and how jobs are ordered, where tasks go, and how resources are taken back.
-//! Presets are just named compositions.
+//! A [`Profile`] names the plugin at each point, the [`Registry`] builds the
+//! policy a profile names, and presets are its built-in profiles.
 
-pub mod compose;
 pub mod cost;
 pub(crate) mod fair;
 pub(crate) mod locality;
@@ -10,13 +10,17 @@ pub(crate) mod mechanism;
 mod params;
 pub mod planner;
 mod presets;
+pub mod profile;
+mod registry;
 pub mod reservation;
 pub mod sizing;
 pub mod steps;
 
 use crate::model::{StorageModel, Tier};
 pub use params::{Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT};
-pub use presets::{preset, unknown_preset, PresetInfo, PRESETS};
+pub use presets::{preset, PresetInfo, PRESETS};
+pub use profile::{Preempting, Profile};
+pub use registry::{ComposeError, Registry};
 pub use reservation::ReservationSpec;
 pub use sizing::{ElasticSpec, Sizing};
 

@@ -1,9 +1,10 @@
-//! Named policies: one table of (name, about, steps), each a composition
-//! of the steps of `compose.rs` from one root.
+//! Named policies: one table of (name, about, steps), each a profile
+//! filled point by point (`profile::POINTS`) from the root profile: the
+//! registry's built-in profiles.
 
 use super::cost::Rates;
 use super::{
-    compose, HeadOfLine, JobOrder, MechanismSpec, Params, Placement, PlannerSpec, Policy, PreemptionSpec, QueueSpec,
+    HeadOfLine, JobOrder, MechanismSpec, Params, Placement, PlannerSpec, Policy, PreemptionSpec, QueueSpec, Registry,
     Sizing,
 };
 use crate::model::JobClass;
@@ -15,8 +16,9 @@ pub struct PresetInfo {
     pub name: &'static str,
     /// What it does.
     pub about: &'static str,
-    /// The steps (`compose::STEPS`) that make it from the root composition
-    /// (one FIFO queue, first fit, no preemption: `fifo`), in order.
+    /// The points (`profile::POINTS`) it fills, in order, with their
+    /// plugins, from the root profile (one FIFO queue, first fit, no
+    /// preemption: `fifo`).
     pub steps: &'static [(&'static str, &'static str)],
 }
 
@@ -151,22 +153,12 @@ pub const PRESETS: &[PresetInfo] = &[
     },
 ];
 
-/// The error for an unknown preset `name`: a "did you mean", then every preset.
-pub fn unknown_preset(name: &str) -> String {
-    let known: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
-    crate::names::unknown("policy", name, &known)
-}
-
-/// Builds the preset `name` with `params`, or `None` for an unknown name:
-/// its steps applied to the root composition.
+/// Builds the preset `name` with `params` through the built-in registry,
+/// or `None` for an unknown name.
 pub fn preset(name: &str, params: &Params) -> Option<Policy> {
-    let info = PRESETS.iter().find(|p| p.name == name)?;
-    let mut policy = root(params);
-    policy.name = name.to_string();
-    for &(step, value) in info.steps {
-        compose::set(&mut policy, step, value, params).expect("a preset's steps are valid");
-    }
-    Some(policy)
+    let registry = Registry::new();
+    let profile = registry.preset(name).ok()?;
+    Some(registry.build(&profile, params).expect("a preset names built-in plugins"))
 }
 
 pub(super) fn single_queue() -> Vec<QueueSpec> {
@@ -187,10 +179,9 @@ pub(super) fn two_queues(short_share: f64) -> Vec<QueueSpec> {
     ]
 }
 
-/// The root composition every preset starts from: one FIFO queue (a task
-/// that finds no room holds back every later one), first fit, no
-/// preemption, no reservation, requested sizes.
-fn root(params: &Params) -> Policy {
+/// The policy of the root profile (`Profile::root`), with the settings no
+/// point fills.
+pub(super) fn root(params: &Params) -> Policy {
     Policy {
         name: String::new(),
         queues: single_queue(),

@@ -1,0 +1,328 @@
+//! The one place a [`Policy`] is built: a [`Registry`] knows every plugin
+//! by name — the built-in ones and the planners and mechanisms registered
+//! from outside the core — resolves a preset or a composition into a
+//! [`Profile`], and builds the policy a profile names. Every body (the
+//! simulator's commands, the Python package, the manager, the Slurm
+//! controller, the twin) builds through one.
+
+use super::presets::{preemption, single_queue, two_queues, PRESETS};
+use super::profile::{Profile, POINTS};
+use super::steps::{MechanismPlugin, PlannerPlugin};
+use super::{
+    CheckpointSpec, CustomMechanism, CustomPlanner, HeadOfLine, JobOrder, MechanismSpec, Params, Placement,
+    PlannerSpec, Policy, ReservationSpec, Sizing,
+};
+use crate::model::Tier;
+use crate::names::unknown;
+use crate::time::from_secs_f64;
+
+/// Why a composition was refused: the step at fault (its index in the
+/// steps given), or `None` for the preset it starts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComposeError {
+    /// The index of the step at fault, `None`: the preset.
+    pub step: Option<usize>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Plugins by name: the built-in ones and those registered from outside the
+/// core, and the named policies beyond the presets. Cloning one is cheap.
+#[derive(Clone, Default)]
+pub struct Registry {
+    planners: Vec<&'static dyn PlannerPlugin>,
+    mechanisms: Vec<&'static dyn MechanismPlugin>,
+    policies: Vec<Profile>,
+}
+
+impl Registry {
+    /// A registry of the built-in plugins only.
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// Registers a planner from outside the core under its name, which no
+    /// planner may have already.
+    pub fn add_planner(&mut self, plugin: &'static dyn PlannerPlugin) -> Result<(), String> {
+        self.check_free("planner", plugin.name())?;
+        self.planners.push(plugin);
+        Ok(())
+    }
+
+    /// Registers a mechanism from outside the core under its name, which no
+    /// mechanism may have already.
+    pub fn add_mechanism(&mut self, plugin: &'static dyn MechanismPlugin) -> Result<(), String> {
+        self.check_free("mechanism", plugin.name())?;
+        self.mechanisms.push(plugin);
+        Ok(())
+    }
+
+    /// Registers a named policy, which `preset` then finds as it finds a
+    /// preset; its plugins must be registered first, and its name be no
+    /// preset's or registered policy's.
+    pub fn add_policy(&mut self, profile: Profile) -> Result<(), String> {
+        if self.policy_names().contains(&profile.name.as_str()) {
+            return Err(format!("a policy named `{}` exists already", profile.name));
+        }
+        for (point, plugin) in profile.points() {
+            self.check(point, &plugin).map_err(|e| format!("policy `{}`: {e}", profile.name))?;
+        }
+        self.policies.push(profile);
+        Ok(())
+    }
+
+    /// The names of the presets, then of the policies registered.
+    pub fn policy_names(&self) -> Vec<&str> {
+        PRESETS.iter().map(|p| p.name).chain(self.policies.iter().map(|p| p.name.as_str())).collect()
+    }
+
+    fn check_free(&self, point: &str, name: &str) -> Result<(), String> {
+        match self.plugins(point).contains(&name) {
+            true => Err(format!("a {point} named `{name}` is registered already")),
+            false => Ok(()),
+        }
+    }
+
+    /// The plugins `point` takes here: the built-in ones, then those
+    /// registered; empty for an unknown point.
+    pub fn plugins(&self, point: &str) -> Vec<&'static str> {
+        let builtin = POINTS.iter().find(|(p, _)| *p == point).map_or(&[][..], |(_, v)| *v);
+        let mut names = builtin.to_vec();
+        match point {
+            "planner" => names.extend(self.planners.iter().map(|p| p.name())),
+            "mechanism" => names.extend(self.mechanisms.iter().map(|m| m.name())),
+            _ => {}
+        }
+        names
+    }
+
+    /// The profile of preset `name`, or of the policy registered under it;
+    /// the error names every one.
+    pub fn preset(&self, name: &str) -> Result<Profile, String> {
+        if let Some(registered) = self.policies.iter().find(|p| p.name == name) {
+            return Ok(registered.clone());
+        }
+        let Some(info) = PRESETS.iter().find(|p| p.name == name) else {
+            return Err(unknown("policy", name, &self.policy_names()));
+        };
+        let mut profile = Profile::root(name);
+        for &(point, plugin) in info.steps {
+            profile.fill(point, plugin);
+        }
+        Ok(profile)
+    }
+
+    /// The policy `name`: preset `from` with `steps` (point, plugin) filled
+    /// in order.
+    pub fn compose(&self, name: &str, from: &str, steps: &[(&str, &str)]) -> Result<Profile, ComposeError> {
+        let mut profile = self.preset(from).map_err(|reason| ComposeError { step: None, reason })?;
+        profile.name = name.to_string();
+        for (i, &(point, plugin)) in steps.iter().enumerate() {
+            self.fill(&mut profile, point, plugin).map_err(|reason| ComposeError { step: Some(i), reason })?;
+        }
+        Ok(profile)
+    }
+
+    /// Fills `point` of `profile` with `plugin`, if this registry has it
+    /// there; the error lists what it has.
+    pub fn fill(&self, profile: &mut Profile, point: &str, plugin: &str) -> Result<(), String> {
+        self.check(point, plugin)?;
+        profile.fill(point, plugin);
+        Ok(())
+    }
+
+    /// Whether `point` exists and takes `plugin` here; the error lists what does.
+    fn check(&self, point: &str, plugin: &str) -> Result<(), String> {
+        let known: Vec<&str> = POINTS.iter().map(|(p, _)| *p).collect();
+        if !known.contains(&point) {
+            return Err(unknown("step", point, &known));
+        }
+        let plugins = self.plugins(point);
+        match plugins.contains(&plugin) {
+            true => Ok(()),
+            false => Err(format!("{point} takes {}, got `{plugin}`", plugins.join(", "))),
+        }
+    }
+
+    /// The policy `profile` names, under `params`. A plugin this registry
+    /// lacks (a journal written by another binary) is an error naming it.
+    pub fn build(&self, profile: &Profile, params: &Params) -> Result<Policy, String> {
+        for (point, plugin) in profile.points() {
+            self.check(point, &plugin).map_err(|e| format!("policy `{}`: {e}", profile.name))?;
+        }
+        let mut policy = super::presets::root(params);
+        policy.name = profile.name.clone();
+        policy.queues = match profile.queues.as_str() {
+            "single" => single_queue(),
+            _ => two_queues(params.short_share),
+        };
+        policy.order = match profile.order.as_str() {
+            "fifo" => JobOrder::Fifo,
+            "priority" => JobOrder::Priority,
+            "fair" => JobOrder::Fair,
+            _ => JobOrder::ShortestRemaining,
+        };
+        policy.head_of_line = if profile.head_of_line == "all" { HeadOfLine::All } else { HeadOfLine::PerClass };
+        policy.placement = match profile.placement.as_str() {
+            "first-fit" => Placement::FirstFit,
+            "pooled" => Placement::Pooled,
+            _ => Placement::ReservedForShort { fraction: params.reserve_fraction },
+        };
+        policy.preemption = profile
+            .preemption
+            .as_ref()
+            .map(|p| preemption(params, self.planner(&p.planner), p.compute_dr, self.mechanism(&p.mechanism, params)));
+        let speculative = |isolation, stragglers| ReservationSpec::Speculative {
+            prereserve: params.prereserve,
+            isolation,
+            stragglers,
+        };
+        policy.reservation = match profile.reservation.as_str() {
+            "none" => None,
+            "timeout" => Some(ReservationSpec::Timeout { timeout: from_secs_f64(params.reservation_timeout_s) }),
+            "speculative" => Some(speculative(None, false)),
+            "speculative-deadline" => Some(speculative(Some(params.isolation), false)),
+            _ => Some(speculative(None, true)),
+        };
+        policy.sizing =
+            if profile.sizing == "requested" { Sizing::Requested } else { Sizing::Elastic(params.elastic()) };
+        policy.max_attempts = if profile.attempts == "limited" { params.max_attempts } else { u32::MAX };
+        fair_pass(&mut policy, params);
+        Ok(policy)
+    }
+
+    /// The planner named `name` (checked).
+    fn planner(&self, name: &str) -> PlannerSpec {
+        match name {
+            "capacity" => PlannerSpec::Capacity,
+            "priority-levels" => PlannerSpec::PriorityLevels,
+            "cost" => PlannerSpec::Cost,
+            _ => {
+                let plugin = self.planners.iter().find(|p| p.name() == name).expect("checked");
+                PlannerSpec::Custom(CustomPlanner(*plugin))
+            }
+        }
+    }
+
+    /// The mechanism named `name` (checked).
+    fn mechanism(&self, name: &str, params: &Params) -> MechanismSpec {
+        let checkpoint =
+            |tier, adaptive| MechanismSpec::Checkpoint(CheckpointSpec { tier, adaptive, storage: params.storage });
+        let tier = |t: &str| match t {
+            "hdd" => Tier::Hdd,
+            "ssd" => Tier::Ssd,
+            _ => Tier::Nvm,
+        };
+        match name {
+            "kill" => MechanismSpec::Kill,
+            "immediate" => MechanismSpec::Immediate,
+            "graceful" => MechanismSpec::Graceful,
+            "suspend" => MechanismSpec::Suspend,
+            "cheapest" => MechanismSpec::Cheapest,
+            _ => match name.split_once('-') {
+                Some(("checkpoint", t)) => checkpoint(tier(t), false),
+                Some(("adaptive", t)) => checkpoint(tier(t), true),
+                _ => {
+                    let plugin = self.mechanisms.iter().find(|m| m.name() == name).expect("checked");
+                    MechanismSpec::Custom(CustomMechanism(*plugin))
+                }
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let planners: Vec<&str> = self.planners.iter().map(|p| p.name()).collect();
+        let mechanisms: Vec<&str> = self.mechanisms.iter().map(|m| m.name()).collect();
+        let policies: Vec<&str> = self.policies.iter().map(|p| p.name.as_str()).collect();
+        f.debug_struct("Registry")
+            .field("planners", &planners)
+            .field("mechanisms", &mechanisms)
+            .field("policies", &policies)
+            .finish()
+    }
+}
+
+/// The fair order is YARN's fair scheduler: its node pass reserves nodes
+/// (YARN-ME §3.3, the `node_reservations` key, on unless set off) and
+/// backfills reserved nodes as the `backfill` key says — under requested
+/// sizes off unless set on, under elastic sizing as the workload's model
+/// has it unless set. Any other order has neither.
+fn fair_pass(policy: &mut Policy, params: &Params) {
+    let fair = policy.order == JobOrder::Fair;
+    policy.node_reservations = fair && params.yarn.node_reservations.unwrap_or(true);
+    policy.backfill = match policy.sizing {
+        Sizing::Elastic(_) if fair => params.yarn.backfill,
+        _ => Some(fair && params.yarn.backfill.unwrap_or(false)),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same_as(name: &str, from: &str, steps: &[(&str, &str)]) {
+        let registry = Registry::new();
+        let composed = registry.compose(name, from, steps).unwrap();
+        assert_eq!(composed, registry.preset(name).unwrap(), "{from} + {steps:?}");
+    }
+
+    #[test]
+    fn a_preset_is_the_composition_of_its_steps() {
+        same_as("gp", "ip", &[("mechanism", "graceful")]);
+        same_as("kill", "gp", &[("compute_dr", "false"), ("mechanism", "kill")]);
+        same_as("checkpoint-ssd", "priority-kill", &[("mechanism", "checkpoint-ssd")]);
+        same_as("adaptive-nvm", "checkpoint-hdd", &[("mechanism", "adaptive-nvm")]);
+        same_as("ssr-stragglers", "timeout-reserve", &[("reservation", "speculative-stragglers")]);
+        same_as("suspend", "ip", &[("mechanism", "suspend")]);
+        same_as("fifo", "fifo", &[]);
+        same_as("yarn", "fifo", &[("order", "fair")]);
+        same_as("elastic", "yarn", &[("sizing", "elastic")]);
+        same_as(
+            "meganode",
+            "yarn",
+            &[("order", "shortest-remaining"), ("placement", "pooled"), ("head_of_line", "per-class")],
+        );
+        same_as(
+            "priority-kill",
+            "priority",
+            &[("planner", "priority-levels"), ("compute_dr", "false"), ("attempts", "unlimited")],
+        );
+    }
+
+    #[test]
+    fn a_bad_step_or_value_names_its_index() {
+        let registry = Registry::new();
+        let err = registry.compose("x", "gp", &[("order", "fifo"), ("mechansim", "kill")]).unwrap_err();
+        assert_eq!(err.step, Some(1));
+        assert!(err.reason.contains("mechanism"), "{}", err.reason);
+        let err = registry.compose("x", "gp", &[("mechanism", "shrink")]).unwrap_err();
+        assert_eq!(err.step, Some(0));
+        assert!(err.reason.starts_with("mechanism takes kill, immediate"), "{}", err.reason);
+        assert_eq!(registry.compose("x", "gq", &[]).unwrap_err().step, None);
+    }
+
+    #[test]
+    fn preemption_steps_on_a_policy_without_preemption_start_from_the_capacity_monitor() {
+        let (registry, params) = (Registry::new(), Params::default());
+        let profile = registry.compose("x", "fifo", &[("queues", "short-long"), ("mechanism", "suspend")]).unwrap();
+        let spec = registry.build(&profile, &params).unwrap().preemption.unwrap();
+        assert_eq!(
+            (spec.planner, spec.mechanism, spec.compute_dr),
+            (PlannerSpec::Capacity, MechanismSpec::Suspend, true)
+        );
+        let none = registry.compose("x", "gp", &[("planner", "none")]).unwrap();
+        assert_eq!(registry.build(&none, &params).unwrap().preemption, None);
+    }
+
+    #[test]
+    fn a_profile_naming_a_plugin_the_registry_lacks_is_refused_naming_it() {
+        let registry = Registry::new();
+        let mut profile = registry.preset("gp").unwrap();
+        profile.preemption.as_mut().unwrap().mechanism = "lent-out".into();
+        let err = registry.build(&profile, &Params::default()).unwrap_err();
+        assert!(err.starts_with("policy `gp`: mechanism takes kill, immediate"), "{err}");
+        assert!(err.ends_with("got `lent-out`"), "{err}");
+    }
+}
