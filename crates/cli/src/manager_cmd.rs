@@ -19,6 +19,7 @@ use pliant_manager::serve::{run_serve, ServeOptions};
 use pliant_manager::signals::stop_on_signals;
 use pliant_manager::state_dir::default_dir;
 use serde_json::{json, Value};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// The cluster subcommands.
@@ -535,8 +536,18 @@ pub fn run(cmd: ManagerCommand, registry: &Registry) -> Result<(), String> {
                 if many {
                     println!("== task {} ==", t["task"]);
                 }
-                print!("{}", t["stdout"].as_str().unwrap_or(""));
-                eprint!("{}", t["stderr"].as_str().unwrap_or(""));
+                // Exactly as written into a file or a pipe; written out on a terminal.
+                let (out, err) = (t["stdout"].as_str().unwrap_or(""), t["stderr"].as_str().unwrap_or(""));
+                if std::io::stdout().is_terminal() {
+                    print!("{}", printable_lines(out));
+                } else {
+                    print!("{out}");
+                }
+                if std::io::stderr().is_terminal() {
+                    eprint!("{}", printable_lines(err));
+                } else {
+                    eprint!("{err}");
+                }
             }
             Ok(())
         }
@@ -553,10 +564,18 @@ fn secs(us: &Value) -> String {
     us.as_u64().map_or("-".into(), |us| format!("{:.1}", us as f64 / 1e6))
 }
 
-/// `text` (a name a job's submitter chose) safe to print on a terminal: its
-/// control characters (escape sequences among them) written as `\u{1b}`.
+/// `text` (a name a job's submitter chose, what a task wrote) safe to print
+/// on a terminal: its control characters (escape sequences among them)
+/// written as `\u{1b}`.
 fn printable(text: &str) -> String {
     text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// `text` (a task's output) safe to print on a terminal: as [`printable`],
+/// but for its line breaks and tabs.
+fn printable_lines(text: &str) -> String {
+    let line = |l: &str| l.split('\t').map(printable).collect::<Vec<_>>().join("\t");
+    text.split('\n').map(line).collect::<Vec<_>>().join("\n")
 }
 
 fn jobs_table(jobs: &[Value]) -> String {
@@ -610,11 +629,13 @@ fn tasks_table(job: &Value) -> String {
             mem,
             t["preemptions"],
         );
+        // What a task or its agent wrote: never a raw control character to the terminal.
         if let Some(reason) = t["lost_reason"].as_str() {
-            out += &format!("      last requeued: {reason}\n");
+            out += &format!("      last requeued: {}\n", printable(reason));
         }
         if let Some(tail) = t["stderr_tail"].as_str().filter(|s| !s.is_empty()) {
-            out += &format!("      stderr: {}\n", tail.trim_end().replace('\n', "\n              "));
+            let lines: Vec<String> = tail.trim_end().lines().map(printable).collect();
+            out += &format!("      stderr: {}\n", lines.join("\n              "));
         }
     }
     out
@@ -680,6 +701,15 @@ fn parse_cores(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a task wrote reaches a terminal with its control characters
+    /// written out, its lines and tabs kept.
+    #[test]
+    fn a_task_s_escape_sequences_are_written_out_for_a_terminal() {
+        let written = "\x1b]0;title\x07\tcol\r\nnext\x1b[2J\n";
+        assert_eq!(printable_lines(written), "\\u{1b}]0;title\\u{7}\tcol\\r\nnext\\u{1b}[2J\n");
+        assert_eq!(printable("a\nb"), "a\\nb");
+    }
 
     #[test]
     fn the_task_table_names_checkpoint_states_and_counts() {

@@ -94,6 +94,10 @@ pub fn run(args: SlurmArgs, registry: &Registry) -> Result<(), String> {
     let profile = pliant_run::policy_spec::resolve("--policy", &args.policy, registry)?;
     let policy = pliant_live::stepper::build_policy(registry, &profile, &args.sets)?;
     args.placement.check(&profile.name, &policy)?;
+    // A join token file given is checked before anything is written: a refused one leaves no trace.
+    if let Some(file) = &args.join_token_file {
+        pliant_live::strict::check_file(file, "join token")?;
+    }
     let state_dir = pliant_manager::state_dir::prepare(&args.state_dir, &log)?;
     let tls = pliant_live::tls::ServerTls::for_manager(&state_dir, &log)?;
     let join = pliant_live::token::Token::join_for_manager(&state_dir, args.join_token_file.as_deref(), &log)?;

@@ -41,12 +41,37 @@ impl Drop for Daemon {
     }
 }
 
-/// `pliant serve` with one agent, on loopback, in a scratch directory.
+/// `pliant serve` with one agent, on loopback, in a scratch directory
+/// (removed once they have stopped: the fields' order).
 struct Cluster {
+    _daemons: Vec<Daemon>,
     dir: ScratchDir,
+    state: PathBuf,
+    agent_timeout: String,
+    /// Its agent's node name.
+    node: String,
     url: String,
     client: Client,
-    _daemons: Vec<Daemon>,
+}
+
+impl Drop for Cluster {
+    /// Stops the daemons, then removes what their agent left in its top
+    /// cgroup (the cgroups of tasks whose ends its stopped manager had not
+    /// taken) and the cgroup itself.
+    fn drop(&mut self) {
+        self._daemons.clear();
+        if let Ok(layout) = pliant_live::cgroup::Layout::detect() {
+            drop(layout.open(&format!("pliant-agent-{}", self.node)));
+        }
+    }
+}
+
+/// `pliant serve --policy kill` on `state` and `listen`, with the agent timeout `agent_timeout` (s).
+fn serve_command(state: &Path, listen: &str, agent_timeout: &str) -> Command {
+    let mut serve = Command::new(PLIANT);
+    serve.args(["serve", "--state-dir", state.to_str().unwrap(), "--listen", listen]);
+    serve.args(["--policy", "kill", "--agent-timeout", agent_timeout]);
+    serve
 }
 
 impl Cluster {
@@ -54,19 +79,17 @@ impl Cluster {
     fn start(name: &str, agent_timeout: &str) -> Cluster {
         let dir = ScratchDir::new(&format!("pliant-hostile-{name}")).unwrap();
         let state = dir.path().join("state");
+        Cluster::start_in(dir, state, name, agent_timeout)
+    }
+
+    /// As [`Cluster::start`], with its log and node directory in `dir` and
+    /// its state directory at `state`.
+    fn start_in(dir: ScratchDir, state: PathBuf, name: &str, agent_timeout: &str) -> Cluster {
         let url = format!("https://127.0.0.1:{}", free_port());
         let listen = url.trim_start_matches("https://").to_string();
         let state_arg = state.to_str().unwrap().to_string();
         let log = dir.path().join("log");
-        let serve = Daemon::start(
-            Command::new(PLIANT).args(["serve", "--state-dir", &state_arg, "--listen", &listen]).args([
-                "--policy",
-                "kill",
-                "--agent-timeout",
-                agent_timeout,
-            ]),
-            &log,
-        );
+        let serve = Daemon::start(&mut serve_command(&state, &listen, agent_timeout), &log);
         let node = format!("hostile-{name}-{}", std::process::id());
         let node_dir = dir.path().join("node");
         let agent =
@@ -87,13 +110,28 @@ impl Cluster {
             sleep(Duration::from_millis(50));
         };
         let client = Client::new(&url, Some(pin)).with_token(Some(token));
-        let cluster = Cluster { dir, url, client, _daemons: vec![serve, agent] };
+        let agent_timeout = agent_timeout.to_string();
+        let cluster = Cluster { _daemons: vec![serve, agent], dir, state, agent_timeout, node, url, client };
         cluster.wait("the cluster to form", Duration::from_secs(60), || cluster.client.get("/cluster").is_ok());
         cluster
     }
 
+    /// Kills the manager (`kill -9`; its agent lives on) and starts it again
+    /// on its state directory and its address.
+    fn crash_and_restart_manager(&mut self) {
+        let old = &mut self._daemons[0].0;
+        old.kill().unwrap();
+        old.wait().unwrap();
+        let listen = self.url.trim_start_matches("https://").to_string();
+        let again =
+            Daemon::start(&mut serve_command(&self.state, &listen, &self.agent_timeout), &self.dir.path().join("log"));
+        // Reaped already: its drop must not signal a pid that may be another's by now.
+        std::mem::forget(std::mem::replace(&mut self._daemons[0], again));
+        self.wait("the manager to answer again", Duration::from_secs(30), || self.client.get("/cluster").is_ok());
+    }
+
     fn state(&self) -> PathBuf {
-        self.dir.path().join("state")
+        self.state.clone()
     }
 
     fn log(&self) -> String {
@@ -353,18 +391,27 @@ fn nobody_does(script: &str) {
     assert!(status.success(), "as nobody: {script}");
 }
 
+/// For a live test `what` that needs root (to act as nobody) but no
+/// cgroups: whether it runs (after [`common::live::skip`] when it cannot).
+fn live_as_root(what: &str) -> bool {
+    if !pliant_xtest::live(what) {
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        common::live::skip(&format!("{what}: needs root (to act as nobody)"));
+        return false;
+    }
+    true
+}
+
 /// Attack 3: `nobody` makes a state directory in a shared place (with a
 /// token of its choosing), or a directory above one, or a link in a
 /// token's place. The manager refuses each, naming the path and why,
 /// before it listens: `nobody` never gets to submit a job as root.
 #[test]
 fn a_state_directory_another_user_controls_is_refused() {
-    if !pliant_xtest::live("a state directory another user controls") {
-        return;
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        common::live::skip("a state directory another user controls: needs root (to act as nobody)");
+    if !live_as_root("a state directory another user controls") {
         return;
     }
     let shared = std::env::temp_dir().join(format!("pliant-hostile-shared-{}", std::process::id()));
@@ -384,7 +431,7 @@ fn a_state_directory_another_user_controls_is_refused() {
     let under = shared.join("above/state");
     std::fs::create_dir(&under).unwrap();
     let err = serve(&under);
-    assert!(err.contains(&format!("its parent {}", shared.join("above").display())), "{err}");
+    assert!(err.contains(&format!("its parent {}", shared.display())), "{err}");
     // Root's own state directory, with a link in the token's place.
     let own = ScratchDir::new("pliant-hostile-own").unwrap();
     let state = own.path().join("state");
@@ -672,6 +719,273 @@ fn a_revoked_node_credential_acts_as_the_node_no_more_and_its_agent_rejoins() {
     let unknown = revoke("no-such-node");
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no node `no-such-node`"));
+}
+
+/// Attack 4c: a job ends while a runaway job's output has filled the
+/// state directory's disk (the manager is not placing), and the manager is
+/// then killed (`kill -9`, which takes `pliant local`'s agent with it) and
+/// started again before space is freed. The end it could not journal was
+/// never acknowledged: the agent kept the task's cgroup and exit code, so
+/// the restarted manager learns it again, and once space is freed the job
+/// is finished after its one run; the job that filled the disk failed
+/// after its one run, not requeued to fill it again. Needs root and cgroups.
+#[test]
+fn a_job_that_ended_on_a_full_disk_is_not_run_again_after_a_crash() {
+    ended_on_a_full_disk_runs_once("crash-full", common::local::Local::crash_and_restart);
+}
+
+/// Attack 4d: as 4c, with the manager stopped cleanly (SIGTERM, as an
+/// operator restarting it would) instead of killed: its agent stops the
+/// tasks that run but leaves those whose end is not journaled to the next
+/// start. Needs root and cgroups.
+#[test]
+fn a_job_that_ended_on_a_full_disk_is_not_run_again_after_a_restart() {
+    ended_on_a_full_disk_runs_once("stop-full", common::local::Local::stop_and_restart);
+}
+
+/// A job that ends while a `yes` job has filled the state directory's
+/// disk, then `restart` of `pliant local` before space is freed: each job
+/// ends after one run (see [`ran_once`]).
+fn ended_on_a_full_disk_runs_once(name: &str, restart: fn(&mut common::local::Local)) {
+    let Some(mut on) = local_on_small_disk(name, "a restart while the disk is full", &[]) else {
+        return;
+    };
+    let record = on._dir.shared("tasks").unwrap().join("record");
+    let ended = on.local.submit(json!({ "cpu_milli": 500, "mem_mb": 32, "command": recorded(&record, 3) }));
+    on.local.wait_until("the job to start", Duration::from_secs(30), |_| lines(&record, "start") == 1);
+    // Its output's pages count against its memory: 100 MB hold the 48 MB disk.
+    let filler = on.local.submit(json!({ "cpu_milli": 500, "mem_mb": 100, "command": ["yes"] }));
+    on.local.wait_until("the manager to stop placing", Duration::from_secs(60), |c| {
+        c.get("/cluster").is_ok_and(|cluster| cluster["not_placing"].is_string())
+    });
+    on.local.wait_until("the job to end", Duration::from_secs(30), |_| lines(&record, "end") == 1);
+    // Its end is seen by the agent (every 50 ms) and waits for the journal.
+    sleep(Duration::from_secs(2));
+    assert_eq!(on.local.job(ended)["state"], "running", "taken while the journal had no room");
+    restart(&mut on.local);
+    std::fs::remove_file(on.local.stdout(filler, 0)).unwrap();
+    on.local.wait_until("both jobs to end", Duration::from_secs(60), |c| {
+        let state = |id: u64| c.get(&format!("/jobs/{id}")).map(|j| j["state"].clone()).unwrap_or_default();
+        state(ended) == "finished" && state(filler) == "failed"
+    });
+    ran_once(&on.local.job(ended), &on.local.job(filler), &record);
+}
+
+/// Asserts that job `ended` finished and job `filler` failed (exit 1), each
+/// after one launch, and that `record` holds one run of `ended`'s task.
+fn ran_once(ended: &Value, filler: &Value, record: &Path) {
+    let (e, f) = (&ended["tasks"][0], &filler["tasks"][0]);
+    assert_eq!((e["launches"].as_u64(), e["exit_code"].as_i64()), (Some(1), Some(0)), "{ended}");
+    assert_eq!((lines(record, "start"), lines(record, "end")), (1, 1), "the finished job ran again");
+    assert_eq!((f["launches"].as_u64(), f["exit_code"].as_i64()), (Some(1), Some(1)), "{filler}");
+}
+
+/// The mode and the entries (with their contents) of directory `dir`.
+fn snapshot(dir: &Path) -> (u32, Vec<(String, String)>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o7777;
+    let mut entries: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), std::fs::read_to_string(e.path()).unwrap_or_default())
+        })
+        .collect();
+    entries.sort();
+    (mode, entries)
+}
+
+/// Attack 3b: `nobody` plants a link in `/tmp` to a directory of root's
+/// and waits for an operator to give it (or a directory below it) as a
+/// state or node directory. Every daemon refuses the path, naming the
+/// link, before it writes anything: the directory's mode and contents stay
+/// as they were. An API token file of nobody's is refused before the state
+/// directory, its certificate or its tokens are made. Needs root (to act as
+/// nobody), no cgroups.
+#[test]
+fn a_state_directory_through_another_user_s_link_is_refused_before_anything_is_written() {
+    if !live_as_root("a state directory through another user's link") {
+        return;
+    }
+    let roots = ScratchDir::new("pliant-hostile-linked").unwrap();
+    let target = roots.path().join("root-owned");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::write(target.join("keep"), "root's\n").unwrap();
+    std::fs::set_permissions(&target, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let before = snapshot(&target);
+    let link = std::env::temp_dir().join(format!("pliant-hostile-link-{}", std::process::id()));
+    let _gone = Removed(link.clone());
+    nobody_does(&format!("ln -s {} {}", target.display(), link.display()));
+    let listen = format!("127.0.0.1:{}", free_port());
+    let named = format!("{} on its path is a symbolic link that belongs to uid 65534", link.display());
+    for state in [link.clone(), link.join("below")] {
+        let state_arg = state.to_str().unwrap();
+        for args in [
+            vec!["serve", "--listen", &listen, "--state-dir", state_arg],
+            vec!["local", "--listen", &listen, "--state-dir", state_arg],
+            vec!["slurm", "--listen", &listen, "--state-dir", state_arg],
+            vec!["agent", "--manager", "https://127.0.0.1:9", "--name", "n", "--node-dir", state_arg],
+        ] {
+            let err = refused(&args);
+            assert!(err.contains(&format!("{}: {named}", state.display())), "{args:?}: {err}");
+            assert_eq!(snapshot(&target), before, "{args:?} wrote to the link's target");
+        }
+    }
+    let token = roots.path().join("nobody-token");
+    std::fs::write(&token, "a-token-nobody-chose-of-32-chars-or-more\n").unwrap();
+    std::os::unix::fs::chown(&token, Some(NOBODY), Some(NOBODY)).unwrap();
+    let fresh = roots.path().join("fresh-state");
+    let err = refused(&[
+        "serve",
+        "--listen",
+        &listen,
+        "--state-dir",
+        fresh.to_str().unwrap(),
+        "--token-file",
+        token.to_str().unwrap(),
+    ]);
+    assert!(err.contains(&format!("refusing the API token {}", token.display())), "{err}");
+    assert!(!fresh.exists(), "a state directory was made before the token was refused");
+}
+
+/// Attack 2c: a job's stderr holds terminal escape sequences (a window
+/// title, a screen clear) and the job fails: `pliant status ID` shows its
+/// stderr tail with every control character written out, none raw.
+/// Needs root and cgroups.
+#[test]
+fn a_failed_task_s_stderr_reaches_the_terminal_escaped() {
+    if !live_without_lock("escape sequences in a task's stderr") {
+        return;
+    }
+    let cluster = Cluster::start("escape", "3");
+    let script = r"printf '\033]0;pwned\007\033[2Jcleared\n' >&2; exit 3";
+    let job = cluster.submit(json!({ "cpu_milli": 500, "mem_mb": 32, "command": ["/bin/sh", "-c", script] }));
+    cluster.wait("the job to fail", Duration::from_secs(30), || cluster.job(job)["state"] == "failed");
+    let out = cluster.cli(&["status", &job.to_string()]);
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{shown}");
+    assert!(!shown.chars().any(|c| c.is_control() && c != '\n'), "raw control characters: {shown:?}");
+    assert!(shown.contains(r"stderr: \u{1b}]0;pwned\u{7}\u{1b}[2Jcleared"), "{shown}");
+}
+
+/// `POST PATH BODY` by `client`: the refusal's status and message, the
+/// node name or id asked for written `NODE`.
+fn refusal_of(client: &Client, path: &str, body: &Value, asked: &str) -> (u16, String) {
+    match client.post(path, body) {
+        Err(ClientError::Refused { status, message }) => (status, message.replace(asked, "NODE")),
+        other => panic!("POST {path}: {other:?}"),
+    }
+}
+
+/// Attack 3c: a local user with a made-up credential registers, and
+/// heartbeats, as a node of the cluster and as a node that does not exist:
+/// the answers are the same (status and message, but for the name or id
+/// asked), so node names cannot be told from made-up ones. Needs root and
+/// cgroups (a running agent).
+#[test]
+fn registrations_and_heartbeats_are_refused_alike_for_known_and_unknown_nodes() {
+    if !live_without_lock("refusals that do not tell node names") {
+        return;
+    }
+    let cluster = Cluster::start("enumerate", "3");
+    let pin = Pin::for_client(None, &cluster.state()).unwrap();
+    let made_up = Token::parse("a-credential-made-up-by-a-local-user", "test").unwrap();
+    let stranger = Client::new(&cluster.url, pin).with_token(Some(made_up));
+    let registration = |name: &str| {
+        let record = pliant_live::wire::NodeRecord {
+            name: name.to_string(),
+            capacity: pliant_core::Resources::new(2000, 1024),
+            mechanisms: vec![pliant_core::MechanismKind::Kill],
+            notes: Vec::new(),
+        };
+        refusal_of(&stranger, "/agents/register", &serde_json::to_value(record).unwrap(), name)
+    };
+    let known = registration(&cluster.node);
+    assert_eq!(known.0, 403, "{known:?}");
+    assert_eq!(registration("no-such-node"), known);
+    let beat = |id: u32| {
+        let path = format!("/agents/{id}/heartbeat");
+        refusal_of(&stranger, &path, &json!({ "reports": [] }), &format!("node {id}"))
+    };
+    let known = beat(0);
+    assert_eq!(known.0, 403, "{known:?}");
+    assert_eq!(beat(99), known);
+    assert_eq!(cluster.client.get("/cluster").unwrap()["nodes"][0]["lost"], false, "{}", cluster.log());
+}
+
+/// Attack 4f: the journal is truncated to 0 bytes after a `kill -9` of the
+/// manager, its write-ahead log still beside it. The manager refuses to
+/// start, with or without `--policy`, saying the journal is lost, as for a
+/// journal deleted: it never starts a new, empty cluster over the old one.
+/// Needs root and cgroups (a running agent).
+#[test]
+fn a_journal_truncated_beside_its_write_ahead_log_is_refused_as_lost() {
+    if !live_without_lock("a truncated journal") {
+        return;
+    }
+    let cluster = Cluster::start("truncated", "3");
+    let job = cluster.submit(json!({ "cpu_milli": 500, "mem_mb": 32, "command": ["true"] }));
+    cluster.wait("the job to finish", Duration::from_secs(30), || cluster.job(job)["state"] == "finished");
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(manager_pid(&cluster) as i32, libc::SIGKILL) };
+    let state = cluster.state();
+    cluster.wait("the manager to die", Duration::from_secs(10), || cluster.client.get("/cluster").is_err());
+    let wal = std::fs::metadata(state.join("journal.sqlite-wal")).map(|m| m.len()).unwrap_or(0);
+    assert!(wal > 0, "no write-ahead log beside the journal");
+    std::fs::File::create(state.join("journal.sqlite")).unwrap();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let state_arg = state.to_str().unwrap();
+    for policy in [&["--policy", "kill"][..], &[]] {
+        let mut args = vec!["serve", "--listen", &listen, "--state-dir", state_arg];
+        args.extend_from_slice(policy);
+        let err = refused(&args);
+        assert!(err.contains(&format!("{}: the journal is lost", state.join("journal.sqlite").display())), "{err}");
+    }
+    assert_eq!(std::fs::metadata(state.join("journal.sqlite")).unwrap().len(), 0, "the lost journal was written to");
+}
+
+/// Attack 4e: as 4c, with `pliant serve` and `pliant agent` apart (the
+/// issue's setup): the manager, whose disk a runaway job filled, did not
+/// take (nor acknowledge) the report of a job that ended meanwhile, so its
+/// agent kept it, kept sending it, and sends it to the manager restarted
+/// after a `kill -9`; once space is freed the job is finished after its one
+/// run, and the job that filled the disk failed after its one run. Needs
+/// root and cgroups.
+#[test]
+fn a_job_that_ended_while_the_manager_s_disk_was_full_is_not_run_again_after_its_crash() {
+    if !live_without_lock("a crash of the manager while its disk is full") {
+        return;
+    }
+    let outer = ScratchDir::new("pliant-hostile-serve-full-disk").unwrap();
+    let disk = match SmallDisk::mount(&outer.path().join("disk"), 48) {
+        Ok(d) => d,
+        Err(e) => {
+            common::live::skip(&format!("a crash of the manager while its disk is full: cannot mount a tmpfs: {e}"));
+            return;
+        }
+    };
+    let run = ScratchDir::new("pliant-hostile-serve-full").unwrap();
+    let mut cluster = Cluster::start_in(run, disk.0.join("state"), "serve-full", "3");
+    let record = cluster.dir.shared("tasks").unwrap().join("record");
+    let ended = cluster.submit(json!({ "cpu_milli": 500, "mem_mb": 32, "command": recorded(&record, 3) }));
+    cluster.wait("the job to start", Duration::from_secs(30), || lines(&record, "start") == 1);
+    // Its output's pages count against its memory: 100 MB hold the 48 MB disk.
+    let filler = cluster.submit(json!({ "cpu_milli": 500, "mem_mb": 100, "command": ["yes"] }));
+    cluster.wait("the manager to stop placing", Duration::from_secs(60), || {
+        cluster.client.get("/cluster").is_ok_and(|c| c["not_placing"].is_string())
+    });
+    cluster.wait("the job to end", Duration::from_secs(30), || lines(&record, "end") == 1);
+    // Its end is seen by the agent and sent with every heartbeat (200 ms).
+    sleep(Duration::from_secs(2));
+    assert_eq!(cluster.job(ended)["state"], "running", "taken while the journal had no room");
+    cluster.crash_and_restart_manager();
+    std::fs::remove_file(cluster.state().join(format!("logs/job-{filler}/task-0/stdout"))).unwrap();
+    cluster.wait("both jobs to end", Duration::from_secs(60), || {
+        cluster.job(ended)["state"] == "finished" && cluster.job(filler)["state"] == "failed"
+    });
+    ran_once(&cluster.job(ended), &cluster.job(filler), &record);
+    let log = cluster.log();
+    assert!(!log.contains("declared lost") && !log.contains("fencing"), "{log}");
 }
 
 /// A directory of root's (mode 0755) that the attacks below try to have

@@ -124,17 +124,30 @@ pub struct Agent {
     max_output: Option<u64>,
     /// The user tasks run as and the processes each may hold.
     confinement: Confinement,
+    /// Whether the tasks that ended keep their cgroups when the agent is
+    /// dropped ([`Agent::keep_ended`]).
+    keep_ended: bool,
 }
 
 impl Drop for Agent {
     /// Stops every task (frozen ones too) and removes its cgroup; the top
-    /// cgroup goes after them.
+    /// cgroup goes after them, unless the tasks that ended are kept.
     fn drop(&mut self) {
-        self.forget_ended();
+        let keep = self.keep_ended && !self.ended.is_empty();
+        if keep {
+            for held in std::mem::take(&mut self.ended).into_values().flatten() {
+                std::mem::forget(held);
+            }
+        } else {
+            self.forget_ended();
+        }
         for (task, held) in std::mem::take(&mut self.tasks) {
             if let Err(e) = self.retire(task, held) {
                 eprintln!("pliant agent: {task}: {e}");
             }
+        }
+        if keep {
+            self.top.keep();
         }
     }
 }
@@ -176,6 +189,7 @@ impl Agent {
             adopted: BTreeSet::new(),
             max_output: None,
             confinement: Confinement::default(),
+            keep_ended: false,
         };
         Ok((agent, found))
     }
@@ -248,6 +262,15 @@ impl Agent {
                 eprintln!("pliant agent: {task}: {e}");
             }
         }
+    }
+
+    /// Leaves the cgroups and exit files of the tasks that ended, and the
+    /// top cgroup that holds them, to the next agent when this one is
+    /// dropped (the tasks that run are stopped as ever): the manager may not
+    /// have taken their reports (it could not journal them), and the next
+    /// agent reports them again from there.
+    pub fn keep_ended(&mut self) {
+        self.keep_ended = true;
     }
 
     /// Carries out one operation; appends what followed to `out`, the

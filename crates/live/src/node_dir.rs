@@ -7,7 +7,7 @@
 
 use crate::fence::Contact;
 use crate::token::Token;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,12 +18,12 @@ pub struct NodeDir {
 }
 
 impl NodeDir {
-    /// Opens `dir` (made absolute, created readable by its owner only).
+    /// Opens `dir` (made absolute, created readable by its owner only),
+    /// refused unless it and the path that reaches it are safe
+    /// ([`crate::strict::make_dir`]: checked before anything is made).
     pub fn open(dir: &Path) -> Result<NodeDir, String> {
-        let dir = std::path::absolute(dir).map_err(|e| format!("--node-dir {}: {e}", dir.display()))?;
+        let dir = crate::strict::make_dir(dir, "node directory", 0o700)?;
         let fail = |e: std::io::Error| format!("node directory {}: {e}", dir.display());
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).map_err(fail)?;
-        crate::strict::check_dir(&dir, "node directory")?;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)?;
         Ok(NodeDir { dir })
     }

@@ -38,8 +38,10 @@ pub trait NodeBody {
     /// Adds the reports of the jobs' changes since the last poll.
     fn poll(&mut self, reports: &mut Vec<AgentReport>);
 
-    /// A heartbeat sent at `sent` got through; its reports are acknowledged.
-    fn heartbeat_answered(&mut self, _sent: SystemTime, _log: &dyn Fn(&str)) {}
+    /// A heartbeat sent at `sent` got through; `all_taken` when the peer
+    /// took every report it carried (else those it did not take are kept
+    /// and sent again).
+    fn heartbeat_answered(&mut self, _sent: SystemTime, _all_taken: bool, _log: &dyn Fn(&str)) {}
 
     /// Carries out one order (logged by the body), adding its reports.
     fn apply(&mut self, op: AgentOp, reports: &mut Vec<AgentReport>, log: &dyn Fn(&str));
@@ -92,7 +94,7 @@ impl NodeLoop {
         // (it does not know it: a new cluster): the next one joins with the join token.
         let mut credential_refused = false;
         let mut node: Option<u32> = None;
-        // Reports not acknowledged yet, numbered from `first_report` (from this
+        // Reports not taken yet, numbered from `first_report` (from this
         // agent's start in µs: a successor's numbers come after), and the last
         // batch of orders carried out: a heartbeat whose answer is lost
         // loses nothing, and nothing is taken or done twice.
@@ -178,11 +180,15 @@ impl NodeLoop {
             match self.as_node.post(&format!("/agents/{id}/heartbeat"), &beat) {
                 Ok(answer) => {
                     pacer.got_through();
-                    first_report += count as u64;
-                    reports.drain(..count);
-                    body.heartbeat_answered(sent, log);
                     let orders: Orders = serde_json::from_value(answer)
                         .map_err(|e| format!("the {} sent orders this agent cannot read: {e}", peer.name))?;
+                    // Reports the peer did not take (it could not journal them) are sent again.
+                    let taken = orders
+                        .reports_taken
+                        .map_or(count, |through| through.saturating_sub(first_report).min(count as u64) as usize);
+                    first_report += taken as u64;
+                    reports.drain(..taken);
+                    body.heartbeat_answered(sent, taken == count, log);
                     if applied != Some(orders.batch) {
                         applied = Some(orders.batch);
                         for op in orders.ops {

@@ -25,8 +25,13 @@ const EXIT_FILE_ENV: &str = "PLIANT_EXIT_FILE";
 /// Runs the command given as its arguments, then writes its exit code to the
 /// exit file and exits with it. It catches SIGUSR1 (the checkpoint request,
 /// sent to the whole process group) so as to outlive the command and record
-/// its exit; a caught signal is reset to its default in the command.
-const EXIT_WRAPPER: &str = r#"trap : USR1; "$@"; c=$?; echo $c > "$PLIANT_EXIT_FILE"; exit $c"#;
+/// its exit; a caught signal is reset to its default in the command. The
+/// file is written blank (no code yet) before the command runs and the code
+/// over it in place (`1<>`, no truncation) after: a file system the
+/// command's output filled meanwhile still takes the code, which is what
+/// tells an agent restarted after a crash how the task ended.
+const EXIT_WRAPPER: &str = r#"trap : USR1; printf '%11s\n' '' 2>/dev/null > "$PLIANT_EXIT_FILE"; "$@"; c=$?;
+printf '%-11s\n' $c 2>/dev/null 1<> "$PLIANT_EXIT_FILE"; exit $c"#;
 
 /// What to run and where its output goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -70,7 +70,8 @@ pub struct AgentOptions {
 }
 
 /// Runs until `stop` is set; then every task is killed and every cgroup
-/// removed. Returns an error when the manager has refused this agent for
+/// removed, but those of tasks that ended whose reports the manager has
+/// not taken (see [`Agent::keep_ended`]). Returns an error when the manager has refused this agent for
 /// good (see [`Pacer`]) for `give_up_after`.
 pub fn run_agent(opts: &AgentOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     let node_dir = NodeDir::open(&opts.node_dir)?;
@@ -137,6 +138,15 @@ struct ManagedNode<'a> {
     timeout: Option<Duration>,
 }
 
+impl Drop for ManagedNode<'_> {
+    /// The tasks that ended since the manager last took every report keep
+    /// their cgroups and exit files for the next agent: their reports may
+    /// not be journaled (see [`Agent::keep_ended`]).
+    fn drop(&mut self) {
+        self.agent.keep_ended();
+    }
+}
+
 impl NodeBody for ManagedNode<'_> {
     // Before the tasks are looked at: one the watchdog killed is then
     // reported lost, not failed.
@@ -178,9 +188,12 @@ impl NodeBody for ManagedNode<'_> {
         self.agent.poll(reports);
     }
 
-    fn heartbeat_answered(&mut self, sent: SystemTime, log: &dyn Fn(&str)) {
+    fn heartbeat_answered(&mut self, sent: SystemTime, all_taken: bool, log: &dyn Fn(&str)) {
         stamp(&self.contact, sent, log);
-        self.agent.forget_ended();
+        // An ended task's cgroup and exit file stay until the manager has taken its report.
+        if all_taken {
+            self.agent.forget_ended();
+        }
     }
 
     fn apply(&mut self, op: AgentOp, reports: &mut Vec<AgentReport>, log: &dyn Fn(&str)) {

@@ -43,6 +43,12 @@ pub struct Orders {
     pub batch: u64,
     /// The operations.
     pub ops: Vec<AgentOp>,
+    /// The sequence number after the last report the peer has taken in
+    /// ([`Heartbeat::first_report`]): one it could not make durable yet (a
+    /// manager whose journal has no room) is not taken, and the agent keeps
+    /// it and sends it again. Absent: every report of the heartbeat was taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reports_taken: Option<u64>,
 }
 
 /// The answer to a registration.

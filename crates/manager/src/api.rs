@@ -116,7 +116,7 @@ pub fn handle(manager: &Mutex<Manager>, method: &str, url: &str, body: &str) -> 
             let beat: Heartbeat =
                 serde_json::from_str(body).map_err(|e| Refusal::Invalid(format!("malformed heartbeat: {e}")))?;
             let (batch, ops) = m.heartbeat(node, beat.acked, beat.first_report, beat.reports)?;
-            Ok(ok(200, &Orders { batch, ops }))
+            Ok(ok(200, &Orders { batch, ops, reports_taken: Some(m.reports_taken(node)) }))
         }),
         ("GET", ["metrics.json"]) => Ok((200, Snapshot::of(&m).json())),
         ("POST", ["nodes", name, "revoke"]) => m.revoke_node(name).map(|()| ok(200, &json!({ "revoked": name }))),

@@ -16,7 +16,7 @@ use pliant_live::tls::ServerTls;
 use pliant_live::token::{check_listen, Token};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -77,6 +77,13 @@ impl ManagerSetup {
     /// `--token-file` (see [`check_listen`]), and a join token that is the API token.
     pub fn open_api(&self, agents: Agents, log: &dyn Fn(&str)) -> Result<OpenApi, String> {
         check_listen(&self.listen, self.token_file.is_some())?;
+        // Token files given are checked before anything is written: a refused one leaves no trace.
+        if let Some(file) = &self.token_file {
+            pliant_live::strict::check_file(file, "API token")?;
+        }
+        if let Agents::Join(Some(file)) = agents {
+            pliant_live::strict::check_file(file, "join token")?;
+        }
         let state_dir = crate::state_dir::prepare(&self.state_dir, log)?;
         // The certificate first: a client that finds a token finds it too.
         let tls = ServerTls::for_manager(&state_dir, log)?;
@@ -158,10 +165,10 @@ pub fn cgroup_name(state_dir: &std::path::Path) -> String {
 /// Runs until `stop` is set. `log` receives one line per notable thing.
 pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
     let registry = &opts.setup.registry;
-    check_kept_policy(&opts.setup.state_dir, opts.policy.as_ref(), registry)?;
     // Listen first: an agent that cannot serve would stop, and take the tasks it recovers with it.
     let api = opts.setup.open_api(Agents::InProcess, log)?;
     let state_dir = api.state_dir.clone();
+    check_kept_policy(&state_dir, opts.policy.as_ref(), registry)?;
     let journal_exists = state_dir.join("journal.sqlite").exists();
     let layout = Layout::detect().map_err(|e| e.to_string())?;
     let (mut agent, found) = Agent::start(&layout, &cgroup_name(&state_dir), journal_exists, opts.checkpoint_grace)
@@ -211,22 +218,28 @@ pub fn run_local(opts: &LocalOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + S
     let manager = Mutex::new(manager);
     let (ops_tx, ops_rx) = channel::<Vec<AgentOp>>();
     let (reports_tx, reports_rx) = channel::<AgentReport>();
+    let journaled = AtomicU64::new(0);
     std::thread::scope(|s| {
-        s.spawn(|| run_agent(agent, ops_rx, reports_tx, stop));
+        s.spawn(|| run_agent(agent, ops_rx, reports_tx, &journaled, stop));
         s.spawn(|| api::serve(&api.listener, &manager, &api.tokens, &api.tls, stop));
-        let result = manager_loop(&manager, &reports_rx, &ops_tx, stop, log);
+        let result = manager_loop(&manager, &reports_rx, &journaled, &ops_tx, stop, log);
         stop.store(true, Ordering::SeqCst);
         result
     })
 }
 
+/// Feeds the agent's reports to the manager every tick and hands its
+/// operations to the agent. Reports wait here, in order, while the journal
+/// has no room; `journaled` counts those taken into journaled steps.
 fn manager_loop(
     manager: &Mutex<Manager>,
     reports: &Receiver<AgentReport>,
+    journaled: &AtomicU64,
     ops: &Sender<Vec<AgentOp>>,
     stop: &AtomicBool,
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<(), String> {
+    let mut waiting: Vec<(u32, AgentReport)> = Vec::new();
     while !stop.load(Ordering::SeqCst) {
         // Until the core's next deadline (a timer, the monitor), at most a tick.
         let pause = manager.lock().unwrap_or_else(|e| e.into_inner()).pause(TICK);
@@ -236,7 +249,11 @@ fn manager_loop(
         for (_, r) in &incoming {
             log(&format!("{:.3} s: {r}", m.now() as f64 / 1e6));
         }
-        m.advance(incoming).map_err(|e| e.to_string())?;
+        waiting.extend(incoming);
+        if m.advance(waiting.clone()).map_err(|e| e.to_string())? {
+            journaled.fetch_add(waiting.len() as u64, Ordering::SeqCst);
+            waiting.clear();
+        }
         if let Some(news) = m.placing_news() {
             log(&news);
         }
@@ -255,27 +272,49 @@ fn manager_loop(
     Ok(())
 }
 
-fn run_agent(mut agent: Agent, ops: Receiver<Vec<AgentOp>>, reports: Sender<AgentReport>, stop: &AtomicBool) {
+/// Carries out the manager's operations and polls the tasks every tick,
+/// sending their reports on; an ended task's cgroup and exit file stay
+/// until every report sent is `journaled`, so that a crash or a stop
+/// before then leaves the restarted agent what it needs to report the end
+/// again.
+fn run_agent(
+    mut agent: Agent,
+    ops: Receiver<Vec<AgentOp>>,
+    reports: Sender<AgentReport>,
+    journaled: &AtomicU64,
+    stop: &AtomicBool,
+) {
     let mut out = Vec::new();
+    let mut sent = 0u64;
     // Reports go out as soon as they are made: freezing a swapping task in
     // `poll` can take a while, and the manager waits for reclaimed memory.
-    let flush = |out: &mut Vec<AgentReport>| out.drain(..).all(|r| reports.send(r).is_ok());
-    while !stop.load(Ordering::SeqCst) {
+    let flush = |out: &mut Vec<AgentReport>, sent: &mut u64| {
+        *sent += out.len() as u64;
+        out.drain(..).all(|r| reports.send(r).is_ok())
+    };
+    'running: while !stop.load(Ordering::SeqCst) {
         if let Ok(batch) = ops.recv_timeout(TICK) {
             for op in std::iter::once(batch).chain(ops.try_iter()).flatten() {
                 agent.apply(op, &mut out);
-                if !flush(&mut out) {
-                    return;
+                if !flush(&mut out, &mut sent) {
+                    break 'running;
                 }
             }
         }
-        // What ended at the last poll went to the manager then; it takes
-        // reports in every tick (a crash in between can still lose one).
-        agent.forget_ended();
-        agent.poll(&mut out);
-        if !flush(&mut out) {
-            return;
+        if journaled.load(Ordering::SeqCst) == sent {
+            agent.forget_ended();
         }
+        agent.poll(&mut out);
+        if !flush(&mut out, &mut sent) {
+            break;
+        }
+    }
+    // Ended tasks whose reports the manager has not journaled keep their
+    // cgroups and exit files: the next start learns their ends from them.
+    if journaled.load(Ordering::SeqCst) == sent {
+        agent.forget_ended();
+    } else {
+        agent.keep_ended();
     }
     // Dropping the agent kills its tasks and removes their cgroups.
 }

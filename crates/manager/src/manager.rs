@@ -19,7 +19,7 @@ use crate::view::{JobShown, JobState, JobView, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
 use pliant_core::policy::{Policy, Profile, Registry};
 use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
-use pliant_live::credentials::{Joiner, NodeCredentials};
+use pliant_live::credentials::{not_its_credential, Joiner, NodeCredentials};
 use pliant_live::delivery::Delivery;
 use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::machine::unix_us;
@@ -69,6 +69,8 @@ pub fn unfit_node(name: &str, policy: &Policy, node: &NodeRecord) -> Option<Stri
 /// was made with (its jobs were scheduled by it), so a different one is an
 /// error naming the ways out, not a silent override.
 pub fn check_kept_policy(state_dir: &Path, asked: Option<&Profile>, registry: &Registry) -> Result<(), String> {
+    // Opening a lost journal would write to it; it is refused as it is.
+    crate::state_dir::check_journal(state_dir)?;
     let path = state_dir.join("journal.sqlite");
     let Some(asked) = asked.filter(|_| path.exists()) else { return Ok(()) };
     let config: Option<ClusterConfig> =
@@ -162,8 +164,8 @@ pub struct Manager {
     checkpoint_root: PathBuf,
     /// Operations on their way to each node (see [`Delivery`]).
     delivery: Delivery,
-    /// Per node, the sequence number after the last agent report taken in
-    /// (see [`Manager::heartbeat`]; not journaled).
+    /// Per node, the sequence number after the last agent report taken in,
+    /// which is journaled then (see [`Manager::heartbeat`]; the number is not).
     reports_seen: Vec<u64>,
     /// Per node, when its agent last heartbeated (not journaled: a restarted
     /// manager gives every agent a fresh timeout).
@@ -181,9 +183,10 @@ pub struct Manager {
     agent_timeout: Duration,
     /// Whether the journal's file system has room for steps.
     room: JournalRoom,
-    /// Agents' reports taken while steps waited for room, in order (not
-    /// journaled yet: a restart learns them again from the agents' takeover).
-    held: Vec<Event>,
+    /// Why a step failed, once one did: the records may then be ahead of
+    /// the journal, and the manager takes no step more (its loop stops with
+    /// this; a restart replays the journal).
+    broken: Option<String>,
     /// The plugins its policy is built from.
     registry: Registry,
     /// The uids jobs are given, one each (see [`Manager::set_task_uids`]).
@@ -244,7 +247,7 @@ impl Manager {
             credentials,
             agent_timeout: DEFAULT_AGENT_TIMEOUT,
             room: JournalRoom::new(state_dir),
-            held: Vec::new(),
+            broken: None,
             registry: registry.clone(),
             task_uids: DEFAULT_TASK_UIDS,
         };
@@ -326,7 +329,7 @@ impl Manager {
             Refusal::Unavailable(format!("every task uid ({}) is held by a job that has not ended", self.task_uids))
         })?;
         let id = self.jobs.len() as u32;
-        self.step_now(vec![Event::Submitted { spec, uid: Some(uid) }]).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        self.step_or_refuse(vec![Event::Submitted { spec, uid: Some(uid) }])?;
         Ok(id)
     }
 
@@ -337,12 +340,14 @@ impl Manager {
         if j.is_over() {
             return Err(Refusal::Conflict(format!("job {job} is already {:?}", j.state).to_lowercase()));
         }
-        self.step_now(vec![Event::Cancelled { job: JobId(job) }]).map_err(|e| Refusal::Conflict(e.to_string()))
+        self.step_or_refuse(vec![Event::Cancelled { job: JobId(job) }])
     }
 
     /// Takes in agents' reports, runs the resource monitor when it is due,
-    /// and schedules.
-    pub fn advance(&mut self, reports: Vec<(u32, AgentReport)>) -> Result<(), ManagerError> {
+    /// and schedules. False when the journal has no room: nothing was taken
+    /// (the reports are not acknowledged; the caller keeps them and offers
+    /// them again), so that nothing is acknowledged before it is durable.
+    pub fn advance(&mut self, reports: Vec<(u32, AgentReport)>) -> Result<bool, ManagerError> {
         let events = reports.into_iter().map(|(node, report)| Event::Report { node, report }).collect();
         self.step_now(events)
     }
@@ -467,16 +472,20 @@ impl Manager {
     /// the join token (see [`NodeCredentials::admit`]).
     pub fn register(&mut self, record: &NodeRecord, joiner: Joiner) -> Result<(u32, Option<Token>), Refusal> {
         self.journal_has_room()?;
-        let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| {
-            Refusal::NotFound(format!(
-                "no node named `{}` in this cluster (its nodes are fixed when its journal is created)",
-                record.name
-            ))
-        })?;
+        // What the record asks is judged before its name is looked up: a
+        // refusal must not tell a node of the cluster from a made-up name.
         let policy = self.config.policy(&self.registry).map_err(Refusal::Conflict)?;
         if let Some(why) = unfit_node(self.config.policy.name(), &policy, record) {
             return Err(Refusal::Conflict(why));
         }
+        let node = self.config.nodes.iter().position(|n| n.name == record.name).ok_or_else(|| match joiner {
+            // Only the join token's holder learns that a name is not a node here.
+            Joiner::JoinToken => Refusal::NotFound(format!(
+                "no node named `{}` in this cluster (its nodes are fixed when its journal is created)",
+                record.name
+            )),
+            Joiner::Credential(_) => Refusal::Forbidden(not_its_credential(&record.name)),
+        })?;
         let issued = self.with_credentials(|c| c.admit(&record.name, joiner))?.map_err(Refusal::Forbidden)?;
         // A task's last launch not sent yet still stands, with what follows it
         // for that task, if the records hold the task here (a later stop or
@@ -501,14 +510,17 @@ impl Manager {
         self.delivery.extend(node, queued);
         let events = if self.lost[node] { vec![Event::NodeBack { node: node as u32 }] } else { Vec::new() };
         self.last_seen[node] = self.now();
-        self.step_now(events).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        self.step_or_refuse(events)?;
         Ok((node as u32, issued))
     }
 
     /// An agent's heartbeat: takes in its reports, numbered from `first`
     /// on (a report resent because an answer was lost is taken once), and
     /// returns the next batch of operations with its number, given that the
-    /// agent carried out batch `acked` last (see [`Delivery::send`]).
+    /// agent carried out batch `acked` last (see [`Delivery::send`]). Only
+    /// reports journaled are taken: while the journal has no room none is
+    /// (the answer says so with [`Manager::reports_taken`], and the agent
+    /// sends them again).
     pub fn heartbeat(
         &mut self,
         node: u32,
@@ -526,7 +538,7 @@ impl Manager {
         self.last_seen[i] = self.now();
         self.delivery.acknowledge(i, acked);
         let seen = self.reports_seen[i].saturating_sub(first).min(reports.len() as u64) as usize;
-        self.reports_seen[i] = self.reports_seen[i].max(first + reports.len() as u64);
+        let through = first + reports.len() as u64;
         // A report about a task whose launch the agent has not carried out
         // yet is about an earlier run (e.g. a takeover that found it gone).
         let new = reports
@@ -535,8 +547,16 @@ impl Manager {
             .filter(|r| !self.delivery.launch_pending(i, r.task()))
             .map(|r| (node, r))
             .collect();
-        self.advance(new).map_err(|e| Refusal::Conflict(e.to_string()))?;
+        if self.advance(new).map_err(|e| Refusal::Unavailable(e.to_string()))? {
+            self.reports_seen[i] = self.reports_seen[i].max(through);
+        }
         Ok(self.delivery.send(i))
+    }
+
+    /// The sequence number after the last report of node `node`'s agent
+    /// taken in, and journaled ([`pliant_live::wire::Orders::reports_taken`]).
+    pub fn reports_taken(&self, node: u32) -> u64 {
+        self.reports_seen.get(node as usize).copied().unwrap_or(0)
     }
 
     /// Declares lost every agent silent for longer than `timeout` and requeues
@@ -556,8 +576,9 @@ impl Manager {
                 self.delivery.node_lost(node);
                 let mut events = self.lost_tasks(node, "its agent stopped heartbeating");
                 events.push(Event::NodeLost { node: node as u32 });
-                self.step_now(events)?;
-                lost.push(self.config.nodes[node].name.clone());
+                if self.step_now(events)? {
+                    lost.push(self.config.nodes[node].name.clone());
+                }
             }
         }
         Ok(lost)
@@ -576,20 +597,40 @@ impl Manager {
     /// A step at the clock's `now` (the live step driver's
     /// [`LiveBody::live_step`]: a monitor run due goes first, as a step of
     /// its own at its due instant); its operations go out to the agents.
-    /// Without room for the journal the events wait, in order, for a step
-    /// that has it.
-    fn step_now(&mut self, events: Vec<Event>) -> Result<(), ManagerError> {
+    /// False when the journal has no room: no step is taken and the events
+    /// are not taken in. After a step that failed (it may not be journaled
+    /// while the records have moved on) every step is refused: the
+    /// manager's loop stops, and a restart replays the journal.
+    fn step_now(&mut self, events: Vec<Event>) -> Result<bool, ManagerError> {
+        if let Some(why) = &self.broken {
+            return Err(ManagerError::Config(why.clone()));
+        }
         if self.room.check().is_some() {
-            self.held.extend(events);
-            return Ok(());
+            return Ok(false);
         }
-        let mut events = events;
-        events.splice(0..0, std::mem::take(&mut self.held));
         let now = self.now();
-        for (node, op) in self.live_step(now, events)? {
-            self.delivery.push(node, op);
+        match self.live_step(now, events) {
+            Ok(ops) => {
+                for (node, op) in ops {
+                    self.delivery.push(node, op);
+                }
+                Ok(true)
+            }
+            Err(e) => {
+                self.broken = Some(format!("a step failed, so the manager takes no more: {e}"));
+                Err(e)
+            }
         }
-        Ok(())
+    }
+
+    /// [`Manager::step_now`] for a request: refused (and nothing taken)
+    /// while the journal has no room or after a step could not be journaled.
+    fn step_or_refuse(&mut self, events: Vec<Event>) -> Result<(), Refusal> {
+        match self.step_now(events) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(Refusal::Unavailable(self.room.why().unwrap_or("no room for the journal").to_string())),
+            Err(e) => Err(Refusal::Unavailable(e.to_string())),
+        }
     }
 
     /// Applies one event to the core and the records; false when it is stale

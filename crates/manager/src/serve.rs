@@ -11,7 +11,7 @@ use crate::local::{Agents, ManagerSetup, TICK};
 use crate::manager::{check_kept_policy, default_policy, unfit_node, ClusterConfig, Manager};
 use pliant_core::policy::{Policy, Profile};
 use pliant_core::Micros;
-use pliant_live::credentials::NodeCredentials;
+use pliant_live::credentials::{Joiner, NodeCredentials};
 use pliant_live::fence::requeue_after;
 use pliant_live::machine::unix_us;
 use pliant_live::server::{self, Limits, Request, Response};
@@ -43,15 +43,15 @@ pub struct ServeOptions {
 
 /// Runs until `stop` is set.
 pub fn run_serve(opts: &ServeOptions, stop: &AtomicBool, log: &(dyn Fn(&str) + Sync)) -> Result<(), String> {
-    // A policy given is checked before anyone is waited for; each node then is, as it registers.
     let registry = &opts.setup.registry;
-    check_kept_policy(&opts.setup.state_dir, opts.policy.as_ref(), registry)?;
     let policy = match &opts.policy {
         Some(profile) => Some((profile.clone(), build_policy(registry, profile, &opts.setup.params)?)),
         None => None,
     };
     let api = opts.setup.open_api(Agents::Join(opts.join_token_file.as_deref()), log)?;
     let (listener, tokens, state_dir) = (&api.listener, &api.tokens, &api.state_dir);
+    // A policy given is checked before anyone is waited for; each node then is, as it registers.
+    check_kept_policy(state_dir, opts.policy.as_ref(), registry)?;
     let recovered = state_dir.join("journal.sqlite").exists();
     let (nodes, credentials) = if recovered {
         Default::default()
@@ -171,7 +171,9 @@ fn gather(
             return Response::error(409, &why);
         }
         let node = nodes.iter().position(|n| n.name == record.name).unwrap_or(nodes.len());
-        if node >= count {
+        // A credential is judged first (a name not among the nodes holds none):
+        // the refusal does not tell the nodes' names from made-up ones.
+        if node >= count && joiner == Joiner::JoinToken {
             return Response::error(503, "the cluster is being formed without this node");
         }
         let issued = match credentials.admit(&record.name, joiner) {

@@ -3,7 +3,7 @@
 //! sent paths inside it) and readable by its owner only (it holds the
 //! journal with every command line, the tasks' output and the token).
 
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// Mode of the state directory: its owner's only.
@@ -21,20 +21,14 @@ pub fn default_dir() -> PathBuf {
     PathBuf::from(if pliant_live::confine::running_as_root() { SYSTEM_DEFAULT } else { USER_DEFAULT })
 }
 
-/// Makes `dir` absolute (and free of `..` and symbolic links), creates it
-/// (mode [`MODE`]) if it is missing, refuses it unless it and the
-/// directories above it are safe ([`pliant_live::strict::check_dir`]: this user's,
-/// writable by nobody else), and takes group and other read access away
-/// from it if it has any; `log` hears of that.
+/// Makes `dir` absolute (and free of `..` and symbolic links), refuses it
+/// unless every component of the path that reaches it is safe and it is
+/// this user's, writable by nobody else ([`pliant_live::strict::make_dir`]:
+/// checked before anything is made, the missing directories then made mode
+/// [`MODE`]), and takes group and other read access away from it if it has
+/// any; `log` hears of that.
 pub fn prepare(dir: &Path, log: &dyn Fn(&str)) -> Result<PathBuf, String> {
-    let dir = std::path::absolute(dir).map_err(|e| format!("--state-dir {}: {e}", dir.display()))?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(MODE)
-        .create(&dir)
-        .map_err(|e| format!("cannot create the state directory {}: {e}", dir.display()))?;
-    let dir = std::fs::canonicalize(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    pliant_live::strict::check_dir(&dir, "state directory")?;
+    let dir = pliant_live::strict::make_dir(dir, "state directory", MODE)?;
     let mode = std::fs::metadata(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.permissions().mode();
     if mode & 0o077 != 0 {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(MODE))
@@ -46,24 +40,30 @@ pub fn prepare(dir: &Path, log: &dyn Fn(&str)) -> Result<PathBuf, String> {
 }
 
 /// Refuses a state directory whose journal is lost: `journal.sqlite` empty
-/// with no write-ahead log beside it, or missing where `logs/` shows that a
-/// cluster ran here. Either would start a new, empty cluster over the old
-/// one's tasks and logs without a word.
-fn check_journal(dir: &Path) -> Result<(), String> {
+/// (0 bytes; SQLite writes a journal's first page as it enters WAL mode,
+/// before any write-ahead log exists, so a log beside an empty journal
+/// cannot rebuild it), or missing where `logs/` shows that a cluster ran
+/// here. Either would start a new, empty cluster over the old one's tasks
+/// and logs without a word. Nothing is opened or written before.
+pub fn check_journal(dir: &Path) -> Result<(), String> {
     let journal = dir.join("journal.sqlite");
     let size = |path: &Path| std::fs::metadata(path).map(|m| m.len()).ok();
+    let wal = match size(&dir.join("journal.sqlite-wal")) {
+        Some(1..) => " beside a write-ahead log, which cannot rebuild it",
+        _ => "",
+    };
     match size(&journal) {
-        Some(0) if size(&dir.join("journal.sqlite-wal")).unwrap_or(0) == 0 => Err(format!(
-            "{}: the journal is empty (0 bytes, no write-ahead log): the state of the cluster that ran here is lost, \
-             and starting would make a new, empty cluster beside its tasks; restore the journal from a backup, \
-             or move {} aside to start a new cluster",
+        Some(0) => Err(format!(
+            "{}: the journal is lost (empty: 0 bytes{wal}): the state of the cluster that ran here is gone, and \
+             starting would make a new, empty cluster beside its tasks; restore the journal from a backup, or \
+             move {} aside to start a new cluster",
             journal.display(),
             dir.display()
         )),
         None if dir.join("logs").is_dir() => Err(format!(
-            "{}: the journal is missing, but {} holds the logs of a cluster that ran here: starting would make a \
-             new, empty cluster beside its tasks; restore the journal from a backup, or remove {} (or use another \
-             --state-dir) to start a new cluster",
+            "{}: the journal is lost (missing, but {} holds the logs of a cluster that ran here): starting would \
+             make a new, empty cluster beside its tasks; restore the journal from a backup, or remove {} (or use \
+             another --state-dir) to start a new cluster",
             journal.display(),
             dir.join("logs").display(),
             dir.join("logs").display()
@@ -80,20 +80,21 @@ mod tests {
     fn a_lost_journal_is_refused_not_replaced_by_a_new_cluster() {
         let scratch = pliant_live::scratch::ScratchDir::new("pliant-lost-journal").unwrap();
         let dir = scratch.path().join("state");
-        // A new state directory, then one whose journal is being written: both fine.
+        // A new state directory: fine.
         prepare(&dir, &|_| {}).unwrap();
+        // Emptied, with or without its write-ahead log: refused alike.
         std::fs::write(dir.join("journal.sqlite"), b"").unwrap();
         std::fs::write(dir.join("journal.sqlite-wal"), b"wal frames").unwrap();
-        prepare(&dir, &|_| {}).unwrap();
-        // Emptied, with no write-ahead log: refused.
+        let err = prepare(&dir, &|_| {}).unwrap_err();
+        assert!(err.contains("journal.sqlite: the journal is lost (empty: 0 bytes beside a write-ahead log"), "{err}");
         std::fs::remove_file(dir.join("journal.sqlite-wal")).unwrap();
         let err = prepare(&dir, &|_| {}).unwrap_err();
-        assert!(err.contains("journal.sqlite: the journal is empty"), "{err}");
+        assert!(err.contains("journal.sqlite: the journal is lost (empty: 0 bytes)"), "{err}");
         // Deleted after tasks ran (their logs stay): refused, naming the logs.
         std::fs::remove_file(dir.join("journal.sqlite")).unwrap();
         std::fs::create_dir(dir.join("logs")).unwrap();
         let err = prepare(&dir, &|_| {}).unwrap_err();
-        assert!(err.contains("the journal is missing") && err.contains("logs"), "{err}");
+        assert!(err.contains("the journal is lost (missing, but") && err.contains("logs"), "{err}");
         // The logs removed, as the message says: a new cluster may start.
         std::fs::remove_dir(dir.join("logs")).unwrap();
         prepare(&dir, &|_| {}).unwrap();

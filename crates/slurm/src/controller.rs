@@ -303,7 +303,7 @@ impl Controller {
         join: Token,
         registry: &Registry,
     ) -> Result<(Controller, bool), ControllerError> {
-        std::fs::create_dir_all(state_dir).map_err(|e| config_error(format!("{}: {e}", state_dir.display())))?;
+        let state_dir = &pliant_live::strict::make_dir(state_dir, "state directory", 0o700).map_err(config_error)?;
         let path = state_dir.join("journal.jsonl");
         let tools = SlurmTools::default();
         let fresh = || -> Result<ControllerConfig, ControllerError> {

@@ -16,7 +16,7 @@
 //! The controller acts on a node's cgroups only through that node's agent:
 //! without one heard within [`AGENT_TIMEOUT`], it waits and says so.
 
-use pliant_live::credentials::{Joiner, NodeCredentials};
+use pliant_live::credentials::{not_its_credential, Joiner, NodeCredentials};
 use pliant_live::delivery::Delivery;
 use pliant_live::machine::unix_us;
 use pliant_live::protocol::{AgentOp, AgentReport};
@@ -156,6 +156,10 @@ impl NodeLink {
             Err(e) => return Response::error(400, &e),
         };
         let Some(node) = self.names.iter().position(|n| *n == record.name) else {
+            // Only the join token's holder learns that a name is not a node here.
+            if joiner != Joiner::JoinToken {
+                return Response::error(403, &not_its_credential(&record.name));
+            }
             return Response::error(
                 404,
                 &format!("`{}` is not a node of the partition ({})", record.name, self.names.join(", ")),
@@ -214,7 +218,8 @@ impl NodeLink {
         if !ops.is_empty() {
             self.nodes[id].sent = Some((batch, ops.clone()));
         }
-        Response::json(200, &serde_json::to_value(Orders { batch, ops }).expect("orders serialise"))
+        let reports_taken = Some(self.nodes[id].next_report);
+        Response::json(200, &serde_json::to_value(Orders { batch, ops, reports_taken }).expect("orders serialise"))
     }
 }
 

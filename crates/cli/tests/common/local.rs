@@ -79,7 +79,18 @@ impl Local {
     /// still held when the new manager bound it ("Address already in use"),
     /// and what is tested here is the journal, not the port.
     pub fn crash_and_restart(&mut self) {
-        self.child.kill().unwrap();
+        self.restart_after(libc::SIGKILL);
+    }
+
+    /// Stops the manager cleanly (SIGTERM: its agent stops its tasks) and
+    /// starts it again from its journal, on a fresh port.
+    pub fn stop_and_restart(&mut self) {
+        self.restart_after(libc::SIGTERM);
+    }
+
+    fn restart_after(&mut self, signal: i32) {
+        // SAFETY: kill(2) on our own child, not reaped yet.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
         self.child.wait().unwrap();
         let again = Local::start_with(
             &self.state.clone(),

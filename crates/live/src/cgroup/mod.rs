@@ -419,6 +419,13 @@ impl Cgroup {
         self.remove_now()
     }
 
+    /// Leaves the cgroup, with what is in it, as it is when this handle is
+    /// dropped (a later agent takes it over): the handle is spent, and
+    /// nothing more is done through it.
+    pub fn keep(&mut self) {
+        self.inner = None;
+    }
+
     fn remove_now(&mut self) -> Result<(), CgroupError> {
         if self.inner.is_none() {
             return Ok(());
