@@ -29,8 +29,13 @@ pub fn policies(markdown: bool, registry: &Registry) -> Result<(), String> {
         println!("  {name:<14} registered by this binary");
     }
     println!("\nsteps (--compose NAME=FROM[,STEP=VALUE]..., --policy NAME=FROM[,STEP=VALUE]..., or [policies.NAME] in an experiment file):");
-    for (step, _) in POINTS {
-        println!("  {:<14} {}", step, registry.plugins(step).join(" | "));
+    for (step, builtin) in POINTS {
+        println!("  {step}");
+        for plugin in registry.plugins(step) {
+            let about =
+                builtin.iter().find(|(name, _)| *name == plugin).map_or("registered by this binary", |(_, a)| a);
+            println!("    {plugin:<24} {about}");
+        }
     }
     println!("\nparameters (--set KEY=VALUE, or KEY = VALUE lines in a --config file):");
     let keys = pliant_run::Settings::keys();

@@ -263,6 +263,15 @@ fn catalogues_list_scenarios_presets_and_keys() {
     for s in ["fifo", "priority", "reserve", "kill", "reserve_fraction", "max_attempts"] {
         assert!(out.contains(s), "{out}");
     }
+    // Every step's every value says what it does.
+    let steps: Vec<&str> =
+        out.lines().skip_while(|l| !l.starts_with("steps")).skip(1).take_while(|l| !l.is_empty()).collect();
+    let values: Vec<&str> = steps.iter().copied().filter(|l| l.starts_with("    ")).collect();
+    assert_eq!(steps.len() - values.len(), 10, "ten steps: {steps:?}");
+    assert!(values.len() >= 35, "{values:?}");
+    for line in values {
+        assert!(line.split_whitespace().count() >= 3, "a value without what it does: {line}");
+    }
 }
 
 /// Each point of a sweep is the mean over its seeds of what `simulate --set` gives

@@ -7,33 +7,110 @@
 use serde::{Deserialize, Serialize};
 
 /// Every extension point a profile fills, with the built-in plugins it
-/// takes; a registry adds its own planners and mechanisms.
-pub const POINTS: &[(&str, &[&str])] = &[
-    ("queues", &["single", "short-long"]),
-    ("order", &["fifo", "priority", "fair", "shortest-remaining"]),
-    ("head_of_line", &["all", "per-class"]),
-    ("placement", &["first-fit", "reserved-for-short", "pooled"]),
-    ("planner", &["none", "capacity", "priority-levels", "cost"]),
-    ("compute_dr", &["true", "false"]),
+/// takes and what each does; a registry adds its own planners and mechanisms.
+pub const POINTS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "queues",
+        &[
+            ("single", "one queue for every job"),
+            (
+                "short-long",
+                "a short and a long queue with guaranteed shares (short_share); the short one preempts (BIG-C §5.1)",
+            ),
+        ],
+    ),
+    (
+        "order",
+        &[
+            ("fifo", "first submitted, first served"),
+            ("priority", "higher priority first, then first submitted"),
+            (
+                "fair",
+                "YARN's fair scheduler: the job holding the least memory first, served node by node (YARN-ME Alg. 1)",
+            ),
+            ("shortest-remaining", "the least estimated work left first, served like fair (YARN-ME §6.2's Meganode)"),
+        ],
+    ),
+    (
+        "head_of_line",
+        &[
+            ("all", "a task that finds no room holds back every later task"),
+            ("per-class", "it holds back later tasks of its own class only"),
+        ],
+    ),
+    (
+        "placement",
+        &[
+            ("first-fit", "the first node with room"),
+            (
+                "reserved-for-short",
+                "a share of the nodes (reserve_fraction) for short jobs only, first fit (BIG-C §5.1)",
+            ),
+            ("pooled", "every node pooled into one of their total capacity (YARN-ME §6.2's Meganode)"),
+        ],
+    ),
+    (
+        "planner",
+        &[
+            ("none", "never preempts"),
+            ("capacity", "queues over their guaranteed share give back to starved queues (BIG-C Alg. 1 and 2)"),
+            ("priority-levels", "a waiting task preempts tasks of a lower priority level (checkpoint paper §3.1)"),
+            ("cost", "as capacity, the take sized by the need and each victim given its cheapest mechanism (pliant's)"),
+        ],
+    ),
+    (
+        "compute_dr",
+        &[
+            ("true", "the take sized by BIG-C's ComputeDR (Alg. 1)"),
+            ("false", "all of an over-provisioned queue's excess over its guarantee is taken (YARN)"),
+        ],
+    ),
     (
         "mechanism",
         &[
-            "kill",
-            "immediate",
-            "graceful",
-            "suspend",
-            "cheapest",
-            "checkpoint-hdd",
-            "checkpoint-ssd",
-            "checkpoint-nvm",
-            "adaptive-hdd",
-            "adaptive-ssd",
-            "adaptive-nvm",
+            ("kill", "the victim is killed and its task launched again: its work is lost"),
+            ("immediate", "suspended to its footprint, its memory swapped out; resumed on its node (BIG-C §3)"),
+            ("graceful", "shrunk by r_GP steps (gp_units) while it runs on (BIG-C §3)"),
+            ("suspend", "frozen in place with its memory resident: frees CPU only (Slurm's SUSPEND)"),
+            ("cheapest", "each victim by the mechanism the cost planner chose for it (pliant's)"),
+            ("checkpoint-hdd", "checkpointed to HDD and restored later (checkpoint paper, Table 3's rates)"),
+            ("checkpoint-ssd", "checkpointed to SSD and restored later"),
+            ("checkpoint-nvm", "checkpointed to NVM and restored later"),
+            ("adaptive-hdd", "checkpointed to HDD or killed, whichever Alg. 1 of the checkpoint paper finds cheaper"),
+            ("adaptive-ssd", "the same on SSD"),
+            ("adaptive-nvm", "the same on NVM"),
         ],
     ),
-    ("reservation", &["none", "timeout", "speculative", "speculative-deadline", "speculative-stragglers"]),
-    ("sizing", &["requested", "elastic"]),
-    ("attempts", &["limited", "unlimited"]),
+    (
+        "reservation",
+        &[
+            ("none", "no slot is kept for a job's later phases"),
+            ("timeout", "every slot a task frees is kept for its job reservation_timeout_s (SSR §III-A)"),
+            ("speculative", "the slots a wider next phase needs are reserved from prereserve on (SSR §III-B, Alg. 1)"),
+            (
+                "speculative-deadline",
+                "as speculative, reservations expiring at Eq. 2's deadline for isolation P (SSR §IV-B)",
+            ),
+            (
+                "speculative-stragglers",
+                "as speculative, idle reserved slots running copies of the phase's last tasks (SSR §IV-C)",
+            ),
+        ],
+    ),
+    (
+        "sizing",
+        &[
+            ("requested", "a task gets the memory it asks for"),
+            ("elastic", "a task may start with less memory and run slower (YARN-ME §3)"),
+        ],
+    ),
+    (
+        "attempts",
+        &[
+            ("limited", "a kill counts against a task's launches (max_attempts)"),
+            ("unlimited", "kills never fail a job"),
+        ],
+    ),
 ];
 
 /// A resolved policy: one plugin, by name, at each extension point. It names

@@ -87,7 +87,7 @@ impl Registry {
     /// registered; empty for an unknown point.
     pub fn plugins(&self, point: &str) -> Vec<&'static str> {
         let builtin = POINTS.iter().find(|(p, _)| *p == point).map_or(&[][..], |(_, v)| *v);
-        let mut names = builtin.to_vec();
+        let mut names: Vec<&'static str> = builtin.iter().map(|(name, _)| *name).collect();
         match point {
             "planner" => names.extend(self.planners.iter().map(|p| p.name())),
             "mechanism" => names.extend(self.mechanisms.iter().map(|m| m.name())),
