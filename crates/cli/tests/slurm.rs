@@ -351,8 +351,14 @@ impl Scene {
         let mut all: Vec<(u64, String)> =
             self.longs.iter().enumerate().map(|(i, id)| (*id, format!("long{i}"))).collect();
         all.extend_from_slice(shorts);
+        // A job asked to checkpoint is COMPLETED for a moment, between its exit
+        // and the controller's requeue: a job has ended once it says `done`.
         self.cluster.wait_until("every job to end", Duration::from_secs(300), |c| {
-            all.iter().all(|(id, _)| c.job(*id)["job_state"].as_str().is_some_and(is_over))
+            all.iter().all(|(id, name)| match c.job(*id)["job_state"].as_str() {
+                Some("COMPLETED") => output(c, name).lines().any(|l| l.starts_with("done ")),
+                Some(state) => is_over(state),
+                None => false,
+            })
         });
         let stopped = self.cluster.jobs_dir().join("stop").exists();
         for (id, name) in &all {

@@ -139,7 +139,18 @@ impl SlurmNode {
                     Expected::Running | Expected::Checkpointing => {
                         held.limit_mb = resources.mem_mb;
                         if let Some(cgroup) = &held.cgroup {
-                            cgroup.lift().and_then(|()| cgroup.thaw()).map_err(|e| e.to_string())?;
+                            match cgroup.lift().and_then(|()| cgroup.thaw()) {
+                                Ok(()) => {}
+                                // The cgroup of the job's run before (a requeued job's, which
+                                // Slurm is still removing): not this run's, and not lost. The
+                                // new run's is found when an order needs it.
+                                Err(CgroupError::Io { source, .. })
+                                    if source.kind() == std::io::ErrorKind::NotFound =>
+                                {
+                                    held.cgroup = None;
+                                }
+                                Err(e) => return Err(e.to_string()),
+                            }
                         }
                         Ok(())
                     }

@@ -53,6 +53,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// How long after a checkpointed job's requeue its restore is released. The
+/// requeue revokes the job's credential on its node, and slurmd refuses a
+/// launch whose credential is not newer than the revocation, in whole
+/// seconds ("Job N already killed, do not launch batch job"): released in the
+/// same second, the restored job fails at once.
+const RELAUNCH_GAP: u64 = 2_000_000;
+
 /// A node of the managed partition, in core order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeSpec {
@@ -280,6 +287,9 @@ pub struct Controller {
     inbox: Vec<Event>,
     /// Effects waiting for their job to reach the Slurm state they need.
     deferred: Vec<Effect>,
+    /// When each checkpointed job was requeued (controller µs): its restore
+    /// waits [`RELAUNCH_GAP`] after it.
+    requeued_at: HashMap<u64, u64>,
     /// Jobs of the partition pliant will not manage (said once).
     refused: BTreeSet<u64>,
     /// When Slurm places: the pending jobs pliant has seen and leaves to Slurm.
@@ -404,6 +414,7 @@ impl Controller {
             journal,
             inbox: Vec::new(),
             deferred: Vec::new(),
+            requeued_at: HashMap::new(),
             refused: BTreeSet::new(),
             queued: Queued::default(),
         };
@@ -498,6 +509,7 @@ impl Controller {
             match (standing.state.state, sj.state.as_str()) {
                 (state, _) if state.is_terminal() => {}
                 (_, "COMPLETED") if standing.checkpointing && self.act(&self.tools.requeue_held(sj.id)) => {
+                    self.requeued_at.insert(sj.id, self.now());
                     events.push(Event::Checkpointed { slurm_id: sj.id });
                 }
                 (TaskState::Running | TaskState::Shrunk | TaskState::Restoring, "COMPLETED") => {
@@ -827,9 +839,13 @@ impl Controller {
         for effect in std::mem::take(&mut self.deferred) {
             // A job Slurm no longer shows has ended: its effects are moot.
             let Some(&sj) = state.get(&effect.slurm_id()) else { continue };
+            let too_soon = |id: &u64| self.requeued_at.get(id).is_some_and(|&t| self.now() < t + RELAUNCH_GAP);
             if !effect.needs().contains(&sj.state.as_str()) {
                 later.push(effect);
+            } else if matches!(effect, Effect::Place { slurm_id, restore: true, .. } if too_soon(&slurm_id)) {
+                later.push(effect);
             } else if let Effect::Place { slurm_id, node, restore } = effect {
+                self.requeued_at.remove(&slurm_id);
                 let node_name = self.config.nodes[node as usize].name.clone();
                 placing.push((Placing { job: slurm_id, node: node_name, held: sj.is_held() }, node, restore));
             } else if !self.apply(&effect, &sj.state) {
