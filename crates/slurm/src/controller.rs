@@ -840,9 +840,9 @@ impl Controller {
             // A job Slurm no longer shows has ended: its effects are moot.
             let Some(&sj) = state.get(&effect.slurm_id()) else { continue };
             let too_soon = |id: &u64| self.requeued_at.get(id).is_some_and(|&t| self.now() < t + RELAUNCH_GAP);
-            if !effect.needs().contains(&sj.state.as_str()) {
-                later.push(effect);
-            } else if matches!(effect, Effect::Place { slurm_id, restore: true, .. } if too_soon(&slurm_id)) {
+            let restoring_too_soon =
+                matches!(effect, Effect::Place { slurm_id, restore: true, .. } if too_soon(&slurm_id));
+            if !effect.needs().contains(&sj.state.as_str()) || restoring_too_soon {
                 later.push(effect);
             } else if let Effect::Place { slurm_id, node, restore } = effect {
                 self.requeued_at.remove(&slurm_id);
