@@ -13,6 +13,7 @@ mod manager_cmd;
 mod numeric_cmd;
 mod slurm_cmd;
 mod trace_cmd;
+mod what_if_cmd;
 
 use clap::{Parser, Subcommand};
 use pliant_core::policy::steps::{MechanismPlugin, PlannerPlugin};

@@ -24,6 +24,10 @@ pub enum LiveCommand {
     /// Replay a live run (its state directory's journal) through the simulator
     /// and compare them, job by job and decision by decision.
     Twin(TwinArgs),
+    /// Replay the cluster's own history (its state directory's journal)
+    /// under several policies, side by side with what really happened: was
+    /// the policy that ran the right one?
+    WhatIf(crate::what_if_cmd::WhatIfArgs),
 }
 
 /// Options of `pliant twin`.
@@ -113,6 +117,7 @@ pub fn run(cmd: LiveCommand, registry: &Registry) -> Result<(), String> {
             }
             Ok(())
         }
+        LiveCommand::WhatIf(args) => crate::what_if_cmd::run(args, registry),
         LiveCommand::Dirty(d) => dirtier::run(DirtyArgs { mb: d.mb, passes: d.passes, until_file: d.until_file }),
         LiveCommand::Twin(args) => {
             let settings = args.settings.load()?;

@@ -234,7 +234,10 @@ pub fn policies_named(
         .collect()
 }
 
-fn write_outputs(
+/// Writes `simulate`'s results files into `dir`: `json` as results.json,
+/// the runs' jobs.csv and preemptions.csv, and their plots titled `title`
+/// (the CPU timeline with `window` marked); returns the files' names.
+pub fn write_outputs(
     dir: &Path,
     title: &str,
     window: Option<(&str, f64, f64)>,

@@ -126,7 +126,7 @@ pub fn compare(live: &Observed, sim: &RunRecord, tolerance: Micros) -> Compariso
         jobs,
         worst_jct_error,
         unfinished_live,
-        live_lost_core_s: live.lost_core_seconds,
+        live_lost_core_s: live.lost_core_seconds(),
         sim_lost_core_s: sim.lost_core_seconds,
         live_preemptions,
         sim_preemptions,

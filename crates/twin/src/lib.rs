@@ -11,14 +11,16 @@ pub mod decision;
 pub mod observed;
 pub mod rates;
 pub mod render;
+pub mod what_if;
+pub mod window;
 
 use pliant_core::policy::{Params, Profile, Registry};
 use pliant_live::stepper::build_policy;
-use pliant_manager::journal::Journal;
+use pliant_manager::journal::{Journal, Step};
 use pliant_manager::manager::ClusterConfig;
 use pliant_sim::{simulate, ExecModel, KillModel, SimOptions};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The version of the JSON report's layout (its `schema_version`): it
 /// changes when a key changes meaning or goes away.
@@ -62,60 +64,106 @@ pub struct Replay {
     pub policy: Option<Profile>,
 }
 
+/// A live run's state directory, read: the cluster's configuration and
+/// every journaled step.
+#[derive(Debug, Clone)]
+pub struct Journaled {
+    /// The journal file.
+    pub path: PathBuf,
+    /// The cluster: policy, parameters, nodes.
+    pub config: ClusterConfig,
+    /// Every step, in order.
+    pub steps: Vec<Step>,
+}
+
+impl Journaled {
+    /// Reads the journal of `state_dir`; the error names the directory or
+    /// the file and why it cannot be replayed.
+    pub fn read(state_dir: &Path) -> Result<Journaled, String> {
+        let path = state_dir.join("journal.sqlite");
+        if !path.is_file() {
+            return Err(format!(
+                "{}: no journal.sqlite here: not the state directory of a pliant run",
+                state_dir.display()
+            ));
+        }
+        let journal = Journal::open(&path).map_err(|e| e.to_string())?;
+        let config: ClusterConfig = journal
+            .get("config")
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("{}: the journal holds no cluster configuration", path.display()))?;
+        let steps = journal.steps().map_err(|e| e.to_string())?;
+        Ok(Journaled { path, config, steps })
+    }
+
+    /// The run as it went: its workload, jobs and decisions.
+    pub fn observe(&self) -> observed::Observed {
+        let nodes: Vec<_> = self.config.nodes.iter().map(|n| n.capacity).collect();
+        observed::observe(&nodes, &self.steps)
+    }
+
+    /// The policy parameters the run had.
+    pub fn params(&self) -> Result<Params, String> {
+        let mut params = Params::default();
+        for (k, v) in &self.config.params {
+            params.set(k, v).map_err(|e| e.to_string())?;
+        }
+        Ok(params)
+    }
+
+    /// The execution model a replay runs with and its swap rates: the
+    /// settings' (`replay.exec`), or the run's own where its journal shows
+    /// them and `replay.journal_rates` asks for them.
+    pub fn exec_and_rates(&self, replay: &Replay) -> (ExecModel, rates::Rates) {
+        let shown = rates::from_journal(&self.steps);
+        let mut exec = replay.exec.clone();
+        // A live task is a process: a kill loses its run alone, and the live
+        // core's own max_attempts fails a job (no Spark application to fail).
+        exec.kill_model = KillModel::Tasks;
+        let pick = |given: &mut f64, from: &str, journal: rates::Shown| {
+            let own = journal.s_per_gb().filter(|_| replay.journal_rates);
+            *given = own.unwrap_or(*given);
+            let from = if own.is_some() { "journal".to_string() } else { from.to_string() };
+            rates::RateUsed { s_per_gb: *given, from, journal }
+        };
+        let rates = rates::Rates {
+            reclaim: pick(&mut exec.reclaim_s_per_gb, &replay.reclaim_from, shown.reclaim),
+            restore: pick(&mut exec.restore_s_per_gb, &replay.restore_from, shown.restore),
+            tasks: if replay.journal_rates { shown.per_task() } else { Vec::new() },
+        };
+        (exec, rates)
+    }
+
+    /// The simulator's options for a replay of this cluster at `exec` and
+    /// `rates`: live nodes have no checkpoint tier the core knows, and only
+    /// the mechanisms they can carry out (the manager tells its core so).
+    pub fn sim_options(&self, exec: ExecModel, rates: &rates::Rates) -> SimOptions {
+        SimOptions {
+            exec,
+            record_decisions: true,
+            without_checkpoint_tier: true,
+            node_mechanisms: self.config.mechanisms(),
+            task_swap_rates: rates.tasks.clone(),
+            ..SimOptions::default()
+        }
+    }
+}
+
 /// Replays the live run kept in `state_dir` as `replay` says.
 pub fn twin(state_dir: &Path, replay: Replay) -> Result<TwinReport, String> {
-    let path = state_dir.join("journal.sqlite");
-    if !path.is_file() {
-        return Err(format!(
-            "{}: no journal.sqlite here: not the state directory of a pliant run",
-            state_dir.display()
-        ));
-    }
-    let journal = Journal::open(&path).map_err(|e| e.to_string())?;
-    let config: ClusterConfig = journal
-        .get("config")
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("{}: the journal holds no cluster configuration", path.display()))?;
-    let steps = journal.steps().map_err(|e| e.to_string())?;
-    let nodes: Vec<_> = config.nodes.iter().map(|n| n.capacity).collect();
-    let observed = observed::observe(&nodes, &steps);
+    let run = Journaled::read(state_dir)?;
+    let observed = run.observe();
     if observed.jobs.is_empty() {
-        return Err(format!("{}: the run has no jobs to replay", path.display()));
+        return Err(format!("{}: the run has no jobs to replay", run.path.display()));
     }
+    let config = &run.config;
     let policy = match &replay.policy {
         Some(profile) => build_policy(&replay.registry, profile, &config.params)?,
         None => config.policy(&replay.registry)?,
     };
-    let mut params = Params::default();
-    for (k, v) in &config.params {
-        params.set(k, v).map_err(|e| e.to_string())?;
-    }
-    let shown = rates::from_journal(&steps);
-    let mut exec = replay.exec;
-    // A live task is a process: a kill loses its run alone, and the live
-    // core's own max_attempts fails a job (no Spark application to fail).
-    exec.kill_model = KillModel::Tasks;
-    let pick = |given: &mut f64, from: String, journal: rates::Shown| {
-        let own = journal.s_per_gb().filter(|_| replay.journal_rates);
-        *given = own.unwrap_or(*given);
-        let from = if own.is_some() { "journal".to_string() } else { from };
-        rates::RateUsed { s_per_gb: *given, from, journal }
-    };
-    let rates = rates::Rates {
-        reclaim: pick(&mut exec.reclaim_s_per_gb, replay.reclaim_from, shown.reclaim),
-        restore: pick(&mut exec.restore_s_per_gb, replay.restore_from, shown.restore),
-        tasks: if replay.journal_rates { shown.per_task() } else { Vec::new() },
-    };
-    // Live nodes have no checkpoint tier the core knows, and only the
-    // mechanisms they can carry out (the manager tells its core so).
-    let opts = SimOptions {
-        exec: exec.clone(),
-        record_decisions: true,
-        without_checkpoint_tier: true,
-        node_mechanisms: config.mechanisms(),
-        task_swap_rates: rates.tasks.clone(),
-        ..SimOptions::default()
-    };
+    let params = run.params()?;
+    let (exec, rates) = run.exec_and_rates(&replay);
+    let opts = run.sim_options(exec.clone(), &rates);
     let policy_name = policy.name.clone();
     let record = simulate(&observed.workload, policy, &opts).map_err(|e| format!("the replay failed: {e}"))?;
     Ok(TwinReport {

@@ -35,6 +35,8 @@ pub struct LiveJob {
     pub end: Option<Micros>,
     /// Preemption actions taken against its tasks.
     pub preemptions: u32,
+    /// Core-seconds of its tasks' work lost to kills.
+    pub lost_core_s: f64,
 }
 
 /// A live run, read back.
@@ -46,8 +48,15 @@ pub struct Observed {
     pub jobs: Vec<LiveJob>,
     /// Every decision, in the order the core made them.
     pub decisions: Vec<Decision>,
-    /// Core-seconds of work lost to kills.
-    pub lost_core_seconds: f64,
+    /// The journal's last step, µs of core time.
+    pub end: Micros,
+}
+
+impl Observed {
+    /// Core-seconds of work lost to kills, over the run.
+    pub fn lost_core_seconds(&self) -> f64 {
+        self.jobs.iter().map(|j| j.lost_core_s).sum()
+    }
 }
 
 /// Where one task stands as the journal is walked.
@@ -73,6 +82,11 @@ impl TaskRun {
         self.since = now;
     }
 
+    /// The current attempt's work in core-seconds: what a kill loses.
+    fn lost_core_s(&self) -> f64 {
+        self.work * self.request_cpu as f64 / 1000.0 / 1e6
+    }
+
     fn set_cpu(&mut self, now: Micros, cpu_milli: u64) {
         self.advance(now);
         self.rate = cpu_milli.min(self.request_cpu) as f64 / self.request_cpu.max(1) as f64;
@@ -85,7 +99,6 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
     let mut jobs: Vec<LiveJob> = Vec::new();
     let mut runs: Vec<Vec<TaskRun>> = Vec::new();
     let mut decisions = Vec::new();
-    let mut lost_core_us = 0.0;
     for step in steps {
         let now = step.now;
         for event in &step.events {
@@ -100,6 +113,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                         first_start: None,
                         end: None,
                         preemptions: 0,
+                        lost_core_s: 0.0,
                     });
                     specs.push(spec.clone());
                 }
@@ -123,7 +137,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                         AgentReport::Resumed { .. } => run.set_cpu(now, run.resume_cpu),
                         AgentReport::Lost { .. } => {
                             run.advance(now);
-                            lost_core_us += run.work * run.request_cpu as f64 / 1000.0;
+                            jobs[task.job.0 as usize].lost_core_s += run.lost_core_s();
                             (run.work, run.rate) = (0.0, 0.0);
                         }
                         _ => {}
@@ -149,7 +163,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                     job.preemptions += 1;
                     run.set_cpu(now, d.cpu_milli.unwrap_or(0));
                     if mechanism == MechanismKind::Kill {
-                        lost_core_us += run.work * run.request_cpu as f64 / 1000.0;
+                        job.lost_core_s += run.lost_core_s();
                         run.work = 0.0;
                     }
                 }
@@ -158,13 +172,18 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
             decisions.push(d);
         }
     }
+    // A task still running when the journal ends has done its work up to then.
+    let end = steps.last().map_or(0, |s| s.now);
+    for run in runs.iter_mut().flatten() {
+        run.advance(end);
+    }
     let jobs_out =
         specs.iter().zip(&jobs).zip(&runs).map(|((spec, job), runs)| replay_job(spec, job.submit, runs)).collect();
     Observed {
         workload: Workload { cluster: Cluster { am: None, nodes: nodes.to_vec() }, jobs: jobs_out },
         jobs,
         decisions,
-        lost_core_seconds: lost_core_us / 1e6,
+        end,
     }
 }
 
