@@ -44,6 +44,10 @@
 //! late monitor used to come before that run live and after it in the replay,
 //! which made `kill`'s preemptions differ in about one run in four.
 //!
+//! `pliant what-if STATE_DIR` then replays the same journal under six
+//! policies side by side: the row of the policy that ran is the twin's
+//! replay at the run's own rates, within 10 % of what happened.
+//!
 //! Runs under PLIANT_LIVE_TESTS=1 only, and needs root, the cpu, memory and
 //! freezer controllers and swapon (it fails without them).
 
@@ -304,6 +308,27 @@ fn the_twin_replays_a_live_run_with_the_same_preemptions() {
             "{policy}: the calibration made the replay worse ({off:.1} % against {:.1} % with the defaults)",
             worst(&defaults) * 100.0
         );
+
+        // The same journal under six policies side by side: the row of the
+        // policy that ran is the twin above, within 10 % of what happened.
+        let policies = "priority,kill,ip,gp,suspend,pliant";
+        let command =
+            ["what-if", state.to_str().unwrap(), "--policies", policies, "--config", calibration.to_str().unwrap()];
+        let table = pliant(&command);
+        assert!(table.status.success(), "what-if: {}", String::from_utf8_lossy(&table.stderr));
+        eprintln!("$ pliant {}\n{}", command.join(" "), String::from_utf8_lossy(&table.stdout));
+        let out = pliant(&[&command[..], &["--format", "json"]].concat());
+        assert!(out.status.success(), "what-if: {}", String::from_utf8_lossy(&out.stderr));
+        let what_if: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let results: Vec<&str> =
+            what_if["results"].as_array().unwrap().iter().map(|r| r["policy"].as_str().unwrap()).collect();
+        let others: Vec<&str> = policies.split(',').filter(|p| *p != policy).collect();
+        assert_eq!(results, [&[policy][..], &others].concat(), "the policy that ran first, then the others");
+        assert_eq!(what_if["what_if"]["ranking"].as_array().unwrap().len(), 6);
+        assert_eq!(what_if["what_if"]["policy_ran"], policy);
+        let band = what_if["what_if"]["band_worst_jct_error"].as_f64().unwrap();
+        assert!((band - worst(&own)).abs() < 1e-9, "{policy}: what-if's band {band} is not the twin's {}", worst(&own));
+        assert!(band <= 0.10, "{policy}: what-if's row of {policy} is {:.1} % off what happened", band * 100.0);
     }
     drop(swap);
     let _ = std::fs::remove_dir_all(&dir);
