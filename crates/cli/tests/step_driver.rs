@@ -8,20 +8,19 @@
 //! of 10, 20 and 200 s, then phase 1 of three 10 s tasks. L (priority 0): one
 //! 50 s task. Both submitted at 0; H's phase 0 takes the three slots.
 
+mod common;
+
 use pliant_core::model::{JobClass, TaskRef};
-use pliant_core::policy::{preset, Params, Registry};
-use pliant_core::MechanismKind;
+use pliant_core::policy::{preset, Params};
 use pliant_core::{Micros, Resources, SECOND};
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::scratch::ScratchDir;
-use pliant_live::wire::NodeRecord;
-use pliant_manager::manager::{ClusterConfig, Manager};
+use pliant_manager::manager::Manager;
 use pliant_manager::submit::SubmitRequest;
 use pliant_sim::{simulate, SimOptions};
 use pliant_workload::{Cluster, Job, Phase, Task, Workload};
 use serde_json::json;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 const SLOT: Resources = Resources::new(1000, 256);
 const NODE: Resources = Resources::new(3000, 768);
@@ -62,21 +61,7 @@ fn live(policy: &str, params: &[(&str, &str)]) -> (Spans, Option<Micros>) {
 
 /// As [`live`], the manager's state in `dir`.
 fn live_in(dir: &std::path::Path, policy: &str, params: &[(&str, &str)]) -> (Spans, Option<Micros>) {
-    let config = ClusterConfig {
-        policy: policy.into(),
-        params: params.iter().map(|&(k, v)| (k.into(), v.into())).collect(),
-        nodes: vec![NodeRecord {
-            name: "n0".into(),
-            capacity: NODE,
-            mechanisms: MechanismKind::ALL.to_vec(),
-            notes: vec![],
-        }],
-        epoch_unix_us: 0,
-    };
-    let mut m = Manager::open(dir, config, &Registry::new()).unwrap().0;
-    let clock = Arc::new(AtomicU64::new(0));
-    let read = Arc::clone(&clock);
-    m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));
+    let (mut m, clock) = common::clocked::manager(dir, policy, params, NODE);
     let submit = |m: &mut Manager, body| m.submit(serde_json::from_value::<SubmitRequest>(body).unwrap()).unwrap();
     submit(&mut m, json!({"priority": 9, "command": ["sh"], "phases": [{"tasks": 3}, {"tasks": 3, "after": [0]}]}));
     submit(&mut m, json!({"priority": 0, "command": ["sh"]}));

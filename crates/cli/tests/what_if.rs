@@ -14,19 +14,17 @@
 //! is short-2's end at 120 s, with long-2 still running: it is replayed
 //! with the 10 s of work it had done by then.
 
+mod common;
+
 use pliant_core::model::TaskRef;
-use pliant_core::policy::Registry;
-use pliant_core::{MechanismKind, Micros, Resources, SECOND};
+use pliant_core::{Micros, Resources, SECOND};
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::scratch::ScratchDir;
-use pliant_live::wire::NodeRecord;
-use pliant_manager::manager::{ClusterConfig, Manager};
 use pliant_manager::submit::SubmitRequest;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Output;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// (name, queue, submitted at s, work s, MB).
 const JOBS: [(&str, &str, u64, u64, u64); 6] = [
@@ -43,21 +41,7 @@ const END: Micros = 150 * SECOND;
 
 /// Runs the jobs under fifo in a manager whose state is `dir`.
 fn journal(dir: &Path) {
-    let config = ClusterConfig {
-        policy: "fifo".into(),
-        params: vec![],
-        nodes: vec![NodeRecord {
-            name: "n0".into(),
-            capacity: Resources::new(2000, 1000),
-            mechanisms: MechanismKind::ALL.to_vec(),
-            notes: vec![],
-        }],
-        epoch_unix_us: 0,
-    };
-    let mut m = Manager::open(dir, config, &Registry::new()).unwrap().0;
-    let clock = Arc::new(AtomicU64::new(0));
-    let read = Arc::clone(&clock);
-    m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));
+    let (mut m, clock) = common::clocked::manager(dir, "fifo", &[], Resources::new(2000, 1000));
     let mut pending: Vec<usize> = (0..JOBS.len()).collect();
     let mut running: Vec<(Micros, TaskRef)> = Vec::new();
     loop {

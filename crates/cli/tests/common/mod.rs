@@ -1,6 +1,7 @@
 //! Helpers shared by the `pliant` end-to-end tests (each test binary uses some).
 #![allow(dead_code)]
 
+pub mod clocked;
 pub mod live;
 pub mod local;
 pub mod slurm;

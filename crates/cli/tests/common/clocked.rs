@@ -1,0 +1,28 @@
+//! A manager in the test's own process, on one node that can carry out
+//! every mechanism, whose clock the test sets: no agent, no root, and the
+//! journal it writes is the one a live cluster writes.
+
+use pliant_core::policy::Registry;
+use pliant_core::{MechanismKind, Resources};
+use pliant_live::wire::NodeRecord;
+use pliant_manager::manager::{ClusterConfig, Manager};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A manager keeping its state in `dir`, under `policy` with the `--set`
+/// `params`, on one node of `capacity`; its clock reads the µs the test
+/// stores in the returned counter (core time, from 0).
+pub fn manager(dir: &Path, policy: &str, params: &[(&str, &str)], capacity: Resources) -> (Manager, Arc<AtomicU64>) {
+    let config = ClusterConfig {
+        policy: policy.into(),
+        params: params.iter().map(|&(k, v)| (k.into(), v.into())).collect(),
+        nodes: vec![NodeRecord { name: "n0".into(), capacity, mechanisms: MechanismKind::ALL.to_vec(), notes: vec![] }],
+        epoch_unix_us: 0,
+    };
+    let mut m = Manager::open(dir, config, &Registry::new()).unwrap().0;
+    let clock = Arc::new(AtomicU64::new(0));
+    let read = Arc::clone(&clock);
+    m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));
+    (m, clock)
+}
