@@ -13,7 +13,7 @@ mod common;
 use pliant_core::model::{JobClass, TaskRef};
 use pliant_core::policy::{preset, Params};
 use pliant_core::{Micros, Resources, SECOND};
-use pliant_live::protocol::{AgentOp, AgentReport};
+use pliant_live::protocol::AgentOp;
 use pliant_live::scratch::ScratchDir;
 use pliant_manager::manager::Manager;
 use pliant_manager::submit::SubmitRequest;
@@ -80,13 +80,7 @@ fn live_in(dir: &std::path::Path, policy: &str, params: &[(&str, &str)]) -> (Spa
         let exit = running.iter().map(|&(end, _)| end).min();
         let Some(next) = [exit, m.next_deadline()].into_iter().flatten().min() else { break };
         clock.store(next, Ordering::SeqCst);
-        let (ended, still): (Vec<_>, Vec<_>) = running.into_iter().partition(|&(end, _)| end == next);
-        running = still;
-        let reports = ended
-            .into_iter()
-            .map(|(_, task)| (0, AgentReport::Exited { task, code: Some(0), signal: None, stderr_tail: String::new() }))
-            .collect();
-        m.advance(reports).unwrap();
+        common::clocked::exit_due(&mut m, &mut running, next);
     }
     let jobs = m.jobs().iter().map(|j| (j.first_start_us, j.end_us)).collect();
     (jobs, named_at_20)

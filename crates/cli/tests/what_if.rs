@@ -18,7 +18,7 @@ mod common;
 
 use pliant_core::model::TaskRef;
 use pliant_core::{Micros, Resources, SECOND};
-use pliant_live::protocol::{AgentOp, AgentReport};
+use pliant_live::protocol::AgentOp;
 use pliant_live::scratch::ScratchDir;
 use pliant_manager::submit::SubmitRequest;
 use serde_json::{json, Value};
@@ -63,13 +63,7 @@ fn journal(dir: &Path) {
             m.submit(serde_json::from_value::<SubmitRequest>(body).unwrap()).unwrap();
             pending.remove(0);
         }
-        let (ended, still): (Vec<_>, Vec<_>) = running.into_iter().partition(|&(end, _)| end == next);
-        running = still;
-        let reports = ended
-            .into_iter()
-            .map(|(_, task)| (0, AgentReport::Exited { task, code: Some(0), signal: None, stderr_tail: String::new() }))
-            .collect();
-        m.advance(reports).unwrap();
+        common::clocked::exit_due(&mut m, &mut running, next);
     }
 }
 

@@ -2,8 +2,10 @@
 //! every mechanism, whose clock the test sets: no agent, no root, and the
 //! journal it writes is the one a live cluster writes.
 
+use pliant_core::model::TaskRef;
 use pliant_core::policy::Registry;
-use pliant_core::{MechanismKind, Resources};
+use pliant_core::{MechanismKind, Micros, Resources};
+use pliant_live::protocol::AgentReport;
 use pliant_live::wire::NodeRecord;
 use pliant_manager::manager::{ClusterConfig, Manager};
 use std::path::Path;
@@ -25,4 +27,17 @@ pub fn manager(dir: &Path, policy: &str, params: &[(&str, &str)], capacity: Reso
     let read = Arc::clone(&clock);
     m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));
     (m, clock)
+}
+
+/// Steps `m` at `now` with an exit 0 of each task of `running` (the tasks
+/// and when each ends) that ends then, as its agent would report it; those
+/// leave `running`.
+pub fn exit_due(m: &mut Manager, running: &mut Vec<(Micros, TaskRef)>, now: Micros) {
+    let (ended, still): (Vec<_>, Vec<_>) = running.drain(..).partition(|&(end, _)| end == now);
+    *running = still;
+    let reports = ended
+        .into_iter()
+        .map(|(_, task)| (0, AgentReport::Exited { task, code: Some(0), signal: None, stderr_tail: String::new() }))
+        .collect();
+    m.advance(reports).unwrap();
 }
