@@ -180,8 +180,54 @@ fn what_if_refuses_bad_input_before_writing_anything() {
         assert!(!out_dir.exists(), "{more:?} wrote {}", out_dir.display());
     };
     let empty = ScratchDir::new("pliant-what-if-empty").unwrap();
-    fails(empty.path(), &[], "no journal.sqlite here");
+    fails(empty.path(), &[], "no journal.sqlite (pliant local or serve) nor journal.jsonl (pliant slurm) here");
     fails(dir.path(), &["--since", "1000"], "no job was submitted in the window asked");
     fails(dir.path(), &["--policies", "kill,nope"], "--policies nope: unknown policy `nope`");
     fails(dir.path(), &["--since", "20", "--until", "10"], "--since must come before --until");
+}
+
+/// A Slurm controller's journal, recorded from a run of `slurm.rs`'s
+/// `big_c_graceful_preemption_frees_the_memory_a_short_job_needs` (two
+/// nodes ⟨2 CPU, 1000 MB⟩, `gp`: two long jobs of 700 MB, then a short one
+/// of 700 MB for which both are shrunk; the test then stops the longs),
+/// read by the twin and what-if as a manager's journal is: no Slurm here.
+const SLURM_RUN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/slurm-gp");
+
+#[test]
+fn the_twin_and_what_if_read_a_slurm_controller_s_journal() {
+    let state = Path::new(SLURM_RUN);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pliant"))
+        .args(["twin", SLURM_RUN, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let twin: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(twin["policy"], "gp");
+    // Slurm's jobs 2 and 1 (submitted in that order), then the short job 3.
+    let names: Vec<&str> = twin["jobs"].as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["slurm-2", "slurm-1", "slurm-3"]);
+    // Both long jobs shrunk gracefully at 2.5 s, in the replay as live.
+    let live: Vec<(f64, u64, &str)> = twin["live_preemptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["at_s"].as_f64().unwrap(), p["job"].as_u64().unwrap(), p["mechanism"].as_str().unwrap()))
+        .collect();
+    assert_eq!(live, [(2.5, 1, "graceful"), (2.5, 0, "graceful")]);
+    assert!(twin["preemption_divergence"].is_null(), "{}", twin["preemption_divergence"]);
+    // The node agents' reclaim and resume reports give the rates: 1244 MB
+    // swapped out in 12.72 s, 1272 MB read back in 3.05 s.
+    let shown = &twin["rates"]["reclaim"]["journal"];
+    assert_eq!((shown["episodes"].as_u64(), shown["mb"].as_u64()), (Some(2), Some(1244)));
+    assert_eq!(twin["rates"]["reclaim"]["from"], "journal");
+    assert_eq!(twin["rates"]["restore"]["journal"]["mb"], 1272);
+    // Every JCT within 15 %: the replay starts the short job about 1 s
+    // sooner than Slurm did (its release-to-start is no part of the model).
+    let worst = twin["worst_jct_error"].as_f64().unwrap();
+    assert!(worst < 0.15, "{worst}");
+
+    let doc = json_of(state, &[]);
+    assert_eq!(policies(&doc), ["gp", "fifo", "priority", "kill", "ip", "suspend", "pliant"]);
+    assert_eq!((doc["what_if"]["nodes"].as_u64(), doc["what_if"]["jobs"].as_u64()), (Some(2), Some(3)));
+    assert!((doc["what_if"]["band_worst_jct_error"].as_f64().unwrap() - worst).abs() < 1e-12);
 }

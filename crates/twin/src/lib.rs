@@ -11,6 +11,7 @@ pub mod decision;
 pub mod observed;
 pub mod rates;
 pub mod render;
+pub mod slurm_journal;
 pub mod what_if;
 pub mod window;
 
@@ -77,23 +78,29 @@ pub struct Journaled {
 }
 
 impl Journaled {
-    /// Reads the journal of `state_dir`; the error names the directory or
-    /// the file and why it cannot be replayed.
+    /// Reads the journal of `state_dir`, the manager's (`journal.sqlite`)
+    /// or the Slurm controller's (`journal.jsonl`, see [`slurm_journal`]);
+    /// the error names the directory or the file and why it cannot be replayed.
     pub fn read(state_dir: &Path) -> Result<Journaled, String> {
-        let path = state_dir.join("journal.sqlite");
-        if !path.is_file() {
+        let (manager, slurm) = (state_dir.join("journal.sqlite"), state_dir.join("journal.jsonl"));
+        if slurm.is_file() && !manager.is_file() {
+            let (config, steps) = slurm_journal::read(&slurm)?;
+            return Ok(Journaled { path: slurm, config, steps });
+        }
+        if !manager.is_file() {
             return Err(format!(
-                "{}: no journal.sqlite here: not the state directory of a pliant run",
+                "{}: no journal.sqlite (pliant local or serve) nor journal.jsonl (pliant slurm) here: not the state \
+                 directory of a pliant run",
                 state_dir.display()
             ));
         }
-        let journal = Journal::open(&path).map_err(|e| e.to_string())?;
+        let journal = Journal::open(&manager).map_err(|e| e.to_string())?;
         let config: ClusterConfig = journal
             .get("config")
             .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("{}: the journal holds no cluster configuration", path.display()))?;
+            .ok_or_else(|| format!("{}: the journal holds no cluster configuration", manager.display()))?;
         let steps = journal.steps().map_err(|e| e.to_string())?;
-        Ok(Journaled { path, config, steps })
+        Ok(Journaled { path: manager, config, steps })
     }
 
     /// The run as it went: its workload, jobs and decisions.
