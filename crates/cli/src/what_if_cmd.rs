@@ -172,10 +172,12 @@ fn notes(w: &WhatIf, twin: &Comparison, doc: &WhatIfDoc) -> String {
         w.rates.restore.from,
         counted(w.rates.tasks.len(), "task")
     ));
-    if !doc.unfinished_live.is_empty() {
+    if let Some(first) = doc.unfinished_live.first() {
+        let more = doc.unfinished_live.len() - 1;
+        let rest = if more > 0 { format!(" and {more} more (the JSON names them all)") } else { String::new() };
         s.push_str(&format!(
-            "did not finish live, replayed but left out of the JCT columns: {}\n",
-            doc.unfinished_live.join(", ")
+            "{} did not finish live, replayed but left out of the JCT columns: {first}{rest}\n",
+            counted(doc.unfinished_live.len(), "job")
         ));
     }
     if !doc.left_out.is_empty() {

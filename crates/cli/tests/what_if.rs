@@ -135,6 +135,7 @@ fn what_if_replays_the_journal_under_every_policy_beside_what_happened() {
     let at = rows.iter().position(|r| *r == "fifo (live)").expect(&table);
     assert_eq!(rows[at..at + 4], ["fifo (live)", "fifo", "kill", "gp"], "{table}");
     assert!(table.contains("is off by at most 0.0 % in JCT"), "{table}");
+    assert!(table.contains("1 job did not finish live, replayed but left out of the JCT columns: long-2\n"), "{table}");
 
     // A window: from 15 s, short-1, short-2 and long-2, on an empty node:
     // each short runs at once (10 s) where live it waited (90 s).
