@@ -232,3 +232,46 @@ fn trace_stats_counts_add_up_and_arrivals_start_with_the_first_submission() {
     let arrivals = text.lines().skip_while(|l| !l.starts_with("arrivals")).nth(1).unwrap();
     assert_eq!(numbers(arrivals)[..2], [600, kept], "{arrivals}");
 }
+
+/// BIG-C §5.5's replay: Hawk's class rule, task counts fitted to the use
+/// shares asked for, and the window that holds a given mix.
+#[test]
+fn task_counts_fit_the_asked_use_and_windows_hold_the_asked_mix() {
+    let sample = fixture("google2011-sample");
+    let hawk = ["--finished-only", "--short-mean-task-s", "200"];
+    let stats = String::from_utf8(ok(&["trace", "stats", &sample, hawk[1], hawk[2]]).stdout).unwrap();
+    assert!(stats.contains("short = its tasks' mean run time at most 200 s)"), "{stats}");
+
+    let args = |fit: &'static str| {
+        let run = ["simulate", "--workload", &sample, "--nodes", "4", "--policies", "fifo", "--format", "json"];
+        [&run[..], &hawk, &["--fit-use", fit]].concat()
+    };
+    // On 4 nodes the finished jobs ask for 227 % (short) and 269 % (long) of the CPU.
+    let out = pliant(&args("0.5,0.6"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err.lines().find(|l| l.starts_with("task counts fitted")).unwrap_or_else(|| panic!("{err}"));
+    // Each class lands on its share (within the step one task makes) with fewer tasks than before.
+    for (class, share) in [("short", 50.0), ("long", 60.0)] {
+        let part = line.split(&format!("{class} ")).nth(1).unwrap();
+        let after: f64 = part.split("-> ").nth(2).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!((after - share).abs() < 1.5, "{class}: {line}");
+    }
+    let why = error_of(&args("0.01,0.5"));
+    assert!(why.contains("--fit-use: the short jobs use") && why.contains("is out of reach"), "{why}");
+
+    let windows = ok(&["trace", "windows", &sample, hawk[0], hawk[1], hawk[2], "--span-s", "240", "--jobs", "30"]);
+    let text = String::from_utf8(windows.stdout).unwrap();
+    let rows: Vec<&str> = text.lines().skip(2).take_while(|l| !l.starts_with("replay")).collect();
+    assert_eq!(rows.len(), 5, "{text}");
+    // Each window is 240 s on the 60 s grid, its sample brings it to 30 jobs at most, best first.
+    let misses: Vec<f64> = rows.iter().map(|r| r.split_whitespace().last().unwrap().parse().unwrap()).collect();
+    assert!(misses.windows(2).all(|m| m[0] <= m[1]), "{text}");
+    let (a, b) = rows[0].split_whitespace().next().unwrap().split_once("..").unwrap();
+    let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
+    assert_eq!((b - a, a % 60), (240, 0), "{text}");
+    let sampled: Vec<f64> = rows.iter().map(|r| r.split_whitespace().nth(4).unwrap().parse().unwrap()).collect();
+    assert!(sampled.iter().all(|&n| n <= 30.0), "{text}");
+    assert!(text.contains(&format!("replay the first: --window {a}..{b} --sample ")), "{text}");
+    assert!(text.contains("--finished-only --short-mean-task-s 200"), "{text}");
+}

@@ -232,6 +232,10 @@ struct WorkloadSpec {
     /// `"START..END"` in trace seconds.
     window: Option<Spanned<String>>,
     sample: Option<Spanned<f64>>,
+    /// `"SHORT,LONG"`: task counts scaled to these shares of the cluster's CPU.
+    fit_use: Option<Spanned<String>>,
+    /// Hawk's class rule: the longest mean task run time of a short job, seconds.
+    short_mean_task_s: Option<Spanned<f64>>,
     truncate: Option<bool>,
     finished_only: Option<bool>,
     strict: Option<bool>,
@@ -383,6 +387,15 @@ pub fn command_line(path: &Path, out: Option<&Path>, registry: &Registry) -> Res
     if let Some(sample) = &w.sample {
         file_only("sample", sample.span())?;
         push("--sample", sample.get_ref().to_string());
+    }
+    if let Some(fit) = &w.fit_use {
+        file_only("fit_use", fit.span())?;
+        crate::workload_args::parse_use_shares(fit.get_ref()).map_err(|r| err(fit.span(), r))?;
+        push("--fit-use", fit.get_ref().clone());
+    }
+    if let Some(cutoff) = &w.short_mean_task_s {
+        file_only("short_mean_task_s", cutoff.span())?;
+        push("--short-mean-task-s", cutoff.get_ref().to_string());
     }
     if let Some(cluster) = &e.cluster {
         file_only("[cluster]", cluster.span())?;
@@ -569,6 +582,10 @@ struct ResolvedWorkload {
     #[serde(skip_serializing_if = "Option::is_none")]
     sample: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    fit_use: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    short_mean_task_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     truncate: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     finished_only: Option<bool>,
@@ -653,6 +670,8 @@ pub fn write_resolved(dir: &Path, run: &RunDescription) -> Result<(), String> {
         long_jobs: (!is_file).then(|| w.long_jobs.clone()),
         window,
         sample: is_file.then_some(w.sample),
+        fit_use: w.fit_use.map(|f| format!("{},{}", f.short, f.long)),
+        short_mean_task_s: w.short_mean_task_s,
         truncate: is_file.then_some(w.truncate),
         finished_only: is_file.then_some(w.finished_only),
         strict: is_file.then_some(w.strict),

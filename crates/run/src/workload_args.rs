@@ -5,7 +5,7 @@ use clap::Args;
 use pliant_core::model::ElasticityProfile;
 use pliant_core::policy::PRESETS;
 use pliant_core::{Resources, SECOND};
-use pliant_trace::{LoadOptions, LoadReport, Target, Window};
+use pliant_trace::{LoadOptions, LoadReport, Target, UseShares, Window};
 use pliant_workload::scenarios::{self, LongJobs, ScenarioJobs, DEFAULT_SCENARIO, SCENARIOS};
 use pliant_workload::{read_job_line, read_workload, Cluster, FormatError, Job, JobReader, Workload};
 use std::fs::File;
@@ -65,6 +65,15 @@ pub struct WorkloadArgs {
     /// Long jobs of the synthetic scenarios: spark, wordcount or terasort.
     #[arg(long, default_value = "spark", value_parser = ["spark", "wordcount", "terasort"])]
     pub(crate) long_jobs: String,
+    /// With a --workload trace: scale each job's task count down so that short and long jobs
+    /// ask for these shares of the cluster's CPU over the window, SHORT,LONG (BIG-C §5.5 ran
+    /// the Google trace at 0.17,0.75); the whole trace is then loaded in memory.
+    #[arg(long, value_name = "SHORT,LONG", value_parser = parse_use_shares, requires = "workload")]
+    pub(crate) fit_use: Option<UseShares>,
+    /// With a --workload trace: classify jobs as Hawk does — short when its tasks' mean run
+    /// time is at most S seconds — instead of by the job's duration and CPU-time.
+    #[arg(long, value_name = "S", requires = "workload")]
+    pub(crate) short_mean_task_s: Option<f64>,
 }
 
 impl WorkloadArgs {
@@ -103,6 +112,7 @@ impl WorkloadArgs {
                 pliant_trace::load_workload(std::slice::from_ref(path), &opts).map_err(|e| e.to_string())?;
             eprintln!("{report}");
             self.check_dropped(&report)?;
+            let w = self.fitted(w)?;
             return Ok((path.display().to_string(), w));
         }
         self.check_scale()?;
@@ -110,6 +120,22 @@ impl WorkloadArgs {
         let long_jobs = LongJobs::from_name(&self.long_jobs).expect("clap checked it");
         let w = scenarios::build(name, seed, self.scale, long_jobs).ok_or_else(|| scenarios::unknown_scenario(name))?;
         Ok((name.to_string(), w))
+    }
+
+    /// `w` with its task counts fitted to --fit-use's shares over the window
+    /// (or from the first to the last submission), if it is given.
+    fn fitted(&self, mut w: Workload) -> Result<Workload, String> {
+        let Some(shares) = self.fit_use else { return Ok(w) };
+        let span = match self.window {
+            Some(win) => win.end - win.start,
+            None => {
+                let first = w.jobs.iter().map(|j| j.submit).min().unwrap_or(0);
+                w.jobs.iter().map(|j| j.submit).max().unwrap_or(0) - first
+            }
+        };
+        let report = pliant_trace::fit_use(&mut w, span, shares).map_err(|e| format!("--fit-use: {e}"))?;
+        eprintln!("{report}");
+        Ok(w)
     }
 
     /// How a --workload trace (or a native file shaped by the flags) is read.
@@ -131,6 +157,12 @@ impl WorkloadArgs {
         opts.read.strict = self.strict;
         opts.read.node = self.node;
         opts.read.penalty = self.penalty;
+        if let Some(s) = self.short_mean_task_s {
+            if !(s > 0.0 && s < 1e12) {
+                return Err(format!("--short-mean-task-s must be a positive number of seconds, got {s}"));
+            }
+            opts.classes.max_short_mean_task = Some((s * SECOND as f64).round() as u64);
+        }
         if self.finished_only {
             opts.read.unfinished = pliant_trace::Unfinished::Drop;
         }
@@ -290,7 +322,7 @@ impl WorkloadArgs {
     /// in submission order.
     /// `whole` asks for every job in memory (slowdown runs each alone).
     pub fn load_for_runs(&self, seed: u64, whole: bool) -> Result<Loaded, String> {
-        if whole {
+        if whole || self.fit_use.is_some() {
             let (name, w) = self.load(seed)?;
             return Ok(Loaded::Whole(name, w));
         }
@@ -428,6 +460,20 @@ pub fn parse_node(s: &str) -> Result<Resources, String> {
         return Err("the node needs positive cores and memory".into());
     }
     Ok(Resources::new((cores * 1000.0).round() as u64, (gb * 1024.0).round() as u64))
+}
+
+/// Parses `SHORT,LONG` shares of the cluster's CPU, e.g. `0.17,0.75`.
+pub fn parse_use_shares(s: &str) -> Result<UseShares, String> {
+    let (a, b) = s.split_once(',').ok_or("expected SHORT,LONG fractions of the cluster's CPU, e.g. 0.17,0.75")?;
+    let share = |x: &str| -> Result<f64, String> {
+        let v: f64 = x.trim().parse().map_err(|_| format!("bad share `{x}`"))?;
+        if v > 0.0 && v <= 1.0 {
+            Ok(v)
+        } else {
+            Err(format!("a share must be a fraction in (0, 1], got `{x}`"))
+        }
+    };
+    Ok(UseShares { short: share(a)?, long: share(b)? })
 }
 
 /// Parses `START..END` in seconds (`--window`).

@@ -6,6 +6,11 @@
 //! used at most `max_short_core_seconds` of CPU (Σ requested cores × run time);
 //! otherwise it is **long**. Defaults: 300 s and 1,000 core-seconds. Both are
 //! options (`--short-max-s`, `--short-max-core-s` in the CLI).
+//!
+//! Hawk's own rule (Delgado et al., ATC '15: a job's class from the mean
+//! run time of its tasks against a cutoff) is taken instead when a
+//! cutoff is given (`--short-mean-task-s`): a job is short when the mean run
+//! time of its tasks is at most the cutoff, however many tasks it has.
 
 use crate::record::TraceJob;
 use pliant_core::model::JobClass;
@@ -18,18 +23,39 @@ pub struct ClassRule {
     pub max_short_duration: Micros,
     /// Most CPU-time (core-seconds at the requested size) of a short job.
     pub max_short_core_seconds: f64,
+    /// Hawk's rule in place of the two above: the longest mean task run time of a short job.
+    pub max_short_mean_task: Option<Micros>,
 }
 
 impl Default for ClassRule {
     fn default() -> Self {
-        ClassRule { max_short_duration: 300 * SECOND, max_short_core_seconds: 1000.0 }
+        ClassRule { max_short_duration: 300 * SECOND, max_short_core_seconds: 1000.0, max_short_mean_task: None }
+    }
+}
+
+impl std::fmt::Display for ClassRule {
+    /// What a short job is, in words (`trace stats` prints it).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.max_short_mean_task {
+            Some(cutoff) => write!(f, "its tasks' mean run time at most {} s", cutoff as f64 / 1e6),
+            None => write!(
+                f,
+                "at most {} s and {} core-seconds",
+                self.max_short_duration as f64 / 1e6,
+                self.max_short_core_seconds
+            ),
+        }
     }
 }
 
 impl ClassRule {
     /// The class of `job` under this rule.
     pub fn classify(&self, job: &TraceJob) -> JobClass {
-        if job.duration() <= self.max_short_duration && job.core_seconds() <= self.max_short_core_seconds {
+        let short = match self.max_short_mean_task {
+            Some(cutoff) => job.task_time() <= cutoff.saturating_mul(job.task_count().max(1) as u64),
+            None => job.duration() <= self.max_short_duration && job.core_seconds() <= self.max_short_core_seconds,
+        };
+        if short {
             JobClass::Short
         } else {
             JobClass::Long
@@ -68,5 +94,14 @@ mod tests {
         assert_eq!(rule.classify(&job(301, 10, 1, 100)), JobClass::Long);
         // 11 tasks: 1,100 core-s, too big.
         assert_eq!(rule.classify(&job(300, 11, 1, 100)), JobClass::Long);
+    }
+
+    #[test]
+    fn hawks_rule_goes_by_the_mean_task_alone() {
+        let rule = ClassRule { max_short_mean_task: Some(100 * SECOND), ..ClassRule::default() };
+        // 5,000 tasks of 100 s over an hour: short by its tasks, long by the default rule.
+        assert_eq!(rule.classify(&job(3600, 5000, 1, 100)), JobClass::Short);
+        assert_eq!(ClassRule::default().classify(&job(3600, 5000, 1, 100)), JobClass::Long);
+        assert_eq!(rule.classify(&job(60, 1, 1, 101)), JobClass::Long);
     }
 }

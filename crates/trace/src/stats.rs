@@ -304,14 +304,13 @@ impl fmt::Display for TraceStats {
         if r.late_events > 0 {
             writeln!(f, "late events   {} (task events after their job ended; ignored)", r.late_events)?;
         }
-        let secs = self.rule.max_short_duration as f64 / 1e6;
         writeln!(
             f,
-            "short jobs    {:.1} % ({} of {} batch jobs; short = at most {secs} s and {} core-seconds)",
+            "short jobs    {:.1} % ({} of {} batch jobs; short = {})",
             pct(self.short, self.batch_jobs()),
             self.short,
             self.batch_jobs(),
-            self.rule.max_short_core_seconds
+            self.rule
         )?;
         writeln!(
             f,
