@@ -3,7 +3,9 @@
 //! the workload the run really ran (each task's work as the run observed it),
 //! replays it through the simulator under the same policy and parameters, and
 //! puts the two side by side: per job and per decision, with the first point
-//! where they part and why.
+//! where they part and why. [`what_if`] replays the same workload under other
+//! policies beside it; the Slurm controller's journal is read as the
+//! manager's ([`slurm_journal`]).
 #![warn(missing_docs)]
 
 pub mod compare;
