@@ -7,7 +7,8 @@
 //! sibling module, hence crate-visible), not the plugins'.
 
 use super::state::NodeState;
-use super::state::{JobRuntime, JobStatus, QueueState, ServiceKey, TaskRuntime};
+use super::state::{JobRuntime, JobStatus, QueueState, ServiceKey};
+use super::tasks::TaskRuntime;
 use crate::error::CoreError;
 use crate::model::{NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;

@@ -10,7 +10,7 @@ use crate::error::CoreError;
 use crate::model::{JobId, JobRequest, NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
 use crate::observation::Observation;
-use crate::policy::steps::{Choice, Mechanism, PlacementPass, Planner, Preempted, Preference, Reservation, Steps};
+use crate::policy::steps::{Mechanism, PlacementPass, Planner, Preempted, Preference, Reservation, Steps};
 use crate::policy::Policy;
 use crate::{LiveTable, Micros, Resources};
 use smallvec::SmallVec;
@@ -95,7 +95,7 @@ impl Scheduler {
             touched: None,
             refreshed: None,
         };
-        let Steps { planner, mechanism, reservation, preference, placement_pass } = Steps::build(&policy, n);
+        let Steps { planner, mechanism, reservation, preference, placement_pass } = policy.plugins.0.steps(&policy, n);
         if placement_pass.is_some() {
             // A pass of its own keeps its order and its nodes up to date
             // with what the books mark.
@@ -326,10 +326,16 @@ impl Scheduler {
         }
     }
 
-    /// The preemptions the planner chose per victim since last asked, with
-    /// the estimated costs of the alternatives (`pliant`; empty otherwise).
-    pub fn take_choices(&mut self) -> Vec<Choice> {
-        self.planner.as_mut().map(|p| p.take_choices()).unwrap_or_default()
+    /// The policy's planner, if it preempts: what it reports beyond its
+    /// takes (`Planner::take_choices`) a body asks it directly.
+    pub fn planner_mut(&mut self) -> Option<&mut (dyn Planner + 'static)> {
+        self.planner.as_deref_mut()
+    }
+
+    /// The policy's reserve/permit step: what it reports (`Reservation::idle`)
+    /// a body asks it directly.
+    pub fn reservation(&self) -> &dyn Reservation {
+        self.reservation.as_ref()
     }
 
     /// Fails a job and tells the body to stop it.
@@ -471,11 +477,6 @@ impl Scheduler {
         MemoryWanted { fronts, view: &self.view }
     }
 
-    /// What the reservation step holds idle now (lent to no copy).
-    pub fn reserved_idle(&self) -> Resources {
-        self.reservation.idle()
-    }
-
     /// The placement pass visits every node at every pass (for a test's
     /// comparison with the passes that visit only where something may change).
     #[cfg(test)]
@@ -483,12 +484,6 @@ impl Scheduler {
         if let Some(pass) = &mut self.placement_pass {
             pass.visit_every_node();
         }
-    }
-
-    /// The placement pass's estimate of `job`'s completion, if it keeps one
-    /// (the timeline generator's, under elastic sizing).
-    pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
-        self.placement_pass.as_mut().and_then(|pass| pass.estimated_completion(job))
     }
 
     /// The earliest instant after `now` the core wants a pass at even if the
