@@ -47,10 +47,11 @@ pub(crate) struct QueueState {
     /// Jobs that have neither finished nor failed, kept only for a planner
     /// (the policy preempts): nothing else reads them.
     pub active: BTreeSet<ServiceKey>,
-    /// Active jobs with runnable pending tasks, per class (indexed by
-    /// `JobClass as usize`): the only jobs an allocation pass visits, and a
-    /// class held back by head-of-line blocking is skipped as a whole.
-    pub waiting: [BTreeSet<ServiceKey>; 2],
+    /// Active jobs with runnable pending tasks, one set per class the queue
+    /// holds, in its `QueueSpec::classes` order (a job's is
+    /// `JobRuntime::class_slot`): the only jobs an allocation pass visits,
+    /// and a class held back by head-of-line blocking is skipped as a whole.
+    pub waiting: Vec<BTreeSet<ServiceKey>>,
 }
 
 /// A phase as the core keeps it: what it was submitted with and its
@@ -107,6 +108,9 @@ pub(crate) struct JobRuntime {
     pub status: JobStatus,
     /// It is in its queue's waiting set (`View::sync_waiting`).
     pub waiting: bool,
+    /// Its class's place among its queue's classes: which of the queue's
+    /// waiting sets it is kept in.
+    pub class_slot: u8,
     /// Memory its running tasks hold, MB (the fair scheduler's order).
     pub held_mb: u64,
     /// Estimated run time of its unfinished tasks, summed (shortest remaining job first).
@@ -116,7 +120,7 @@ pub(crate) struct JobRuntime {
 }
 
 impl JobRuntime {
-    pub fn new(req: &JobRequest, queue: usize, key: ServiceKey) -> Self {
+    pub fn new(req: &JobRequest, queue: usize, class_slot: u8, key: ServiceKey) -> Self {
         let JobRequest { id, submit, class, priority, phases: ref requested, .. } = *req;
         let mut phases: SmallVec<[PhaseRuntime; 1]> = SmallVec::with_capacity(requested.len());
         let mut first = 0;
@@ -152,6 +156,7 @@ impl JobRuntime {
             unfinished,
             status: JobStatus::Active,
             waiting: false,
+            class_slot,
             held_mb: 0,
             work_left,
             kills: 0,

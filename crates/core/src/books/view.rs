@@ -325,7 +325,7 @@ impl View {
         if wait == std::mem::replace(&mut j.waiting, wait) {
             return;
         }
-        let waiting = &mut self.queues[j.queue].waiting[j.req.class as usize];
+        let waiting = &mut self.queues[j.queue].waiting[j.class_slot as usize];
         if wait {
             waiting.insert(j.key);
         } else {

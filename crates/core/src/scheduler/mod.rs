@@ -44,6 +44,8 @@ pub struct Scheduler {
     pass_order: Vec<(f64, usize)>,
     /// The allocation pass's request sizes that found no node, a buffer kept between passes.
     pass_no_room: Vec<Resources>,
+    /// The allocation pass's walk over one queue's classes, a buffer kept between passes.
+    pass_classes: Vec<allocate::ClassWalk>,
 }
 
 impl Scheduler {
@@ -70,11 +72,11 @@ impl Scheduler {
         let queues = policy
             .queues
             .iter()
-            .map(|_| QueueState {
+            .map(|spec| QueueState {
                 guaranteed: Resources::ZERO,
                 used: Resources::ZERO,
                 active: Default::default(),
-                waiting: Default::default(),
+                waiting: spec.classes.iter().map(|_| Default::default()).collect(),
             })
             .collect();
         let mut view = View {
@@ -113,6 +115,7 @@ impl Scheduler {
             offer_due: false,
             pass_order: Vec::new(),
             pass_no_room: Vec::new(),
+            pass_classes: Vec::new(),
         };
         s.share_capacity();
         Ok(s)
@@ -140,11 +143,12 @@ impl Scheduler {
             return Err(CoreError::JobIdOutOfOrder { got: req.id.0, expected });
         }
         let queue = self.policy.queue_of(req.class);
+        let slot = self.policy.queues[queue].classes.iter().position(|&c| c == req.class).expect("its queue");
         let key = self.policy.order.service_key(req);
         if self.planner.is_some() {
             self.view.queues[queue].active.insert(key);
         }
-        self.view.jobs.push(JobRuntime::new(req, queue, key));
+        self.view.jobs.push(JobRuntime::new(req, queue, slot as u8, key));
         if let Some(pass) = &mut self.placement_pass {
             pass.job_submitted(req);
         }
@@ -187,7 +191,7 @@ impl Scheduler {
             q.active.remove(&j.key);
         }
         if std::mem::take(&mut j.waiting) {
-            q.waiting[j.req.class as usize].remove(&j.key);
+            q.waiting[j.class_slot as usize].remove(&j.key);
         }
     }
 
