@@ -55,9 +55,10 @@ impl Driver {
         &self.core
     }
 
-    /// The preemptions the core chose per victim since last asked ([`Scheduler::take_choices`]).
-    pub fn take_choices(&mut self) -> Vec<crate::policy::cost::Choice> {
-        self.core.take_choices()
+    /// The core's planner, if its policy preempts ([`Scheduler::planner_mut`]):
+    /// a body asks it what it reports beyond its takes.
+    pub fn planner_mut(&mut self) -> Option<&mut (dyn crate::policy::planner::Planner + 'static)> {
+        self.core.planner_mut()
     }
 
     /// Takes in one observation at `now`.
@@ -185,10 +186,10 @@ mod tests {
         assert_eq!(settle(&mut d, 10 * SECOND), (0, None));
         assert_eq!(d.next_deadline(), Some(70 * SECOND));
         assert!(!d.fire(70 * SECOND - 1));
-        assert_eq!(d.core().reserved_idle(), SLOT);
+        assert_eq!(d.core().reservation().idle(), SLOT);
         assert!(d.fire(70 * SECOND));
         assert_eq!(settle(&mut d, 70 * SECOND), (0, None));
-        assert_eq!((d.next_deadline(), d.core().reserved_idle()), (None, Resources::ZERO));
+        assert_eq!((d.next_deadline(), d.core().reservation().idle()), (None, Resources::ZERO));
     }
 
     /// ip (monitor every 3 s): the first run is due at 3 s; a run at 3.5 s

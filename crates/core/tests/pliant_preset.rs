@@ -48,14 +48,14 @@ fn a_cpu_only_deficit_shrinks_one_core_without_touching_memory() {
     assert_eq!(out[0], Action::Graceful { task: VICTIM, to: Resources::new(3000, 7 * 1024) });
     assert!(matches!(out[1], Action::Launch { task: SHORT, .. }), "{out:?}");
     assert_eq!(out.len(), 2);
-    let choices = s.take_choices();
+    let choices = s.planner_mut().unwrap().take_choices();
     assert_eq!(choices.len(), 1);
     let c = &choices[0];
     assert_eq!((c.chosen.mechanism, c.chosen.takes, c.chosen.cost()), (MechanismKind::Graceful, c.need, 5 * SECOND));
     assert_eq!(c.need, Resources::new(1000, 0));
     let suspend = c.options[0].expect("suspend frees CPU");
     assert_eq!((suspend.takes, suspend.cost()), (Resources::cores_gb(4, 0), 20 * SECOND));
-    assert!(s.take_choices().is_empty(), "taken once");
+    assert!(s.planner_mut().unwrap().take_choices().is_empty(), "taken once");
 }
 
 // A deficit ⟨1 CPU, 2 GB⟩ from a task that ran 101 s: a kill loses 4 × 101 =
@@ -69,7 +69,7 @@ fn a_cpu_only_deficit_shrinks_one_core_without_touching_memory() {
 fn a_memory_deficit_reclaims_only_that_much() {
     let (out, mut s) = short_arrives(100 * SECOND, (1, 4));
     assert_eq!(out, vec![Action::Graceful { task: VICTIM, to: Resources::new(3000, 5 * 1024) }]);
-    let c = &s.take_choices()[0];
+    let c = &s.planner_mut().unwrap().take_choices()[0];
     assert_eq!(c.chosen.cost(), 41_260_737);
     assert_eq!(c.options[2].unwrap().cost(), 424 * SECOND);
     assert_eq!(
@@ -90,7 +90,7 @@ fn a_task_that_has_barely_run_is_killed() {
     let (out, mut s) = short_arrives(2 * SECOND, (1, 4));
     assert_eq!(out[0], Action::Kill { task: VICTIM });
     assert!(matches!(out[1], Action::Launch { task: SHORT, .. }), "{out:?}");
-    assert_eq!(s.take_choices()[0].chosen.mechanism, MechanismKind::Kill);
+    assert_eq!(s.planner_mut().unwrap().take_choices()[0].chosen.mechanism, MechanismKind::Kill);
 }
 
 // Two nodes ⟨8 CPU, 16 GB⟩, each with one long task ⟨8 CPU, 8 GB⟩: job 0's
@@ -154,7 +154,7 @@ fn where_the_node_has_a_tier_the_two_job_victim_is_checkpointed() {
     let long = TaskRef { job: JobId(0), task: 0 };
     let short = TaskRef { job: JobId(1), task: 0 };
     assert_eq!(out, vec![Action::Checkpoint { task: long, tier: Tier::Nvm }]);
-    let c = &s.take_choices()[0];
+    let c = &s.planner_mut().unwrap().take_choices()[0];
     assert_eq!((c.chosen.mechanism, c.chosen.cost()), (MechanismKind::Checkpoint, 275_040_000));
     assert_eq!(
         c.options.map(|o| o.map(|e| e.cost())),

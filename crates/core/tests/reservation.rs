@@ -73,11 +73,11 @@ fn priority_gives_the_barrier_slot_away_and_waits_for_locality() {
 fn ssr_keeps_the_slots_across_the_barrier() {
     let mut s = start("ssr", &Params::default());
     assert!(step(&mut s, 10 * SECOND, vec![Observation::TaskFinished(t(0, 0))]).is_empty());
-    assert_eq!(s.reserved_idle(), SLOT);
+    assert_eq!(s.reservation().idle(), SLOT);
     let mut got = launched(&step(&mut s, 20 * SECOND, vec![Observation::TaskFinished(t(0, 1))]));
     got.sort();
     assert_eq!(got, vec![(t(0, 2), NodeId(0)), (t(0, 3), NodeId(1))]);
-    assert_eq!(s.reserved_idle(), Resources::ZERO);
+    assert_eq!(s.reservation().idle(), Resources::ZERO);
     // H's last phase releases its slots: L runs.
     let out = step(&mut s, 30 * SECOND, vec![Observation::TaskFinished(t(0, 2))]);
     assert_eq!(launched(&out), vec![(t(1, 0), NodeId(0))]);
@@ -94,7 +94,7 @@ fn only_a_higher_priority_may_take_a_reserved_slot() {
     let higher = request(3, 11, 12 * SECOND, vec![phase(vec![], false, 1)]);
     let out = step(&mut s, 12 * SECOND, vec![Observation::JobSubmitted(higher)]);
     assert_eq!(launched(&out), vec![(t(3, 0), NodeId(0))]);
-    assert_eq!(s.reserved_idle(), Resources::ZERO);
+    assert_eq!(s.reservation().idle(), Resources::ZERO);
 }
 
 /// timeout-reserve (§III-A): the freed slot is kept for 60 s, whatever comes
@@ -116,7 +116,7 @@ fn a_phase_last_task_is_copied_onto_its_reserved_slot() {
     let mut s = start("ssr-stragglers", &Params::default());
     let out = step(&mut s, 10 * SECOND, vec![Observation::TaskFinished(t(0, 0))]);
     assert_eq!(out, vec![Action::Copy { task: t(0, 1), node: NodeId(0), resources: SLOT }]);
-    assert_eq!(s.reserved_idle(), Resources::ZERO);
+    assert_eq!(s.reservation().idle(), Resources::ZERO);
     // The copy wins at 15 s: both slots come back as H's reservations and
     // phase 1 starts on them.
     let mut got = launched(&step(&mut s, 15 * SECOND, vec![Observation::TaskFinished(t(0, 1))]));
@@ -142,7 +142,7 @@ fn a_passed_deadline_is_not_refitted() {
     assert_eq!(launched(&out).len(), 4);
     assert!(step(&mut s, 10 * SECOND, vec![Observation::TaskFinished(t(0, 0))]).is_empty());
     assert!(step(&mut s, 12 * SECOND, vec![Observation::TaskFinished(t(0, 1))]).is_empty());
-    assert_eq!(s.reserved_idle(), SLOT.times(2));
+    assert_eq!(s.reservation().idle(), SLOT.times(2));
     let d = 10.0 * SECOND as f64 * 0.28f64.powf(-1.5 * 1.2f64.ln());
     let wake = s.wake_at(12 * SECOND).unwrap();
     assert!((wake as f64 - d).abs() <= 1.0, "{wake} vs {d}");
@@ -150,8 +150,8 @@ fn a_passed_deadline_is_not_refitted() {
     let mut got = launched(&step(&mut s, wake, vec![]));
     got.sort();
     assert_eq!(got, vec![(t(1, 0), NodeId(0)), (t(1, 1), NodeId(1))]);
-    assert_eq!(s.reserved_idle(), Resources::ZERO);
+    assert_eq!(s.reservation().idle(), Resources::ZERO);
     let out = step(&mut s, 15 * SECOND, vec![Observation::TaskFinished(t(0, 2))]);
     assert_eq!(launched(&out), vec![(t(1, 2), NodeId(2))]);
-    assert_eq!(s.reserved_idle(), Resources::ZERO);
+    assert_eq!(s.reservation().idle(), Resources::ZERO);
 }

@@ -917,6 +917,8 @@ impl LiveBody for Manager {
     }
 
     fn settled(&mut self) {
-        self.preemptions.extend(self.stepping.driver.take_choices().iter().map(ChoiceView::from));
+        if let Some(planner) = self.stepping.driver.planner_mut() {
+            self.preemptions.extend(planner.take_choices().iter().map(ChoiceView::from));
+        }
     }
 }

@@ -270,7 +270,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 (None, None) => break,
             };
             self.reserved_area +=
-                self.driver.core().reserved_idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
+                self.driver.core().reservation().idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
             self.exec.usage.advance(now);
             // Peeked before it is taken, so that a job not yet due stays where it is.
             while self.arrivals.peek().is_some_and(|j| j.submit == now) {
@@ -381,7 +381,9 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 self.report_reclaims(now)?;
                 let mut actions = std::mem::take(&mut self.actions);
                 self.driver.monitor(now, &mut actions);
-                self.choices.extend(self.driver.take_choices());
+                if let Some(planner) = self.driver.planner_mut() {
+                    self.choices.extend(planner.take_choices());
+                }
                 for a in actions.drain(..) {
                     self.apply(now, a);
                 }

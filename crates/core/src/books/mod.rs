@@ -9,6 +9,7 @@ mod tasks;
 mod view;
 mod waiting;
 
-pub(crate) use state::{JobRuntime, JobStatus, NodeState, QueueState, ServiceKey, TaskRuntime};
+pub(crate) use state::{JobRuntime, JobStatus, NodeState, QueueState, ServiceKey};
+pub(crate) use tasks::TaskRuntime;
 pub use view::{Holding, View};
 pub use waiting::Waiting;

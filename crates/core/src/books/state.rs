@@ -4,7 +4,7 @@
 use super::pending::PendingTasks;
 use super::tasks::Tasks;
 use crate::action::MechanismKind;
-use crate::model::{JobClass, JobId, JobRequest, NodeId, TaskState};
+use crate::model::{JobClass, JobId, JobRequest};
 use crate::{Micros, Resources};
 use smallvec::SmallVec;
 use std::collections::BTreeSet;
@@ -47,72 +47,11 @@ pub(crate) struct QueueState {
     /// Jobs that have neither finished nor failed, kept only for a planner
     /// (the policy preempts): nothing else reads them.
     pub active: BTreeSet<ServiceKey>,
-    /// Active jobs with runnable pending tasks, per class (indexed by
-    /// `JobClass as usize`): the only jobs an allocation pass visits, and a
-    /// class held back by head-of-line blocking is skipped as a whole.
-    pub waiting: [BTreeSet<ServiceKey>; 2],
-}
-
-/// A task as the resource manager tracks it.
-#[derive(Debug, Clone)]
-pub(crate) struct TaskRuntime {
-    pub state: TaskState,
-    pub phase: u32,
-    pub request: Resources,
-    pub estimate: Option<Micros>,
-    pub node: NodeId,
-    pub allocated: Resources,
-    pub attempts: u32,
-    /// When this attempt started (the youngest container is preempted first).
-    pub started: Micros,
-    /// Run time of this attempt banked before its current run (suspensions excluded).
-    pub ran_before: Micros,
-    /// Since when it has been running, if it is (running or shrunk).
-    pub running_since: Option<Micros>,
-    /// Memory a suspended or shrunk task has still to give back.
-    pub reclaiming_mb: u64,
-    /// What it has given up and is promised back on its node (while preempted).
-    pub promise: Resources,
-    /// It is among the view's preempted tasks awaiting resumption.
-    pub preempted: bool,
-}
-
-impl TaskRuntime {
-    /// A task of phase `phase` asking `request` that has only waited.
-    pub fn waiting(phase: u32, request: Resources, estimate: Option<Micros>) -> Self {
-        TaskRuntime {
-            state: TaskState::Pending,
-            phase,
-            request,
-            estimate,
-            node: NodeId(0),
-            allocated: Resources::ZERO,
-            attempts: 0,
-            started: 0,
-            ran_before: 0,
-            running_since: None,
-            reclaiming_mb: 0,
-            promise: Resources::ZERO,
-            preempted: false,
-        }
-    }
-
-    /// Run time of the current attempt up to `now`, suspensions excluded.
-    pub fn ran(&self, now: Micros) -> Micros {
-        self.ran_before + self.running_since.map_or(0, |since| now.saturating_sub(since))
-    }
-
-    /// Never preempted, or nothing is left of it: nothing promised, owed
-    /// or awaiting resumption (`View::forget_preemption` has nothing to do).
-    pub fn owes_nothing(&self) -> bool {
-        !self.preempted && self.promise.is_zero() && self.reclaiming_mb == 0
-    }
-
-    /// Stops the run clock (the task is suspended or frozen).
-    pub fn pause(&mut self, now: Micros) {
-        self.ran_before = self.ran(now);
-        self.running_since = None;
-    }
+    /// Active jobs with runnable pending tasks, one set per class the queue
+    /// holds, in its `QueueSpec::classes` order (a job's is
+    /// `JobRuntime::class_slot`): the only jobs an allocation pass visits,
+    /// and a class held back by head-of-line blocking is skipped as a whole.
+    pub waiting: Vec<BTreeSet<ServiceKey>>,
 }
 
 /// A phase as the core keeps it: what it was submitted with and its
@@ -169,6 +108,9 @@ pub(crate) struct JobRuntime {
     pub status: JobStatus,
     /// It is in its queue's waiting set (`View::sync_waiting`).
     pub waiting: bool,
+    /// Its class's place among its queue's classes: which of the queue's
+    /// waiting sets it is kept in.
+    pub class_slot: u8,
     /// Memory its running tasks hold, MB (the fair scheduler's order).
     pub held_mb: u64,
     /// Estimated run time of its unfinished tasks, summed (shortest remaining job first).
@@ -178,7 +120,7 @@ pub(crate) struct JobRuntime {
 }
 
 impl JobRuntime {
-    pub fn new(req: &JobRequest, queue: usize, key: ServiceKey) -> Self {
+    pub fn new(req: &JobRequest, queue: usize, class_slot: u8, key: ServiceKey) -> Self {
         let JobRequest { id, submit, class, priority, phases: ref requested, .. } = *req;
         let mut phases: SmallVec<[PhaseRuntime; 1]> = SmallVec::with_capacity(requested.len());
         let mut first = 0;
@@ -214,6 +156,7 @@ impl JobRuntime {
             unfinished,
             status: JobStatus::Active,
             waiting: false,
+            class_slot,
             held_mb: 0,
             work_left,
             kills: 0,

@@ -4,10 +4,71 @@
 //! [`TaskRuntime`] is made the first time it is changed (launched, restored,
 //! failed), so a job's backlog of waiting tasks holds no runtime records.
 
-use super::state::TaskRuntime;
-use crate::model::{PhaseRequest, TaskState};
+use crate::model::{NodeId, PhaseRequest, TaskState};
 use crate::{Micros, Resources};
 use std::ops::{Index, IndexMut, Range};
+
+/// A task as the resource manager tracks it.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskRuntime {
+    pub state: TaskState,
+    pub phase: u32,
+    pub request: Resources,
+    pub estimate: Option<Micros>,
+    pub node: NodeId,
+    pub allocated: Resources,
+    pub attempts: u32,
+    /// When this attempt started (the youngest container is preempted first).
+    pub started: Micros,
+    /// Run time of this attempt banked before its current run (suspensions excluded).
+    pub ran_before: Micros,
+    /// Since when it has been running, if it is (running or shrunk).
+    pub running_since: Option<Micros>,
+    /// Memory a suspended or shrunk task has still to give back.
+    pub reclaiming_mb: u64,
+    /// What it has given up and is promised back on its node (while preempted).
+    pub promise: Resources,
+    /// It is among the view's preempted tasks awaiting resumption.
+    pub preempted: bool,
+}
+
+impl TaskRuntime {
+    /// A task of phase `phase` asking `request` that has only waited.
+    pub fn waiting(phase: u32, request: Resources, estimate: Option<Micros>) -> Self {
+        TaskRuntime {
+            state: TaskState::Pending,
+            phase,
+            request,
+            estimate,
+            node: NodeId(0),
+            allocated: Resources::ZERO,
+            attempts: 0,
+            started: 0,
+            ran_before: 0,
+            running_since: None,
+            reclaiming_mb: 0,
+            promise: Resources::ZERO,
+            preempted: false,
+        }
+    }
+
+    /// Run time of the current attempt up to `now`, suspensions excluded.
+    pub fn ran(&self, now: Micros) -> Micros {
+        self.ran_before + self.running_since.map_or(0, |since| now.saturating_sub(since))
+    }
+
+    /// Never preempted, or nothing is left of it: nothing promised, owed
+    /// or awaiting resumption (`View::forget_preemption` has nothing to do).
+    pub fn owes_nothing(&self) -> bool {
+        !self.preempted && self.promise.is_zero() && self.reclaiming_mb == 0
+    }
+
+    /// Stops the run clock (the task is suspended or frozen).
+    pub fn pause(&mut self, now: Micros) {
+        self.ran_before = self.ran(now);
+        self.running_since = None;
+    }
+}
 
 /// What a task asks for but its request, which never changes, and where its record is.
 #[derive(Debug, Clone, Copy)]

@@ -7,7 +7,8 @@
 //! sibling module, hence crate-visible), not the plugins'.
 
 use super::state::NodeState;
-use super::state::{JobRuntime, JobStatus, QueueState, ServiceKey, TaskRuntime};
+use super::state::{JobRuntime, JobStatus, QueueState, ServiceKey};
+use super::tasks::TaskRuntime;
 use crate::error::CoreError;
 use crate::model::{NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
@@ -324,7 +325,7 @@ impl View {
         if wait == std::mem::replace(&mut j.waiting, wait) {
             return;
         }
-        let waiting = &mut self.queues[j.queue].waiting[j.req.class as usize];
+        let waiting = &mut self.queues[j.queue].waiting[j.class_slot as usize];
         if wait {
             waiting.insert(j.key);
         } else {

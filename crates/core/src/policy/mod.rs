@@ -18,9 +18,9 @@ pub mod steps;
 
 use crate::model::{StorageModel, Tier};
 pub use params::{Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT};
-pub use presets::{preset, PresetInfo, PRESETS};
+pub use presets::{PresetInfo, PRESETS};
 pub use profile::{Preempting, Profile};
-pub use registry::{ComposeError, Registry};
+pub use registry::{preset, ComposeError, Registry};
 pub use reservation::ReservationSpec;
 pub use sizing::{ElasticSpec, Sizing};
 
@@ -125,6 +125,23 @@ impl Eq for CustomPlanner {}
 impl std::fmt::Debug for CustomPlanner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Custom({})", self.0.name())
+    }
+}
+
+/// The plugins that build a policy's steps for each scheduler running it:
+/// the registry's that built it. Policies compare them by name.
+#[derive(Clone, Copy)]
+pub struct Plugins(pub &'static dyn steps::StepBuilder);
+
+impl PartialEq for Plugins {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name()
+    }
+}
+
+impl std::fmt::Debug for Plugins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Plugins({})", self.0.name())
     }
 }
 
@@ -268,6 +285,8 @@ pub struct Policy {
     /// long after it was placed (the AM's first heartbeat; DSS: 1 s).
     /// `None`: the workload's model (as `per_heartbeat`).
     pub am_start: Option<Micros>,
+    /// What builds its steps for each scheduler.
+    pub plugins: Plugins,
 }
 
 impl Placement {

@@ -2,14 +2,6 @@
 //! filled point by point (`profile::POINTS`) from the root profile: the
 //! registry's built-in profiles.
 
-use super::cost::Rates;
-use super::{
-    HeadOfLine, JobOrder, MechanismSpec, Params, Placement, PlannerSpec, Policy, PreemptionSpec, QueueSpec, Registry,
-    Sizing,
-};
-use crate::model::JobClass;
-use crate::time::from_secs_f64;
-
 /// A preset: its name, a line about it and the composition it is.
 pub struct PresetInfo {
     /// The name used with `--policies`.
@@ -153,78 +145,11 @@ pub const PRESETS: &[PresetInfo] = &[
     },
 ];
 
-/// Builds the preset `name` with `params` through the built-in registry,
-/// or `None` for an unknown name.
-pub fn preset(name: &str, params: &Params) -> Option<Policy> {
-    let registry = Registry::new();
-    let profile = registry.preset(name).ok()?;
-    Some(registry.build(&profile, params).expect("a preset names built-in plugins"))
-}
-
-pub(super) fn single_queue() -> Vec<QueueSpec> {
-    vec![QueueSpec {
-        name: "default",
-        classes: vec![JobClass::Short, JobClass::Long],
-        guaranteed: 1.0,
-        preempts: false,
-    }]
-}
-
-pub(super) fn two_queues(short_share: f64) -> Vec<QueueSpec> {
-    vec![
-        QueueSpec { name: "short", classes: vec![JobClass::Short], guaranteed: short_share, preempts: true },
-        // BIG-C §5.1: the rest "was assigned to the long job queue in a best-effort
-        // manner": long jobs never preempt short ones.
-        QueueSpec { name: "long", classes: vec![JobClass::Long], guaranteed: 1.0 - short_share, preempts: false },
-    ]
-}
-
-/// The policy of the root profile (`Profile::root`), with the settings no
-/// point fills.
-pub(super) fn root(params: &Params) -> Policy {
-    Policy {
-        name: String::new(),
-        queues: single_queue(),
-        order: JobOrder::Fifo,
-        head_of_line: HeadOfLine::All,
-        placement: Placement::FirstFit,
-        preemption: None,
-        max_attempts: params.max_attempts,
-        locality_wait: params.locality_wait(),
-        reservation: None,
-        sizing: Sizing::Requested,
-        node_reservations: false,
-        backfill: Some(false),
-        am: params.yarn.am(),
-        per_heartbeat: params.yarn.containers_per_heartbeat,
-        node_heartbeat: params.elastic().heartbeat,
-        am_start: params.yarn.am_heartbeat_s.map(from_secs_f64),
-    }
-}
-
-/// The resource monitor's preemption with `planner` and `mechanism`.
-pub(super) fn preemption(
-    params: &Params,
-    planner: PlannerSpec,
-    compute_dr: bool,
-    mechanism: MechanismSpec,
-) -> PreemptionSpec {
-    PreemptionSpec {
-        planner,
-        interval: params.monitor_interval(),
-        compute_dr,
-        mechanism,
-        delayed_resumption: params.delayed_resumption,
-        gp_step: params.gp_step(),
-        gradual_resumption: params.gradual_resumption,
-        footprint: params.footprint(),
-        rates: Rates::from_params(params),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::PRESETS;
+    use crate::model::JobClass;
+    use crate::policy::{preset, Params};
 
     #[test]
     fn every_listed_preset_builds_and_maps_both_classes() {

@@ -5,14 +5,16 @@
 //! simulator's commands, the Python package, the manager, the Slurm
 //! controller, the twin) builds through one.
 
-use super::presets::{preemption, single_queue, two_queues, PRESETS};
+use super::cost::Rates;
+use super::presets::PRESETS;
 use super::profile::{Profile, POINTS};
-use super::steps::{MechanismPlugin, PlannerPlugin};
+use super::steps::{MechanismPlugin, PlannerPlugin, StepBuilder, Steps};
+use super::{fair, locality, mechanism, planner, reservation};
 use super::{
     CheckpointSpec, CustomMechanism, CustomPlanner, HeadOfLine, JobOrder, MechanismSpec, Params, Placement,
-    PlannerSpec, Policy, ReservationSpec, Sizing,
+    PlannerSpec, Plugins, Policy, PreemptionSpec, QueueSpec, ReservationSpec, Sizing,
 };
-use crate::model::Tier;
+use crate::model::{JobClass, Tier};
 use crate::names::unknown;
 use crate::time::from_secs_f64;
 
@@ -150,7 +152,7 @@ impl Registry {
         for (point, plugin) in profile.points() {
             self.check(point, &plugin).map_err(|e| format!("policy `{}`: {e}", profile.name))?;
         }
-        let mut policy = super::presets::root(params);
+        let mut policy = root(params);
         policy.name = profile.name.clone();
         policy.queues = match profile.queues.as_str() {
             "single" => single_queue(),
@@ -241,6 +243,95 @@ impl std::fmt::Debug for Registry {
             .field("mechanisms", &mechanisms)
             .field("policies", &policies)
             .finish()
+    }
+}
+
+/// Builds the preset `name` with `params` through the built-in registry,
+/// or `None` for an unknown name.
+pub fn preset(name: &str, params: &Params) -> Option<Policy> {
+    let registry = Registry::new();
+    let profile = registry.preset(name).ok()?;
+    Some(registry.build(&profile, params).expect("a preset names built-in plugins"))
+}
+
+fn single_queue() -> Vec<QueueSpec> {
+    vec![QueueSpec {
+        name: "default",
+        classes: vec![JobClass::Short, JobClass::Long],
+        guaranteed: 1.0,
+        preempts: false,
+    }]
+}
+
+fn two_queues(short_share: f64) -> Vec<QueueSpec> {
+    vec![
+        QueueSpec { name: "short", classes: vec![JobClass::Short], guaranteed: short_share, preempts: true },
+        // BIG-C §5.1: the rest "was assigned to the long job queue in a best-effort
+        // manner": long jobs never preempt short ones.
+        QueueSpec { name: "long", classes: vec![JobClass::Long], guaranteed: 1.0 - short_share, preempts: false },
+    ]
+}
+
+/// The policy of the root profile (`Profile::root`), with the settings no
+/// point fills.
+fn root(params: &Params) -> Policy {
+    Policy {
+        name: String::new(),
+        queues: single_queue(),
+        order: JobOrder::Fifo,
+        head_of_line: HeadOfLine::All,
+        placement: Placement::FirstFit,
+        preemption: None,
+        max_attempts: params.max_attempts,
+        locality_wait: params.locality_wait(),
+        reservation: None,
+        sizing: Sizing::Requested,
+        node_reservations: false,
+        backfill: Some(false),
+        am: params.yarn.am(),
+        per_heartbeat: params.yarn.containers_per_heartbeat,
+        node_heartbeat: params.elastic().heartbeat,
+        am_start: params.yarn.am_heartbeat_s.map(from_secs_f64),
+        plugins: Plugins(&BUILTIN),
+    }
+}
+
+/// The resource monitor's preemption with `planner` and `mechanism`.
+fn preemption(params: &Params, planner: PlannerSpec, compute_dr: bool, mechanism: MechanismSpec) -> PreemptionSpec {
+    PreemptionSpec {
+        planner,
+        interval: params.monitor_interval(),
+        compute_dr,
+        mechanism,
+        delayed_resumption: params.delayed_resumption,
+        gp_step: params.gp_step(),
+        gradual_resumption: params.gradual_resumption,
+        footprint: params.footprint(),
+        rates: Rates::from_params(params),
+    }
+}
+
+/// The built-in plugins, which build the steps of every policy a
+/// [`Registry`] builds (a registered planner or mechanism through its own
+/// plugin, which the policy names).
+struct Builtin;
+
+/// The built-in plugins (one for every policy: they keep no state).
+static BUILTIN: Builtin = Builtin;
+
+impl StepBuilder for Builtin {
+    fn name(&self) -> &'static str {
+        "built-in"
+    }
+
+    fn steps(&self, policy: &Policy, nodes: usize) -> Steps {
+        Steps {
+            planner: planner::build(policy),
+            mechanism: mechanism::build(policy, nodes),
+            reservation: reservation::build(policy),
+            preference: locality::build(policy),
+            placement_pass: fair::build(policy, nodes),
+        }
     }
 }
 

@@ -23,7 +23,7 @@
 //! (`MechanismKind`), and [`by_rule`] carries them out. The types of the
 //! traits' signatures are public: these, `Action`, `CoreError`,
 //! `MechanismKind`, `Micros` and `Resources` at the crate's root, and
-//! `model::{JobId, JobRequest, NodeId, TaskRef}`.
+//! `model::{JobRequest, NodeId, TaskRef}`.
 
 pub use super::cost::Choice;
 pub use super::mechanism::{by_rule, Image, Mechanism, MechanismRule, Preempted, Take};
@@ -31,12 +31,13 @@ pub use super::planner::Planner;
 pub use crate::books::{Holding, View, Waiting};
 
 use crate::action::Action;
-use crate::model::{JobId, JobRequest, NodeId, TaskRef};
+use crate::model::{JobRequest, NodeId, TaskRef};
 use crate::policy::Policy;
 use crate::{Micros, Resources};
 
-/// The steps of one policy, built fresh for one scheduler.
-pub(crate) struct Steps {
+/// The steps of one policy, built fresh for one scheduler by the
+/// [`StepBuilder`] the policy carries.
+pub struct Steps {
     /// Whom the resource monitor takes from, if the policy preempts.
     pub planner: Option<Box<dyn Planner>>,
     /// How victims give resources back (kill when the policy does not preempt).
@@ -49,17 +50,16 @@ pub(crate) struct Steps {
     pub placement_pass: Option<Box<dyn PlacementPass>>,
 }
 
-impl Steps {
-    /// The steps of `policy` for a cluster of `nodes` nodes.
-    pub(crate) fn build(policy: &Policy, nodes: usize) -> Steps {
-        Steps {
-            planner: super::planner::build(policy),
-            mechanism: super::mechanism::build(policy, nodes),
-            reservation: super::reservation::build(policy),
-            preference: super::locality::build(policy),
-            placement_pass: super::fair::build(policy, nodes),
-        }
-    }
+/// Builds the steps of a policy for each scheduler that runs it: the
+/// registry's plugins, which the policy it built carries
+/// ([`Policy::plugins`](crate::policy::Policy::plugins)), so that the
+/// scheduler names no plugin.
+pub trait StepBuilder: Sync {
+    /// Its name, for a policy's debug output and comparison.
+    fn name(&self) -> &'static str;
+
+    /// The steps of `policy`, with fresh state, for a cluster of `nodes` nodes.
+    fn steps(&self, policy: &Policy, nodes: usize) -> Steps;
 }
 
 /// Builds a [`Planner`] written outside the core for each scheduler that
@@ -113,11 +113,6 @@ pub trait PlacementPass: std::fmt::Debug + Send {
 
     /// The resource monitor ran (a heartbeat).
     fn monitored(&mut self, _view: &mut View) {}
-
-    /// Its estimate of `job`'s completion, if it keeps one.
-    fn estimated_completion(&mut self, _job: JobId) -> Option<Micros> {
-        None
-    }
 
     /// Every pass visits every node (for a test's comparison with the
     /// passes that visit only where something may change).

@@ -10,6 +10,18 @@ use crate::policy::HeadOfLine;
 use crate::{Micros, Resources};
 use std::ops::Bound::{Excluded, Unbounded};
 
+/// Where the allocation pass stands in one class's waiting set of the
+/// queue it serves.
+#[derive(Debug, Clone)]
+pub(super) struct ClassWalk {
+    /// The class's next job to serve.
+    next: Option<ServiceKey>,
+    /// Held back by a task that found no room (FIFO: nothing overtakes it).
+    blocked: bool,
+    /// Every job served in it so far has left the set.
+    all_left: bool,
+}
+
 impl Scheduler {
     pub(super) fn allocate(&mut self, now: Micros, out: &mut Vec<Action>) {
         if let Scheduler { view, mechanism, reservation, placement_pass: Some(pass), .. } = self {
@@ -41,38 +53,47 @@ impl Scheduler {
         // Request sizes that found no node in this pass: bigger ones won't either.
         let mut no_room = std::mem::take(&mut self.pass_no_room);
         no_room.clear();
-        self.allocate_queues(now, &order, &mut no_room, out);
+        let mut classes = std::mem::take(&mut self.pass_classes);
+        self.allocate_queues(now, &order, &mut no_room, &mut classes, out);
         self.pass_order = order;
         self.pass_no_room = no_room;
+        self.pass_classes = classes;
     }
 
     /// Serves the queues in `order` (how served each is, and its index; see
-    /// `allocate`); `no_room` collects the request sizes that found no node.
+    /// `allocate`); `no_room` collects the request sizes that found no node;
+    /// `walk` is a buffer for each queue's classes.
     fn allocate_queues(
         &mut self,
         now: Micros,
         order: &[(f64, usize)],
         no_room: &mut Vec<Resources>,
+        walk: &mut Vec<ClassWalk>,
         out: &mut Vec<Action>,
     ) {
-        // Classes held back by a task that found no room (FIFO: nothing overtakes it).
-        let mut blocked = [false; 2];
-        let class_index = |c: JobClass| c as usize;
+        // Classes held back by a task that found no room (FIFO: nothing
+        // overtakes it), per queue in its classes' order; every class is in
+        // one queue, and once all are held back the pass ends.
+        let classes: usize = self.view.queues.iter().map(|q| q.waiting.len()).sum();
+        let mut held_back = 0;
         for &(_, qi) in order {
             // Walk the per-class waiting sets merged in service order: each
             // class's next job. Serving a job of one class changes only that
             // class's set (the job may leave it), so only its next is sought
             // again: the set's first while every job served in it has left it.
-            let first = |c: usize| self.view.queues[qi].waiting[c].first().copied();
-            let mut next: [Option<ServiceKey>; 2] = [first(0), first(1)];
-            let mut all_left = [true; 2];
+            walk.clear();
+            let sets = &self.view.queues[qi].waiting;
+            walk.extend(sets.iter().map(|set| ClassWalk {
+                next: set.first().copied(),
+                blocked: false,
+                all_left: true,
+            }));
             loop {
-                let pick = |c: usize| if blocked[c] { None } else { next[c].map(|k| (k, c)) };
-                let Some((key, c)) = pick(0).into_iter().chain(pick(1)).min() else { break };
+                let pick = |(c, w): (usize, &ClassWalk)| if w.blocked { None } else { w.next.map(|k| (k, c)) };
+                let Some((key, c)) = walk.iter().enumerate().filter_map(pick).min() else { break };
                 let id = key.2 as usize;
                 let full = self.view.free_index.full();
-                if blocked.iter().all(|&b| b) || (full && !self.reservation.usable_by(self.view.jobs[id].req.priority))
-                {
+                if held_back == classes || (full && !self.reservation.usable_by(self.view.jobs[id].req.priority)) {
                     return;
                 }
                 let class = self.view.jobs[id].req.class;
@@ -92,7 +113,10 @@ impl Scheduler {
                         no_room.push(req);
                         match self.policy.head_of_line {
                             HeadOfLine::All => return,
-                            HeadOfLine::PerClass => blocked[class_index(class)] = true,
+                            HeadOfLine::PerClass => {
+                                walk[c].blocked = true;
+                                held_back += 1;
+                            }
                         }
                         break;
                     };
@@ -109,11 +133,12 @@ impl Scheduler {
                     );
                 }
                 self.view.sync_waiting(id);
-                if !blocked[c] {
-                    all_left[c] &= !self.view.is_waiting(id);
+                let w = &mut walk[c];
+                if !w.blocked {
+                    w.all_left &= !self.view.is_waiting(id);
                     let set = &self.view.queues[qi].waiting[c];
-                    next[c] =
-                        if all_left[c] { set.first() } else { set.range((Excluded(key), Unbounded)).next() }.copied();
+                    w.next =
+                        if w.all_left { set.first() } else { set.range((Excluded(key), Unbounded)).next() }.copied();
                 }
             }
         }

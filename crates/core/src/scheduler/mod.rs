@@ -10,7 +10,7 @@ use crate::error::CoreError;
 use crate::model::{JobId, JobRequest, NodeId, TaskRef, TaskState};
 use crate::node_index::NodeIndex;
 use crate::observation::Observation;
-use crate::policy::steps::{Choice, Mechanism, PlacementPass, Planner, Preempted, Preference, Reservation, Steps};
+use crate::policy::steps::{Mechanism, PlacementPass, Planner, Preempted, Preference, Reservation, Steps};
 use crate::policy::Policy;
 use crate::{LiveTable, Micros, Resources};
 use smallvec::SmallVec;
@@ -44,6 +44,8 @@ pub struct Scheduler {
     pass_order: Vec<(f64, usize)>,
     /// The allocation pass's request sizes that found no node, a buffer kept between passes.
     pass_no_room: Vec<Resources>,
+    /// The allocation pass's walk over one queue's classes, a buffer kept between passes.
+    pass_classes: Vec<allocate::ClassWalk>,
 }
 
 impl Scheduler {
@@ -70,11 +72,11 @@ impl Scheduler {
         let queues = policy
             .queues
             .iter()
-            .map(|_| QueueState {
+            .map(|spec| QueueState {
                 guaranteed: Resources::ZERO,
                 used: Resources::ZERO,
                 active: Default::default(),
-                waiting: Default::default(),
+                waiting: spec.classes.iter().map(|_| Default::default()).collect(),
             })
             .collect();
         let mut view = View {
@@ -95,7 +97,7 @@ impl Scheduler {
             touched: None,
             refreshed: None,
         };
-        let Steps { planner, mechanism, reservation, preference, placement_pass } = Steps::build(&policy, n);
+        let Steps { planner, mechanism, reservation, preference, placement_pass } = policy.plugins.0.steps(&policy, n);
         if placement_pass.is_some() {
             // A pass of its own keeps its order and its nodes up to date
             // with what the books mark.
@@ -113,6 +115,7 @@ impl Scheduler {
             offer_due: false,
             pass_order: Vec::new(),
             pass_no_room: Vec::new(),
+            pass_classes: Vec::new(),
         };
         s.share_capacity();
         Ok(s)
@@ -140,11 +143,12 @@ impl Scheduler {
             return Err(CoreError::JobIdOutOfOrder { got: req.id.0, expected });
         }
         let queue = self.policy.queue_of(req.class);
+        let slot = self.policy.queues[queue].classes.iter().position(|&c| c == req.class).expect("its queue");
         let key = self.policy.order.service_key(req);
         if self.planner.is_some() {
             self.view.queues[queue].active.insert(key);
         }
-        self.view.jobs.push(JobRuntime::new(req, queue, key));
+        self.view.jobs.push(JobRuntime::new(req, queue, slot as u8, key));
         if let Some(pass) = &mut self.placement_pass {
             pass.job_submitted(req);
         }
@@ -187,7 +191,7 @@ impl Scheduler {
             q.active.remove(&j.key);
         }
         if std::mem::take(&mut j.waiting) {
-            q.waiting[j.req.class as usize].remove(&j.key);
+            q.waiting[j.class_slot as usize].remove(&j.key);
         }
     }
 
@@ -326,10 +330,16 @@ impl Scheduler {
         }
     }
 
-    /// The preemptions the planner chose per victim since last asked, with
-    /// the estimated costs of the alternatives (`pliant`; empty otherwise).
-    pub fn take_choices(&mut self) -> Vec<Choice> {
-        self.planner.as_mut().map(|p| p.take_choices()).unwrap_or_default()
+    /// The policy's planner, if it preempts: what it reports beyond its
+    /// takes (`Planner::take_choices`) a body asks it directly.
+    pub fn planner_mut(&mut self) -> Option<&mut (dyn Planner + 'static)> {
+        self.planner.as_deref_mut()
+    }
+
+    /// The policy's reserve/permit step: what it reports (`Reservation::idle`)
+    /// a body asks it directly.
+    pub fn reservation(&self) -> &dyn Reservation {
+        self.reservation.as_ref()
     }
 
     /// Fails a job and tells the body to stop it.
@@ -471,11 +481,6 @@ impl Scheduler {
         MemoryWanted { fronts, view: &self.view }
     }
 
-    /// What the reservation step holds idle now (lent to no copy).
-    pub fn reserved_idle(&self) -> Resources {
-        self.reservation.idle()
-    }
-
     /// The placement pass visits every node at every pass (for a test's
     /// comparison with the passes that visit only where something may change).
     #[cfg(test)]
@@ -483,12 +488,6 @@ impl Scheduler {
         if let Some(pass) = &mut self.placement_pass {
             pass.visit_every_node();
         }
-    }
-
-    /// The placement pass's estimate of `job`'s completion, if it keeps one
-    /// (the timeline generator's, under elastic sizing).
-    pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
-        self.placement_pass.as_mut().and_then(|pass| pass.estimated_completion(job))
     }
 
     /// The earliest instant after `now` the core wants a pass at even if the

@@ -784,11 +784,6 @@ impl NodePass {
         self.incremental = false;
         self.backfill_incremental = false;
     }
-
-    /// The timeline generator's estimate of `job`'s completion (elastic sizing only).
-    pub fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
-        matches!(self.sizing, Sizing::Elastic(_)).then(|| self.timeline.job_end(job.0 as usize))
-    }
 }
 
 impl PlacementPass for NodePass {
@@ -828,10 +823,6 @@ impl PlacementPass for NodePass {
             self.stale();
             view.set_dirty();
         }
-    }
-
-    fn estimated_completion(&mut self, job: JobId) -> Option<Micros> {
-        NodePass::estimated_completion(self, job)
     }
 
     #[cfg(test)]

@@ -204,7 +204,7 @@ mod tests {
             phases: vec![phase],
             elastic: None,
         };
-        JobRuntime::new(&req, 0, (0, 0, 0))
+        JobRuntime::new(&req, 0, 0, (0, 0, 0))
     }
 
     fn start(j: &mut JobRuntime, task: usize, at_s: u64, node: u32) {
