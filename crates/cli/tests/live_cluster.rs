@@ -534,7 +534,8 @@ fn row<'a>(dom: &'a str, id: &str) -> &'a str {
 /// times and its tasks' exit codes and preemptions (when, by which
 /// mechanism) as the API gives them, the last 5 lines of the short job's
 /// output (escaped), the finished job still listed, and a cancel button on
-/// the job still running. A screenshot of it is copied to the path
+/// the job still running; with 22 jobs, the newest 20 and the next page
+/// offered. A screenshot of it is copied to the path
 /// `PLIANT_WEB_SCREENSHOT` gives (absolute: docs/web-page.png was made so). Needs
 /// Chromium (fails without it under PLIANT_LIVE_TESTS=1).
 #[test]
@@ -613,6 +614,23 @@ fn the_web_page_shows_the_cluster_in_a_browser() {
     if let Ok(to) = std::env::var("PLIANT_WEB_SCREENSHOT") {
         std::fs::copy(&shot, to).unwrap();
     }
+    // 20 more jobs, once the long one is cancelled: the page holds the newest 20.
+    local.client.post(&format!("/jobs/{long}/cancel"), &json!({})).unwrap();
+    let more: Vec<u64> = (0..20)
+        .map(|i| {
+            local.submit(json!({"name": format!("web-more-{i}"), "cpu_milli": 1000, "mem_mb": 10, "command": ["true"]}))
+        })
+        .collect();
+    local.wait_for_every_job(Duration::from_secs(60));
+    let dom = rendered_page(&chromium, &format!("{page}#token={}", token.trim()), &dir.path().join("chromium"));
+    assert!(dom.contains("<span class=\"muted\" id=\"shown\">1–20 of 22 (newest first)</span>"), "{dom}");
+    for id in &more {
+        assert!(row(&dom, &format!("job-{id}")).contains("data-state=\"finished\""), "job {id}: {dom}");
+    }
+    for id in [long, short] {
+        assert!(!dom.contains(&format!("<tr id=\"job-{id}\"")), "job {id} is on the second page: {dom}");
+    }
+    assert!(dom.contains("<button id=\"older\" type=\"button\">Older</button>"), "the next page is not offered: {dom}");
 }
 
 /// A screenshot of the page at `url` into `to`, as Chromium shows it after
