@@ -481,14 +481,21 @@ fn chromium() -> Option<PathBuf> {
     })
 }
 
-/// The page as Chromium leaves it after its script has run for `budget_ms`
-/// of virtual time (fetches complete within it).
-fn rendered_page(chromium: &Path, url: &str, profile: &Path) -> String {
-    let mut child = Command::new(chromium)
+/// Headless Chromium with its profile in `profile`, letting a page's script
+/// run for 5 s of virtual time (fetches complete within it).
+fn headless(chromium: &Path, profile: &Path) -> Command {
+    let mut command = Command::new(chromium);
+    command
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--virtual-time-budget=5000"])
         // The manager's certificate is self-signed: the page is what is tested here.
         .arg("--ignore-certificate-errors")
-        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--user-data-dir={}", profile.display()));
+    command
+}
+
+/// The page's DOM as Chromium leaves it after its script has run.
+fn rendered_page(chromium: &Path, url: &str, profile: &Path) -> String {
+    let mut child = headless(chromium, profile)
         .args(["--dump-dom", url])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -523,9 +530,14 @@ fn row<'a>(dom: &'a str, id: &str) -> &'a str {
 /// and finishes. Headless Chromium loads `/` and its script fills the page
 /// from the API: without the token, nothing but the request for it; with
 /// the token in the link (`/#token=…`), the node with its capacity and
-/// allocation, the jobs by state, each task's state and preemptions, and a
-/// cancel button on the job still running. Needs Chromium (fails without it
-/// under PLIANT_LIVE_TESTS=1).
+/// allocation, the jobs by state, each job's submission, start, wait and end
+/// times and its tasks' exit codes and preemptions (when, by which
+/// mechanism) as the API gives them, the last 5 lines of the short job's
+/// output (escaped), the finished job still listed, and a cancel button on
+/// the job still running; with 22 jobs, the newest 20 and the next page
+/// offered. A screenshot of it is copied to the path
+/// `PLIANT_WEB_SCREENSHOT` gives (absolute: docs/web-page.png was made so). Needs
+/// Chromium (fails without it under PLIANT_LIVE_TESTS=1).
 #[test]
 fn the_web_page_shows_the_cluster_in_a_browser() {
     if !live_without_lock("web page") {
@@ -544,7 +556,8 @@ fn the_web_page_shows_the_cluster_in_a_browser() {
         c.get(&format!("/jobs/{long}")).unwrap()["state"] == "running"
     });
     let short = local.submit(json!({
-        "name": "web-short", "queue": "short", "cpu_milli": 1000, "mem_mb": 100, "command": ["true"]
+        "name": "web-short", "queue": "short", "cpu_milli": 1000, "mem_mb": 100,
+        "command": ["sh", "-c", "for i in 1 2 3 4 5 6 7; do echo line $i; done; echo '<b>not bold</b> & done'"]
     }));
     local.wait_until("the short job to finish and the long one to run again", Duration::from_secs(30), |c| {
         let long = c.get(&format!("/jobs/{long}")).unwrap();
@@ -569,6 +582,69 @@ fn the_web_page_shows_the_cluster_in_a_browser() {
     }
     assert!(long_row.contains("data-cancel"), "no cancel button with the token: {long_row}");
     assert!(!short_row.contains("<button"), "a cancel button on a finished job: {short_row}");
+    // The times, waits, exit codes and preemptions are the API's.
+    let (l, s) = (local.job(long), local.job(short));
+    let secs = |v: &Value| format!("{:.2} s", v.as_u64().unwrap() as f64 / 1e6);
+    let waited = |j: &Value| json!(j["first_start_us"].as_u64().unwrap() - j["submit_us"].as_u64().unwrap());
+    let cell = |row: &str, name: &str| {
+        let start = row.find(&format!("data-{name}=\"\">")).unwrap_or_else(|| panic!("no {name} in {row}"));
+        let text = &row[start + name.len() + 9..];
+        text[..text.find("</td>").unwrap()].to_string()
+    };
+    for (row, j) in [(long_row, &l), (short_row, &s)] {
+        assert_eq!(cell(row, "submitted"), secs(&j["submit_us"]), "{row}");
+        assert_eq!(cell(row, "started"), format!("{} ({})", secs(&j["first_start_us"]), secs(&waited(j))), "{row}");
+    }
+    assert_eq!(cell(long_row, "ended"), "–", "{long_row}");
+    assert_eq!(cell(short_row, "ended"), secs(&s["end_us"]), "{short_row}");
+    assert!(short_row.contains("data-task-detail=\"0\">#0: exit 0</span>"), "{short_row}");
+    let kill = &l["tasks"][0]["preempted"][0];
+    assert_eq!(kill["mechanism"], "kill", "{l}");
+    let detail = format!("data-task-detail=\"0\">#0: kill at {}</span>", secs(&kill["at_us"]));
+    assert_eq!(l["tasks"][0]["preempted"].as_array().map(Vec::len), Some(1), "{l}");
+    assert!(long_row.contains(&detail), "the long task's kill, when: {detail} in {long_row}");
+    // The short job's output: its last 5 lines, as text.
+    let output = "line 4\nline 5\nline 6\nline 7\n&lt;b&gt;not bold&lt;/b&gt; &amp; done</pre>";
+    assert!(short_row.contains(output) && !short_row.contains("line 3"), "{short_row}");
+    assert!(dom.contains("<span class=\"muted\" id=\"shown\">1–2 of 2 (newest first)</span>"), "{dom}");
+    let shot = dir.path().join("page.png");
+    screenshot(&chromium, &format!("{page}#token={}", token.trim()), &dir.path().join("chromium"), &shot);
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot: {} bytes", png.len());
+    if let Ok(to) = std::env::var("PLIANT_WEB_SCREENSHOT") {
+        std::fs::copy(&shot, to).unwrap();
+    }
+    // 20 more jobs, once the long one is cancelled: the page holds the newest 20.
+    local.client.post(&format!("/jobs/{long}/cancel"), &json!({})).unwrap();
+    let more: Vec<u64> = (0..20)
+        .map(|i| {
+            local.submit(json!({"name": format!("web-more-{i}"), "cpu_milli": 1000, "mem_mb": 10, "command": ["true"]}))
+        })
+        .collect();
+    local.wait_for_every_job(Duration::from_secs(60));
+    let dom = rendered_page(&chromium, &format!("{page}#token={}", token.trim()), &dir.path().join("chromium"));
+    assert!(dom.contains("<span class=\"muted\" id=\"shown\">1–20 of 22 (newest first)</span>"), "{dom}");
+    for id in &more {
+        assert!(row(&dom, &format!("job-{id}")).contains("data-state=\"finished\""), "job {id}: {dom}");
+    }
+    for id in [long, short] {
+        assert!(!dom.contains(&format!("<tr id=\"job-{id}\"")), "job {id} is on the second page: {dom}");
+    }
+    assert!(dom.contains("<button id=\"older\" type=\"button\">Older</button>"), "the next page is not offered: {dom}");
+}
+
+/// A screenshot of the page at `url` into `to`, as Chromium shows it after
+/// its script has run.
+fn screenshot(chromium: &Path, url: &str, profile: &Path, to: &Path) {
+    let status = headless(chromium, profile)
+        .args(["--hide-scrollbars", "--window-size=1400,900"])
+        .arg(format!("--screenshot={}", to.display()))
+        .arg(url)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("start chromium");
+    assert!(status.success(), "chromium --screenshot: {status}");
 }
 
 /// Issue 12, live: a two-phase job (priority 9; tasks sleep 1, 2, then 3, 4

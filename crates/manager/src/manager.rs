@@ -15,7 +15,7 @@ use crate::events::{Event, JobSpec};
 use crate::journal::{Journal, JournalError, Step};
 use crate::room::JournalRoom;
 use crate::submit::SubmitRequest;
-use crate::view::{JobShown, JobState, JobView, TaskView};
+use crate::view::{JobShown, JobState, JobView, Preempted, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
 use pliant_core::policy::{Policy, Profile, Registry};
 use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
@@ -758,6 +758,7 @@ impl Manager {
                 let node = self.placed_on(task).expect("victims are on a node") as usize;
                 let t = self.task_mut(task);
                 *t.preemptions.entry(mechanism.name().to_string()).or_default() += 1;
+                t.preempted.push(Preempted { at_us: now, mechanism: mechanism.name().to_string() });
                 t.mirror.carry_out(&op);
                 ops.push((node, AgentOp::Preempt { task, mechanism, limits }));
             }

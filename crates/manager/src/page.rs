@@ -1,7 +1,11 @@
 //! The web page served at `GET /`: one self-contained HTML file (styles and
-//! script inline, no external assets, works offline) that fetches `/cluster`
-//! and `/jobs` every 3 s and shows the nodes with their capacity and
-//! allocation, the jobs by state, and each task's state and preemptions.
+//! script inline, no external assets, works offline) that fetches `/cluster`,
+//! `/metrics.json` and a page of `/jobs` (20, newest first; finished jobs stay
+//! listed, a page back) every 3 s and shows the nodes with their capacity and
+//! allocation, the jobs by state, each job's submission, start (and wait) and
+//! end times, its tasks' states, exit codes and preemptions (when, and by
+//! which mechanism), and the last lines of each task's stdout (at most 5
+//! lines and 600 bytes; as text, never parsed as HTML).
 //! It is read-only unless the user types the API token, which enables a
 //! cancel button on each job that has not ended.
 

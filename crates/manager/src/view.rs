@@ -50,6 +50,8 @@ pub struct TaskView {
     pub stderr_tail: Option<String>,
     /// Preemptions suffered, by mechanism.
     pub preemptions: BTreeMap<String, u32>,
+    /// Each preemption suffered, in order: when, and by which mechanism.
+    pub preempted: Vec<Preempted>,
     /// Memory (MB) its limits gave back so far (what the scheduler books as free).
     pub reclaimed_mb: u64,
     /// Memory (MB) its cgroup's usage dropped by when its limits were
@@ -61,6 +63,15 @@ pub struct TaskView {
     pub checkpoints: u32,
     /// Why it was last requeued without finishing (a failed checkpoint, a lost agent…).
     pub lost_reason: Option<String>,
+}
+
+/// One preemption of a task.
+#[derive(Debug, Clone, Serialize)]
+pub struct Preempted {
+    /// When the manager ordered it (µs since the manager's epoch).
+    pub at_us: Micros,
+    /// The mechanism (`kill`, `suspend`, `graceful`, `checkpoint`…).
+    pub mechanism: String,
 }
 
 impl TaskView {
@@ -127,6 +138,7 @@ impl JobView {
                 signal: None,
                 stderr_tail: None,
                 preemptions: BTreeMap::new(),
+                preempted: Vec::new(),
                 reclaimed_mb: 0,
                 freed_mb: 0,
                 reclaim_ms: 0,

@@ -367,6 +367,11 @@ fn checkpoint_the_free_task(dir: &std::path::Path) -> (Manager, u32, u32) {
     let t = &jobs_json(&m)[free as usize]["tasks"][0];
     assert_eq!((t["state"].as_str(), t["checkpointing"].as_bool()), (Some("suspended"), Some(true)), "{t}");
     assert_eq!(t["preemptions"], json!({"checkpoint": 1}));
+    // Each preemption is kept with its time: after the production job came, by now.
+    let (preempted, submitted) = (&t["preempted"], jobs_json(&m)[prod as usize]["submit_us"].as_u64().unwrap());
+    assert_eq!((preempted.as_array().map(Vec::len), &preempted[0]["mechanism"]), (Some(1), &json!("checkpoint")));
+    let at = preempted[0]["at_us"].as_u64().unwrap();
+    assert!(submitted <= at && at <= m.now(), "preempted at {at} µs, the job submitted at {submitted} µs");
     // Until the dump is written the free task keeps its ⟨2000, 400⟩ and the production task waits.
     assert_eq!(m.allocations(), vec![Resources::new(2000, 400)]);
     assert_eq!(m.jobs()[prod as usize].tasks[0].launches, 0);
