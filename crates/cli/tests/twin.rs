@@ -237,7 +237,7 @@ fn the_twin_replays_a_live_run_with_the_same_preemptions() {
         let worst = |r: &Value| r["worst_jct_error"].as_f64().unwrap();
         let rate = |r: &Value, which: &str| r["exec"][format!("{which}_s_per_gb")].as_f64().unwrap();
         let from = |r: &Value, which: &str| r["rates"][which]["from"].as_str().unwrap().to_string();
-        assert_eq!(own["schema_version"], 1);
+        assert_eq!(own["schema_version"], 2);
 
         // Where each replay's rates came from.
         let file = std::fs::read_to_string(&calibration).unwrap();

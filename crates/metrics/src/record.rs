@@ -115,7 +115,7 @@ pub struct RunRecord {
     /// Core-seconds lost to kills plus core-seconds held while reclaiming, dumping or restoring.
     pub waste_core_seconds: f64,
     /// The part of the waste that is work lost to kills.
-    pub lost_core_seconds: f64,
+    pub lost_work_core_seconds: f64,
     /// Core-seconds of slots reserved and idle (SSR's utilisation loss).
     pub reserved_core_seconds: f64,
     /// Core-seconds running Spark executors held with no stage task in

@@ -112,7 +112,7 @@ fn policy_result(run: &RunRecord) -> PolicyResult {
         checkpoints: run.checkpoints,
         utilization: Utilization { cpu_mean: run.cpu_mean, mem_mean: run.mem_mean },
         waste_core_seconds: run.waste_core_seconds,
-        lost_work_core_seconds: run.lost_core_seconds,
+        lost_work_core_seconds: run.lost_work_core_seconds,
         reserved_idle_core_seconds: run.reserved_core_seconds,
         energy_kwh: run.energy_joules / 3.6e6,
         preemptions: run.preemptions.clone(),

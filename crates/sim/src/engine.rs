@@ -235,7 +235,7 @@ fn run<'w>(
         mem_mean: u.mem_area / span / run.total_mem,
         timeline: run.timeline,
         waste_core_seconds: (run.exec.lost_core_us + run.exec.held_core_us) / 1e6,
-        lost_core_seconds: run.exec.lost_core_us / 1e6,
+        lost_work_core_seconds: run.exec.lost_core_us / 1e6,
         reserved_core_seconds: run.reserved_area / 1e6,
         barrier_idle_core_seconds: opts.barrier_idle.then_some(u.barrier_idle_area / 1e9),
         energy_joules: energy,

@@ -61,7 +61,7 @@ fn two_job_experiment_by_hand() {
     assert!(close(jct(&hdd, 1), 229.18), "{}", jct(&hdd, 1));
     assert!(close(jct(&hdd, 0), 458.36), "{}", jct(&hdd, 0));
     assert!(close(hdd.waste_core_seconds, 1353.44), "{}", hdd.waste_core_seconds);
-    assert_eq!(hdd.lost_core_seconds, 0.0);
+    assert_eq!(hdd.lost_work_core_seconds, 0.0);
     assert_eq!(hdd.checkpoints, CheckpointCounts { full_dumps: 1, local_restores: 1, ..Default::default() });
 
     let adaptive_hdd = run(&w, "adaptive-hdd");

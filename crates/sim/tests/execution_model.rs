@@ -162,7 +162,7 @@ fn a_killed_executors_output_is_recomputed_under_spark_semantics() {
         opts.exec.set_key("kill_model", model).unwrap().unwrap();
         let r = simulate(&w, preset("kill", &params).unwrap(), &opts).unwrap();
         assert_eq!((r.preemptions.get("kill"), secs(r.jobs[1].jct())), (Some(&1), 15.0));
-        (secs(r.jobs[0].jct()), r.lost_core_seconds)
+        (secs(r.jobs[0].jct()), r.lost_work_core_seconds)
     };
     assert_eq!(ran("tasks"), (40.0, 10.0));
     assert_eq!(ran("spark"), (55.0, 60.0));
@@ -230,7 +230,7 @@ fn a_frozen_executor_holds_only_its_in_flight_tasks() {
     let r = pool_run("ip", true, "pool");
     assert_eq!(r.preemptions.get("immediate"), Some(&1));
     assert_eq!((secs(r.jobs[1].jct()), secs(r.jobs[0].jct())), (15.0, 30.0));
-    assert_eq!(r.lost_core_seconds, 0.0);
+    assert_eq!(r.lost_work_core_seconds, 0.0);
     assert_eq!((r.jobs[0].stalled, r.jobs[1].stalled), (15 * SECOND, 0));
     let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
     assert!((core_seconds - 110.0).abs() < 1e-6, "{core_seconds}");
@@ -249,7 +249,7 @@ fn a_killed_executors_in_flight_tasks_rerun() {
     let r = pool_run("kill", true, "pool");
     assert_eq!(r.preemptions.get("kill"), Some(&1));
     assert_eq!((secs(r.jobs[1].jct()), secs(r.jobs[0].jct())), (15.0, 30.0));
-    assert_eq!(r.lost_core_seconds, 10.0);
+    assert_eq!(r.lost_work_core_seconds, 10.0);
     assert_eq!(r.jobs[0].stalled, 0);
     let core_seconds = r.cpu_mean * r.makespan as f64 / SECOND as f64 * 4.0;
     assert!((core_seconds - 120.0).abs() < 1e-6, "{core_seconds}");
@@ -315,7 +315,7 @@ proptest! {
         prop_assert!(r.jobs.iter().all(|j| j.end.is_some()));
         let work: f64 = w.jobs.iter().flat_map(|j| j.tasks()).map(|t| t.request.cpu_milli as f64 / 1000.0 * t.duration as f64 / 1e6).sum();
         let used = r.cpu_mean * r.makespan as f64 / 1e6 * 16.0;
-        prop_assert!((used - (work + r.lost_core_seconds)).abs() < 1e-6 * used.max(1.0), "used {} work {} lost {}", used, work, r.lost_core_seconds);
+        prop_assert!((used - (work + r.lost_work_core_seconds)).abs() < 1e-6 * used.max(1.0), "used {} work {} lost {}", used, work, r.lost_work_core_seconds);
     }
 }
 
@@ -345,7 +345,7 @@ fn immediate_preemption_by_hand() {
     assert_eq!(r.jobs[1].jct(), Some(29_201_172));
     assert_eq!(r.jobs[0].jct(), Some(171_323_243));
     assert_eq!(r.preemptions.get("immediate"), Some(&1));
-    assert_eq!(r.lost_core_seconds, 0.0);
+    assert_eq!(r.lost_work_core_seconds, 0.0);
     assert!((r.waste_core_seconds - 258.585944).abs() < 1e-9, "{}", r.waste_core_seconds);
     assert!(!r.jobs[0].failed);
     assert_eq!(r.jobs[0].stalled, 71_323_243);
@@ -395,7 +395,7 @@ fn suspend_in_place_by_hand() {
     assert_eq!(secs(r.jobs[1].jct()), 22.0);
     assert_eq!(secs(r.jobs[0].jct()), 130.0);
     assert_eq!(r.preemptions.get("suspend"), Some(&1));
-    assert_eq!((r.lost_core_seconds, r.waste_core_seconds), (0.0, 0.0));
+    assert_eq!((r.lost_work_core_seconds, r.waste_core_seconds), (0.0, 0.0));
     assert_eq!(r.jobs[0].stalled, 30 * SECOND);
 }
 

@@ -68,9 +68,9 @@ pub struct Comparison {
     /// they have no JCT error and are left out of the worst one.
     pub unfinished_live: Vec<(usize, String)>,
     /// Work lost to kills, core-seconds, live.
-    pub live_lost_core_s: f64,
+    pub live_lost_work_core_seconds: f64,
     /// The same in the replay.
-    pub sim_lost_core_s: f64,
+    pub sim_lost_work_core_seconds: f64,
     /// The live run's preemptions, in order.
     pub live_preemptions: Vec<Preemption>,
     /// The replay's.
@@ -126,8 +126,8 @@ pub fn compare(live: &Observed, sim: &RunRecord, tolerance: Micros) -> Compariso
         jobs,
         worst_jct_error,
         unfinished_live,
-        live_lost_core_s: live.lost_core_seconds(),
-        sim_lost_core_s: sim.lost_core_seconds,
+        live_lost_work_core_seconds: live.lost_work_core_seconds(),
+        sim_lost_work_core_seconds: sim.lost_work_core_seconds,
         live_preemptions,
         sim_preemptions,
         preemption_divergence,

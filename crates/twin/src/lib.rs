@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 /// The version of the JSON report's layout (its `schema_version`): it
 /// changes when a key changes meaning or goes away.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A live run and its replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]

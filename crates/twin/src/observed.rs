@@ -36,7 +36,7 @@ pub struct LiveJob {
     /// Preemption actions taken against its tasks.
     pub preemptions: u32,
     /// Core-seconds of its tasks' work lost to kills.
-    pub lost_core_s: f64,
+    pub lost_work_core_seconds: f64,
 }
 
 /// A live run, read back.
@@ -54,8 +54,8 @@ pub struct Observed {
 
 impl Observed {
     /// Core-seconds of work lost to kills, over the run.
-    pub fn lost_core_seconds(&self) -> f64 {
-        self.jobs.iter().map(|j| j.lost_core_s).sum()
+    pub fn lost_work_core_seconds(&self) -> f64 {
+        self.jobs.iter().map(|j| j.lost_work_core_seconds).sum()
     }
 }
 
@@ -83,7 +83,7 @@ impl TaskRun {
     }
 
     /// The current attempt's work in core-seconds: what a kill loses.
-    fn lost_core_s(&self) -> f64 {
+    fn lost_work_core_seconds(&self) -> f64 {
         self.work * self.request_cpu as f64 / 1000.0 / 1e6
     }
 
@@ -113,7 +113,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                         first_start: None,
                         end: None,
                         preemptions: 0,
-                        lost_core_s: 0.0,
+                        lost_work_core_seconds: 0.0,
                     });
                     specs.push(spec.clone());
                 }
@@ -137,7 +137,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                         AgentReport::Resumed { .. } => run.set_cpu(now, run.resume_cpu),
                         AgentReport::Lost { .. } => {
                             run.advance(now);
-                            jobs[task.job.0 as usize].lost_core_s += run.lost_core_s();
+                            jobs[task.job.0 as usize].lost_work_core_seconds += run.lost_work_core_seconds();
                             (run.work, run.rate) = (0.0, 0.0);
                         }
                         _ => {}
@@ -163,7 +163,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                     job.preemptions += 1;
                     run.set_cpu(now, d.cpu_milli.unwrap_or(0));
                     if mechanism == MechanismKind::Kill {
-                        job.lost_core_s += run.lost_core_s();
+                        job.lost_work_core_seconds += run.lost_work_core_seconds();
                         run.work = 0.0;
                     }
                 }

@@ -85,8 +85,8 @@ pub fn table(r: &TwinReport) -> String {
         "worst JCT error {} (over the {finished} jobs that finished in both); work lost to kills: live {:.1} core-s, \
          replay {:.1} core-s",
         c.worst_jct_error.map_or_else(|| "-".into(), |e| format!("{:.1}%", e * 100.0)),
-        c.live_lost_core_s,
-        c.sim_lost_core_s
+        c.live_lost_work_core_seconds,
+        c.sim_lost_work_core_seconds
     )
     .unwrap();
     if !c.unfinished_live.is_empty() {

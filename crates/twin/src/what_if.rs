@@ -191,7 +191,7 @@ impl WhatIf {
                 *preemptions.entry(mechanism.name().to_string()).or_insert(0) += 1;
             }
         }
-        let lost = self.observed.lost_core_seconds();
+        let lost = self.observed.lost_work_core_seconds();
         let work: f64 = self
             .observed
             .workload
@@ -207,7 +207,7 @@ impl WhatIf {
             jobs,
             cpu_mean: if capacity > 0.0 { (work + lost) / capacity } else { 0.0 },
             waste_core_seconds: lost,
-            lost_core_seconds: lost,
+            lost_work_core_seconds: lost,
             preemptions,
             cluster_cores: cores,
             makespan,

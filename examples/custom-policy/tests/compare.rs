@@ -45,8 +45,8 @@ fn youngest_first_kills_young_victims_and_suspends_old_ones_where_gp_shrinks() {
     assert!(shrunk > 0);
 
     // Killing loses work that gp's shrinking keeps.
-    assert!(runs[0].lost_core_seconds > 0.0);
-    assert_eq!(runs[1].lost_core_seconds, 0.0);
+    assert!(runs[0].lost_work_core_seconds > 0.0);
+    assert_eq!(runs[1].lost_work_core_seconds, 0.0);
 }
 
 #[test]
