@@ -226,6 +226,12 @@ fn the_twin_and_what_if_read_a_slurm_controller_s_journal() {
     // sooner than Slurm did (its release-to-start is no part of the model).
     let worst = twin["worst_jct_error"].as_f64().unwrap();
     assert!(worst < 0.15, "{worst}");
+    // Work lost to kills under the one name `simulate` gives it: gp killed nothing.
+    assert_eq!(twin["schema_version"], 2);
+    assert_eq!(
+        (twin["live_lost_work_core_seconds"].as_f64(), twin["sim_lost_work_core_seconds"].as_f64()),
+        (Some(0.0), Some(0.0))
+    );
 
     let doc = json_of(state, &[]);
     assert_eq!(policies(&doc), ["gp", "fifo", "priority", "kill", "ip", "suspend", "pliant"]);
