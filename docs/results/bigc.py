@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates docs/results/bigc.md: BIG-C policies on the paper's workloads, seeds 1-3,
 under both Spark models (pool, the default, and lockstep), the shape checks, the paper's figures, and
-the Fig. 7 sensitivity sweeps (plots in docs/results/bigc/).
+the Fig. 7 sensitivity sweeps (plots in docs/results/bigc/), and Fig. 2's single-job microbenchmark
+(printed by bigc_fig2.py).
 
 Run from the repository root after `cargo build --release`:
     python3 docs/results/bigc.py > docs/results/bigc.md
@@ -13,6 +14,8 @@ import os
 import statistics
 import subprocess
 import tempfile
+
+import bigc_fig2
 
 PLIANT = "target/release/pliant"
 SEEDS = [1, 2, 3]
@@ -563,3 +566,5 @@ print("A reducer is ⟨1 CPU, 4 GB⟩ and r_GP is ⟨2 CPU, 4 GB⟩, so one GP s
       "above) but the two delay the jobs about equally. §2.2's Fig. 2 measured kill with random victims "
       "and a network-bound re-shuffle; our reducers' re-run costs their run time only, and the model has "
       "no network.")
+
+bigc_fig2.section()

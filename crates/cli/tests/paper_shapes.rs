@@ -134,3 +134,31 @@ fn gp_beats_kill_once_failed_jobs_are_resubmitted() {
     let spark = retry_mean("low-load", "gp,kill", &["gradual_resumption=0"]);
     assert!(spark[0] < spark[1], "low-load, whole resumption, spark: gp {} kill {}", spark[0], spark[1]);
 }
+
+/// BIG-C §2.2, Fig. 2 (`bigc-fig2`, docs/results/bigc.md "Fig. 2"), seed 1:
+/// one long job under a 95 % short share; kill slows it by at least the
+/// floor the burst's own core-time sets (its core-seconds over the cluster's
+/// cores and the job's JCT alone), and the floor is the burst's nominal
+/// 60 % of the cores for 360 s over a ~780 s job.
+#[test]
+fn bigc_fig2_kill_costs_the_long_job_at_least_the_burst_floor() {
+    let cores = 26.0 * 32.0;
+    let used = |r: &Value| num(r, "utilization.cpu_mean") * num(r, "makespan_s") * cores;
+    let jct = |r: &Value| num(r, "classes.long.jct_retry.p50");
+    for kind in ["spark", "wordcount", "terasort"] {
+        let alone = simulate(&["--scenario", "bigc-fig2-alone", "--long-jobs", kind, "--policies", "fifo"]);
+        let runs = simulate(&["--scenario", "bigc-fig2", "--long-jobs", kind, "--policies", "fifo,kill"]);
+        assert_eq!(num(&runs, "params.short_share"), 0.95, "{kind}");
+        let (alone, fifo, kill) = (result(&alone, "fifo"), result(&runs, "fifo"), result(&runs, "kill"));
+        assert_eq!(num(alone, "classes.short.jobs"), 0.0, "{kind}");
+        for r in [alone, fifo, kill] {
+            assert_eq!(num(r, "classes.long.jobs"), 1.0, "{kind}");
+        }
+        assert!(num(fifo, "classes.short.jobs") > 100.0, "{kind}");
+        let floor = (used(fifo) - used(alone)) / cores / jct(alone);
+        let nominal = 0.6 * 360.0 / jct(alone);
+        assert!((floor - nominal).abs() < 0.05, "{kind}: floor {floor}, nominal {nominal}");
+        let slowdown = jct(kill) / jct(alone) - 1.0;
+        assert!(slowdown >= floor, "{kind}: kill slows the job by {slowdown}, under the floor {floor}");
+    }
+}

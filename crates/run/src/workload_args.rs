@@ -62,7 +62,7 @@ pub struct WorkloadArgs {
     /// shrinks (0 < X ≤ 1) to round(X × its machines) nodes with the same share of its jobs.
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub scale: f64,
-    /// Long jobs of the synthetic scenarios: spark, wordcount or terasort.
+    /// Long jobs of the synthetic scenarios and bigc-fig2: spark, wordcount or terasort.
     #[arg(long, default_value = "spark", value_parser = ["spark", "wordcount", "terasort"])]
     pub(crate) long_jobs: String,
     /// With a --workload trace: scale each job's task count down so that short and long jobs

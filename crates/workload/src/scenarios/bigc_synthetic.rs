@@ -12,8 +12,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 /// BIG-C §5.1: 26 nodes; two 8-core hyper-threaded Xeons (32 threads), ~128 GB.
-const NODES: f64 = 26.0;
-const NODE: Resources = Resources::cores_gb(32, 128);
+pub(super) const NODES: f64 = 26.0;
+pub(super) const NODE: Resources = Resources::cores_gb(32, 128);
 /// BIG-C §5.2: each experiment lasts 900 s.
 const HORIZON_S: f64 = 900.0;
 /// BIG-C §5.2: long jobs persistently use about 80 % of the cluster.
@@ -21,7 +21,7 @@ const LONG_LOAD: f64 = 0.8;
 /// BIG-C §5.2: short jobs have a base demand of about 20 %.
 const SHORT_BASE: f64 = 0.2;
 /// Short queries finish within about a minute (BIG-C §2.1, Fig. 1a): tasks of 5–30 s, 1–8 per query.
-const QUERIES: ShortQueries = ShortQueries { tasks: (1, 8), task_s: (5.0, 30.0) };
+pub(super) const QUERIES: ShortQueries = ShortQueries { tasks: (1, 8), task_s: (5.0, 30.0) };
 
 /// The short jobs' total demand over time, as fractions of the cluster.
 #[derive(Debug, Clone)]

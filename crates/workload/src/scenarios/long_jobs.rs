@@ -134,18 +134,7 @@ impl LongJobs {
                 let d = from_secs_f64(rng.gen_range(low..SPARK_S.1) * stretch).max(1);
                 let executors = rng.gen_range(SPARK_EXECUTORS.0..=SPARK_EXECUTORS.1);
                 let size = *EXECUTORS.choose(rng).expect("non-empty");
-                let t = Task { request: size, duration: d, estimate: Some(d) };
-                let stages = spark_stages(d, executors * t.slots());
-                (
-                    "spark",
-                    vec![Phase {
-                        deps: vec![],
-                        coupled: true,
-                        local: false,
-                        tasks: vec![t; executors as usize],
-                        stages,
-                    }],
-                )
+                ("spark", vec![spark_phase(size, d, executors)])
             }
             Some(m) => {
                 let stretch = if part_way { rng.gen_range(0.25..1.0) * stretch } else { stretch };
@@ -157,24 +146,63 @@ impl LongJobs {
                 let map_tasks = (0..maps).map(|_| task(MAPPER, m.map_s, rng)).collect();
                 let reduces = rng.gen_range(m.reducers.0..=m.reducers.1);
                 let reduce_tasks = (0..reduces).map(|_| task(REDUCER, m.reduce_s, rng)).collect();
-                (
-                    m.name,
-                    vec![
-                        Phase::independent(map_tasks),
-                        Phase { deps: vec![0], coupled: false, local: false, tasks: reduce_tasks, stages: vec![] },
-                    ],
-                )
+                (m.name, mapreduce_phases(map_tasks, reduce_tasks))
             }
         };
-        Job {
-            name: format!("{name}-{n}"),
-            submit,
-            class: JobClass::Long,
-            priority: LONG_PRIORITY,
-            phases,
-            elastic: None,
-        }
+        long_job(name, n, submit, phases)
     }
+
+    /// One job of this kind submitted at 0 that alone keeps a cluster of
+    /// `nodes` × `node` busy for about `span_s` (BIG-C §2, Fig. 2: "we
+    /// configured long jobs to fully utilize a 26-node YARN cluster"). Spark:
+    /// ⟨8 CPU, 16 GB⟩ executors (§5.1's smallest) on every core, each running
+    /// `span_s`. MapReduce: this kind's mappers and reducers with their usual
+    /// run times, their counts multiplied so that its core-seconds fill the
+    /// cluster's cores for `span_s` (the paper's 600 GB input and block size
+    /// set the counts on a real cluster; this model has no input size).
+    pub fn filling(self, rng: &mut ChaCha8Rng, nodes: usize, node: Resources, span_s: f64) -> Job {
+        let cluster_cores = nodes as f64 * cores(node);
+        let phases = match self.mapreduce() {
+            None => {
+                let size = EXECUTORS[0];
+                let executors = (nodes as u64 * (node.cpu_milli / size.cpu_milli)) as u32;
+                vec![spark_phase(size, from_secs_f64(span_s), executors)]
+            }
+            Some(m) => {
+                let times = span_s * cluster_cores / self.mean_core_seconds();
+                let count = |range: (u32, u32)| (mean_count(range) * times).round().max(1.0) as usize;
+                let mut task = |request, range: (f64, f64)| {
+                    let d = from_secs_f64(rng.gen_range(range.0..range.1)).max(1);
+                    Task { request, duration: d, estimate: Some(d) }
+                };
+                let map_tasks = (0..count(m.mappers)).map(|_| task(MAPPER, m.map_s)).collect();
+                let reduce_tasks = (0..count(m.reducers)).map(|_| task(REDUCER, m.reduce_s)).collect();
+                mapreduce_phases(map_tasks, reduce_tasks)
+            }
+        };
+        long_job(self.mapreduce().map_or("spark", |m| m.name), 0, 0, phases)
+    }
+}
+
+/// A Spark job's one phase: `executors` coupled executors of `size` running
+/// `duration`, their stage tasks pulled from a pool ([`spark_stages`]).
+fn spark_phase(size: Resources, duration: u64, executors: u32) -> Phase {
+    let t = Task { request: size, duration, estimate: Some(duration) };
+    let stages = spark_stages(duration, executors * t.slots());
+    Phase { deps: vec![], coupled: true, local: false, tasks: vec![t; executors as usize], stages }
+}
+
+/// A MapReduce job's phases: independent mappers, then reducers behind a barrier.
+fn mapreduce_phases(map_tasks: Vec<Task>, reduce_tasks: Vec<Task>) -> Vec<Phase> {
+    vec![
+        Phase::independent(map_tasks),
+        Phase { deps: vec![0], coupled: false, local: false, tasks: reduce_tasks, stages: vec![] },
+    ]
+}
+
+/// Long job number `n` named after its kind, at best-effort priority.
+fn long_job(name: &str, n: usize, submit: u64, phases: Vec<Phase>) -> Job {
+    Job { name: format!("{name}-{n}"), submit, class: JobClass::Long, priority: LONG_PRIORITY, phases, elastic: None }
 }
 
 #[cfg(test)]
