@@ -23,8 +23,8 @@ pub struct Fig2 {
     /// when it starts the paper does not say.
     pub burst: (f64, f64),
     /// Share of the cluster's cores the burst's queries offer while it
-    /// lasts. The paper does not give it; 0.6 is the middle of the 30–90 %
-    /// tried in issue 53 and the burst of BIG-C §5.2's `mixed` setting.
+    /// lasts. The paper does not give it; 0.6 is the middle of a 30–90 %
+    /// range and near the burst of BIG-C §5.2's `mixed` setting.
     pub burst_share: f64,
 }
 
