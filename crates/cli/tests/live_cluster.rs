@@ -62,6 +62,8 @@ struct Run {
     metrics: Value,
     /// What `pliant local` printed.
     log: String,
+    /// The policy the manager's journal keeps.
+    journaled: pliant_live::stepper::JournaledPolicy,
 }
 
 fn jobs_summary(local: &Local) -> Vec<(u64, String)> {
@@ -70,6 +72,12 @@ fn jobs_summary(local: &Local) -> Vec<(u64, String)> {
 }
 
 fn run(policy: &str, restart: bool) -> Option<Run> {
+    run_as(policy, policy, restart)
+}
+
+/// [`run`] under `--policy spec`, named `policy` (the preset or the
+/// composition's name).
+fn run_as(policy: &str, spec: &str, restart: bool) -> Option<Run> {
     let _machine = live_machine(&format!("live cluster ({policy})"))?;
     let dir = ScratchDir::new(&format!("pliant-cluster-{policy}")).unwrap();
     let _swap = match TempSwap::enable(dir.path(), 1 << 30) {
@@ -79,7 +87,7 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
             return None;
         }
     };
-    let mut local = Local::start(&dir.path().join("state"), policy, free_port(), &dir.path().join("local.log"));
+    let mut local = Local::start(&dir.path().join("state"), spec, free_port(), &dir.path().join("local.log"));
     let (stop, stops) = (dir.path().join("stop"), policy != "kill");
     let mut long_command = dirty(200, LONG_PASSES);
     if stops {
@@ -154,7 +162,15 @@ fn run(policy: &str, restart: bool) -> Option<Run> {
         jobs_after_restart: after,
         metrics: local.client.get("/metrics.json").unwrap(),
         log: local.log_text(),
+        journaled: journaled_policy(&local.state),
     })
+}
+
+/// The policy the journal in `state` keeps.
+fn journaled_policy(state: &Path) -> pliant_live::stepper::JournaledPolicy {
+    let journal = pliant_manager::journal::Journal::open(&state.join("journal.sqlite")).unwrap();
+    let config: pliant_manager::manager::ClusterConfig = journal.get("config").unwrap().unwrap();
+    config.policy
 }
 
 /// The CLI against the running manager: output (each long task's last line,
@@ -230,6 +246,24 @@ fn graceful_preemption_shrinks_the_long_job_and_it_never_restarts() {
     if let Some(r) = run("gp", false) {
         check_preserving(&r, "graceful");
     }
+}
+
+/// `ip` with BIG-C's graceful mechanism, composed in an experiment file and
+/// run by `--policy FILE#NAME`, preserves the long job as `gp` does; the
+/// journal keeps the composition resolved (its name, `ip`'s steps and the
+/// graceful mechanism), not a preset's name.
+#[test]
+fn ip_composed_with_the_graceful_mechanism_runs_live_from_an_experiment_file() {
+    let dir = ScratchDir::new("pliant-composed-graceful").unwrap();
+    let file = dir.path().join("policies.toml");
+    let body = "[workload]\nscenario = \"mixed\"\n\n[policies.my-gp]\nfrom = \"ip\"\nmechanism = \"graceful\"\n";
+    std::fs::write(&file, body).unwrap();
+    let Some(r) = run_as("my-gp", &format!("{}#my-gp", file.display()), false) else { return };
+    check_preserving(&r, "graceful");
+    let registry = pliant_core::policy::Registry::new();
+    let profile = registry.compose("my-gp", "ip", &[("mechanism", "graceful")]).unwrap();
+    assert_ne!(profile, registry.preset("ip").unwrap(), "the composition is not ip itself");
+    assert_eq!(r.journaled, pliant_live::stepper::JournaledPolicy::from(profile));
 }
 
 #[test]
@@ -714,9 +748,7 @@ fn a_policy_composed_in_an_experiment_file_runs_live_and_its_journal_keeps_its_p
 
     local.crash_and_restart();
     assert_eq!(local.client.get("/cluster").unwrap()["policy"], "ip-kill");
-    let journal = pliant_manager::journal::Journal::open(&state.join("journal.sqlite")).unwrap();
-    let config: pliant_manager::manager::ClusterConfig = journal.get("config").unwrap().unwrap();
     let registry = pliant_core::policy::Registry::new();
     let profile = registry.compose("ip-kill", "ip", &[("mechanism", "kill")]).unwrap();
-    assert_eq!(config.policy, pliant_live::stepper::JournaledPolicy::from(profile));
+    assert_eq!(journaled_policy(&state), pliant_live::stepper::JournaledPolicy::from(profile));
 }
