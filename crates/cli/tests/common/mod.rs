@@ -1,10 +1,10 @@
 //! Helpers shared by the `pliant` end-to-end tests (each test binary uses some).
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub mod clocked;
-pub mod live;
 pub mod local;
-pub mod slurm;
+
+pub use pliant_testbed::{live, slurm};
 
 use serde_json::Value;
 use std::path::PathBuf;

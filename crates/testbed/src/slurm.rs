@@ -9,7 +9,7 @@
 //! made it, and its directory (config, state, spool, logs). It never touches
 //! a `munged` or Slurm it did not start.
 
-use super::live::{live_machine, skip};
+use crate::live::{live_machine, skip};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -138,7 +138,7 @@ impl SlurmCluster {
             run("ip", &["-n", &ns, "addr", "add", &format!("{net}.{}/24", 11 + i), "dev", &inner])?;
             run("ip", &["-n", &ns, "link", "set", &inner, "up"])?;
         }
-        let port = super::live::free_port();
+        let port = crate::live::free_port();
         std::fs::write(&self.conf, self.slurm_conf(&net, port, arrangement, cpus)).map_err(|e| e.to_string())?;
         let cores = if cpus > 2 { "no" } else { "yes" };
         std::fs::write(
