@@ -5,7 +5,8 @@
 //! a real preemption: the youngest long job (started last, seconds old) is
 //! taken as the planner says and killed as the rule says for an attempt
 //! under a minute old — a kill is Slurm's requeue — and the short job runs
-//! where it ran. `twin` then replays the controller's journal within 10 %.
+//! where it ran. `twin` then replays the controller's journal within 10 %,
+//! and `what-if` on it ranks the example's policy beside five of pliant's.
 //! Runs under PLIANT_LIVE_TESTS=1 only: needs root, cgroups and Slurm 22.05
 //! (`slurmctld`, `slurmd`, `munged`), and fails without them then.
 
@@ -152,4 +153,16 @@ fn its_planner_and_rule_preempt_through_slurm_and_the_twin_replays_them() {
     let worst = twin["worst_jct_error"].as_f64().unwrap();
     eprintln!("custom-policy on Slurm: the twin's worst JCT error {:.1} %", worst * 100.0);
     assert!(worst <= 0.10, "the twin's worst JCT error is {worst}: {twin}");
+
+    // What-if on the same journal: the example's policy beside five of
+    // pliant's, the one that ran first and replayed as the twin replayed it.
+    let policies = "youngest-first,fifo,kill,ip,gp,pliant";
+    let what_if = json(&["what-if", state.to_str().unwrap(), "--policies", policies, "--format", "json"]);
+    let rows: Vec<&str> =
+        what_if["results"].as_array().unwrap().iter().map(|r| r["policy"].as_str().unwrap()).collect();
+    assert_eq!(rows, policies.split(',').collect::<Vec<_>>(), "{what_if}");
+    assert_eq!(what_if["what_if"]["ranking"].as_array().unwrap().len(), 6, "{what_if}");
+    assert_eq!(what_if["what_if"]["policy_ran"], "youngest-first");
+    let band = what_if["what_if"]["band_worst_jct_error"].as_f64().unwrap();
+    assert!((band - worst).abs() < 1e-9, "what-if's band {band} is not the twin's {worst}");
 }
