@@ -16,15 +16,12 @@
 
 mod common;
 
-use pliant_core::model::TaskRef;
+use common::clocked::Arrival;
 use pliant_core::{Micros, Resources, SECOND};
-use pliant_live::protocol::AgentOp;
 use pliant_live::scratch::ScratchDir;
-use pliant_manager::submit::SubmitRequest;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Output;
-use std::sync::atomic::Ordering;
 
 /// (name, queue, submitted at s, work s, MB).
 const JOBS: [(&str, &str, u64, u64, u64); 6] = [
@@ -42,29 +39,14 @@ const END: Micros = 150 * SECOND;
 /// Runs the jobs under fifo in a manager whose state is `dir`.
 fn journal(dir: &Path) {
     let (mut m, clock) = common::clocked::manager(dir, "fifo", &[], Resources::new(2000, 1000));
-    let mut pending: Vec<usize> = (0..JOBS.len()).collect();
-    let mut running: Vec<(Micros, TaskRef)> = Vec::new();
-    loop {
-        let now = clock.load(Ordering::SeqCst);
-        for op in m.take_ops(0) {
-            if let AgentOp::Launch { task, .. } = op {
-                running.push((now + JOBS[task.job.0 as usize].3 * SECOND, task));
-            }
-        }
-        let exit = running.iter().map(|&(end, _)| end).min();
-        let submission = pending.first().map(|&i| JOBS[i].2 * SECOND);
-        let Some(next) = [exit, submission, m.next_deadline()].into_iter().flatten().min().filter(|&t| t <= END) else {
-            break;
-        };
-        clock.store(next, Ordering::SeqCst);
-        while let Some(&i) = pending.first().filter(|&&i| JOBS[i].2 * SECOND == next) {
-            let (name, queue, _, _, mb) = JOBS[i];
+    let arrivals = JOBS
+        .iter()
+        .map(|&(name, queue, at, work, mb)| {
             let body = json!({"name": name, "queue": queue, "cpu_milli": 1000, "mem_mb": mb, "command": ["sh"]});
-            m.submit(serde_json::from_value::<SubmitRequest>(body).unwrap()).unwrap();
-            pending.remove(0);
-        }
-        common::clocked::exit_due(&mut m, &mut running, next);
-    }
+            Arrival { at: at * SECOND, request: serde_json::from_value(body).unwrap(), work: work * SECOND }
+        })
+        .collect();
+    common::clocked::play(&mut m, &clock, arrivals, END);
 }
 
 fn what_if(state: &Path, more: &[&str]) -> Output {

@@ -1,10 +1,9 @@
 //! Helpers shared by the `pliant` end-to-end tests (each test binary uses some).
 #![allow(dead_code, unused_imports)]
 
-pub mod clocked;
 pub mod local;
 
-pub use pliant_testbed::{live, slurm};
+pub use pliant_testbed::{clocked, live, slurm};
 
 use serde_json::Value;
 use std::path::PathBuf;

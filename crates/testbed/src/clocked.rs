@@ -5,9 +5,10 @@
 use pliant_core::model::TaskRef;
 use pliant_core::policy::Registry;
 use pliant_core::{MechanismKind, Micros, Resources};
-use pliant_live::protocol::AgentReport;
+use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::wire::NodeRecord;
 use pliant_manager::manager::{ClusterConfig, Manager};
+use pliant_manager::submit::SubmitRequest;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -40,4 +41,45 @@ pub fn exit_due(m: &mut Manager, running: &mut Vec<(Micros, TaskRef)>, now: Micr
         .map(|(_, task)| (0, AgentReport::Exited { task, code: Some(0), signal: None, stderr_tail: String::new() }))
         .collect();
     m.advance(reports).unwrap();
+}
+
+/// A job the test submits at `at`, each of whose tasks works `work` once
+/// launched.
+pub struct Arrival {
+    /// When it is submitted (core time).
+    pub at: Micros,
+    /// What is submitted.
+    pub request: SubmitRequest,
+    /// How long each of its tasks runs.
+    pub work: Micros,
+}
+
+/// Plays the agent of `m` on `clock`: submits each of `arrivals` (in
+/// order of `at`) at its time, runs each launched task for its job's work
+/// and reports its exit 0 then, and steps the manager at each submission,
+/// exit and deadline it names, up to `end`. Returns the instant of the last
+/// step.
+pub fn play(m: &mut Manager, clock: &AtomicU64, arrivals: Vec<Arrival>, end: Micros) -> Micros {
+    let mut work: Vec<Micros> = Vec::with_capacity(arrivals.len());
+    let mut pending = arrivals.into_iter().peekable();
+    let mut running: Vec<(Micros, TaskRef)> = Vec::new();
+    loop {
+        let now = clock.load(Ordering::SeqCst);
+        for op in m.take_ops(0) {
+            if let AgentOp::Launch { task, .. } = op {
+                running.push((now + work[task.job.0 as usize], task));
+            }
+        }
+        let exit = running.iter().map(|&(end, _)| end).min();
+        let submission = pending.peek().map(|a| a.at);
+        let Some(next) = [exit, submission, m.next_deadline()].into_iter().flatten().min().filter(|&t| t <= end) else {
+            return now;
+        };
+        clock.store(next, Ordering::SeqCst);
+        while let Some(a) = pending.next_if(|a| a.at == next) {
+            work.push(a.work);
+            m.submit(a.request).unwrap_or_else(|e| panic!("submitting job {}: {e:?}", work.len() - 1));
+        }
+        exit_due(m, &mut running, next);
+    }
 }
