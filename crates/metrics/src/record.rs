@@ -28,6 +28,15 @@ pub struct JobRecord {
     pub tasks: u32,
     /// Times its tasks were preempted (any mechanism, resubmissions included).
     pub preemptions: u32,
+    /// Its application attempts that started: more than one when a kill
+    /// failed an attempt and YARN relaunched it (`kill_model=spark`), or its
+    /// owner resubmitted it after it failed.
+    pub attempts: u32,
+    /// Times its tasks (containers or executors) were killed, over its attempts.
+    pub kills: u32,
+    /// Launches of its tasks that had run before in the same attempt: the
+    /// killed containers or executors started again.
+    pub relaunches: u32,
     /// Task-time its tasks spent preempted without progress (frozen,
     /// suspended, dumping or restoring), summed over tasks, resubmissions included.
     pub stalled: Micros,

@@ -22,6 +22,9 @@ pub fn write_jobs_csv(runs: &[RunRecord], out: impl Write) -> csv::Result<()> {
         "preemptions",
         "jct_retry_s",
         "stalled_task_s",
+        "attempts",
+        "kills",
+        "relaunches",
     ])?;
     let opt = |v: Option<u64>| v.map(|t| to_secs_f64(t).to_string()).unwrap_or_default();
     for run in runs {
@@ -41,6 +44,9 @@ pub fn write_jobs_csv(runs: &[RunRecord], out: impl Write) -> csv::Result<()> {
                 j.preemptions.to_string(),
                 opt(j.jct_retry()),
                 to_secs_f64(j.stalled).to_string(),
+                j.attempts.to_string(),
+                j.kills.to_string(),
+                j.relaunches.to_string(),
             ])?;
         }
     }

@@ -2,7 +2,7 @@
 //! `scenario`, `seed`, `scale`, `params`, and `results`, one object per policy.
 
 use pliant_core::model::{JobClass, PriorityLevel};
-use pliant_metrics::{summarise, summarise_level, CheckpointCounts, ClassSummary, RunRecord};
+use pliant_metrics::{summarise, summarise_level, Attempts, CheckpointCounts, ClassSummary, RunRecord};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -41,6 +41,8 @@ pub struct PolicyResult {
     pub energy_kwh: f64,
     /// Preemptions by mechanism.
     pub preemptions: BTreeMap<String, u64>,
+    /// Tasks killed, started again, and application attempts beyond the first.
+    pub attempts: Attempts,
     /// Time of the last event, in seconds.
     pub makespan_s: f64,
     /// The simulator's own cost.
@@ -116,6 +118,7 @@ fn policy_result(run: &RunRecord) -> PolicyResult {
         reserved_idle_core_seconds: run.reserved_core_seconds,
         energy_kwh: run.energy_joules / 3.6e6,
         preemptions: run.preemptions.clone(),
+        attempts: Attempts::of(&run.jobs),
         makespan_s: run.makespan as f64 / 1e6,
         sim: SimFigures {
             events: run.cost.events,

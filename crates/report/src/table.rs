@@ -3,7 +3,7 @@
 use crate::grid::{fixed, grid};
 use pliant_core::model::JobClass;
 use pliant_core::model::PriorityLevel;
-use pliant_metrics::{summarise, CheckpointCounts, RunRecord, Stats};
+use pliant_metrics::{summarise, Attempts, CheckpointCounts, RunRecord, Stats};
 
 /// Renders runs side by side, readable at a glance in a terminal; `-` where
 /// nothing was measured (no job of the class, or none finished).
@@ -46,11 +46,47 @@ pub fn comparison_table(title: &str, runs: &[RunRecord]) -> String {
     s.push_str(
         "p50/p95/p99/p90: job completion time percentiles of finished jobs; retry90: with each failed job resubmitted by its owner when it failed, timed from first submission to the resubmission's end; queue: mean queueing delay; CoV: spread of long jobs' JCTs (standard deviation over mean); waste: core-hours lost to kills or held while reclaiming, dumping or restoring; -: nothing measured\n",
     );
+    s.push_str(&attempts_line(runs));
     if levels_say_more(runs) {
         s.push('\n');
         s.push_str(&crate::level_table(runs));
     }
     s
+}
+
+/// A line naming, for each run that killed, how many tasks it killed and
+/// started again and how many application attempts it threw away (empty
+/// when no run killed).
+fn attempts_line(runs: &[RunRecord]) -> String {
+    let said: Vec<String> = runs
+        .iter()
+        .map(|r| (r, Attempts::of(&r.jobs)))
+        .filter(|(_, a)| a.any())
+        .map(|(r, a)| {
+            let again = match a.jobs_reattempted {
+                0 => String::new(),
+                jobs => format!(
+                    ", {} thrown away and run again ({})",
+                    counted(a.reattempts, "application attempt"),
+                    counted(jobs, "job")
+                ),
+            };
+            format!("{} {} killed, {} started again{again}", r.policy, counted(a.kills, "task"), a.relaunches)
+        })
+        .collect();
+    if said.is_empty() {
+        return String::new();
+    }
+    format!("kills: {}\n", said.join("; "))
+}
+
+/// `n thing` or `n things`.
+fn counted(n: u64, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
 }
 
 /// The priority-level table adds something when a run checkpointed, or when a
@@ -83,6 +119,9 @@ mod tests {
             failed: false,
             tasks: 1,
             preemptions: 0,
+            attempts: 1,
+            kills: 0,
+            relaunches: 0,
             stalled: 0,
             retry_end: None,
             alone: None,
@@ -91,6 +130,20 @@ mod tests {
 
     fn run(jobs: Vec<JobRecord>) -> RunRecord {
         RunRecord { policy: "kill".into(), jobs, ..RunRecord::default() }
+    }
+
+    #[test]
+    fn kills_are_named_per_run_that_killed_and_not_otherwise() {
+        let quiet = run(vec![job(JobClass::Long, 0)]);
+        assert!(!comparison_table("t", std::slice::from_ref(&quiet)).contains("kills:"));
+        let spark = JobRecord { attempts: 2, kills: 7, relaunches: 5, ..job(JobClass::Long, 0) };
+        let mapreduce = JobRecord { kills: 1, relaunches: 1, ..job(JobClass::Long, 0) };
+        let killed = run(vec![spark, mapreduce, job(JobClass::Short, 9)]);
+        let line =
+            comparison_table("t", &[quiet, killed]).lines().find(|l| l.starts_with("kills:")).unwrap().to_string();
+        let said =
+            "kills: kill 8 tasks killed, 6 started again, 1 application attempt thrown away and run again (1 job)";
+        assert_eq!(line, said);
     }
 
     #[test]

@@ -505,7 +505,9 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             Some(count) => *count += 1,
             None => _ = self.preemptions.insert(mechanism.name().to_string(), 1),
         }
-        self.exec.jobs[job.0 as usize].preemptions += 1;
+        let j = &mut self.exec.jobs[job.0 as usize];
+        j.preemptions += 1;
+        j.kills += u32::from(mechanism == MechanismKind::Kill);
     }
 
     /// Adds what core job `job`'s attempt kept while it ran (its first
@@ -517,8 +519,11 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
         let rec = self.records.get_mut(self.origin[job as usize] as usize);
         if j.started() {
             rec.started(j.started_at);
+            rec.attempts += 1;
         }
         rec.preemptions += j.preemptions;
+        rec.kills += j.kills;
+        rec.relaunches += j.relaunches;
         rec.stalled += j.stalled;
     }
 
@@ -536,6 +541,8 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
                 if !job.started() {
                     let held = &self.live[self.origin[task.job.0 as usize] as usize];
                     job.start(held, &self.exec.model, now, &mut self.exec.spare_tasks);
+                } else if job.tasks[task.task as usize].ever_started {
+                    job.relaunches += 1;
                 }
                 self.exec.launch(now, task.job.0, task.task, node.0, resources, &mut self.events);
             }

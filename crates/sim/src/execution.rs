@@ -152,6 +152,11 @@ pub(crate) struct JobExec {
     pub started_at: Micros,
     /// Times its tasks were preempted.
     pub preemptions: u32,
+    /// Times its tasks were killed.
+    pub kills: u32,
+    /// Launches of its tasks that had run before in this attempt (a killed
+    /// container or executor started again).
+    pub relaunches: u32,
     /// Its application attempt, from 0 (`kill_model=spark`: YARN relaunches
     /// a failed attempt, see `engine`).
     pub app_attempt: u32,
@@ -170,6 +175,8 @@ impl JobExec {
             stalled: 0,
             started_at: 0,
             preemptions: 0,
+            kills: 0,
+            relaunches: 0,
             app_attempt: 0,
         }
     }

@@ -24,6 +24,12 @@ pub(crate) struct Kept {
     tasks: u32,
     /// Times its tasks were preempted.
     pub preemptions: u32,
+    /// Its application attempts that started.
+    pub attempts: u32,
+    /// Times its tasks were killed.
+    pub kills: u32,
+    /// Its killed tasks' launches again.
+    pub relaunches: u32,
     class: JobClass,
     priority: u8,
     failed: bool,
@@ -75,6 +81,9 @@ impl Records {
             stalled: 0,
             tasks: job.tasks().count() as u32,
             preemptions: 0,
+            attempts: 0,
+            kills: 0,
+            relaunches: 0,
             class: job.class,
             priority: job.priority,
             failed: false,
@@ -105,6 +114,9 @@ impl Records {
                 failed: k.failed,
                 tasks: k.tasks,
                 preemptions: k.preemptions,
+                attempts: k.attempts,
+                kills: k.kills,
+                relaunches: k.relaunches,
                 stalled: k.stalled,
                 retry_end: at(k.retry_end),
                 alone: None,

@@ -35,6 +35,11 @@ pub struct LiveJob {
     pub end: Option<Micros>,
     /// Preemption actions taken against its tasks.
     pub preemptions: u32,
+    /// Of those, kills.
+    pub kills: u32,
+    /// Launches of its tasks that had been launched before (after a kill
+    /// or a lost node).
+    pub relaunches: u32,
     /// Core-seconds of its tasks' work lost to kills.
     pub lost_work_core_seconds: f64,
 }
@@ -74,6 +79,8 @@ struct TaskRun {
     resume_cpu: u64,
     /// It ended by itself.
     done: bool,
+    /// It has been launched.
+    launched: bool,
 }
 
 impl TaskRun {
@@ -113,6 +120,8 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                         first_start: None,
                         end: None,
                         preemptions: 0,
+                        kills: 0,
+                        relaunches: 0,
                         lost_work_core_seconds: 0.0,
                     });
                     specs.push(spec.clone());
@@ -156,6 +165,8 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                     job.first_start.get_or_insert(now);
                     if matches!(action, Action::Launch { .. }) {
                         (run.work, run.rate, run.since) = (0.0, 0.0, now);
+                        job.relaunches += u32::from(run.launched);
+                        run.launched = true;
                     }
                     run.set_cpu(now, d.cpu_milli.unwrap_or(run.request_cpu));
                 }
@@ -163,6 +174,7 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                     job.preemptions += 1;
                     run.set_cpu(now, d.cpu_milli.unwrap_or(0));
                     if mechanism == MechanismKind::Kill {
+                        job.kills += 1;
                         job.lost_work_core_seconds += run.lost_work_core_seconds();
                         run.work = 0.0;
                     }
