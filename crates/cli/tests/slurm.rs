@@ -420,6 +420,22 @@ impl Scene {
         self.scratch.path().join("state")
     }
 
+    /// When pliant released `job` to Slurm, in seconds since 1970: the core
+    /// time its log (`log`) gives the placement, from the journal's epoch.
+    fn placed_unix_s(&self, job: u64, log: &str) -> f64 {
+        let placed_s = log
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix(&format!("pliant slurm: job {job} placed on "))?.split_once(" at ")?.1.strip_suffix(" s")
+            })
+            .and_then(|t| t.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("job {job}'s placement is not logged:\n{log}"));
+        let journal = std::fs::read_to_string(self.state().join("journal.jsonl")).unwrap();
+        let epoch_us =
+            serde_json::from_str::<Value>(journal.lines().next().unwrap()).unwrap()["epoch_unix_us"].as_u64().unwrap();
+        epoch_us as f64 / 1e6 + placed_s
+    }
+
     /// The long job the log names in `pliant slurm: job ID <what>`.
     fn victim(&self, what: &str) -> u64 {
         let log = self.pliant.log();
@@ -576,19 +592,9 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
         agent_log.lines().filter(|l| l.contains(&format!("preempt job {victim} task 0:"))).collect();
     let distinct: std::collections::BTreeSet<&str> = orders.iter().copied().collect();
     assert!(!orders.is_empty() && orders.len() == distinct.len(), "{policy}: an order sent again: {orders:?}");
-    // When pliant released it to Slurm: its log's core time, from the journal's epoch.
-    let placed_s = log
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix(&format!("pliant slurm: job {short} placed on "))?.split_once(" at ")?.1.strip_suffix(" s")
-        })
-        .and_then(|t| t.parse::<f64>().ok())
-        .unwrap_or_else(|| panic!("the short job's placement is not logged:\n{log}"));
-    let journal = std::fs::read_to_string(scene.state().join("journal.jsonl")).unwrap();
-    let epoch_us =
-        serde_json::from_str::<Value>(journal.lines().next().unwrap()).unwrap()["epoch_unix_us"].as_u64().unwrap();
-    let decided_s = (epoch_us as f64 / 1e6 + placed_s) - submitted as f64 / 1e9;
-    let launch_s = started as f64 / 1e9 - (epoch_us as f64 / 1e6 + placed_s);
+    let placed_s = scene.placed_unix_s(short, &log);
+    let decided_s = placed_s - submitted as f64 / 1e9;
+    let launch_s = started as f64 / 1e9 - placed_s;
     eprintln!(
         "BIG-C {policy}: short job waited {waited_s:.2} s (pliant placed it after {decided_s:.2} s, Slurm started it {launch_s:.2} s later); reclaim took {reclaim_s:.2} s; victim {victim} holds {victim_usage_mb} MB"
     );
@@ -756,17 +762,7 @@ fn slurm_places_and_the_freed_room_goes_to_the_short_job() {
     );
     cluster.wait_until("the short job to work", Duration::from_secs(30), |c| started_ns(c, "short").is_some());
     assert_eq!(cluster.job(short)["nodes"].as_str(), Some(scene.nodes[i].as_str()), "{log}");
-    let placed_s = log
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix(&format!("pliant slurm: job {short} placed on "))?.split_once(" at ")?.1.strip_suffix(" s")
-        })
-        .and_then(|t| t.parse::<f64>().ok())
-        .unwrap_or_else(|| panic!("the short job's placement is not logged:\n{log}"));
-    let journal = std::fs::read_to_string(scene.state().join("journal.jsonl")).unwrap();
-    let epoch_us =
-        serde_json::from_str::<Value>(journal.lines().next().unwrap()).unwrap()["epoch_unix_us"].as_u64().unwrap();
-    let launch_s = started_ns(cluster, "short").unwrap() as f64 / 1e9 - (epoch_us as f64 / 1e6 + placed_s);
+    let launch_s = started_ns(cluster, "short").unwrap() as f64 / 1e9 - scene.placed_unix_s(short, &log);
     eprintln!(
         "slurm places, room kept: the short job started {launch_s:.2} s after pliant placed it on {}",
         scene.nodes[i]
