@@ -777,7 +777,8 @@ fn slurm_places_and_the_freed_room_goes_to_the_short_job() {
 
 /// When Slurm places, a job without `--mem` is booked at what Slurm gave
 /// it (the whole node under `CR_Core_Memory`), and the preemption for the
-/// short job accounts for it: it does not take that node for free room.
+/// short job accounts for it: it does not take that node for free room. A
+/// job whose comment pliant cannot read is booked as a long job.
 #[test]
 fn slurm_places_and_a_job_without_mem_is_booked() {
     let what = "slurm places, a job without --mem";
@@ -791,6 +792,24 @@ fn slurm_places_and_a_job_without_mem_is_booked() {
         (Some("running"), Some(scene.nodes[0].as_str()), Some(1000)),
         "{booked}"
     );
+    let odd = scene.cluster.sbatch(&[
+        "-p",
+        "pliant",
+        "-c",
+        "1",
+        "--mem=100",
+        "--comment=urgent",
+        "-o",
+        "/dev/null",
+        "--wrap",
+        "sleep 2",
+    ]);
+    let said = format!("pliant slurm: job {odd}: --comment \"urgent\": pliant's options start with `pliant:`: booked");
+    // Over in pliant's books before the short job comes, so that it is no victim.
+    scene.cluster.wait_until("the job with an unreadable comment booked, and over", Duration::from_secs(30), |_| {
+        let over = pliant_view(&scene.state()).iter().any(|j| j["slurm_id"] == odd && j["end_state"] == "COMPLETED");
+        scene.pliant.log().contains(&said) && over
+    });
     let (_, short) = scene.submit_short("short");
     scene
         .cluster
