@@ -164,7 +164,8 @@ impl Drop for PliantSlurm {
 }
 
 /// Submits `pliant dirty --mb MB --passes P` to the pliant partition, held,
-/// with `--comment=pliant:COMMENT`, appending its output to `NAME.out`; the
+/// with `--comment=pliant:COMMENT` and `--mem=MEM` (none when `mem` is 0),
+/// appending its output to `NAME.out`; the
 /// script first writes its start instant (ns since 1970) to `NAME.started`.
 /// With `checkpoint`, `pliant dirty` saves its state there on SIGUSR1. It
 /// also ends once the jobs directory has a file `stop` ([`Scene::stop_longs`]).
@@ -185,8 +186,11 @@ fn submit_dirty(
         dir.display()
     );
     let (comment, mem) = (format!("--comment=pliant:{comment}"), format!("--mem={mem}"));
-    let args =
-        ["--hold", "-p", "pliant", "-c", "1", &mem, &comment, "-o", &out, "--open-mode=append", "--wrap", &script];
+    let mut args = vec!["--hold", "-p", "pliant", "-c", "1", &comment, "-o", &out, "--open-mode=append"];
+    if mem != "--mem=0" {
+        args.push(&mem);
+    }
+    args.extend(["--wrap", &script]);
     cluster.sbatch(&args)
 }
 
@@ -285,6 +289,19 @@ impl Scene {
         checkpoints: bool,
         placement: &'static str,
     ) -> Option<Scene> {
+        Scene::start_sized(what, policy, long_comment, checkpoints, placement, [LONG_MEM; 2])
+    }
+
+    /// As [`Scene::start_placed`], long job `i` asking `--mem=long_mem[i]`
+    /// (none for 0).
+    fn start_sized(
+        what: &str,
+        policy: &str,
+        long_comment: &str,
+        checkpoints: bool,
+        placement: &'static str,
+        long_mem: [u64; 2],
+    ) -> Option<Scene> {
         let arrangement = if placement == "slurm" { Arrangement::SlurmPlaces } else { Arrangement::Pliant };
         // The cluster first: it waits for the live tests' machine lock, and
         // a test killed while it waits leaves no swap file or directory.
@@ -302,7 +319,8 @@ impl Scene {
             .map(|i| {
                 let name = format!("long{i}");
                 let checkpoint = checkpoints.then(|| format!("{}/{name}.ckpt", cluster.jobs_dir().display()));
-                let id = submit_dirty(&cluster, &name, long_comment, LONG_MEM, 500, LONG_PASSES, checkpoint.as_deref());
+                let id =
+                    submit_dirty(&cluster, &name, long_comment, long_mem[i], 500, LONG_PASSES, checkpoint.as_deref());
                 if placement == "slurm" {
                     cluster.ok("scontrol", &["release", &id.to_string()]);
                 }
@@ -400,6 +418,22 @@ impl Scene {
     /// The controller's state directory.
     fn state(&self) -> std::path::PathBuf {
         self.scratch.path().join("state")
+    }
+
+    /// When pliant released `job` to Slurm, in seconds since 1970: the core
+    /// time its log (`log`) gives the placement, from the journal's epoch.
+    fn placed_unix_s(&self, job: u64, log: &str) -> f64 {
+        let placed_s = log
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix(&format!("pliant slurm: job {job} placed on "))?.split_once(" at ")?.1.strip_suffix(" s")
+            })
+            .and_then(|t| t.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("job {job}'s placement is not logged:\n{log}"));
+        let journal = std::fs::read_to_string(self.state().join("journal.jsonl")).unwrap();
+        let epoch_us =
+            serde_json::from_str::<Value>(journal.lines().next().unwrap()).unwrap()["epoch_unix_us"].as_u64().unwrap();
+        epoch_us as f64 / 1e6 + placed_s
     }
 
     /// The long job the log names in `pliant slurm: job ID <what>`.
@@ -558,19 +592,9 @@ fn big_c(policy: &str, crash: bool) -> Option<BigC> {
         agent_log.lines().filter(|l| l.contains(&format!("preempt job {victim} task 0:"))).collect();
     let distinct: std::collections::BTreeSet<&str> = orders.iter().copied().collect();
     assert!(!orders.is_empty() && orders.len() == distinct.len(), "{policy}: an order sent again: {orders:?}");
-    // When pliant released it to Slurm: its log's core time, from the journal's epoch.
-    let placed_s = log
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix(&format!("pliant slurm: job {short} placed on "))?.split_once(" at ")?.1.strip_suffix(" s")
-        })
-        .and_then(|t| t.parse::<f64>().ok())
-        .unwrap_or_else(|| panic!("the short job's placement is not logged:\n{log}"));
-    let journal = std::fs::read_to_string(scene.state().join("journal.jsonl")).unwrap();
-    let epoch_us =
-        serde_json::from_str::<Value>(journal.lines().next().unwrap()).unwrap()["epoch_unix_us"].as_u64().unwrap();
-    let decided_s = (epoch_us as f64 / 1e6 + placed_s) - submitted as f64 / 1e9;
-    let launch_s = started as f64 / 1e9 - (epoch_us as f64 / 1e6 + placed_s);
+    let placed_s = scene.placed_unix_s(short, &log);
+    let decided_s = placed_s - submitted as f64 / 1e9;
+    let launch_s = started as f64 / 1e9 - placed_s;
     eprintln!(
         "BIG-C {policy}: short job waited {waited_s:.2} s (pliant placed it after {decided_s:.2} s, Slurm started it {launch_s:.2} s later); reclaim took {reclaim_s:.2} s; victim {victim} holds {victim_usage_mb} MB"
     );
@@ -690,6 +714,112 @@ fn kill_by_requeue(what: &str, placement: &'static str) {
     assert!(scene.cluster.job(victim)["restart_cnt"].as_u64() >= Some(1));
     let ran_on = scene.cluster.job(short)["nodes"].as_str().map(str::to_string);
     assert_eq!(ran_on.as_deref(), Some(scene.nodes[i].as_str()), "the short job ran in the victim's room");
+}
+
+/// When Slurm places, the room pliant frees is the short job's: an older
+/// pending job (`older`, 700 MB), which Slurm ranks above the short one and
+/// which fits either node, waits while a long job is requeued for the
+/// short job, and the short job starts on the victim's node first, within
+/// the release-to-start time measured in `docs/slurm.md` (1.7 s on an idle
+/// machine; [`SLACK_S`] allowed on this shared one) of pliant's placement.
+#[test]
+fn slurm_places_and_the_freed_room_goes_to_the_short_job() {
+    let Some(scene) = Scene::start_placed("slurm places, room kept for the short job", "kill", "long", false, "slurm")
+    else {
+        return;
+    };
+    let cluster = &scene.cluster;
+    let out = format!("{}/older.out", cluster.jobs_dir().display());
+    let older = cluster.sbatch(&[
+        "-p",
+        "pliant",
+        "-c",
+        "1",
+        "--mem=700",
+        "--comment=pliant:long",
+        "-o",
+        &out,
+        "--wrap",
+        "date +%s%N; sleep 10",
+    ]);
+    cluster.wait_until("the older job pending for resources", Duration::from_secs(30), |c| {
+        c.job(older)["state_reason"] == "Resources"
+    });
+    let (_, short) = scene.submit_short("short");
+    let started = |c: &SlurmCluster, id: u64| c.job(id)["job_state"] != "PENDING";
+    cluster.wait_until("the short or the older job to start", Duration::from_secs(60), |c| {
+        started(c, short) || started(c, older)
+    });
+    let log = scene.pliant.log();
+    let victim = scene.victim(" killed: requeued");
+    let i = scene.longs.iter().position(|id| *id == victim).unwrap();
+    assert!(
+        started(cluster, short) && !started(cluster, older),
+        "the older job took the room freed for the short one: older {}, short {}
+{log}",
+        cluster.job(older)["job_state"],
+        cluster.job(short)["job_state"]
+    );
+    cluster.wait_until("the short job to work", Duration::from_secs(30), |c| started_ns(c, "short").is_some());
+    assert_eq!(cluster.job(short)["nodes"].as_str(), Some(scene.nodes[i].as_str()), "{log}");
+    let launch_s = started_ns(cluster, "short").unwrap() as f64 / 1e9 - scene.placed_unix_s(short, &log);
+    eprintln!(
+        "slurm places, room kept: the short job started {launch_s:.2} s after pliant placed it on {}",
+        scene.nodes[i]
+    );
+    assert!(launch_s <= SLACK_S, "the short job started {launch_s:.2} s after its placement\n{log}");
+    cluster.wait_until("the older job to end", Duration::from_secs(300), |c| {
+        c.job(older)["job_state"].as_str().is_some_and(is_over)
+    });
+    let outs = scene.finish(short);
+    assert_eq!(fresh_starts(&outs[i]), 2, "the killed long job ran again from zero:\n{}", outs[i]);
+}
+
+/// When Slurm places, a job without `--mem` is booked at what Slurm gave
+/// it (the whole node under `CR_Core_Memory`), and the preemption for the
+/// short job accounts for it: it does not take that node for free room. A
+/// job whose comment pliant cannot read is booked as a long job.
+#[test]
+fn slurm_places_and_a_job_without_mem_is_booked() {
+    let what = "slurm places, a job without --mem";
+    let Some(scene) = Scene::start_sized(what, "kill", "long", false, "slurm", [0, LONG_MEM]) else { return };
+    let log = scene.pliant.log();
+    assert!(log.contains(&format!("pliant slurm: job {} has no --mem: booked at 1000 MB", scene.longs[0])), "{log}");
+    let view = pliant_view(&scene.state());
+    let booked = view.iter().find(|j| j["slurm_id"] == scene.longs[0]).unwrap_or_else(|| panic!("{view:?}\n{log}"));
+    assert_eq!(
+        (booked["state"].as_str(), booked["node"].as_str(), booked["spec"]["mem_mb"].as_u64()),
+        (Some("running"), Some(scene.nodes[0].as_str()), Some(1000)),
+        "{booked}"
+    );
+    let odd = scene.cluster.sbatch(&[
+        "-p",
+        "pliant",
+        "-c",
+        "1",
+        "--mem=100",
+        "--comment=urgent",
+        "-o",
+        "/dev/null",
+        "--wrap",
+        "sleep 2",
+    ]);
+    let said = format!("pliant slurm: job {odd}: --comment \"urgent\": pliant's options start with `pliant:`: booked");
+    // Over in pliant's books before the short job comes, so that it is no victim.
+    scene.cluster.wait_until("the job with an unreadable comment booked, and over", Duration::from_secs(30), |_| {
+        let over = pliant_view(&scene.state()).iter().any(|j| j["slurm_id"] == odd && j["end_state"] == "COMPLETED");
+        scene.pliant.log().contains(&said) && over
+    });
+    let (_, short) = scene.submit_short("short");
+    scene
+        .cluster
+        .wait_until("the short job to start", Duration::from_secs(60), |c| c.job(short)["job_state"] != "PENDING");
+    let victim = scene.victim(" killed: requeued");
+    let i = scene.longs.iter().position(|id| *id == victim).unwrap();
+    assert_eq!(scene.cluster.job(short)["nodes"].as_str(), Some(scene.nodes[i].as_str()), "{}", scene.pliant.log());
+    let outs = scene.finish(short);
+    assert_eq!(fresh_starts(&outs[i]), 2, "the killed long job ran again from zero:\n{}", outs[i]);
+    assert_eq!(fresh_starts(&outs[1 - i]), 1, "the other long job ran once:\n{}", outs[1 - i]);
 }
 
 /// When Slurm places (`--placement slurm`, `CR_Core_Memory`): Slurm starts

@@ -13,7 +13,7 @@
 //!
 //! | core action | on Slurm |
 //! |---|---|
-//! | Launch, Restore | `scontrol update JobId=… NodeList=… StartTime=now`, `scontrol release`; the node's agent is told of the job |
+//! | Launch, Restore | `scontrol update JobId=… NodeList=… StartTime=now`, `scontrol release` (when Slurm places, then `scontrol update JobId=… Priority=`[`crate::tools::TOP_PRIORITY`]); the node's agent is told of the job |
 //! | Immediate (BIG-C IP) | `scontrol suspend`; the agent freezes the job cgroup and lowers its memory limit to the footprint |
 //! | Graceful (BIG-C GP) | the agent lowers the job cgroup's memory limit (its CPU step is not enforced: Slurm's cpuset stays); suspended through Slurm when the agent reports it swaps |
 //! | Suspend (Slurm's own SUSPEND) | `scontrol suspend` |
@@ -25,7 +25,11 @@
 //! When Slurm places ([`crate::placement`]), it starts the jobs itself and
 //! each one it started is taken in as running on its node (as a job started
 //! before pliant held it is); the table's placements are then those of the
-//! short jobs pliant holds and of the victims it requeued.
+//! short jobs pliant holds and of the victims it requeued, each ranked first
+//! in Slurm's queue once released, so that the room freed for it is its own.
+//! Every job Slurm runs there is booked: one without `--mem` at the memory
+//! Slurm allocated it, one with a comment pliant cannot read as a long job
+//! of priority 0 (the controller says so).
 //!
 //! Time in the core is integer µs since the cluster's epoch (journaled);
 //! this module is the only place of the crate that reads a clock.
@@ -569,12 +573,19 @@ impl Controller {
             Some(refuse(format!("it was {}{on} before pliant held it", sj.state)))
         } else if sj.node_count > 1 {
             Some(refuse("pliant places single-node jobs only".into()))
-        } else if sj.mem_mb == 0 {
+        } else if sj.mem_mb == 0 && !slurm_places {
             Some(refuse("it has no --mem (pliant books every job's memory)".into()))
         } else {
             None
         };
-        let options = parse_comment(&sj.comment);
+        let options = match parse_comment(&sj.comment) {
+            // Slurm runs it all the same: booked with the defaults.
+            Err(e) if slurm_places => {
+                eprintln!("pliant slurm: job {}: {e}: booked as a long job of priority 0", sj.id);
+                parse_comment("")
+            }
+            other => other,
+        };
         let why = why.or_else(|| options.as_ref().err().map(|e| refuse(e.clone())));
         if let Some(why) = why {
             let stays = if sj.state == "PENDING" { "it stays held" } else { "it runs outside pliant's books" };
@@ -583,11 +594,15 @@ impl Controller {
             return;
         }
         let o = options.expect("checked above");
+        let mem_mb = match sj.mem_mb {
+            0 => self.allocated_mem_mb(sj, running_on),
+            mb => mb,
+        };
         let spec = JobSpec {
             class: o.class,
             priority: o.priority,
             cpu_milli: sj.cpus.max(1) * 1000,
-            mem_mb: sj.mem_mb,
+            mem_mb,
             estimate_us: o.estimate_us,
         };
         if running_on.is_some() && !slurm_places {
@@ -599,6 +614,26 @@ impl Controller {
             state if sj.is_over() => events.push(Event::Ended { slurm_id: sj.id, state: state.to_string() }),
             _ => {}
         }
+    }
+
+    /// The memory Slurm gives a job without `--mem` when it places (the
+    /// `mem` of its `TRES`: the whole node under `CR_Core_Memory` unless a
+    /// `DefMemPer…` says otherwise), or, where Slurm books no memory, the
+    /// whole of the node it runs on (of the largest node while it pends);
+    /// the controller says which.
+    fn allocated_mem_mb(&self, sj: &SlurmJob, running_on: Option<u32>) -> u64 {
+        let node_mem = |n: &NodeSpec| n.capacity.mem_mb;
+        let whole = match running_on {
+            Some(i) => node_mem(&self.config.nodes[i as usize]),
+            None => self.config.nodes.iter().map(node_mem).max().unwrap_or(0),
+        };
+        let (mb, source) = match self.tools.allocated_mem_mb(sj.id) {
+            Ok(Some(mb)) => (mb, "Slurm's allocation (the mem of its TRES)".to_string()),
+            Ok(None) => (whole, "the whole node (Slurm books no memory)".to_string()),
+            Err(e) => (whole, format!("the whole node ({e})")),
+        };
+        eprintln!("pliant slurm: job {} has no --mem: booked at {mb} MB, {source}", sj.id);
+        mb
     }
 
     /// Takes in what the node agents reported and did: memory a victim
@@ -854,7 +889,17 @@ impl Controller {
         }
         let jobs: Vec<Placing> = placing.iter().map(|(p, _, _)| p.clone()).collect();
         let at = self.now() as f64 / 1e6;
-        for (slurm_id, result) in self.tools.place(&jobs) {
+        let placed = self.tools.place(&jobs);
+        if self.config.placement == Placer::Slurm {
+            // The room was freed for these jobs: ranked first, so that an
+            // older pending job does not take it (see `docs/slurm.md`).
+            let released: Vec<u64> =
+                placed.iter().filter(|(_, r)| matches!(r, Ok(Placement::Placed))).map(|(id, _)| *id).collect();
+            for (_, r) in self.tools.rank_first(&released) {
+                self.act(&r);
+            }
+        }
+        for (slurm_id, result) in placed {
             let Some((p, node, restore)) = placing.iter().find(|(p, _, _)| p.job == slurm_id) else { continue };
             match result {
                 Ok(Placement::Placed) => eprintln!("pliant slurm: job {slurm_id} placed on {} at {at:.3} s", p.node),

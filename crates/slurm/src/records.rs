@@ -110,6 +110,12 @@ fn memory_mb(text: &str) -> Option<u64> {
     (value >= 0.0).then(|| (value * scale).round() as u64)
 }
 
+/// The memory of a `TRES` list (`cpu=1,mem=1000M,node=1`), MB; `None`
+/// when it names none.
+pub fn tres_mem_mb(tres: &str) -> Option<u64> {
+    tres.split(',').find_map(|item| memory_mb(item.strip_prefix("mem=")?))
+}
+
 /// The nodes of an `sinfo --json` document.
 pub fn parse_nodes(json: &str) -> Result<Vec<SlurmNode>, String> {
     let doc: Value = serde_json::from_str(json).map_err(|e| format!("sinfo --json: {e}"))?;
@@ -145,6 +151,13 @@ mod tests {
         let err = parse_squeue("7|PENDING|x||2|600M|1|0|pliant\n").unwrap_err();
         assert!(err.contains("line 1"), "{err}");
         assert!(parse_squeue("7|PENDING|x||2|lots|1|0|pliant|c\n").is_err());
+    }
+
+    #[test]
+    fn tres_gives_its_memory() {
+        assert_eq!(tres_mem_mb("cpu=1,mem=1000M,node=1,billing=1"), Some(1000));
+        assert_eq!(tres_mem_mb("cpu=2,mem=1.50G,node=1"), Some(1536));
+        assert_eq!(tres_mem_mb("cpu=1,node=1,billing=1"), None);
     }
 
     #[test]

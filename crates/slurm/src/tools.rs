@@ -1,7 +1,7 @@
 //! Slurm's command-line tools, as the controller runs them. They find the
 //! cluster the usual way (`SLURM_CONF`, or the system's `slurm.conf`).
 
-use crate::records::{parse_nodes, parse_squeue, SlurmJob, SlurmNode, SQUEUE_FORMAT};
+use crate::records::{parse_nodes, parse_squeue, tres_mem_mb, SlurmJob, SlurmNode, SQUEUE_FORMAT};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -24,6 +24,12 @@ pub enum Placement {
     /// then killed, before it journaled more): it was left as it was.
     Started,
 }
+
+/// The priority [`SlurmTools::rank_first`] gives: above every priority
+/// `priority/basic` gives (it counts down from 4,294,901,759) and any
+/// `priority/multifactor` sum, below the values Slurm reserves (`NO_VAL`,
+/// `INFINITE`).
+pub const TOP_PRIORITY: u32 = 4_294_967_000;
 
 /// A job to place: Slurm's id, the node, and whether the poll that
 /// decided it showed the job held (only pliant releases a held job of its
@@ -206,6 +212,24 @@ impl SlurmTools {
             out.push((job, r.map(|()| Placement::Placed)));
         }
         out
+    }
+
+    /// Ranks released pending jobs above every other pending job
+    /// (`scontrol update JobId=A,B,… Priority=`[`TOP_PRIORITY`]), so that
+    /// Slurm's scheduler starts them first on the room pliant freed for them;
+    /// Slurm ignores a priority set while a job is held, so this follows the
+    /// release.
+    pub fn rank_first(&self, jobs: &[u64]) -> Vec<(u64, Result<(), ToolError>)> {
+        self.each("update", "JobId=", jobs, &[&format!("Priority={TOP_PRIORITY}")])
+    }
+
+    /// The memory Slurm allocated (or will allocate) to a job, MB: the `mem`
+    /// of its `TRES` in `scontrol show job -o` (a job without `--mem` is
+    /// given the whole node under `CR_Core_Memory`); `None` when Slurm books
+    /// no memory (`CR_Core`).
+    pub fn allocated_mem_mb(&self, job: u64) -> Result<Option<u64>, ToolError> {
+        let text = self.run("scontrol", &["show", "job", "-o", &job.to_string()])?;
+        Ok(text.split_whitespace().find_map(|f| f.strip_prefix("TRES=")).and_then(tres_mem_mb))
     }
 
     /// `scontrol suspend`: Slurm stops the job (SIGTSTP, then its freezer)
