@@ -6,9 +6,10 @@ use pliant_workload::scenarios::SCENARIOS;
 
 /// Prints every scenario with a line about it.
 pub fn scenarios() -> Result<(), String> {
+    let width = SCENARIOS.iter().map(|s| s.name.len()).max().unwrap_or(0);
     for s in SCENARIOS {
-        println!("{:<12} {}", s.name, s.about);
-        println!("{:<12} compared by default: {}", "", s.policies.join(", "));
+        println!("{:<width$}  {}", s.name, s.about);
+        println!("{:<width$}  compared by default: {}", "", s.policies.join(", "));
     }
     Ok(())
 }

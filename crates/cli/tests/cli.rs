@@ -256,9 +256,13 @@ fn a_native_file_streams_in_submission_order() {
 #[test]
 fn catalogues_list_scenarios_presets_and_keys() {
     let out = String::from_utf8(pliant(&["scenarios"]).stdout).unwrap();
-    for s in ["mixed", "high-load", "low-load", "multi-load"] {
+    for s in ["mixed", "high-load", "low-load", "multi-load", "bigc-fig2-alone"] {
         assert!(out.contains(s), "{out}");
     }
+    // Every name, the longest too, is followed by its text in one column.
+    let column = |l: &str| l.find("  ").map(|i| i + l[i..].len() - l[i..].trim_start().len());
+    let columns: std::collections::BTreeSet<Option<usize>> = out.lines().map(column).collect();
+    assert!(columns.len() == 1 && !columns.contains(&None), "the texts start in {columns:?}:\n{out}");
     let out = String::from_utf8(pliant(&["policies"]).stdout).unwrap();
     for s in ["fifo", "priority", "reserve", "kill", "reserve_fraction", "max_attempts"] {
         assert!(out.contains(s), "{out}");
