@@ -6,10 +6,11 @@
 //! reads no clock for them. The simulator sets none.
 
 use crate::Micros;
+use serde::{Deserialize, Serialize};
 
 /// Time to move 1 GB of a node's memory each way, where it was measured
 /// (`None`: the policy's rate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SwapRates {
     /// Time to swap out 1 GB of a CPU-deprived container there.
     pub reclaim_per_gb: Option<Micros>,
