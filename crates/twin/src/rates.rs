@@ -7,13 +7,16 @@
 //! each task at its own rates where it has them, at the run's where it
 //! does not: the swap rate of a machine shared with other work moves within
 //! a run (docs/live.md), and one victim's reclaim may go at half another's.
+//! Apart from those, the replay's planner is given each node's measured
+//! rates at the instants the live one was (the journal's `swap_rates`
+//! events), so that it prices preemptions as the live planner did.
 
 use pliant_live::protocol::AgentReport;
 pub use pliant_live::swap_meter::Shown;
 use pliant_live::swap_meter::{SwapHeard, TaskSwaps, Way};
 use pliant_manager::events::Event;
 use pliant_manager::journal::Step;
-use pliant_sim::TaskSwapRates;
+use pliant_sim::{NodeSwapRates, TaskSwapRates};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -98,6 +101,24 @@ pub struct Rates {
     /// Tasks replayed at their own rates, as the journal shows them
     /// (`None`: the one above; empty with `--no-journal-rates`).
     pub tasks: Vec<TaskSwapRates>,
+    /// The swap rates the live planner was given per node, from when
+    /// ([`given`]); absent where it was given none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeSwapRates>,
+}
+
+/// The swap rates a live body gave its core per node, from the step that
+/// took each in, in journal order.
+pub fn given(steps: &[Step]) -> Vec<NodeSwapRates> {
+    let mut given = Vec::new();
+    for step in steps {
+        for event in &step.events {
+            if let Event::SwapRates { node, rates } = *event {
+                given.push(NodeSwapRates { at: step.now, node, rates });
+            }
+        }
+    }
+    given
 }
 
 impl JournalRates {
