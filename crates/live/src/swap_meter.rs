@@ -236,6 +236,42 @@ impl NodeSwap {
     }
 }
 
+/// One rate of a node as a body shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RateShown {
+    /// Seconds per GB the planner prices with.
+    pub s_per_gb: f64,
+    /// `measured`: the node's own; `default`: the policy's (too little seen yet).
+    pub from: &'static str,
+    /// MB seen moving there so far.
+    pub seen_mb: u64,
+}
+
+/// A node's rates as a body shows them (`pliant status`, the web page, `/metrics`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SwapShown {
+    /// Swapping out.
+    pub reclaim: RateShown,
+    /// Reading back.
+    pub restore: RateShown,
+}
+
+impl NodeSwap {
+    /// Its rates as the planner has them, the policy's `reclaim` and
+    /// `restore` (per GB) where it has none of the node's own.
+    pub fn shown(&self, reclaim: Micros, restore: Micros) -> SwapShown {
+        let one = |given: Option<Micros>, policy: Micros, seen: &Shown| RateShown {
+            s_per_gb: given.unwrap_or(policy) as f64 / 1e6,
+            from: if given.is_some() { "measured" } else { "default" },
+            seen_mb: seen.mb,
+        };
+        SwapShown {
+            reclaim: one(self.given.reclaim_per_gb, reclaim, &self.reclaim),
+            restore: one(self.given.restore_per_gb, restore, &self.restore),
+        }
+    }
+}
+
 /// A live body's swap rates per node: what it saw, and what it gave the core.
 #[derive(Debug, Clone, Default)]
 pub struct SwapMeter {

@@ -17,7 +17,8 @@ use crate::room::JournalRoom;
 use crate::submit::SubmitRequest;
 use crate::view::{JobShown, JobState, JobView, Preempted, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
-use pliant_core::policy::{Policy, Profile, Registry};
+use pliant_core::policy::cost::Rates;
+use pliant_core::policy::{Params, Policy, Profile, Registry};
 use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler, SwapRates};
 use pliant_live::credentials::{not_its_credential, Joiner, NodeCredentials};
 use pliant_live::delivery::Delivery;
@@ -26,7 +27,7 @@ use pliant_live::machine::unix_us;
 use pliant_live::mirror::{Heard, Standing};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::{JournaledPolicy, LiveBody, StepError, Stepping};
-use pliant_live::swap_meter::SwapHeard;
+use pliant_live::swap_meter::{NodeSwap, SwapHeard, SwapShown};
 use pliant_live::token::Token;
 use pliant_live::uid_range::{UidRange, DEFAULT_TASK_UIDS};
 use pliant_live::wire::NodeRecord;
@@ -864,6 +865,19 @@ impl Manager {
     /// Per node, true while its agent is declared lost.
     pub fn lost_nodes(&self) -> &[bool] {
         &self.lost
+    }
+
+    /// Per node, the swap rates the planner prices its shrinks there at:
+    /// measured there, or the policy's (`pliant_live::swap_meter`).
+    pub fn swap_rates(&self) -> Vec<SwapShown> {
+        let mut params = Params::default();
+        for (k, v) in &self.config.params {
+            // The configuration was checked when the cluster started.
+            let _ = params.set(k, v);
+        }
+        let policy = Rates::from_params(&params);
+        let shown = |n: &NodeSwap| n.shown(policy.reclaim_per_gb, policy.restore_per_gb);
+        self.stepping.swap.nodes().iter().map(shown).collect()
     }
 
     /// Steps journaled so far.
