@@ -56,7 +56,8 @@ fn task(job: u32, task: u32) -> TaskRef {
 /// told.
 fn short_needs_room(m: &mut Manager, clock: &AtomicU64, at: Micros) -> (u32, u32, Vec<AgentOp>) {
     clock.store(at, Ordering::SeqCst);
-    let long = json!({"queue": "long", "tasks": 2, "cpu_milli": 4000, "mem_mb": 7168, "estimate_s": 1000, "command": ["sh"]});
+    let long =
+        json!({"queue": "long", "tasks": 2, "cpu_milli": 4000, "mem_mb": 7168, "estimate_s": 1000, "command": ["sh"]});
     let long = submit(m, long);
     assert_eq!(m.take_ops(0).len(), 2, "both long tasks launch");
     clock.store(at + 10 * SECOND, Ordering::SeqCst);
@@ -122,8 +123,14 @@ fn a_node_measured_slow_to_reclaim_is_no_longer_shrunk() {
         "the measured rate makes the shrink dearer than the kill: {ops:?}"
     );
     let metrics = pliant_manager::metrics::Snapshot::of(&m).prometheus();
-    assert!(metrics.contains("pliant_node_reclaim_seconds_per_gigabyte{node=\"n0\",from=\"measured\"} 20.4"), "{metrics}");
-    assert!(metrics.contains("pliant_node_restore_seconds_per_gigabyte{node=\"n0\",from=\"default\"} 5.1\n"), "{metrics}");
+    assert!(
+        metrics.contains("pliant_node_reclaim_seconds_per_gigabyte{node=\"n0\",from=\"measured\"} 20.4"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("pliant_node_restore_seconds_per_gigabyte{node=\"n0\",from=\"default\"} 5.1\n"),
+        "{metrics}"
+    );
     drop(m);
 
     let journal = Journal::open(&dir.path().join("journal.sqlite")).unwrap();
