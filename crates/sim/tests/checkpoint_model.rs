@@ -194,6 +194,18 @@ fn a_dump_in_progress_is_not_preempted_for_again() {
     assert!(close(jct(&r, 0), 398.36), "{}", jct(&r, 0));
 }
 
+/// The checkpoint paper's two-job experiment: a long job ⟨4 CPU, 5 GB⟩ of
+/// 60 s, known, from 0; a short one of the same size at 30 s.
+fn long_then_short() -> Workload {
+    let sized = |name: &str, class, submit_s| {
+        let mut j = job(name, 0, submit_s);
+        j.class = class;
+        j.phases[0].tasks[0].estimate = Some(60 * SECOND);
+        j
+    };
+    workload(1, vec![sized("long", JobClass::Long, 0), sized("short", JobClass::Short, 30)])
+}
+
 /// Nodes without a checkpoint tier (`SimOptions::without_checkpoint_tier`,
 /// as the twin replays a live run): the checkpoint paper's two-job
 /// experiment as `pliant` sees it (a long job ⟨4 CPU, 5 GB⟩ of 60 s, known,
@@ -203,13 +215,7 @@ fn a_dump_in_progress_is_not_preempted_for_again() {
 /// the twin replays a live run's tasks) in place of the model's.
 #[test]
 fn nodes_without_a_tier_are_offered_no_dump_and_a_task_swaps_at_its_own_rates() {
-    let sized = |name: &str, class, submit_s| {
-        let mut j = job(name, 0, submit_s);
-        j.class = class;
-        j.phases[0].tasks[0].estimate = Some(60 * SECOND);
-        j
-    };
-    let w = workload(1, vec![sized("long", JobClass::Long, 0), sized("short", JobClass::Short, 30)]);
+    let w = long_then_short();
     let policy = || preset("pliant", &Params::default()).unwrap();
     let with_tier = simulate(&w, policy(), &SimOptions::default()).unwrap();
     let tierless =
@@ -244,13 +250,7 @@ fn nodes_without_a_tier_are_offered_no_dump_and_a_task_swaps_at_its_own_rates() 
 /// 30 s, it is shrunk as before.
 #[test]
 fn a_node_s_given_swap_rates_price_its_shrinks_from_their_instant_on() {
-    let sized = |name: &str, class, submit_s| {
-        let mut j = job(name, 0, submit_s);
-        j.class = class;
-        j.phases[0].tasks[0].estimate = Some(60 * SECOND);
-        j
-    };
-    let w = workload(1, vec![sized("long", JobClass::Long, 0), sized("short", JobClass::Short, 30)]);
+    let w = long_then_short();
     let slow = pliant_core::SwapRates { reclaim_per_gb: Some(1000 * SECOND), restore_per_gb: None };
     let given_at = |at_s: u64| {
         let given = vec![NodeSwapRates { at: at_s * SECOND, node: 0, rates: slow }];
