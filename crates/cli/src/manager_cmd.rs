@@ -513,6 +513,7 @@ pub fn run(cmd: ManagerCommand, registry: &Registry) -> Result<(), String> {
                     println!("{}", printable(why));
                 }
                 print!("{}", jobs_table(answer.as_array().map_or(&[][..], |v| v.as_slice())));
+                print!("{}", swap_table(cluster["nodes"].as_array().map_or(&[][..], |v| v.as_slice())));
             }
             Ok(())
         }
@@ -595,6 +596,24 @@ fn jobs_table(jobs: &[Value]) -> String {
             secs(&j["first_start_us"]),
             secs(&j["end_us"]),
         );
+    }
+    out
+}
+
+/// Each node's swap rates as the planner prices shrinks there: its own
+/// once measured, the policy's marked `(default)` until then.
+fn swap_table(nodes: &[Value]) -> String {
+    let rate = |r: &Value| {
+        let s = r["s_per_gb"].as_f64().map_or("?".to_string(), |s| format!("{s:.2}"));
+        match r["from"].as_str() {
+            Some("measured") => format!("{s} ({} MB seen)", r["seen_mb"].as_u64().unwrap_or(0)),
+            _ => format!("{s} (default)"),
+        }
+    };
+    let mut out = format!("\n{:<16} {:<24} {:<24}\n", "NODE", "RECLAIM S/GB", "RESTORE S/GB");
+    for n in nodes {
+        let name = printable(n["name"].as_str().unwrap_or("?"));
+        out += &format!("{name:<16} {:<24} {:<24}\n", rate(&n["swap"]["reclaim"]), rate(&n["swap"]["restore"]));
     }
     out
 }

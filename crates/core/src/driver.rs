@@ -61,6 +61,11 @@ impl Driver {
         self.core.planner_mut()
     }
 
+    /// Node `node`'s measured swap rates ([`Scheduler::set_swap_rates`]).
+    pub fn set_swap_rates(&mut self, node: usize, rates: crate::SwapRates) {
+        self.core.set_swap_rates(node, rates);
+    }
+
     /// Takes in one observation at `now`.
     #[inline]
     pub fn observe(&mut self, now: Micros, obs: Observation) -> Result<(), CoreError> {

@@ -20,6 +20,7 @@ pub mod parameter;
 pub mod policy;
 pub mod resources;
 pub mod scheduler;
+mod swap_rates;
 pub mod time;
 
 pub use action::{Action, MechanismKind};
@@ -31,4 +32,5 @@ pub use resources::Resources;
 pub use scheduler::{MemoryWanted, Scheduler, TaskBooks};
 #[doc(hidden)]
 pub use serde as __serde;
+pub use swap_rates::SwapRates;
 pub use time::{Micros, SECOND};

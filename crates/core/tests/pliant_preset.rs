@@ -8,7 +8,7 @@ mod common;
 use pliant_core::action::MechanismKind;
 use pliant_core::model::{JobClass, JobId, JobRequest, TaskRef, TaskRequest, Tier};
 use pliant_core::policy::{preset, Params};
-use pliant_core::{Action, Micros, Observation, Resources, Scheduler, SECOND};
+use pliant_core::{Action, Micros, Observation, Resources, Scheduler, SwapRates, SECOND};
 
 fn job(id: u32, class: JobClass, tasks: &[(u64, u64)]) -> JobRequest {
     let estimate = Some(1000 * SECOND);
@@ -22,10 +22,16 @@ fn job(id: u32, class: JobClass, tasks: &[(u64, u64)]) -> JobRequest {
 /// The long job running since 0, a short task of `short` arriving at `at`,
 /// the monitor one second later: its actions and the scheduler.
 fn short_arrives(at: Micros, short: (u64, u64)) -> (Vec<Action>, Scheduler) {
+    short_arrives_at_rates(at, short, SwapRates::default())
+}
+
+/// As [`short_arrives`], the node's body having measured its swap at `swap`.
+fn short_arrives_at_rates(at: Micros, short: (u64, u64), swap: SwapRates) -> (Vec<Action>, Scheduler) {
     let mut short = job(1, JobClass::Short, &[short]);
     short.phases[0].tasks[0].estimate = Some(5 * SECOND);
     let policy = preset("pliant", &Params::default()).unwrap();
     let mut s = Scheduler::new(&[Resources::cores_gb(8, 16)], policy).unwrap();
+    s.set_swap_rates(0, swap);
     let mut out = Vec::new();
     s.observe(0, Observation::JobSubmitted(job(0, JobClass::Long, &[(4, 7), (4, 7)]))).unwrap();
     s.schedule(0, &mut out);
@@ -81,6 +87,21 @@ fn a_memory_deficit_reclaims_only_that_much() {
     s.observe(107 * SECOND, Observation::MemoryReclaimed { task: VICTIM, mem_mb: 2048 }).unwrap();
     s.schedule(107 * SECOND, &mut out);
     assert!(matches!(out[..], [Action::Launch { task: SHORT, .. }]), "{out:?}");
+}
+
+// The same deficit on a node whose body measured its reclaims at 150 s/GB:
+// the 615 MB swapped out take 90.1 s, while the waiting core waits (90.1
+// core-s) and the frozen task's 4 cores stop for 95.1 s (380.4): dearer
+// than the kill's 424 with the read back (12.25): the shrink is no longer
+// the cheapest, and a checkpoint to NVM is taken instead.
+#[test]
+fn a_node_measured_slow_to_reclaim_is_not_shrunk() {
+    let slow = SwapRates { reclaim_per_gb: Some(150 * SECOND), restore_per_gb: None };
+    let (out, mut s) = short_arrives_at_rates(100 * SECOND, (1, 4), slow);
+    assert_eq!(out, vec![Action::Checkpoint { task: VICTIM, tier: Tier::Nvm }]);
+    let c = &s.planner_mut().unwrap().take_choices()[0];
+    let shrink = c.options[1].unwrap().cost();
+    assert!(shrink > 424 * SECOND && c.chosen.cost() < shrink, "{shrink} vs {:?}", c.chosen);
 }
 
 // The same deficit from tasks that ran 3 s: a kill costs 12 + 4 × 5 = 32 core-s,

@@ -44,6 +44,7 @@ pub mod slurm_node;
 pub mod stepper;
 pub mod strict;
 pub mod swap;
+pub mod swap_meter;
 pub mod task_dir;
 pub mod task_files;
 pub mod tls;

@@ -13,9 +13,17 @@
 //! first, as a step of its own at its due instant (at most a period late):
 //! its period does not drift with the body's lateness and it does not see
 //! what came in after it was due, as in the simulator.
+//!
+//! The stepper also measures each node's swap rates from the decisions and
+//! what the body heard (`swap_meter`); once a node's differ from those the
+//! core has, a live step takes them in first as an event of its own (the
+//! body's [`LiveBody::swap_rates_event`]), journaled like any other, so a
+//! replay gives the core the same figures at the same step.
 
+use crate::swap_meter::{SwapHeard, SwapMeter};
+use pliant_core::model::TaskRef;
 use pliant_core::policy::{Params, Policy, Profile, Registry};
-use pliant_core::{Action, CoreError, Driver, Micros, Pass};
+use pliant_core::{Action, CoreError, Driver, Micros, Pass, SwapRates};
 use serde::{Deserialize, Serialize};
 
 /// One scheduling step, as a body journals it.
@@ -70,12 +78,33 @@ pub struct Stepping {
     pub last_now: Micros,
     /// True while the journal is replayed: nothing is journaled.
     pub replaying: bool,
+    /// Each node's swap rates as measured, and those the core was given.
+    pub swap: SwapMeter,
 }
 
 impl Stepping {
     /// A driver about to replay its body's journal.
     pub fn new(driver: Driver) -> Stepping {
-        Stepping { driver, last_now: 0, replaying: true }
+        let swap = SwapMeter::new(driver.core().node_allocations().count());
+        Stepping { driver, last_now: 0, replaying: true, swap }
+    }
+
+    /// Follows what the body heard at `now` of `task` (on the node the core
+    /// has it on) for the node's swap rates.
+    pub fn heard_swap(&mut self, now: Micros, task: TaskRef, heard: SwapHeard) {
+        let node = self.driver.core().task(task).and_then(|b| b.node).map_or(usize::MAX, |n| n.0 as usize);
+        self.swap.heard(now, task, node, heard);
+    }
+
+    /// Gives the core node `node`'s swap rates (a journaled event taken in);
+    /// false for a node it does not have.
+    pub fn give_swap_rates(&mut self, node: u32, rates: SwapRates) -> bool {
+        if node as usize >= self.swap.nodes().len() {
+            return false;
+        }
+        self.driver.set_swap_rates(node as usize, rates);
+        self.swap.given(node as usize, rates);
+        true
     }
 }
 
@@ -90,6 +119,10 @@ pub trait LiveBody {
 
     /// The driver and its step state.
     fn stepping(&mut self) -> &mut Stepping;
+
+    /// The event by which node `node`'s measured swap rates are given to
+    /// the core; taking it in calls [`Stepping::give_swap_rates`].
+    fn swap_rates_event(node: u32, rates: SwapRates) -> Self::Event;
 
     /// Applies one event to the core and the body's records; false when it
     /// is stale and is dropped (not journaled).
@@ -131,6 +164,9 @@ pub trait LiveBody {
         // What the actions cause is reported later: the passes go on until
         // one decides nothing.
         while s.driver.pass(now, &mut actions) == Pass::Acted {}
+        for action in &actions {
+            s.swap.decided(now, action);
+        }
         self.settled();
         if !self.stepping().replaying && (monitor || !taken.is_empty() || !actions.is_empty()) {
             self.journal(&Step { now, events: taken, monitor, actions: actions.clone() })?;
@@ -142,17 +178,22 @@ pub trait LiveBody {
     }
 
     /// A step at `now` with a resource monitor run due by then first, as a
-    /// step of its own at its due instant (at most a period late). Returns
+    /// step of its own at its due instant (at most a period late). Swap
+    /// rates measured since the last step and not yet given to the core
+    /// are taken in first (in the monitor's step, if one runs). Returns
     /// what the body is left to do.
-    fn live_step(&mut self, now: Micros, events: Vec<Self::Event>) -> Result<Vec<Self::Out>, StepError> {
+    fn live_step(&mut self, now: Micros, mut events: Vec<Self::Event>) -> Result<Vec<Self::Out>, StepError> {
         let s = self.stepping();
+        let mut rates: Vec<Self::Event> =
+            s.swap.due().into_iter().map(|(node, r)| Self::swap_rates_event(node, r)).collect();
         let mut out = Vec::new();
         if let Some(due) = s.driver.next_monitor().filter(|&due| due <= now) {
             let period = s.driver.core().monitor_interval().unwrap_or(0);
             let at = due.max(now.saturating_sub(period)).max(s.last_now);
-            out = self.step(at, Vec::new(), true)?.1;
+            out = self.step(at, std::mem::take(&mut rates), true)?.1;
         }
-        out.extend(self.step(now, events, false)?.1);
+        rates.append(&mut events);
+        out.extend(self.step(now, rates, false)?.1);
         Ok(out)
     }
 

@@ -199,8 +199,9 @@ fn cluster(m: &Manager) -> Answer {
         .iter()
         .zip(m.allocations())
         .zip(m.lost_nodes())
+        .zip(m.swap_rates())
         .enumerate()
-        .map(|(i, ((n, allocated), lost))| {
+        .map(|(i, (((n, allocated), lost), swap))| {
             json!({
                 "id": i,
                 "name": n.name,
@@ -209,6 +210,7 @@ fn cluster(m: &Manager) -> Answer {
                 "allocated": allocated,
                 "mechanisms": n.mechanisms,
                 "notes": n.notes,
+                "swap": swap,
             })
         })
         .collect();

@@ -3,7 +3,7 @@
 
 use crate::elastic::ElasticRequest;
 use pliant_core::model::{JobClass, JobId};
-use pliant_core::Micros;
+use pliant_core::{Micros, SwapRates};
 use pliant_live::protocol::AgentReport;
 use serde::{Deserialize, Serialize};
 
@@ -86,5 +86,13 @@ pub enum Event {
         node: u32,
         /// What it said.
         report: AgentReport,
+    },
+    /// The swap rates the manager measured on a node, given to the core
+    /// from this step on (`pliant_live::swap_meter`).
+    SwapRates {
+        /// The node.
+        node: u32,
+        /// Its rates (`None`: the policy's).
+        rates: SwapRates,
     },
 }

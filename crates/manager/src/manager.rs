@@ -17,8 +17,9 @@ use crate::room::JournalRoom;
 use crate::submit::SubmitRequest;
 use crate::view::{JobShown, JobState, JobView, Preempted, TaskView};
 use pliant_core::model::{JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
-use pliant_core::policy::{Policy, Profile, Registry};
-use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler};
+use pliant_core::policy::cost::Rates;
+use pliant_core::policy::{Params, Policy, Profile, Registry};
+use pliant_core::{Action, Driver, MechanismKind, Micros, Observation, Resources, Scheduler, SwapRates};
 use pliant_live::credentials::{not_its_credential, Joiner, NodeCredentials};
 use pliant_live::delivery::Delivery;
 use pliant_live::dispatch::{node_op, NodeOp};
@@ -26,6 +27,7 @@ use pliant_live::machine::unix_us;
 use pliant_live::mirror::{Heard, Standing};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::{JournaledPolicy, LiveBody, StepError, Stepping};
+use pliant_live::swap_meter::{NodeSwap, SwapHeard, SwapShown};
 use pliant_live::token::Token;
 use pliant_live::uid_range::{UidRange, DEFAULT_TASK_UIDS};
 use pliant_live::wire::NodeRecord;
@@ -657,6 +659,7 @@ impl Manager {
                 self.stop_job(now, *job, JobState::Cancelled, ops);
             }
             Event::Report { node, report } => return self.take_report(now, *node, report, ops),
+            Event::SwapRates { node, rates } => return Ok(self.stepping.give_swap_rates(*node, *rates)),
             Event::NodeLost { node } | Event::NodeBack { node } => {
                 let lost = matches!(event, Event::NodeLost { .. });
                 let i = *node as usize;
@@ -723,6 +726,15 @@ impl Manager {
                 t.lost_reason = Some(reason.clone());
             }
             AgentReport::Swapping { .. } | AgentReport::Resumed { .. } => {}
+        }
+        let swap = match report {
+            AgentReport::Reclaimed { freed_mb, .. } => Some(SwapHeard::Reclaimed { freed_mb: *freed_mb }),
+            AgentReport::Resumed { .. } => Some(SwapHeard::Resumed),
+            AgentReport::Exited { .. } | AgentReport::Lost { .. } => Some(SwapHeard::Ended),
+            AgentReport::Swapping { .. } | AgentReport::Checkpointed { .. } => None,
+        };
+        if let Some(heard) = swap {
+            self.stepping.heard_swap(now, task, heard);
         }
         for o in observed {
             self.stepping.driver.observe(now, o)?;
@@ -855,6 +867,19 @@ impl Manager {
         &self.lost
     }
 
+    /// Per node, the swap rates the planner prices its shrinks there at:
+    /// measured there, or the policy's (`pliant_live::swap_meter`).
+    pub fn swap_rates(&self) -> Vec<SwapShown> {
+        let mut params = Params::default();
+        for (k, v) in &self.config.params {
+            // The configuration was checked when the cluster started.
+            let _ = params.set(k, v);
+        }
+        let policy = Rates::from_params(&params);
+        let shown = |n: &NodeSwap| n.shown(policy.reclaim_per_gb, policy.restore_per_gb);
+        self.stepping.swap.nodes().iter().map(shown).collect()
+    }
+
     /// Steps journaled so far.
     pub fn journal_steps(&self) -> Result<u64, ManagerError> {
         Ok(self.journal.len()?)
@@ -898,6 +923,10 @@ impl LiveBody for Manager {
 
     fn stepping(&mut self) -> &mut Stepping {
         &mut self.stepping
+    }
+
+    fn swap_rates_event(node: u32, rates: SwapRates) -> Event {
+        Event::SwapRates { node, rates }
     }
 
     fn take_in(&mut self, now: Micros, event: &Event, ops: &mut Vec<(usize, AgentOp)>) -> Result<bool, StepError> {

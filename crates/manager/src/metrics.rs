@@ -10,6 +10,7 @@
 use crate::manager::Manager;
 use crate::view::JobState;
 use pliant_core::{Micros, Resources};
+use pliant_live::swap_meter::{RateShown, SwapShown};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -42,6 +43,8 @@ pub struct NodeUse {
     pub allocated: Resources,
     /// True while its agent is declared lost.
     pub lost: bool,
+    /// The swap rates the planner prices its shrinks there at.
+    pub swap: SwapShown,
 }
 
 /// Everything the metrics show, at one instant.
@@ -95,7 +98,14 @@ impl Snapshot {
             .iter()
             .zip(m.allocations())
             .zip(m.lost_nodes())
-            .map(|((n, allocated), &lost)| NodeUse { name: n.name.clone(), capacity: n.capacity, allocated, lost })
+            .zip(m.swap_rates())
+            .map(|(((n, allocated), &lost), swap)| NodeUse {
+                name: n.name.clone(),
+                capacity: n.capacity,
+                allocated,
+                lost,
+                swap,
+            })
             .collect();
         s
     }
@@ -167,6 +177,25 @@ impl Snapshot {
                 t.sample(name, &[("node", &n.name)], value(n));
             }
         }
+        let rates: [(&str, &str, NodeRate); 2] = [
+            (
+                "pliant_node_reclaim_seconds_per_gigabyte",
+                "Seconds to swap out 1 GB there, as the planner prices shrinks (from: measured, or the policy's default).",
+                |n| n.swap.reclaim,
+            ),
+            (
+                "pliant_node_restore_seconds_per_gigabyte",
+                "Seconds to read 1 GB back there, as the planner prices shrinks (from: measured, or the policy's default).",
+                |n| n.swap.restore,
+            ),
+        ];
+        for (name, help, rate) in rates {
+            t.family(name, "gauge", help);
+            for n in &self.nodes {
+                let r = rate(n);
+                t.sample(name, &[("node", &n.name), ("from", r.from)], r.s_per_gb);
+            }
+        }
         t.0
     }
 
@@ -188,6 +217,9 @@ impl Snapshot {
 
 /// One per-node value.
 type NodeValue = fn(&NodeUse) -> f64;
+
+/// One of a node's swap rates.
+type NodeRate = fn(&NodeUse) -> RateShown;
 
 /// Text in the exposition format.
 #[derive(Default)]

@@ -63,6 +63,8 @@ struct Run<'w, J: Iterator<Item = Cow<'w, Job>>> {
     /// Core jobs whose application attempt a kill failed, to be ended once
     /// the actions at hand are carried out (`kill_model=spark`).
     failing: Vec<u32>,
+    /// How many of `SimOptions::node_swap_rates` the core was given.
+    given_swap_rates: usize,
 }
 
 /// `yarn.resourcemanager.am.max-attempts`'s default (YARN's
@@ -215,6 +217,7 @@ fn run<'w>(
         decisions: opts.record_decisions.then(Vec::new),
         choices: Vec::new(),
         failing: Vec::new(),
+        given_swap_rates: 0,
     };
     if let Some(at) = run.driver.next_monitor() {
         run.events.push(at, Event::Monitor);
@@ -272,6 +275,7 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             self.reserved_area +=
                 self.driver.core().reservation().idle().cpu_milli as f64 / 1000.0 * (now - self.exec.usage.last) as f64;
             self.exec.usage.advance(now);
+            self.give_swap_rates(now, &opts.node_swap_rates);
             // Peeked before it is taken, so that a job not yet due stays where it is.
             while self.arrivals.peek().is_some_and(|j| j.submit == now) {
                 let job = self.arrivals.next().expect("peeked");
@@ -311,6 +315,15 @@ impl<'w, J: Iterator<Item = Cow<'w, Job>>> Run<'w, J> {
             }
         }
         Ok(())
+    }
+
+    /// Gives the core the swap rates of `given` due by `now` (from
+    /// `given_swap_rates` on), before anything at `now` is decided.
+    fn give_swap_rates(&mut self, now: Micros, given: &[crate::NodeSwapRates]) {
+        while let Some(r) = given.get(self.given_swap_rates).filter(|r| r.at <= now) {
+            self.driver.set_swap_rates(r.node as usize, r.rates);
+            self.given_swap_rates += 1;
+        }
     }
 
     fn handle(&mut self, now: Micros, event: Event, opts: &SimOptions) -> Result<(), SimError> {

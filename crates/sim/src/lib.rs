@@ -152,6 +152,11 @@ pub struct SimOptions {
     /// Tasks with swap rates of their own, in place of the execution
     /// model's for them (the twin's: what a live run showed of each task).
     pub task_swap_rates: Vec<TaskSwapRates>,
+    /// Swap rates the core is given for a node from an instant on, in time
+    /// order (`Scheduler::set_swap_rates`): the figures a live body measured
+    /// and journaled, so that the twin's planner prices as the live one did.
+    /// Empty: none, the policy's rates everywhere.
+    pub node_swap_rates: Vec<NodeSwapRates>,
     /// Report the core-seconds Spark executors held idle at a stage barrier
     /// (`RunRecord::barrier_idle_core_seconds`; a measurement, not a decision).
     pub barrier_idle: bool,
@@ -170,6 +175,17 @@ pub struct TaskSwapRates {
     pub restore_s_per_gb: Option<f64>,
 }
 
+/// A node's swap rates from an instant on (see `SimOptions::node_swap_rates`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct NodeSwapRates {
+    /// From when, µs of simulated time.
+    pub at: Micros,
+    /// The node, in core order.
+    pub node: u32,
+    /// Its rates.
+    pub rates: pliant_core::SwapRates,
+}
+
 impl Default for SimOptions {
     fn default() -> Self {
         // BIG-C Fig. 8d samples utilisation every 2 s.
@@ -182,6 +198,7 @@ impl Default for SimOptions {
             without_checkpoint_tier: false,
             node_mechanisms: Vec::new(),
             task_swap_rates: Vec::new(),
+            node_swap_rates: Vec::new(),
             barrier_idle: false,
         }
     }

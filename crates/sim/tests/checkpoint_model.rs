@@ -7,7 +7,7 @@ use pliant_core::model::JobClass;
 use pliant_core::policy::{preset, Params};
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::{CheckpointCounts, RunRecord};
-use pliant_sim::{simulate, SimOptions, TaskSwapRates};
+use pliant_sim::{simulate, NodeSwapRates, SimOptions, TaskSwapRates};
 use pliant_workload::scenarios::{self, LongJobs};
 use pliant_workload::{Cluster, Job, Task, Workload};
 
@@ -194,6 +194,18 @@ fn a_dump_in_progress_is_not_preempted_for_again() {
     assert!(close(jct(&r, 0), 398.36), "{}", jct(&r, 0));
 }
 
+/// The checkpoint paper's two-job experiment: a long job ⟨4 CPU, 5 GB⟩ of
+/// 60 s, known, from 0; a short one of the same size at 30 s.
+fn long_then_short() -> Workload {
+    let sized = |name: &str, class, submit_s| {
+        let mut j = job(name, 0, submit_s);
+        j.class = class;
+        j.phases[0].tasks[0].estimate = Some(60 * SECOND);
+        j
+    };
+    workload(1, vec![sized("long", JobClass::Long, 0), sized("short", JobClass::Short, 30)])
+}
+
 /// Nodes without a checkpoint tier (`SimOptions::without_checkpoint_tier`,
 /// as the twin replays a live run): the checkpoint paper's two-job
 /// experiment as `pliant` sees it (a long job ⟨4 CPU, 5 GB⟩ of 60 s, known,
@@ -203,13 +215,7 @@ fn a_dump_in_progress_is_not_preempted_for_again() {
 /// the twin replays a live run's tasks) in place of the model's.
 #[test]
 fn nodes_without_a_tier_are_offered_no_dump_and_a_task_swaps_at_its_own_rates() {
-    let sized = |name: &str, class, submit_s| {
-        let mut j = job(name, 0, submit_s);
-        j.class = class;
-        j.phases[0].tasks[0].estimate = Some(60 * SECOND);
-        j
-    };
-    let w = workload(1, vec![sized("long", JobClass::Long, 0), sized("short", JobClass::Short, 30)]);
+    let w = long_then_short();
     let policy = || preset("pliant", &Params::default()).unwrap();
     let with_tier = simulate(&w, policy(), &SimOptions::default()).unwrap();
     let tierless =
@@ -233,4 +239,27 @@ fn nodes_without_a_tier_are_offered_no_dump_and_a_task_swaps_at_its_own_rates() 
     let faster = own(None, Some(1.0));
     assert!(close(jct(&faster, 0), jct(&tierless, 0) - 4.1), "{}", jct(&faster, 0));
     assert_eq!(jct(&faster, 1), 63.0);
+}
+
+/// A node's measured swap rates given to the core from an instant on
+/// (`SimOptions::node_swap_rates`, as the twin replays what a live planner
+/// was given): the same run as above, tierless, where the long task is
+/// shrunk at the policy's 3 s/GB. Given 1000 s/GB for its node from 10 s,
+/// the 1 GB swap out would keep the short job waiting 1000 s: the long
+/// task is killed instead. Given the same at 40 s, after the decision at
+/// 30 s, it is shrunk as before.
+#[test]
+fn a_node_s_given_swap_rates_price_its_shrinks_from_their_instant_on() {
+    let w = long_then_short();
+    let slow = pliant_core::SwapRates { reclaim_per_gb: Some(1000 * SECOND), restore_per_gb: None };
+    let given_at = |at_s: u64| {
+        let given = vec![NodeSwapRates { at: at_s * SECOND, node: 0, rates: slow }];
+        let opts = SimOptions { without_checkpoint_tier: true, node_swap_rates: given, ..SimOptions::default() };
+        simulate(&w, preset("pliant", &Params::default()).unwrap(), &opts).unwrap()
+    };
+    let before = given_at(10);
+    assert_eq!((before.preemptions.get("kill"), before.preemptions.get("graceful")), (Some(&1), None));
+    let after = given_at(40);
+    assert_eq!((after.preemptions.get("kill"), after.preemptions.get("graceful")), (None, Some(&1)));
+    assert_eq!(jct(&after, 1), 63.0, "the swap itself goes at the execution model's rate");
 }

@@ -43,13 +43,14 @@ use crate::tools::{Placement, Placing, SlurmTools, ToolError};
 use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
 use pliant_core::policy::{Profile, Registry};
 use pliant_core::MechanismKind;
-use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler};
+use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler, SwapRates};
 use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::machine::unix_us;
 use pliant_live::mirror::{Heard, Shown, Standing, Status, TaskMirror};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::JournaledPolicy;
 use pliant_live::stepper::{LiveBody, StepError, Stepping};
+use pliant_live::swap_meter::SwapHeard;
 use pliant_live::token::Token;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -157,6 +158,14 @@ pub enum Event {
     Checkpointed {
         /// Slurm's id.
         slurm_id: u64,
+    },
+    /// The swap rates the controller measured on a node, given to the core
+    /// from this step on (`pliant_live::swap_meter`).
+    SwapRates {
+        /// The node (core index).
+        node: u32,
+        /// Its rates (`None`: the policy's).
+        rates: SwapRates,
     },
 }
 
@@ -699,6 +708,9 @@ impl Controller {
     /// Applies one event to the core and the records; false when it is
     /// stale. A job taken over running leaves its agent to be told (`out`).
     fn take_event(&mut self, now: Micros, event: &Event, out: &mut Vec<Effect>) -> Result<bool, StepError> {
+        if let Event::SwapRates { node, rates } = event {
+            return Ok(self.stepping.give_swap_rates(*node, *rates));
+        }
         if let Event::Submitted { slurm_id, uid, spec, running_on } = event {
             if self.by_slurm.contains_key(slurm_id) {
                 return Ok(false);
@@ -727,7 +739,7 @@ impl Controller {
             return Ok(true);
         }
         let slurm_id = match event {
-            Event::Submitted { .. } => unreachable!("handled above"),
+            Event::Submitted { .. } | Event::SwapRates { .. } => unreachable!("handled above"),
             Event::Finished { slurm_id }
             | Event::Ended { slurm_id, .. }
             | Event::Reclaimed { slurm_id, .. }
@@ -738,7 +750,7 @@ impl Controller {
         let Some(&i) = self.by_slurm.get(&slurm_id) else { return Ok(false) };
         let task = core_task(i);
         let heard = match event {
-            Event::Submitted { .. } => unreachable!("handled above"),
+            Event::Submitted { .. } | Event::SwapRates { .. } => unreachable!("handled above"),
             Event::Finished { .. } => Heard::Exited { ok: true },
             Event::Ended { .. } => Heard::Exited { ok: false },
             Event::Reclaimed { mem_mb, .. } => Heard::Reclaimed { mem_mb: *mem_mb },
@@ -759,7 +771,16 @@ impl Controller {
             }
             Event::Swapping { .. } => t.slurm_suspended = true,
             Event::Checkpointed { .. } => t.checkpoints += 1,
-            Event::Submitted { .. } | Event::Reclaimed { .. } | Event::Resumed { .. } => {}
+            Event::Submitted { .. } | Event::SwapRates { .. } | Event::Reclaimed { .. } | Event::Resumed { .. } => {}
+        }
+        let swap = match event {
+            Event::Reclaimed { mem_mb, .. } => Some(SwapHeard::Reclaimed { freed_mb: *mem_mb }),
+            Event::Resumed { .. } => Some(SwapHeard::Resumed),
+            Event::Finished { .. } | Event::Ended { .. } => Some(SwapHeard::Ended),
+            _ => None,
+        };
+        if let Some(heard) = swap {
+            self.stepping.heard_swap(now, task, heard);
         }
         for o in observed {
             self.stepping.driver.observe(now, o)?;
@@ -1038,6 +1059,10 @@ impl LiveBody for Controller {
 
     fn stepping(&mut self) -> &mut Stepping {
         &mut self.stepping
+    }
+
+    fn swap_rates_event(node: u32, rates: SwapRates) -> Event {
+        Event::SwapRates { node, rates }
     }
 
     fn take_in(&mut self, now: Micros, event: &Event, out: &mut Vec<Effect>) -> Result<bool, StepError> {

@@ -139,6 +139,7 @@ impl Journaled {
             reclaim: pick(&mut exec.reclaim_s_per_gb, &replay.reclaim_from, shown.reclaim),
             restore: pick(&mut exec.restore_s_per_gb, &replay.restore_from, shown.restore),
             tasks: if replay.journal_rates { shown.per_task() } else { Vec::new() },
+            nodes: rates::given(&self.steps),
         };
         (exec, rates)
     }
@@ -153,6 +154,7 @@ impl Journaled {
             without_checkpoint_tier: true,
             node_mechanisms: self.config.mechanisms(),
             task_swap_rates: rates.tasks.clone(),
+            node_swap_rates: rates.nodes.clone(),
             ..SimOptions::default()
         }
     }

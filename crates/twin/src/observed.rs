@@ -152,7 +152,8 @@ pub fn observe(nodes: &[Resources], steps: &[Step]) -> Observed {
                         _ => {}
                     }
                 }
-                Event::Cancelled { .. } | Event::NodeLost { .. } | Event::NodeBack { .. } => {}
+                Event::Cancelled { .. } | Event::NodeLost { .. } | Event::NodeBack { .. } | Event::SwapRates { .. } => {
+                }
             }
         }
         for action in &step.actions {

@@ -1,82 +1,24 @@
 //! The swap rates a live run showed, read from its journal, and the rates
 //! the replay runs with (each with where it came from).
 //!
-//! - *Reclaim*: from each preemption that lowers a task's memory (a graceful
-//!   step or an immediate preemption) to the last reclaim report that
-//!   follows it before the task's next action, over the MB those reports say
-//!   the task's usage went down by (what was swapped out: the slack above the
-//!   resident set is not in it, and the simulator frees that at once), while
-//!   memory is moving: the agent reports what came free at every look
-//!   (50 ms), so a report that comes [`STALL_US`] or more after the one
-//!   before ends a stall (the victim's own use held its pages, or it was
-//!   frozen and its reclaim retried), and neither that wait nor what the
-//!   report brings counts. The span runs from the manager's decision to its
-//!   taking in the report, so the replay frees the memory when the live core
-//!   heard it was free.
-//! - *Restore*: from each resume of a task that had memory swapped out to
-//!   the agent's report that it runs again (made once its swap is back: see
-//!   docs/live.md), over the MB swapped out since it last ran.
-//!
-//! A rate is the sum of the spans over the sum of the MB, in s/GB (as the
-//! execution model's `reclaim_s_per_gb` and `restore_s_per_gb`), for each
-//! task and over the run; less than [`MIN_MB`] moved gives none. The replay
-//! runs each task at its own rates where it has them, at the run's where it
+//! The journal is walked as the live body measured its nodes' rates while
+//! it ran (`pliant_live::swap_meter`, which says how a reclaim and a
+//! restore are timed), for each task and over the run. The replay runs
+//! each task at its own rates where it has them, at the run's where it
 //! does not: the swap rate of a machine shared with other work moves within
 //! a run (docs/live.md), and one victim's reclaim may go at half another's.
+//! Apart from those, the replay's planner is given each node's measured
+//! rates at the instants the live one was (the journal's `swap_rates`
+//! events), so that it prices preemptions as the live planner did.
 
-use crate::decision::{Decision, Kind};
-use pliant_core::{MechanismKind, Micros};
 use pliant_live::protocol::AgentReport;
+pub use pliant_live::swap_meter::Shown;
+use pliant_live::swap_meter::{SwapHeard, TaskSwaps, Way};
 use pliant_manager::events::Event;
 use pliant_manager::journal::Step;
-use pliant_sim::TaskSwapRates;
+use pliant_sim::{NodeSwapRates, TaskSwapRates};
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Fewest MB a run must have swapped out (or read back) for its own rate:
-/// below that the reports' delays outweigh the transfer.
-pub const MIN_MB: u64 = 32;
-
-/// A wait this long between one reclaim report and the next, µs, is a stall,
-/// not the reclaim's rate (the agent looks every 50 ms and reports whatever
-/// came free).
-pub const STALL_US: Micros = 1_000_000;
-
-/// What a run's journal shows of one rate.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
-pub struct Shown {
-    /// Reclaims (or restores) that moved memory.
-    pub episodes: u32,
-    /// MB they moved.
-    pub mb: u64,
-    /// Seconds they took.
-    pub seconds: f64,
-}
-
-impl Shown {
-    fn add(&mut self, from: Micros, to: Micros, mb: u64) {
-        self.add_span(to.saturating_sub(from), mb);
-    }
-
-    fn add_span(&mut self, span: Micros, mb: u64) {
-        if mb > 0 {
-            self.episodes += 1;
-            self.mb += mb;
-            self.seconds += span as f64 / 1e6;
-        }
-    }
-
-    fn merge(&mut self, other: &Shown) {
-        self.episodes += other.episodes;
-        self.mb += other.mb;
-        self.seconds += other.seconds;
-    }
-
-    /// Seconds per GB, if the run moved enough memory to tell.
-    pub fn s_per_gb(&self) -> Option<f64> {
-        (self.mb >= MIN_MB).then(|| self.seconds / (self.mb as f64 / 1024.0))
-    }
-}
 
 /// What a run's journal shows of both rates, over the run and per task.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -102,103 +44,37 @@ pub struct TaskShown {
     pub restore: Shown,
 }
 
-/// A reclaim under way: the MB reported while memory moved and the time
-/// that took, and when the last report (or the decision) came.
-#[derive(Debug, Clone, Copy)]
-struct Reclaiming {
-    moving: Micros,
-    mb: u64,
-    last: Micros,
-}
-
-/// One task's memory as the journal is walked.
-#[derive(Debug, Clone, Copy, Default)]
-struct TaskMemory {
-    reclaiming: Option<Reclaiming>,
-    /// MB swapped out since it last ran.
-    swapped_mb: u64,
-    /// A resume under way: since when, and the MB to read back.
-    restoring: Option<(Micros, u64)>,
-    /// What it showed so far.
-    shown: TaskShown,
-}
-
-impl TaskMemory {
-    fn close_reclaim(&mut self) {
-        if let Some(r) = self.reclaiming.take() {
-            self.shown.reclaim.add_span(r.moving, r.mb);
-        }
-    }
-
-    /// The task starts afresh (placed, killed, ended): nothing is swapped out.
-    fn reset(&mut self) {
-        self.close_reclaim();
-        *self = TaskMemory { shown: self.shown, ..TaskMemory::default() };
-    }
-}
-
-/// Task `job`.`task`'s memory, from its first mention on.
-fn memory(tasks: &mut BTreeMap<(u32, u32), TaskMemory>, job: u32, task: u32) -> &mut TaskMemory {
-    tasks.entry((job, task)).or_insert_with(|| TaskMemory {
-        shown: TaskShown { job, task, ..TaskShown::default() },
-        ..TaskMemory::default()
-    })
-}
-
 /// Walks a run's journal for the rates it shows.
 pub fn from_journal(steps: &[Step]) -> JournalRates {
-    let mut tasks: BTreeMap<(u32, u32), TaskMemory> = BTreeMap::new();
+    let mut swaps = TaskSwaps::default();
+    let mut tasks: BTreeMap<(u32, u32), TaskShown> = BTreeMap::new();
     for step in steps {
         let now = step.now;
         for event in &step.events {
             let Event::Report { report, .. } = event else { continue };
-            let task = report.task();
-            let t = memory(&mut tasks, task.job.0, task.task);
-            match report {
-                AgentReport::Reclaimed { freed_mb, .. } => {
-                    t.swapped_mb += freed_mb;
-                    if let Some(r) = &mut t.reclaiming {
-                        if now - r.last < STALL_US {
-                            r.mb += freed_mb;
-                            r.moving += now - r.last;
-                        }
-                        r.last = now;
-                    }
-                }
-                AgentReport::Resumed { .. } => {
-                    if let Some((from, mb)) = t.restoring.take() {
-                        t.shown.restore.add(from, now, mb);
-                    }
-                }
-                AgentReport::Exited { .. } | AgentReport::Lost { .. } => t.reset(),
-                _ => {}
+            let heard = match report {
+                AgentReport::Reclaimed { freed_mb, .. } => SwapHeard::Reclaimed { freed_mb: *freed_mb },
+                AgentReport::Resumed { .. } => SwapHeard::Resumed,
+                AgentReport::Exited { .. } | AgentReport::Lost { .. } => SwapHeard::Ended,
+                _ => continue,
+            };
+            let Some(moved) = swaps.heard(now, report.task(), heard) else { continue };
+            let (job, task) = (moved.task.job.0, moved.task.task);
+            let t = tasks.entry((job, task)).or_insert_with(|| TaskShown { job, task, ..TaskShown::default() });
+            match moved.way {
+                Way::Reclaim => t.reclaim.add(&moved),
+                Way::Restore => t.restore.add(&moved),
             }
         }
         for action in &step.actions {
-            let Some(d) = Decision::from_action(now, action) else { continue };
-            let t = memory(&mut tasks, d.job, d.task);
-            t.close_reclaim();
-            match d.kind {
-                Kind::Preempt { mechanism: MechanismKind::Graceful | MechanismKind::Immediate } => {
-                    t.reclaiming = Some(Reclaiming { moving: 0, mb: 0, last: now });
-                }
-                Kind::Resume => {
-                    t.restoring = (t.swapped_mb > 0).then_some((now, t.swapped_mb));
-                    t.swapped_mb = 0;
-                }
-                Kind::Place { .. } | Kind::Preempt { .. } => t.reset(),
-            }
+            swaps.decided(now, action);
         }
     }
     let mut rates = JournalRates::default();
-    for t in tasks.values_mut() {
-        t.close_reclaim();
-        let s = t.shown;
-        if s.reclaim.episodes + s.restore.episodes > 0 {
-            rates.reclaim.merge(&s.reclaim);
-            rates.restore.merge(&s.restore);
-            rates.tasks.push(s);
-        }
+    for t in tasks.into_values() {
+        rates.reclaim.merge(&t.reclaim);
+        rates.restore.merge(&t.restore);
+        rates.tasks.push(t);
     }
     rates
 }
@@ -225,6 +101,24 @@ pub struct Rates {
     /// Tasks replayed at their own rates, as the journal shows them
     /// (`None`: the one above; empty with `--no-journal-rates`).
     pub tasks: Vec<TaskSwapRates>,
+    /// The swap rates the live planner was given per node, from when
+    /// ([`given`]); absent where it was given none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeSwapRates>,
+}
+
+/// The swap rates a live body gave its core per node, from the step that
+/// took each in, in journal order.
+pub fn given(steps: &[Step]) -> Vec<NodeSwapRates> {
+    let mut given = Vec::new();
+    for step in steps {
+        for event in &step.events {
+            if let Event::SwapRates { node, rates } = *event {
+                given.push(NodeSwapRates { at: step.now, node, rates });
+            }
+        }
+    }
+    given
 }
 
 impl JournalRates {
@@ -247,7 +141,7 @@ impl JournalRates {
 mod tests {
     use super::*;
     use pliant_core::model::{JobId, NodeId, TaskRef};
-    use pliant_core::{Action, Resources};
+    use pliant_core::{Action, Micros, Resources};
 
     const TASK: TaskRef = TaskRef { job: JobId(1), task: 0 };
 

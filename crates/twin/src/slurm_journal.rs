@@ -68,6 +68,7 @@ fn event(e: &SlurmEvent, jobs: &mut BTreeMap<u64, TaskRef>) -> Option<Event> {
         SlurmEvent::Swapping { slurm_id } => AgentReport::Swapping { task: *jobs.get(&slurm_id)? },
         SlurmEvent::Resumed { slurm_id } => AgentReport::Resumed { task: *jobs.get(&slurm_id)? },
         SlurmEvent::Checkpointed { slurm_id } => AgentReport::Checkpointed { task: *jobs.get(&slurm_id)? },
+        SlurmEvent::SwapRates { node, rates } => return Some(Event::SwapRates { node, rates }),
     };
     Some(Event::Report { node: 0, report })
 }

@@ -17,7 +17,7 @@ use pliant_core::Micros;
 use pliant_live::stepper::build_policy;
 use pliant_manager::manager::unfit_node;
 use pliant_metrics::{JobRecord, RunRecord};
-use pliant_sim::{simulate, SimOptions};
+use pliant_sim::{simulate, NodeSwapRates, SimOptions};
 use pliant_workload::Workload;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -84,7 +84,10 @@ pub fn prepare(state_dir: &Path, replay: &Replay, question: &Question) -> Result
         };
         return Err(format!("{path}: no job was submitted in the window asked ({span} after the cluster started)"));
     }
-    let rates = rates::Rates { tasks, ..rates };
+    // The rates given before the window opened hold from its start.
+    let shift = |r: &NodeSwapRates| NodeSwapRates { at: r.at.saturating_sub(question.window.since), ..*r };
+    let nodes = rates.nodes.iter().map(shift).collect();
+    let rates = rates::Rates { tasks, nodes, ..rates };
     let ran = run.config.policy(&replay.registry)?;
     let mut policies = vec![ran.clone()];
     let mut left_out = Vec::new();
@@ -110,6 +113,12 @@ pub fn prepare(state_dir: &Path, replay: &Replay, question: &Question) -> Result
         Some(n) if n != journal_nodes => {
             workload.cluster.nodes = (0..n).map(|i| config.nodes[i % journal_nodes].capacity).collect();
             opts.node_mechanisms = (0..n).map(|i| real_opts.node_mechanisms[i % journal_nodes].clone()).collect();
+            // A node stands for the journal's node it copies, rates included.
+            opts.node_swap_rates = (real_opts.node_swap_rates.iter())
+                .flat_map(|r| {
+                    (r.node as usize..n).step_by(journal_nodes).map(move |i| NodeSwapRates { node: i as u32, ..*r })
+                })
+                .collect();
             Some((observed.workload.clone(), real_opts))
         }
         _ => None,

@@ -5,7 +5,7 @@ use super::pending::PendingTasks;
 use super::tasks::Tasks;
 use crate::action::MechanismKind;
 use crate::model::{JobClass, JobId, JobRequest};
-use crate::{Micros, Resources};
+use crate::{Micros, Resources, SwapRates};
 use smallvec::SmallVec;
 use std::collections::BTreeSet;
 
@@ -26,6 +26,8 @@ pub(crate) struct NodeState {
     /// Mechanisms the node carries out at rates the core does not know, as
     /// its body reported; a planner that prices mechanisms skips them there.
     pub unpriced: Vec<MechanismKind>,
+    /// Its swap rates as its body measured them (none in the simulator).
+    pub swap: SwapRates,
 }
 
 impl NodeState {

@@ -181,6 +181,12 @@ impl View {
         !self.nodes[i].unpriced.contains(&mechanism)
     }
 
+    /// Node `i`'s swap rates as its body measured them (see
+    /// `Scheduler::set_swap_rates`).
+    pub fn node_swap_rates(&self, i: usize) -> crate::SwapRates {
+        self.nodes[i].swap
+    }
+
     /// Node `i`'s capacity.
     pub fn node_capacity(&self, i: usize) -> Resources {
         self.nodes[i].capacity

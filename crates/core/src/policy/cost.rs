@@ -20,7 +20,7 @@ use crate::model::{StorageModel, TaskRef, Tier};
 use crate::parameter::{any, fraction, non_negative, ParamValue};
 use crate::policy::Params;
 use crate::time::from_secs_f64;
-use crate::{Micros, Resources};
+use crate::{Micros, Resources, SwapRates};
 use serde::{Serialize, Serializer};
 
 declare_params! {
@@ -247,6 +247,9 @@ pub struct Need {
     /// How long the node's dumps and restores already booked will take (a
     /// checkpoint waits for them, the checkpoint paper §5.2.2).
     pub io_queue: Micros,
+    /// The node's measured swap rates, which a shrink there is priced at
+    /// where it has them (`View::node_swap_rates`).
+    pub swap: SwapRates,
 }
 
 /// What `mechanism` would cost to free (part of) `need` from `v`, or `None`
@@ -321,12 +324,13 @@ pub fn estimate(mechanism: MechanismKind, v: &Victim, need: &Need, rates: &Rates
                     mem.saturating_sub(v.held.mem_mb - resident)
                 }
             };
-            let free_after = transfer(swapped, rates.reclaim_per_gb);
+            let (reclaim_per_gb, restore_per_gb) = need.swap.or(rates.reclaim_per_gb, rates.restore_per_gb);
+            let free_after = transfer(swapped, reclaim_per_gb);
             let part = if swapped > 0 { v.held.cpu_milli } else { takes.cpu_milli };
             Estimate {
                 takes,
                 free_after,
-                resume: core_time(v.held.cpu_milli, transfer(swapped, rates.restore_per_gb)),
+                resume: core_time(v.held.cpu_milli, transfer(swapped, restore_per_gb)),
                 wait: core_time(waiting_cpu, free_after),
                 stopped: stopped(part, free_after, true),
                 keeps: v.held - takes,
@@ -520,6 +524,7 @@ pub(crate) mod tests {
                 waiting_cpu,
                 run,
                 io_queue,
+                swap: SwapRates::default(),
             })
     }
 
@@ -562,7 +567,7 @@ pub(crate) mod tests {
     }
 
     fn need(left: Resources) -> Need {
-        Need { left, waiting_cpu: left.cpu_milli, run: 0, io_queue: 0 }
+        Need { left, waiting_cpu: left.cpu_milli, run: 0, io_queue: 0, swap: SwapRates::default() }
     }
 
     // The rates come from the `cost_*` keys, `footprint_mb` and the storage keys.
@@ -621,6 +626,27 @@ pub(crate) mod tests {
         assert_eq!(coverage(&shrink, need.left), 1.0);
     }
 
+    // The same victim on a node whose body measured 40 s/GB out and 60 s/GB
+    // back: the 1 GB swapped takes 40 s while 2 cores wait (80 core-s) and
+    // its 4 cores stop (160), and 60 s to read back on 4 cores (240): 480
+    // core-s, dearer than the kill's 400, which the policy's rates make
+    // ten times dearer than the shrink. A node that measured only its
+    // reclaim reads back at the policy's 5.1 s/GB.
+    #[test]
+    fn a_node_s_measured_rates_price_its_shrinks() {
+        let (v, r) = (victim(4, 10, 100), Rates::default());
+        let slow = SwapRates { reclaim_per_gb: Some(40 * SECOND), restore_per_gb: Some(60 * SECOND) };
+        let need = Need { swap: slow, ..need(Resources::cores_gb(2, 3)) };
+        let shrink = estimate(MechanismKind::Graceful, &v, &need, &r).unwrap();
+        assert_eq!((shrink.free_after, shrink.wait, shrink.stopped), (40 * SECOND, 80 * SECOND, 160 * SECOND));
+        assert_eq!((shrink.resume, shrink.cost()), (240 * SECOND, 480 * SECOND));
+        let kill = estimate(MechanismKind::Kill, &v, &need, &r).unwrap();
+        assert!(kill.cost() < shrink.cost(), "{} vs {}", kill.cost(), shrink.cost());
+        let reclaim_only = Need { swap: SwapRates { restore_per_gb: None, ..slow }, ..need };
+        let shrink = estimate(MechanismKind::Graceful, &v, &reclaim_only, &r).unwrap();
+        assert_eq!(shrink.resume, 20_400_000);
+    }
+
     // A victim that ran 5 s is cheaper to kill (20 core-s) than to shrink (38.4);
     // one whose kill would fail its job is never killed.
     #[test]
@@ -656,7 +682,13 @@ pub(crate) mod tests {
     fn stopping_a_victim_stops_its_siblings_at_the_barrier() {
         let r = Rates::default();
         let coupled = Victim { siblings_cpu: 12_000, ..victim(4, 8, 100) };
-        let need = Need { left: Resources::cores_gb(1, 0), waiting_cpu: 1000, run: 30 * SECOND, io_queue: 0 };
+        let need = Need {
+            left: Resources::cores_gb(1, 0),
+            waiting_cpu: 1000,
+            run: 30 * SECOND,
+            io_queue: 0,
+            swap: SwapRates::default(),
+        };
         let cost = |m, v: &Victim| estimate(m, v, &need, &r).unwrap();
         assert_eq!(cost(MechanismKind::Suspend, &coupled).stopped, 480 * SECOND);
         let shrink = cost(MechanismKind::Graceful, &coupled);
@@ -680,8 +712,13 @@ pub(crate) mod tests {
         let r = Rates::default();
         let fresh = Victim { siblings_cpu: 12_000, ..victim(4, 8, 100) };
         let behind = Victim { phase_stopped_ppm: 250_000, ..fresh };
-        let need =
-            |cores| Need { left: Resources::cores_gb(cores, 0), waiting_cpu: 1000, run: 30 * SECOND, io_queue: 0 };
+        let need = |cores| Need {
+            left: Resources::cores_gb(cores, 0),
+            waiting_cpu: 1000,
+            run: 30 * SECOND,
+            io_queue: 0,
+            swap: SwapRates::default(),
+        };
         let cost = |m, v: &Victim, cores| estimate(m, v, &need(cores), &r).unwrap().cost();
         assert_eq!(cost(MechanismKind::Graceful, &fresh, 1), 120 * SECOND);
         assert_eq!(cost(MechanismKind::Graceful, &behind, 1), 30 * SECOND);
@@ -707,7 +744,8 @@ pub(crate) mod tests {
     #[test]
     fn memory_need_is_taken_by_memory_only() {
         let (v, r) = (victim(4, 1, 100), Rates::default());
-        let mem_only = Need { left: Resources::new(0, 2048), waiting_cpu: 1000, run: 0, io_queue: 0 };
+        let mem_only =
+            Need { left: Resources::new(0, 2048), waiting_cpu: 1000, run: 0, io_queue: 0, swap: SwapRates::default() };
         assert!(estimate(MechanismKind::Suspend, &v, &mem_only, &r).is_none());
         let shrink = estimate(MechanismKind::Graceful, &v, &mem_only, &r).unwrap();
         assert_eq!(shrink.takes, Resources::new(0, 1024 - 64));
@@ -727,7 +765,13 @@ pub(crate) mod tests {
     #[test]
     fn a_checkpoint_to_nvm_beats_a_swap_for_the_two_job_experiment() {
         let (v, r) = (victim(4, 5, 30), Rates::default());
-        let mut need = Need { left: Resources::cores_gb(4, 2), waiting_cpu: 4000, run: 60 * SECOND, io_queue: 0 };
+        let mut need = Need {
+            left: Resources::cores_gb(4, 2),
+            waiting_cpu: 4000,
+            run: 60 * SECOND,
+            io_queue: 0,
+            swap: SwapRates::default(),
+        };
         let cost = |m, need: &Need| estimate(m, &v, need, &r).unwrap();
         let checkpoint = cost(MechanismKind::Checkpoint, &need);
         assert_eq!((checkpoint.takes, checkpoint.free_after), (v.held, 2_920_000));

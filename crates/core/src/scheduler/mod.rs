@@ -12,7 +12,7 @@ use crate::node_index::NodeIndex;
 use crate::observation::Observation;
 use crate::policy::steps::{Mechanism, PlacementPass, Planner, Preempted, Preference, Reservation, Steps};
 use crate::policy::Policy;
-use crate::{LiveTable, Micros, Resources};
+use crate::{LiveTable, Micros, Resources, SwapRates};
 use smallvec::SmallVec;
 use std::collections::BTreeSet;
 
@@ -66,6 +66,7 @@ impl Scheduler {
                 down: false,
                 lacks: Vec::new(),
                 unpriced: Vec::new(),
+                swap: SwapRates::default(),
             })
             .collect();
         let total = nodes.iter().fold(Resources::ZERO, |acc, n| acc + n.capacity);
@@ -459,6 +460,15 @@ impl Scheduler {
     pub fn unpriced_mechanisms(&mut self, node: usize, unpriced: &[MechanismKind]) {
         if let Some(n) = self.view.nodes.get_mut(node) {
             n.unpriced = unpriced.to_vec();
+        }
+    }
+
+    /// Node `node`'s swap rates, as its body measured them: a planner that
+    /// prices shrinks (`pliant`) uses them there from its next plan on,
+    /// the policy's rates where a figure is `None` (as by default).
+    pub fn set_swap_rates(&mut self, node: usize, rates: SwapRates) {
+        if let Some(n) = self.view.nodes.get_mut(node) {
+            n.swap = rates;
         }
     }
 

@@ -130,6 +130,7 @@ impl Cost {
                         waiting_cpu: req.cpu_milli,
                         run: run_time,
                         io_queue: mechanism.io_queue(i, now),
+                        swap: view.node_swap_rates(i),
                     };
                     let left_cpu = |i: usize| req.saturating_sub(&avail[i]).cpu_milli;
                     let can = |i: usize, m| node_can(view, i, m);
@@ -391,6 +392,7 @@ impl Cost {
 mod tests {
     use super::*;
     use crate::policy::cost::tests::any_victim;
+    use crate::SwapRates;
     use proptest::prelude::*;
 
     /// The node [`Cost::cheapest_node`] must find, by trying every node's
@@ -461,7 +463,7 @@ mod tests {
                     avail[i] -= req;
                     continue;
                 }
-                let need = |i: usize| Need { left: req.saturating_sub(&avail[i]), waiting_cpu: cpu, run, io_queue: io[i] };
+                let need = |i: usize| Need { left: req.saturating_sub(&avail[i]), waiting_cpu: cpu, run, io_queue: io[i], swap: SwapRates::default() };
                 let left_cpu = |i: usize| req.saturating_sub(&avail[i]).cpu_milli;
                 let found = cost.cheapest_node(&victims, &mut floors, left_cpu, need, can, run, &mut taken);
                 prop_assert_eq!(found, every_node(&cost, &victims, need, can));
