@@ -716,7 +716,7 @@ fn a_policy_composed_in_an_experiment_file_runs_live_and_its_journal_keeps_its_p
     assert_eq!(local.client.get("/cluster").unwrap()["policy"], "ip-kill");
     let journal = pliant_manager::journal::Journal::open(&state.join("journal.sqlite")).unwrap();
     let config: pliant_manager::manager::ClusterConfig = journal.get("config").unwrap().unwrap();
-    let registry = pliant_core::policy::Registry::new();
+    let registry = pliant_plugins::registry();
     let profile = registry.compose("ip-kill", "ip", &[("mechanism", "kill")]).unwrap();
     assert_eq!(config.policy, pliant_live::stepper::JournaledPolicy::from(profile));
 }
