@@ -150,6 +150,11 @@ impl Tasks {
         self.asks.len()
     }
 
+    /// Whether the job has no task.
+    pub fn is_empty(&self) -> bool {
+        self.asks.is_empty()
+    }
+
     /// The record of task `i`, unless it has only waited (or does not exist).
     pub fn get(&self, i: usize) -> Option<&TaskRuntime> {
         match self.asks.get(i) {

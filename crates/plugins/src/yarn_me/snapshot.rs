@@ -165,7 +165,7 @@ impl SnapshotCache {
         self.grow(ji);
         if self.estimates[ji] == Estimates::Unknown {
             let estimate = |i: usize| j.tasks.estimate(i).unwrap_or(0);
-            let first = if j.tasks.len() == 0 { 0 } else { estimate(0) };
+            let first = if j.tasks.is_empty() { 0 } else { estimate(0) };
             let same = (0..j.tasks.len()).all(|i| estimate(i) == first);
             self.estimates[ji] = if same { Estimates::Same(first) } else { Estimates::Mixed };
         }
