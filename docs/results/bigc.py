@@ -431,7 +431,7 @@ print("A one-off instrumented run of whole resumption (not kept; gp with `gradua
 print("BIG-C says how GP takes resources (r⃗_GP per round, §3.3) and that a preempted container's request "
       "can only be met on its own node (§4.3), but not how a gracefully preempted container gets its "
       "resources back; IP restores everything \"in one pass\" (§3.2). We read GP's resumption as the mirror "
-      "of its take (`policy/mechanism/container.rs`, `--set gradual_resumption=1`, the default): at an "
+      "of its take (`crates/plugins/src/bigc/container.rs`, `--set gradual_resumption=1`, the default): at an "
       "offer, after the same D refused ones, a container takes back what its node has, provided that is all "
       "the memory it gave up (below its working set it would swap again) and at least one step's CPU "
       "(r⃗_GP's 2 cores); it stays shrunk and gets the rest at later offers. GP's own premise (§3.3) is "

@@ -112,8 +112,8 @@ maxima drawn per trace from Table 2's ranges), each trace under three presets:
 - `yarn`: YARN's fair scheduler as YARN-ME and DSS's REGULAR scheduler with
   `-r` run it: node by node, the job holding the least memory first, node
   reservations.
-- `elastic`: YARN-ME's Algorithm 1 (`crates/core/src/policy/sizing/elastic/fit.rs`)
-  with the timeline generator (`crates/core/src/policy/sizing/elastic/timeline.rs`).
+- `elastic`: YARN-ME's Algorithm 1 (`crates/plugins/src/yarn_me/fit.rs`)
+  with the timeline generator (`crates/plugins/src/yarn_me/timeline.rs`).
 - `meganode`: every node pooled into one, shortest remaining job first (§6.2).
 
 Every job is elastic with §6.1's reducer model — §2.3's saw-tooth with the

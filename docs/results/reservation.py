@@ -160,7 +160,7 @@ print(f"- Larger P → lower utilisation (Fig. 14 direction), utilisation loss =
       f"{reserved['ssr']:.1f}); the paper's 'utilisation improvement' over P = 1 (reduction of "
       f"that loss): {', '.join(f'P={v:g}: {100 * (1 - s / base):+.0f} %' for v, s in p_idle)}: "
       f"{ok(i_mono)}. The deadline takes α no lower than 1 (§IV-B: \"for a meaningful shape "
-      "parameter, we have α > 1\"; `policy/reservation/deadline.rs`). Seed by seed, P = 0.1 < 0.5 < "
+      "parameter, we have α > 1\"; `crates/plugins/src/ssr/deadline.rs`). Seed by seed, P = 0.1 < 0.5 < "
       "0.9 orders both the loss and the slowdown on each of seeds 1–3 (seed 1 is pinned in "
       "`crates/cli/tests/reservation.rs`); from 0.9 up the loss is within 10 % of P = 1's and "
       "its order changes from seed to seed. Without that rule the loss "

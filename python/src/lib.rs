@@ -8,7 +8,6 @@
 
 mod planner;
 
-use pliant_core::policy::Registry;
 use pliant_metrics::RunRecord;
 use pliant_report::{write_jobs_csv, write_preemptions_csv};
 use pliant_run::simulate::{simulate, Simulation};
@@ -129,7 +128,7 @@ fn run_line<'py>(py: Python<'py>, line: Vec<String>, planners: Vec<Bound<'py, Py
 #[pyfunction]
 #[pyo3(signature = (path, out=None))]
 fn run_experiment(py: Python<'_>, path: PathBuf, out: Option<PathBuf>) -> PyResult<Bound<'_, PyDict>> {
-    outcome(py, move || Command::from_experiment(&path, out.as_deref(), &Registry::new()), &[])
+    outcome(py, move || Command::from_experiment(&path, out.as_deref(), &pliant_plugins::registry()), &[])
 }
 
 /// The built-in scenarios: (name, about, the presets compared on it by default).
@@ -141,7 +140,7 @@ fn scenarios() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
 /// The policy presets: (name, about).
 #[pyfunction]
 fn policies() -> Vec<(&'static str, &'static str)> {
-    pliant_core::policy::PRESETS.iter().map(|p| (p.name, p.about)).collect()
+    pliant_plugins::PRESETS.iter().map(|p| (p.name, p.about)).collect()
 }
 
 /// Every setting a run takes (`--set KEY=VALUE`): (key, default, about).

@@ -1,7 +1,8 @@
 //! `pliant scenarios` and `pliant policies`: what is built in.
 
 use pliant_core::policy::profile::POINTS;
-use pliant_core::policy::{Registry, PRESETS};
+use pliant_core::policy::Registry;
+use pliant_plugins::PRESETS;
 use pliant_workload::scenarios::SCENARIOS;
 
 /// Prints every scenario with a line about it.

@@ -3,7 +3,8 @@
 //! distribution of the average job completion time ratios (Fig. 6).
 
 use clap::{Args, ValueEnum};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
+use pliant_plugins::preset;
 use pliant_report::plot_ratio_cdf;
 use pliant_run::simulate::parallel_map;
 use pliant_sim::{simulate, SimOptions};

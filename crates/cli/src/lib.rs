@@ -115,15 +115,20 @@ fn ends_on_broken_pipe(command: &Command) -> bool {
 
 /// The `pliant` command line over the built-in plugins and those registered:
 /// `App::new().planner(&MINE).run()` is a `pliant` with one more planner.
-#[derive(Default)]
 pub struct App {
     registry: Registry,
+}
+
+impl Default for App {
+    fn default() -> App {
+        App::new()
+    }
 }
 
 impl App {
     /// The command line with the built-in plugins only: the stock `pliant`.
     pub fn new() -> App {
-        App::default()
+        App { registry: pliant_plugins::registry() }
     }
 
     /// Registers a planner by its name (see `Registry::add_planner`).

@@ -2,7 +2,7 @@
 //! standard output and, with `--out`, SVG plots.
 
 use clap::{Args, Subcommand};
-use pliant_core::policy::reservation::deadline::utilisation_bound;
+use pliant_plugins::ssr::deadline::utilisation_bound;
 use pliant_report::{plot_sweep, sweep_table, Sweep, SweepMetric, SweepSeries, SCHEMA_VERSION};
 use pliant_workload::straggler_study::straggler_speedup;
 use std::path::{Path, PathBuf};

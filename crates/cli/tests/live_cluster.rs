@@ -260,7 +260,7 @@ fn ip_composed_with_the_graceful_mechanism_runs_live_from_an_experiment_file() {
     std::fs::write(&file, body).unwrap();
     let Some(r) = run_as("my-gp", &format!("{}#my-gp", file.display()), false) else { return };
     check_preserving(&r, "graceful");
-    let registry = pliant_core::policy::Registry::new();
+    let registry = pliant_plugins::registry();
     let profile = registry.compose("my-gp", "ip", &[("mechanism", "graceful")]).unwrap();
     assert_ne!(profile, registry.preset("ip").unwrap(), "the composition is not ip itself");
     assert_eq!(r.journaled, pliant_live::stepper::JournaledPolicy::from(profile));
@@ -748,7 +748,7 @@ fn a_policy_composed_in_an_experiment_file_runs_live_and_its_journal_keeps_its_p
 
     local.crash_and_restart();
     assert_eq!(local.client.get("/cluster").unwrap()["policy"], "ip-kill");
-    let registry = pliant_core::policy::Registry::new();
+    let registry = pliant_plugins::registry();
     let profile = registry.compose("ip-kill", "ip", &[("mechanism", "kill")]).unwrap();
     assert_eq!(journaled_policy(&state), pliant_live::stepper::JournaledPolicy::from(profile));
 }

@@ -92,7 +92,6 @@ fn a_misspelt_preset_or_scenario_gets_a_guess() {
 /// before it listens or touches a cgroup.
 #[test]
 fn another_policy_on_a_kept_state_dir_is_an_error_naming_the_way_out() {
-    use pliant_core::policy::Registry;
     use pliant_core::MechanismKind;
     use pliant_live::machine::unix_us;
     use pliant_live::wire::NodeRecord;
@@ -106,7 +105,7 @@ fn another_policy_on_a_kept_state_dir_is_an_error_naming_the_way_out() {
         notes: vec![],
     };
     let config = ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node], epoch_unix_us: unix_us() };
-    drop(Manager::open(&state, config, &Registry::new()).unwrap());
+    drop(Manager::open(&state, config, &pliant_plugins::registry()).unwrap());
     for command in ["local", "serve"] {
         let port = common::live::free_port().to_string();
         let listen = format!("127.0.0.1:{port}");

@@ -980,7 +980,7 @@ fn simulated_decisions(policy: &str, params: &[(&str, &str)]) -> Vec<Untimed> {
     let workload = Workload { cluster: Cluster { am: None, nodes: vec![node; 2] }, jobs };
     // The policy as a live body builds it (a suspended task's footprint books no CPU).
     let params: Vec<(String, String)> = params.iter().map(|&(k, v)| (k.into(), v.into())).collect();
-    let registry = pliant_core::policy::Registry::new();
+    let registry = pliant_plugins::registry();
     let profile = registry.preset(policy).unwrap();
     let policy = pliant_live::stepper::build_policy(&registry, &profile, &params).unwrap();
     let options = pliant_sim::SimOptions { record_decisions: true, ..Default::default() };

@@ -11,12 +11,13 @@
 mod common;
 
 use pliant_core::model::{JobClass, TaskRef};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Micros, Resources, SECOND};
 use pliant_live::protocol::AgentOp;
 use pliant_live::scratch::ScratchDir;
 use pliant_manager::manager::Manager;
 use pliant_manager::submit::SubmitRequest;
+use pliant_plugins::preset;
 use pliant_sim::{simulate, SimOptions};
 use pliant_workload::{Cluster, Job, Phase, Task, Workload};
 use serde_json::json;

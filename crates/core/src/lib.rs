@@ -8,13 +8,13 @@
 #![warn(missing_docs)]
 
 pub mod action;
-mod books;
+pub mod books;
 pub mod driver;
 mod error;
 mod live_table;
 pub mod model;
 pub mod names;
-mod node_index;
+pub mod node_index;
 pub mod observation;
 pub mod parameter;
 pub mod policy;

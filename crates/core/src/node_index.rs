@@ -16,7 +16,7 @@ use std::cell::Cell;
 
 /// Free resources per node with first-fit search.
 #[derive(Debug, Clone)]
-pub(crate) struct NodeIndex {
+pub struct NodeIndex {
     nodes: usize,
     leaves: usize,
     /// The leaves at `leaves..`, the bounds above them (the root at 1).

@@ -9,8 +9,9 @@
 mod common;
 
 use pliant_core::model::{JobClass, JobId, JobRequest, TaskRef, TaskRequest};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Action, Observation, Resources, Scheduler, SECOND};
+use pliant_plugins::preset;
 
 fn job(id: u32, class: JobClass, cpu_milli: u64, mem_mb: u64) -> JobRequest {
     common::one_phase_job(id, class, vec![TaskRequest { resources: Resources::new(cpu_milli, mem_mb), estimate: None }])

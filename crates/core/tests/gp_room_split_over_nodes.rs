@@ -8,8 +8,9 @@
 mod common;
 
 use pliant_core::model::{JobClass, JobId, JobRequest, TaskRef, TaskRequest};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Action, Observation, Resources, Scheduler, SECOND};
+use pliant_plugins::preset;
 
 fn job(id: u32, class: JobClass, mem_mb: u64) -> JobRequest {
     common::one_phase_job(id, class, vec![TaskRequest { resources: Resources::new(1000, mem_mb), estimate: None }])

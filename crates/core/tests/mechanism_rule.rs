@@ -10,9 +10,11 @@ mod common;
 
 use common::one_phase_job;
 use pliant_core::model::{JobClass, JobId, TaskRef, TaskRequest};
-use pliant_core::policy::steps::{by_rule, Holding, Mechanism, MechanismPlugin, MechanismRule, View};
-use pliant_core::policy::{preset, CustomMechanism, MechanismSpec, Params, Policy};
+use pliant_core::policy::steps::{Holding, Mechanism, MechanismPlugin, MechanismRule, View};
+use pliant_core::policy::{CustomMechanism, MechanismSpec, Params, Policy};
 use pliant_core::{Action, MechanismKind, Micros, Observation, Resources, Scheduler, SECOND};
+use pliant_plugins::by_rule;
+use pliant_plugins::preset;
 
 /// Takes every victim by one operation.
 #[derive(Debug, Clone)]

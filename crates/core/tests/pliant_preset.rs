@@ -7,8 +7,9 @@ mod common;
 
 use pliant_core::action::MechanismKind;
 use pliant_core::model::{JobClass, JobId, JobRequest, TaskRef, TaskRequest, Tier};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Action, Micros, Observation, Resources, Scheduler, SwapRates, SECOND};
+use pliant_plugins::preset;
 
 fn job(id: u32, class: JobClass, tasks: &[(u64, u64)]) -> JobRequest {
     let estimate = Some(1000 * SECOND);

@@ -4,8 +4,9 @@
 //! submitted at 0. H's phase-0 tasks (0 and 1) start on nodes 0 and 1.
 
 use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Action, Micros, Observation, Resources, Scheduler, SECOND};
+use pliant_plugins::preset;
 
 const SLOT: Resources = Resources::cores_gb(1, 4);
 

@@ -1,8 +1,9 @@
 //! Property tests of the scheduling core driven directly with observations.
 
 use pliant_core::model::{JobClass, JobId, JobRequest, PhaseRequest, TaskRef, TaskRequest};
-use pliant_core::policy::{preset, Params, PRESETS};
+use pliant_core::policy::Params;
 use pliant_core::{Action, Observation, Resources, Scheduler, SECOND};
+use pliant_plugins::{preset, PRESETS};
 use proptest::prelude::*;
 
 fn job(id: u32, class: JobClass, tasks: &[(u64, u64)], coupled: bool) -> JobRequest {

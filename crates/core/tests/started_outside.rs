@@ -6,8 +6,9 @@
 mod common;
 
 use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, TaskRef, TaskRequest};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Action, CoreError, Observation, Resources, Scheduler};
+use pliant_plugins::preset;
 
 fn job(id: u32) -> JobRequest {
     common::one_phase_job(

@@ -5,8 +5,9 @@
 mod common;
 
 use pliant_core::model::{JobClass, JobId, NodeId, TaskRef, TaskRequest, TaskState};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Action, Observation, Resources, Scheduler, TaskBooks, SECOND};
+use pliant_plugins::preset;
 
 fn task(id: u32) -> TaskRef {
     TaskRef { job: JobId(id), task: 0 }

@@ -12,8 +12,9 @@ mod common;
 use common::one_phase_job;
 use pliant_core::model::{JobClass, JobId, TaskRef, TaskRequest};
 use pliant_core::policy::steps::{Mechanism, Planner, PlannerPlugin, Take, View, Waiting};
-use pliant_core::policy::{preset, CustomPlanner, Params, PlannerSpec, Policy};
+use pliant_core::policy::{CustomPlanner, Params, PlannerSpec, Policy};
 use pliant_core::{Micros, Observation, Resources, Scheduler, SECOND};
+use pliant_plugins::preset;
 use std::sync::Mutex;
 
 /// What the recording planner saw: per queue, its waiting tasks and its

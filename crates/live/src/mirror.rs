@@ -273,8 +273,9 @@ impl TaskMirror {
 mod tests {
     use super::*;
     use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRequest};
-    use pliant_core::policy::{preset, Params};
+    use pliant_core::policy::Params;
     use pliant_core::{Action, Scheduler};
+    use pliant_plugins::preset;
 
     const TASK: TaskRef = TaskRef { job: JobId(0), task: 0 };
     const NODE: Resources = Resources::new(2000, 1000);

@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_journaled_policy_is_a_profile_or_an_older_journal_s_preset_name() {
-        let registry = Registry::new();
+        let registry = pliant_plugins::registry();
         let composed = registry.compose("gp-kill", "gp", &[("mechanism", "kill")]).unwrap();
         let kept = JournaledPolicy::from(composed.clone());
         let text = serde_json::to_string(&kept).unwrap();

@@ -5,7 +5,6 @@
 //! 100 s; B, elastic (penalty 1.5, at least 300 MB), asks 800 MB for 10 s.
 
 use pliant_core::model::{JobId, TaskRef};
-use pliant_core::policy::Registry;
 use pliant_core::Resources;
 use pliant_live::machine::unix_us;
 use pliant_live::protocol::{AgentOp, AgentReport};
@@ -51,7 +50,7 @@ fn b_task() -> TaskRef {
 
 /// A then B; returns the manager and B's launches at submission.
 fn a_then_b(policy: &str, dir: &ScratchDir) -> (Manager, Vec<(TaskRef, u64)>) {
-    let (mut m, _) = Manager::open(dir.path(), config(policy), &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config(policy), &pliant_plugins::registry()).unwrap();
     submit(&mut m, json!({"name": "a", "mem_mb": 600, "estimate_s": 100, "command": ["sh"]}));
     assert_eq!(launches(&m.take_ops(0)), [(TaskRef { job: JobId(0), task: 0 }, 600)]);
     let b = submit(
@@ -78,7 +77,7 @@ fn elastic_starts_the_task_under_sized_and_a_restart_keeps_its_size() {
     assert_eq!((task.allocated, task.limits), (Resources::new(1000, 300), Resources::new(1000, 300)));
     assert_eq!(m.allocations(), [Resources::new(2000, 900)]);
     drop(m);
-    let (mut again, recovered) = Manager::open(dir.path(), config("elastic"), &Registry::new()).unwrap();
+    let (mut again, recovered) = Manager::open(dir.path(), config("elastic"), &pliant_plugins::registry()).unwrap();
     assert!(recovered);
     again.queue_recovery();
     let adopted: Vec<(TaskRef, u64)> = again
@@ -114,7 +113,7 @@ fn yarn_makes_the_task_wait_for_its_full_memory() {
 #[test]
 fn bad_elastic_submissions_are_refused_and_change_nothing() {
     let dir = ScratchDir::new("pliant-manager-elastic-bad").unwrap();
-    let (mut m, _) = Manager::open(dir.path(), config("elastic"), &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config("elastic"), &pliant_plugins::registry()).unwrap();
     submit(&mut m, json!({"name": "a", "mem_mb": 600, "estimate_s": 100, "command": ["sh"]}));
     let m = Mutex::new(m);
     let state = |m: &Mutex<Manager>| {

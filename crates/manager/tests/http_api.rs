@@ -6,7 +6,6 @@
 //! places waits, past twice them is closed), and a client sends nothing to a server whose
 //! certificate is not the one it pins.
 
-use pliant_core::policy::Registry;
 use pliant_core::MechanismKind;
 use pliant_core::Resources;
 use pliant_live::client::{Client, ClientError};
@@ -77,7 +76,7 @@ fn with_api_on(name: &str, bind: &str, nodes: &[&str], body: impl FnOnce(&Api)) 
     let dir = ScratchDir::new(name).unwrap();
     let nodes = nodes.iter().map(|n| node(n)).collect();
     let cfg = ClusterConfig { policy: "kill".into(), params: vec![], nodes, epoch_unix_us: unix_us() };
-    let (m, _) = Manager::open(dir.path(), cfg, &Registry::new()).unwrap();
+    let (m, _) = Manager::open(dir.path(), cfg, &pliant_plugins::registry()).unwrap();
     let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
     let join = Token::join_for_manager(dir.path(), None, &|_| {}).unwrap();
     let tokens = api::Tokens { api: token.clone(), join: Some(join.clone()) };
@@ -475,7 +474,7 @@ fn a_manager_without_a_join_token_takes_no_agent() {
     let dir = ScratchDir::new("pliant-api-local").unwrap();
     let cfg =
         ClusterConfig { policy: "kill".into(), params: vec![], nodes: vec![node("local")], epoch_unix_us: unix_us() };
-    let (m, _) = Manager::open(dir.path(), cfg, &Registry::new()).unwrap();
+    let (m, _) = Manager::open(dir.path(), cfg, &pliant_plugins::registry()).unwrap();
     let token = Token::for_manager(dir.path(), None, &|_| {}).unwrap();
     let tokens = api::Tokens { api: token.clone(), join: None };
     let manager = Mutex::new(m);

@@ -2,7 +2,6 @@
 //! anywhere. Expected values are worked out in the comments.
 
 use pliant_core::model::{JobId, TaskRef};
-use pliant_core::policy::Registry;
 use pliant_core::MechanismKind;
 use pliant_core::Resources;
 use pliant_live::credentials::Joiner;
@@ -62,7 +61,7 @@ fn standing(m: &Manager, job: u32, index: u32) -> Standing {
 #[test]
 fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     let dir = ScratchDir::new("pliant-manager-replay").unwrap();
-    let (mut m, recovered) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (mut m, recovered) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     assert!(!recovered);
     let long =
         submit(&mut m, json!({"queue": "long", "tasks": 2, "cpu_milli": 1000, "mem_mb": 280, "command": ["sh"]}));
@@ -109,7 +108,7 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
     assert!(metrics.contains(&format!("pliant_reclaimed_bytes_total {}\n", 300u64 << 20)), "{metrics}");
     drop(m);
 
-    let (mut again, recovered) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (mut again, recovered) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     assert!(recovered);
     assert_eq!(jobs_json(&again), before, "replay rebuilt other records");
     again.queue_recovery();
@@ -133,7 +132,7 @@ fn a_restarted_manager_replays_its_journal_and_takes_its_tasks_over() {
 #[test]
 fn a_failing_task_fails_its_job_with_its_exit_code_and_stops_the_rest() {
     let dir = ScratchDir::new("pliant-manager-fail").unwrap();
-    let (mut m, _) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     let job = submit(&mut m, json!({"tasks": 2, "cpu_milli": 500, "mem_mb": 100, "command": ["sh"]}));
     m.take_ops(0);
     let failed = AgentReport::Exited { task: task(job, 1), code: Some(3), signal: None, stderr_tail: "boom\n".into() };
@@ -152,7 +151,7 @@ fn a_failing_task_fails_its_job_with_its_exit_code_and_stops_the_rest() {
 #[test]
 fn ended_tasks_keep_their_node_and_a_cancelled_job_s_tasks_show_cancelled() {
     let dir = ScratchDir::new("pliant-manager-ended").unwrap();
-    let (mut m, _) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     let job = submit(&mut m, json!({"tasks": 3, "cpu_milli": 500, "mem_mb": 100, "command": ["sh"]}));
     m.take_ops(0);
     let exited = |t: u32, code: i32| AgentReport::Exited {
@@ -193,7 +192,7 @@ fn a_node_that_cannot_carry_out_the_policy_is_refused_not_fatal() {
     let dir = ScratchDir::new("pliant-manager-unfit").unwrap();
     let mut cfg = config();
     cfg.policy = "gp".into();
-    let (m, _) = Manager::open(dir.path(), cfg.clone(), &Registry::new()).unwrap();
+    let (m, _) = Manager::open(dir.path(), cfg.clone(), &pliant_plugins::registry()).unwrap();
     let mut without_swap = cfg.nodes[0].clone();
     without_swap.mechanisms = vec![MechanismKind::Kill, MechanismKind::Suspend];
     without_swap.notes = vec!["no swap".into()];
@@ -216,7 +215,7 @@ fn a_relative_state_directory_gives_agents_absolute_paths() {
     let cwd = std::env::current_dir().unwrap();
     let relative = pathdiff(dir.path(), &cwd);
     assert!(relative.is_relative());
-    let (mut m, _) = Manager::open(&relative, config(), &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(&relative, config(), &pliant_plugins::registry()).unwrap();
     submit(&mut m, json!({"command": ["sh"]}));
     match m.take_ops(0).as_slice() {
         [AgentOp::Launch { log_dir, checkpoint_dir, .. }] => {
@@ -237,7 +236,7 @@ fn pathdiff(to: &std::path::Path, from: &std::path::Path) -> std::path::PathBuf 
 #[test]
 fn bad_requests_get_4xx_and_change_nothing() {
     let dir = ScratchDir::new("pliant-manager-api").unwrap();
-    let (m, _) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (m, _) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     let m = Mutex::new(m);
     let (status, body) = handle(&m, "POST", "/jobs", r#"{"command": ["sh"], "mem_mb": 100}"#);
     assert_eq!((status, body["id"].as_u64()), (201, Some(0)));
@@ -277,7 +276,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     cfg.params.clear();
     let second = NodeRecord { name: "n1".into(), ..cfg.nodes[0].clone() };
     cfg.nodes.push(second.clone());
-    let (mut m, _) = Manager::open(dir.path(), cfg, &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), cfg, &pliant_plugins::registry()).unwrap();
     let job = submit(&mut m, json!({"cpu_milli": 2000, "mem_mb": 600, "command": ["sh"]}));
     // A whole-node task: first fit puts it on node 0.
     assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { .. }]));
@@ -297,7 +296,7 @@ fn a_silent_agent_is_declared_lost_and_its_task_goes_to_another_node() {
     // It holds nothing now: it sweeps whatever the killed agent left; the task stays on node 1.
     assert_eq!(m.heartbeat(0, None, 0, vec![]).unwrap().1, vec![AgentOp::Sweep]);
     drop(m);
-    let (again, _) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (again, _) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     assert_eq!(standing(&again, job, 0).node, Some(1), "the replay agrees");
 }
 
@@ -311,7 +310,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
     let mut cfg = config();
     cfg.policy = "fifo".into();
     cfg.params.clear();
-    let (mut m, _) = Manager::open(dir.path(), cfg, &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), cfg, &pliant_plugins::registry()).unwrap();
     let body = json!({"cpu_milli": 1000, "mem_mb": 100, "command": ["sh"]});
     let first = submit(&mut m, body.clone());
     assert!(matches!(m.take_ops(0).as_slice(), [AgentOp::Launch { .. }]));
@@ -343,7 +342,7 @@ fn a_restarted_agent_takes_its_tasks_over_instead_of_losing_them() {
 fn checkpointing(dir: &std::path::Path) -> Manager {
     let mut cfg = config();
     cfg.policy = "checkpoint-nvm".into();
-    Manager::open(dir, cfg, &Registry::new()).unwrap().0
+    Manager::open(dir, cfg, &pliant_plugins::registry()).unwrap().0
 }
 
 /// A free-level task ⟨2 CPU, 400 MB⟩ runs; a production task ⟨1 CPU, 400 MB⟩
@@ -424,7 +423,7 @@ fn a_checkpointed_task_is_restored_from_its_directory_when_room_frees() {
     assert_eq!(jobs[free as usize]["tasks"][0]["checkpoints"], 1);
     assert_eq!(m.allocations(), vec![Resources::ZERO]);
     drop(m);
-    let (again, recovered) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (again, recovered) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     assert!(recovered);
     assert_eq!(jobs_json(&again), jobs, "replay rebuilt other records");
 }
@@ -438,7 +437,7 @@ fn a_failed_checkpoint_requeues_the_task_afresh_and_says_why() {
     let dir = ScratchDir::new("pliant-manager-ckpt-lost").unwrap();
     let (m, free, prod) = checkpoint_the_free_task(dir.path());
     drop(m);
-    let (mut m, _) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     m.queue_recovery();
     let ops = m.take_ops(0);
     assert!(
@@ -471,9 +470,9 @@ fn a_failed_checkpoint_requeues_the_task_afresh_and_says_why() {
 fn checkpointing_presets_need_every_node_to_checkpoint() {
     let mut c = config();
     c.policy = "adaptive-ssd".into();
-    assert_eq!(c.policy(&Registry::new()).unwrap().name, "adaptive-ssd");
+    assert_eq!(c.policy(&pliant_plugins::registry()).unwrap().name, "adaptive-ssd");
     c.nodes[0].mechanisms.retain(|m| *m != MechanismKind::Checkpoint);
-    let err = c.policy(&Registry::new()).unwrap_err();
+    let err = c.policy(&pliant_plugins::registry()).unwrap_err();
     assert!(err.contains("`adaptive-ssd` needs checkpoint preemption, which node `n0` cannot do"), "{err}");
 }
 
@@ -495,7 +494,7 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
     cfg.policy = "gp".into();
     cfg.params = vec![("monitor_interval_s".into(), "1".into()), ("gp_units".into(), "1".into())];
     cfg.nodes[0].capacity = Resources::cores_gb(4, 8);
-    let mut m = Manager::open(dir.path(), cfg.clone(), &Registry::new()).unwrap().0;
+    let mut m = Manager::open(dir.path(), cfg.clone(), &pliant_plugins::registry()).unwrap().0;
     let clock = Arc::new(AtomicU64::new(cfg.epoch_unix_us + 500_000));
     let read = Arc::clone(&clock);
     m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));
@@ -542,7 +541,7 @@ fn a_frozen_task_takes_back_part_of_its_allocation_then_the_rest() {
     assert_eq!((serde_json::to_value(t.state).unwrap(), t.limits), (json!("running"), full));
     let jobs = jobs_json(&m);
     drop(m);
-    let (again, recovered) = Manager::open(dir.path(), cfg, &Registry::new()).unwrap();
+    let (again, recovered) = Manager::open(dir.path(), cfg, &pliant_plugins::registry()).unwrap();
     assert!(recovered);
     assert_eq!(jobs_json(&again), jobs, "replay rebuilt other records");
 }
@@ -553,7 +552,7 @@ fn two_long_tasks_under_gp(dir: &ScratchDir) -> Manager {
     let mut cfg = config();
     cfg.policy = "gp".into();
     cfg.nodes[0].capacity = Resources::new(2000, 1000);
-    let mut m = Manager::open(dir.path(), cfg, &Registry::new()).unwrap().0;
+    let mut m = Manager::open(dir.path(), cfg, &pliant_plugins::registry()).unwrap().0;
     for _ in 0..2 {
         submit(&mut m, json!({"queue": "long", "cpu_milli": 1000, "mem_mb": 440, "command": ["sh"]}));
     }
@@ -625,7 +624,7 @@ fn pliant_takes(can: &[MechanismKind]) -> (Vec<AgentOp>, Value) {
     cfg.nodes[0].capacity = Resources::new(2000, 1000);
     cfg.nodes[0].mechanisms = can.to_vec();
     let epoch = cfg.epoch_unix_us;
-    let mut m = Manager::open(dir.path(), cfg, &Registry::new()).unwrap().0;
+    let mut m = Manager::open(dir.path(), cfg, &pliant_plugins::registry()).unwrap().0;
     let now = Arc::new(AtomicU64::new(epoch + 1));
     let clock = now.clone();
     m.set_clock(Box::new(move || clock.load(Ordering::SeqCst)));
@@ -694,7 +693,7 @@ fn the_journal_keeps_no_node_credential_only_its_digest() {
     drop(old);
     let mut cfg = config();
     cfg.nodes.push(NodeRecord { name: "n1".into(), ..cfg.nodes[0].clone() });
-    let (mut m, _) = Manager::open(dir.path(), cfg.clone(), &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), cfg.clone(), &pliant_plugins::registry()).unwrap();
     let (node, issued) = m.register(&cfg.nodes[0], Joiner::JoinToken).unwrap();
     let issued = issued.expect("the join token is issued a node credential");
     assert_eq!(node, 0);
@@ -711,7 +710,7 @@ fn the_journal_keeps_no_node_credential_only_its_digest() {
     let digest = digest(issued.as_str().as_bytes());
     assert_eq!(digest.len(), "sha256:".len() + 64);
     assert!(stored.contains(&digest), "the journal holds no digest of the credential");
-    let (mut again, _) = Manager::open(dir.path(), cfg.clone(), &Registry::new()).unwrap();
+    let (mut again, _) = Manager::open(dir.path(), cfg.clone(), &pliant_plugins::registry()).unwrap();
     assert!(again.authenticate_node(0, issued.as_str()));
     assert!(!again.authenticate_node(0, "another-node-credential"));
     assert!(!again.authenticate_node(1, issued.as_str()), "node 0's credential acts as node 1");
@@ -738,11 +737,11 @@ fn a_takeover_that_finds_a_task_gone_relaunches_it_once_after_every_sweep() {
     cfg.policy = "fifo".into();
     cfg.params.clear();
     cfg.nodes.push(NodeRecord { name: "n1".into(), ..cfg.nodes[0].clone() });
-    let (mut m, _) = Manager::open(dir.path(), cfg.clone(), &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), cfg.clone(), &pliant_plugins::registry()).unwrap();
     let job = submit(&mut m, json!({"cpu_milli": 2000, "mem_mb": 600, "command": ["sh"]}));
     // Launched on node 0 in the journal; the manager dies before node 0 fetches it.
     drop(m);
-    let (mut m, _) = Manager::open(dir.path(), cfg, &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), cfg, &pliant_plugins::registry()).unwrap();
     m.queue_recovery();
     let t = task(job, 0);
     let (b0, ops) = m.heartbeat(0, None, 0, vec![]).unwrap();
@@ -774,7 +773,7 @@ fn a_takeover_that_finds_a_task_gone_relaunches_it_once_after_every_sweep() {
 #[test]
 fn each_job_runs_as_a_uid_of_its_own_kept_across_a_restart() {
     let dir = ScratchDir::new("pliant-manager-uids").unwrap();
-    let (mut m, _) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (mut m, _) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     m.set_task_uids(UidRange { first: 70_000, last: 70_001 });
     let small = json!({"cpu_milli": 500, "mem_mb": 50, "command": ["sh"]});
     let (a, b) = (submit(&mut m, small.clone()), submit(&mut m, small.clone()));
@@ -799,7 +798,7 @@ fn each_job_runs_as_a_uid_of_its_own_kept_across_a_restart() {
     assert_eq!(uids(&m), vec![Some(70_000), Some(70_001), Some(70_000)]);
     assert_eq!((a, b, c), (0, 1, 2));
     drop(m);
-    let (again, recovered) = Manager::open(dir.path(), config(), &Registry::new()).unwrap();
+    let (again, recovered) = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap();
     assert!(recovered);
     assert_eq!(uids(&again), vec![Some(70_000), Some(70_001), Some(70_000)], "the journal keeps each job's uid");
 }

@@ -4,7 +4,6 @@
 //! two `local` tasks after it; L (priority 0): one task.
 
 use pliant_core::model::{JobId, TaskRef};
-use pliant_core::policy::Registry;
 use pliant_core::MechanismKind;
 use pliant_core::Resources;
 use pliant_live::machine::unix_us;
@@ -27,7 +26,7 @@ fn manager(policy: &str, dir: &ScratchDir) -> Manager {
         }],
         epoch_unix_us: unix_us(),
     };
-    Manager::open(dir.path(), config, &Registry::new()).unwrap().0
+    Manager::open(dir.path(), config, &pliant_plugins::registry()).unwrap().0
 }
 
 fn launched(ops: &[AgentOp]) -> Vec<TaskRef> {

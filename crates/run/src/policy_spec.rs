@@ -40,7 +40,7 @@ mod tests {
 
     #[test]
     fn a_spec_is_a_preset_a_composition_or_a_file_entry() {
-        let registry = Registry::new();
+        let registry = pliant_plugins::registry();
         assert_eq!(resolve("--policy", "gp", &registry).unwrap(), registry.preset("gp").unwrap());
         let composed = resolve("--policy", "gp-kill=gp,mechanism=kill", &registry).unwrap();
         assert_eq!(composed.name, "gp-kill");

@@ -60,7 +60,7 @@ pub struct PolicyArgs {
     pub profiles: Vec<Profile>,
     /// The plugins the policies are built from: the built-in ones and any a
     /// program registered.
-    #[arg(skip)]
+    #[arg(skip = pliant_plugins::registry())]
     pub registry: Registry,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]

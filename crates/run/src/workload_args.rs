@@ -3,8 +3,8 @@
 
 use clap::Args;
 use pliant_core::model::ElasticityProfile;
-use pliant_core::policy::PRESETS;
 use pliant_core::{Resources, SECOND};
+use pliant_plugins::PRESETS;
 use pliant_trace::{LoadOptions, LoadReport, Target, UseShares, Window};
 use pliant_workload::scenarios::{self, LongJobs, ScenarioJobs, DEFAULT_SCENARIO, SCENARIOS};
 use pliant_workload::{read_job_line, read_workload, Cluster, FormatError, Job, JobReader, Workload};

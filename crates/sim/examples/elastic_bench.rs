@@ -7,7 +7,8 @@
 //! (each preset runs REPEATS times, default 1, and the least CPU time is
 //! shown; PRESETS is a comma-separated list, default `yarn,elastic,meganode`).
 
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
+use pliant_plugins::preset;
 use pliant_sim::{simulate, SimOptions};
 use pliant_workload::scenarios::yarn_me::{generate, Spread, TraceSpec};
 use std::time::Instant;

@@ -4,9 +4,10 @@
 //! restores read at the same rate; an incremental dump writes 10 %.
 
 use pliant_core::model::JobClass;
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::{CheckpointCounts, RunRecord};
+use pliant_plugins::preset;
 use pliant_sim::{simulate, NodeSwapRates, SimOptions, TaskSwapRates};
 use pliant_workload::scenarios::{self, LongJobs};
 use pliant_workload::{Cluster, Job, Task, Workload};

@@ -9,9 +9,10 @@
 //! 100 + 70 = 170 s and asks 7,000 / 170 ≈ 41.2 MB/s of the disk on average.
 
 use pliant_core::model::{Elasticity, ElasticityProfile, JobClass};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Micros, Resources, SECOND};
 use pliant_metrics::RunRecord;
+use pliant_plugins::preset;
 use pliant_sim::{simulate, SimOptions};
 use pliant_workload::{Cluster, Job, JobElasticity, Phase, Task, Workload};
 

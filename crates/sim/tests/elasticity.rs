@@ -1,9 +1,10 @@
 //! Memory elasticity (YARN-ME) end to end, on workloads worked out by hand.
 
 use pliant_core::model::{Elasticity, ElasticityProfile, JobClass};
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::RunRecord;
+use pliant_plugins::preset;
 use pliant_sim::{simulate, SimOptions};
 use pliant_workload::{Cluster, Job, JobElasticity, Phase, Task, Workload};
 

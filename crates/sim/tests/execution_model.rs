@@ -2,9 +2,10 @@
 //! properties that must hold on any workload.
 
 use pliant_core::model::JobClass;
-use pliant_core::policy::{preset, Params, PRESETS};
+use pliant_core::policy::Params;
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::RunRecord;
+use pliant_plugins::{preset, PRESETS};
 use pliant_sim::{simulate, SimOptions};
 use pliant_workload::{Cluster, Job, Phase, StageTasks, Task, Workload};
 use proptest::prelude::*;

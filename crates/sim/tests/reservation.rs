@@ -5,9 +5,10 @@
 //! node 2.
 
 use pliant_core::model::JobClass;
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Resources, SECOND};
 use pliant_metrics::RunRecord;
+use pliant_plugins::preset;
 use pliant_sim::{simulate, SimOptions};
 use pliant_workload::{Cluster, Job, Phase, Task, Workload};
 

@@ -121,7 +121,8 @@ impl Queued {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pliant_core::policy::{preset, Params};
+    use pliant_core::policy::Params;
+    use pliant_plugins::preset;
 
     #[test]
     fn slurm_placement_refuses_what_cannot_free_slurms_booking() {

@@ -3,7 +3,6 @@
 //! journal it writes is the one a live cluster writes.
 
 use pliant_core::model::TaskRef;
-use pliant_core::policy::Registry;
 use pliant_core::{MechanismKind, Micros, Resources};
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::wire::NodeRecord;
@@ -23,7 +22,7 @@ pub fn manager(dir: &Path, policy: &str, params: &[(&str, &str)], capacity: Reso
         nodes: vec![NodeRecord { name: "n0".into(), capacity, mechanisms: MechanismKind::ALL.to_vec(), notes: vec![] }],
         epoch_unix_us: 0,
     };
-    let mut m = Manager::open(dir, config, &Registry::new()).unwrap().0;
+    let mut m = Manager::open(dir, config, &pliant_plugins::registry()).unwrap().0;
     let clock = Arc::new(AtomicU64::new(0));
     let read = Arc::clone(&clock);
     m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));

@@ -3,7 +3,7 @@
 //! shortens the phase, for task durations drawn i.i.d. from a Pareto.
 
 use crate::scenarios::pareto;
-use pliant_core::policy::reservation::stragglers::phase_time_with_copies;
+use pliant_plugins::ssr::stragglers::phase_time_with_copies;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 

@@ -15,11 +15,13 @@
 mod node_fit;
 
 use pliant_core::model::TaskState;
-use pliant_core::policy::steps::{by_rule, Holding, Mechanism, MechanismPlugin, MechanismRule};
+use pliant_core::policy::steps::{Holding, Mechanism, MechanismPlugin, MechanismRule};
 use pliant_core::policy::steps::{Planner, PlannerPlugin, Take, View};
-use pliant_core::policy::{preset, Params, Policy, Registry};
+use pliant_core::policy::{Params, Policy, Registry};
 use pliant_core::{MechanismKind, Micros, SECOND};
 use pliant_metrics::RunRecord;
+use pliant_plugins::by_rule;
+use pliant_plugins::preset;
 use pliant_sim::SimOptions;
 use pliant_workload::scenarios::{self, LongJobs};
 
@@ -110,7 +112,7 @@ static NODE_FIT: node_fit::NodeFitPlugin = node_fit::NodeFitPlugin;
 /// The built-in plugins with this crate's planners (`youngest-first`,
 /// `node-fit`) and mechanism rule (`kill-young`) registered by name.
 pub fn registry() -> Registry {
-    let mut registry = Registry::new();
+    let mut registry = pliant_plugins::registry();
     registry.add_planner(&PLUGINS).expect("a planner name of its own");
     registry.add_planner(&NODE_FIT).expect("a planner name of its own");
     registry.add_mechanism(&PLUGINS).expect("a mechanism name of its own");

@@ -3,8 +3,9 @@
 
 use custom_policy::{compare, kill_young, run, KILL_UNDER};
 use pliant_core::model::TaskRef;
-use pliant_core::policy::{preset, Params};
+use pliant_core::policy::Params;
 use pliant_core::{Action, Micros};
+use pliant_plugins::preset;
 use std::collections::HashMap;
 
 /// Each preemption's victim with the age of its attempt then, by kind:

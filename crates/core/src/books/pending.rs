@@ -19,7 +19,7 @@ struct Span {
 /// first span is kept inline, so that a job whose waiting tasks are one
 /// span (as most are) needs no allocation for them.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct PendingTasks {
+pub struct PendingTasks {
     /// The first span (none when no task waits).
     head: Option<Span>,
     /// The spans after it.

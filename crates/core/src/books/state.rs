@@ -10,12 +10,14 @@ use smallvec::SmallVec;
 use std::collections::BTreeSet;
 
 /// Orders jobs in a queue: (inverted priority, submission, id); smaller first.
-pub(crate) type ServiceKey = (u8, Micros, u32);
+pub type ServiceKey = (u8, Micros, u32);
 
 /// A node's capacity and what is allocated on it.
 #[derive(Debug, Clone)]
-pub(crate) struct NodeState {
+pub struct NodeState {
+    /// What the node has.
     pub capacity: Resources,
+    /// What is allocated on it (tasks, reservations, promises).
     pub allocated: Resources,
     /// The body reported the node lost: nothing is placed or resumed there.
     pub down: bool,
@@ -31,6 +33,7 @@ pub(crate) struct NodeState {
 }
 
 impl NodeState {
+    /// What is free on it: nothing while it is down.
     pub fn free(&self) -> Resources {
         if self.down {
             Resources::ZERO
@@ -43,8 +46,10 @@ impl NodeState {
 
 /// A queue's live usage and its jobs in service order.
 #[derive(Debug, Clone)]
-pub(crate) struct QueueState {
+pub struct QueueState {
+    /// Its guaranteed share, as resources.
     pub guaranteed: Resources,
+    /// What its tasks hold.
     pub used: Resources,
     /// Jobs that have neither finished nor failed, kept only for a planner
     /// (the policy preempts): nothing else reads them.
@@ -59,9 +64,12 @@ pub(crate) struct QueueState {
 /// A phase as the core keeps it: what it was submitted with and its
 /// barrier bookkeeping, in one record (its tasks are `JobRuntime::tasks`).
 #[derive(Debug, Clone)]
-pub(crate) struct PhaseRuntime {
+pub struct PhaseRuntime {
+    /// Its tasks, by index in its job.
     pub tasks: std::ops::Range<u32>,
+    /// Its tasks not finished yet.
     pub unfinished: u32,
+    /// Upstream phases (counted once per naming) not finished yet: its barrier.
     pub upstream_left: u32,
     /// Coupled (Spark-like): see `PhaseRequest::coupled`.
     pub coupled: bool,
@@ -78,35 +86,48 @@ pub(crate) struct PhaseRuntime {
 /// A job as submitted, less its phases (they are `JobRuntime::phases` and
 /// `JobRuntime::tasks`): see [`JobRequest`].
 #[derive(Debug, Clone)]
-pub(crate) struct Submitted {
+pub struct Submitted {
+    /// Its id.
     pub id: JobId,
+    /// When it was submitted.
     pub submit: Micros,
+    /// Its class (which queue it goes to).
     pub class: JobClass,
+    /// Its priority (higher first).
     pub priority: u8,
 }
 
 /// How a job stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum JobStatus {
+pub enum JobStatus {
+    /// Some task of it has not finished.
     Active,
+    /// Every task of it finished.
     Finished,
+    /// It failed (a task used up its attempts).
     Failed,
 }
 
 /// A job as the resource manager tracks it.
 #[derive(Debug, Clone)]
-pub(crate) struct JobRuntime {
+pub struct JobRuntime {
     /// The job as submitted, less its phases.
     pub req: Submitted,
+    /// Its queue, by index in the policy.
     pub queue: usize,
+    /// Its place in its queue's service order.
     pub key: ServiceKey,
+    /// Its tasks.
     pub tasks: Tasks,
     /// Its phases (one kept inline, as most jobs have one).
     pub phases: SmallVec<[PhaseRuntime; 1]>,
     /// Runnable pending tasks (their phase's barrier is passed), in order.
     pub pending: PendingTasks,
+    /// Its tasks running (or preempted and holding resources).
     pub running: u32,
+    /// Its tasks not finished yet.
     pub unfinished: u32,
+    /// How it stands.
     pub status: JobStatus,
     /// It is in its queue's waiting set (`View::sync_waiting`).
     pub waiting: bool,
@@ -122,6 +143,7 @@ pub(crate) struct JobRuntime {
 }
 
 impl JobRuntime {
+    /// The books of job `req`, in `queue`, its class at `class_slot`, keyed `key`.
     pub fn new(req: &JobRequest, queue: usize, class_slot: u8, key: ServiceKey) -> Self {
         let JobRequest { id, submit, class, priority, phases: ref requested, .. } = *req;
         let mut phases: SmallVec<[PhaseRuntime; 1]> = SmallVec::with_capacity(requested.len());

@@ -10,13 +10,20 @@ use std::ops::{Index, IndexMut, Range};
 
 /// A task as the resource manager tracks it.
 #[derive(Debug, Clone)]
-pub(crate) struct TaskRuntime {
+pub struct TaskRuntime {
+    /// Where it is in its lifecycle.
     pub state: TaskState,
+    /// Its phase, by index in its job.
     pub phase: u32,
+    /// What it asks for.
     pub request: Resources,
+    /// Its run time as its job estimates it, if it does.
     pub estimate: Option<Micros>,
+    /// The node it runs or last ran on.
     pub node: NodeId,
+    /// What it holds on its node now.
     pub allocated: Resources,
+    /// Times it has been launched.
     pub attempts: u32,
     /// When this attempt started (the youngest container is preempted first).
     pub started: Micros,
@@ -103,7 +110,7 @@ const NO_ESTIMATE: u32 = 1 << 31;
 /// waited has none: ask [`Tasks::state`], [`Tasks::request`] and the like);
 /// indexing mutably makes it first.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Tasks {
+pub struct Tasks {
     asks: Box<[Ask]>,
     /// What the first task asks for (zero when there is none).
     first_request: Resources,
@@ -141,6 +148,11 @@ impl Tasks {
     /// Number of tasks.
     pub fn len(&self) -> usize {
         self.asks.len()
+    }
+
+    /// Whether the job has no task.
+    pub fn is_empty(&self) -> bool {
+        self.asks.is_empty()
     }
 
     /// The record of task `i`, unless it has only waited (or does not exist).

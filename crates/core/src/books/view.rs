@@ -72,7 +72,7 @@ pub struct Holding {
 
 impl Holding {
     /// Task `task` as it stands at `now`, `t` its record.
-    pub(crate) fn of(task: TaskRef, t: &TaskRuntime, now: Micros) -> Holding {
+    pub fn of(task: TaskRef, t: &TaskRuntime, now: Micros) -> Holding {
         Holding { task, state: t.state, node: t.node, allocated: t.allocated, started: t.started, ran: t.ran(now) }
     }
 }
@@ -104,43 +104,43 @@ impl Touched {
 
 impl View {
     /// Every live job, by dense id.
-    pub(crate) fn jobs(&self) -> &LiveTable<JobRuntime> {
+    pub fn jobs(&self) -> &LiveTable<JobRuntime> {
         &self.jobs
     }
 
     /// Job `job`.
-    pub(crate) fn job(&self, job: usize) -> &JobRuntime {
+    pub fn job(&self, job: usize) -> &JobRuntime {
         &self.jobs[job]
     }
 
     /// How job `job` stands; a job no longer kept finished.
-    pub(crate) fn job_status(&self, job: usize) -> JobStatus {
+    pub fn job_status(&self, job: usize) -> JobStatus {
         self.jobs.get(job).map_or(JobStatus::Finished, |j| j.status)
     }
 
     /// Job `job`, to change its tasks' plugin fields.
-    pub(crate) fn job_mut(&mut self, job: usize) -> &mut JobRuntime {
+    pub fn job_mut(&mut self, job: usize) -> &mut JobRuntime {
         &mut self.jobs[job]
     }
 
     /// A task.
-    pub(crate) fn task(&self, task: TaskRef) -> &TaskRuntime {
+    pub fn task(&self, task: TaskRef) -> &TaskRuntime {
         &self.jobs[task.job.0 as usize].tasks[task.task as usize]
     }
 
     /// A task, to change it.
-    pub(crate) fn task_mut(&mut self, task: TaskRef) -> &mut TaskRuntime {
+    pub fn task_mut(&mut self, task: TaskRef) -> &mut TaskRuntime {
         &mut self.jobs[task.job.0 as usize].tasks[task.task as usize]
     }
 
     /// A task the body named, checked to exist.
-    pub(crate) fn checked_task(&mut self, task: TaskRef) -> Result<&mut TaskRuntime, CoreError> {
+    pub fn checked_task(&mut self, task: TaskRef) -> Result<&mut TaskRuntime, CoreError> {
         let job = self.checked_job(task)?;
         Ok(&mut job.tasks[task.task as usize])
     }
 
     /// The job of a task the body named, the task checked to exist.
-    pub(crate) fn checked_job(&mut self, task: TaskRef) -> Result<&mut JobRuntime, CoreError> {
+    pub fn checked_job(&mut self, task: TaskRef) -> Result<&mut JobRuntime, CoreError> {
         if self.jobs.removed(task.job.0 as usize) {
             return Err(CoreError::BadTask { task, what: "of a finished job".into() });
         }
@@ -155,7 +155,7 @@ impl View {
     }
 
     /// The queue a task's job is in.
-    pub(crate) fn queue_of(&self, task: TaskRef) -> usize {
+    pub fn queue_of(&self, task: TaskRef) -> usize {
         self.jobs[task.job.0 as usize].queue
     }
 
@@ -171,12 +171,14 @@ impl View {
 
     /// True when node `i` can carry out `mechanism` (see
     /// `Scheduler::restrict_mechanisms`).
+    #[inline]
     pub fn node_can(&self, i: usize, mechanism: crate::action::MechanismKind) -> bool {
         !self.nodes[i].lacks.contains(&mechanism)
     }
 
     /// True when the core knows the rates `mechanism` runs at on node `i`
     /// (see `Scheduler::unpriced_mechanisms`).
+    #[inline]
     pub fn node_priced(&self, i: usize, mechanism: crate::action::MechanismKind) -> bool {
         !self.nodes[i].unpriced.contains(&mechanism)
     }
@@ -193,7 +195,7 @@ impl View {
     }
 
     /// The first node at `from` or later with `req` free.
-    pub(crate) fn first_fit(&self, req: Resources, from: usize) -> Option<usize> {
+    pub fn first_fit(&self, req: Resources, from: usize) -> Option<usize> {
         self.free_index.first_fit(req, from)
     }
 
@@ -209,7 +211,7 @@ impl View {
 
     /// Each node's free room with the memory its preempted tasks are still
     /// giving back (a down node's tasks count on it too).
-    pub(crate) fn room_with_reclaims(&self) -> Vec<Resources> {
+    pub fn room_with_reclaims(&self) -> Vec<Resources> {
         let mut room: Vec<Resources> = (0..self.nodes.len()).map(|i| self.node_free(i)).collect();
         for task in self.preempted() {
             let t = self.task(task);
@@ -251,12 +253,12 @@ impl View {
     }
 
     /// The queues' usage and jobs.
-    pub(crate) fn queues(&self) -> &[QueueState] {
+    pub fn queues(&self) -> &[QueueState] {
         &self.queues
     }
 
     /// Brings a node's entries in both placement indexes up to date.
-    pub(crate) fn refresh_node(&mut self, node: NodeId) {
+    pub fn refresh_node(&mut self, node: NodeId) {
         let i = node.0 as usize;
         if let Some(r) = &mut self.refreshed {
             r.mark(i);
@@ -269,7 +271,7 @@ impl View {
     }
 
     /// Frees `res` of `queue`'s on `node`.
-    pub(crate) fn release(&mut self, node: NodeId, queue: usize, res: Resources) {
+    pub fn release(&mut self, node: NodeId, queue: usize, res: Resources) {
         self.nodes[node.0 as usize].allocated -= res;
         self.refresh_node(node);
         self.queues[queue].used -= res;
@@ -277,7 +279,7 @@ impl View {
     }
 
     /// Allocates `res` to `queue` on `node`.
-    pub(crate) fn reserve(&mut self, node: NodeId, queue: usize, res: Resources) {
+    pub fn reserve(&mut self, node: NodeId, queue: usize, res: Resources) {
         self.nodes[node.0 as usize].allocated += res;
         self.refresh_node(node);
         self.queues[queue].used += res;
@@ -285,46 +287,46 @@ impl View {
     }
 
     /// Books `res` on `node` for no queue (kept by the reservation step).
-    pub(crate) fn book_node(&mut self, node: NodeId, res: Resources) {
+    pub fn book_node(&mut self, node: NodeId, res: Resources) {
         self.nodes[node.0 as usize].allocated += res;
         self.refresh_node(node);
     }
 
     /// Gives back what [`View::book_node`] booked.
-    pub(crate) fn unbook_node(&mut self, node: NodeId, res: Resources) {
+    pub fn unbook_node(&mut self, node: NodeId, res: Resources) {
         self.nodes[node.0 as usize].allocated -= res;
         self.refresh_node(node);
     }
 
     /// Notes that job `job` may have changed (see `touched`).
-    pub(crate) fn touch(&mut self, job: usize) {
+    pub fn touch(&mut self, job: usize) {
         if let Some(t) = &mut self.touched {
             t.mark(job);
         }
     }
 
     /// Moves the jobs touched since the last call into `into`.
-    pub(crate) fn take_touched(&mut self, into: &mut Vec<u32>) {
+    pub fn take_touched(&mut self, into: &mut Vec<u32>) {
         if let Some(t) = &mut self.touched {
             t.take(into);
         }
     }
 
     /// Moves the nodes refreshed since the last call into `into`.
-    pub(crate) fn take_refreshed(&mut self, into: &mut Vec<u32>) {
+    pub fn take_refreshed(&mut self, into: &mut Vec<u32>) {
         if let Some(t) = &mut self.refreshed {
             t.take(into);
         }
     }
 
     /// Whether job `job` is in its queue's waiting set.
-    pub(crate) fn is_waiting(&self, job: usize) -> bool {
+    pub fn is_waiting(&self, job: usize) -> bool {
         self.jobs.get(job).is_some_and(|j| j.waiting)
     }
 
     /// Keeps a job in its queue's waiting set exactly while it is active and
     /// has runnable pending tasks.
-    pub(crate) fn sync_waiting(&mut self, job: usize) {
+    pub fn sync_waiting(&mut self, job: usize) {
         self.touch(job);
         let j = &mut self.jobs[job];
         let wait = j.status == JobStatus::Active && !j.pending.is_empty();
@@ -341,7 +343,7 @@ impl View {
 
     /// A task that held resources on its node goes back to the front of its
     /// job's pending tasks, holding nothing; returns what it held.
-    pub(crate) fn requeue(&mut self, task: TaskRef) -> Resources {
+    pub fn requeue(&mut self, task: TaskRef) -> Resources {
         self.unsize(task, false);
         let job = &mut self.jobs[task.job.0 as usize];
         let t = &mut job.tasks[task.task as usize];
@@ -356,20 +358,20 @@ impl View {
     }
 
     /// Whether `task` is among the preempted awaiting resumption.
-    pub(crate) fn is_preempted(&self, task: TaskRef) -> bool {
+    pub fn is_preempted(&self, task: TaskRef) -> bool {
         let job = &self.jobs[task.job.0 as usize];
         job.tasks.get(task.task as usize).is_some_and(|t| t.preempted)
     }
 
     /// Puts `task` among the preempted (it gave something up).
-    pub(crate) fn add_preempted(&mut self, task: TaskRef) {
+    pub fn add_preempted(&mut self, task: TaskRef) {
         let key = self.jobs[task.job.0 as usize].key;
         self.task_mut(task).preempted = true;
         self.preempted.insert((key, task.task));
     }
 
     /// Takes `task` off the preempted.
-    pub(crate) fn remove_preempted(&mut self, task: TaskRef) {
+    pub fn remove_preempted(&mut self, task: TaskRef) {
         let job = &mut self.jobs[task.job.0 as usize];
         let i = task.task as usize;
         if job.tasks.get(i).is_some_and(|t| t.preempted) {
@@ -379,26 +381,26 @@ impl View {
     }
 
     /// The preempted tasks in service order.
-    pub(crate) fn preempted(&self) -> Vec<TaskRef> {
+    pub fn preempted(&self) -> Vec<TaskRef> {
         let mut tasks = Vec::new();
         self.preempted_into(&mut tasks);
         tasks
     }
 
     /// The preempted tasks in service order, into `into` (cleared first).
-    pub(crate) fn preempted_into(&self, into: &mut Vec<TaskRef>) {
+    pub fn preempted_into(&self, into: &mut Vec<TaskRef>) {
         into.clear();
         into.extend(self.preempted.iter().map(|&(key, task)| TaskRef { job: crate::model::JobId(key.2), task }));
     }
 
     /// Adds to (or, negative, takes from) the memory being reclaimed.
-    pub(crate) fn add_reclaiming(&mut self, mb: i64) {
+    pub fn add_reclaiming(&mut self, mb: i64) {
         self.reclaiming_mb = self.reclaiming_mb.checked_add_signed(mb).expect("reclaimed no more than was due");
     }
 
     /// Keeps `promised` equal, per node, to what its preempted tasks gave up
     /// (request − allocation); long work is not placed into it.
-    pub(crate) fn sync_promise(&mut self, task: TaskRef) {
+    pub fn sync_promise(&mut self, task: TaskRef) {
         let preempted = self.is_preempted(task);
         let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
         let new = if preempted { t.request.saturating_sub(&t.allocated) } else { Resources::ZERO };
@@ -426,12 +428,12 @@ impl View {
     }
 
     /// Asks the body to wake the core at `at`.
-    pub(crate) fn wake_at(&mut self, at: Micros) {
+    pub fn wake_at(&mut self, at: Micros) {
         self.wakes.insert(at);
     }
 
     /// Something changed: the next `schedule` runs an allocation pass.
-    pub(crate) fn set_dirty(&mut self) {
+    pub fn set_dirty(&mut self) {
         self.dirty = true;
     }
 
@@ -448,14 +450,14 @@ impl View {
 
     /// Takes a task that stops holding resources off its job's memory held;
     /// `finished` also takes its estimate off the job's work left.
-    pub(crate) fn unsize(&mut self, task: TaskRef, finished: bool) {
+    pub fn unsize(&mut self, task: TaskRef, finished: bool) {
         self.touch(task.job.0 as usize);
         self.jobs[task.job.0 as usize].unsize(task.task as usize, finished);
     }
 
     /// Forgets what a task still owed and its place among the preempted (it
     /// finished, was lost or its job failed).
-    pub(crate) fn forget_preemption(&mut self, task: TaskRef) {
+    pub fn forget_preemption(&mut self, task: TaskRef) {
         let t = &mut self.jobs[task.job.0 as usize].tasks[task.task as usize];
         if t.owes_nothing() {
             // Never preempted, or nothing left of it: nothing else to forget.

@@ -187,8 +187,9 @@ pub fn spark_max_executor_failures(executors: usize) -> u32 {
     (2 * executors as u32).max(3)
 }
 
-/// Core-microseconds of `cpu_milli` held for `t`.
-pub(crate) fn core_time(cpu_milli: u64, t: Micros) -> u64 {
+/// Core-microseconds of `cpu_milli` held for `t` (the cost model's unit before it is read as core-seconds).
+#[inline]
+pub fn core_time(cpu_milli: u64, t: Micros) -> u64 {
     // 64-bit arithmetic where it cannot overflow (the monitor asks often).
     match cpu_milli.checked_mul(t) {
         Some(x) => x / 1000,
@@ -388,6 +389,7 @@ impl Floor {
     /// holds no CPU and some is missing: any cover of such a need takes CPU,
     /// at a first step where all of `left_cpu` is still missing, from a
     /// victim that holds some, so only those victims' floors bound it.
+    #[inline]
     pub fn of(v: &Victim, left_cpu: u64) -> Option<Floor> {
         if left_cpu > 0 && v.held.cpu_milli == 0 {
             return None;
@@ -405,6 +407,7 @@ impl Floor {
     }
 
     /// A floor at or below both `self`'s and `other`'s, for the victims of both.
+    #[inline]
     pub fn min(self, other: Floor) -> Floor {
         let kill = match (self.kill, other.kill) {
             (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.min(b.1))),
@@ -414,6 +417,7 @@ impl Floor {
     }
 
     /// The bound for a waiting task expected to run `run`.
+    #[inline]
     pub fn at(&self, run: Micros) -> u64 {
         let stop = core_time(self.stop_cpu, run);
         self.kill.map_or(stop, |(lost, cpu)| stop.min(lost.saturating_add(core_time(cpu, run))))
@@ -422,6 +426,7 @@ impl Floor {
 
 /// How much of what is left of the need an estimate covers, 0..=1: the mean
 /// over the resources still needed of the part it frees.
+#[inline]
 pub fn coverage(e: &Estimate, left: Resources) -> f64 {
     let part = |got: u64, want: u64| (want > 0).then(|| got.min(want) as f64 / want as f64);
     match (part(e.takes.cpu_milli, left.cpu_milli), part(e.takes.mem_mb, left.mem_mb)) {
@@ -451,65 +456,13 @@ pub struct Choice {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::policy::strategies::any_victim;
     use crate::SECOND;
     use proptest::prelude::{
         any as arbitrary, prop, prop_assert, prop_assert_eq, prop_oneof, proptest, Just, Strategy,
     };
-
-    /// Victims of every kind the planner sees: running or shrunk (held
-    /// below the request, up to none of its CPU), killable or not, alone or
-    /// in a coupled phase held back by nothing, a shrink or a freeze.
-    pub(crate) fn any_victim() -> impl Strategy<Value = Victim> {
-        let cpu = prop::sample::select(vec![0u64, 500, 1000, 2000, 4000, 8000, 16_000]);
-        let mem = prop::sample::select(vec![64u64, 512, 1024, 4096, 16_384, 32_768]);
-        let siblings = prop::sample::select(vec![0u64, 4000, 40_000, 112_000]);
-        let stopped = prop::sample::select(vec![0u64, 125_000, 250_000, 500_000, 1_000_000]);
-        let relaunch = prop_oneof![Just(0u64), 0u64..100_000_000_000];
-        (
-            cpu,
-            mem,
-            0u64..=16_000,
-            0u64..=16_384,
-            0u64..3_000_000_000,
-            arbitrary::<[bool; 3]>(),
-            siblings,
-            stopped,
-            relaunch,
-        )
-            .prop_map(
-                |(
-                    cpu,
-                    mem,
-                    cpu_short,
-                    mem_short,
-                    ran,
-                    [killable, shrunk, has_image],
-                    siblings_cpu,
-                    stopped,
-                    relaunch,
-                )| {
-                    let request = Resources::new(cpu.max(1000), mem);
-                    let held = if shrunk {
-                        Resources::new(cpu.saturating_sub(cpu_short), mem.saturating_sub(mem_short).max(64.min(mem)))
-                    } else {
-                        request
-                    };
-                    Victim {
-                        held,
-                        request,
-                        ran,
-                        killable,
-                        relaunch,
-                        running: !shrunk,
-                        has_image,
-                        siblings_cpu,
-                        phase_stopped_ppm: if siblings_cpu > 0 { stopped } else { 0 },
-                    }
-                },
-            )
-    }
 
     /// Needs of every kind: CPU, memory or both missing, with or without a
     /// run estimate and a dump queue.

@@ -4,23 +4,21 @@
 //! policy a profile names, and presets are its built-in profiles.
 
 pub mod cost;
-pub(crate) mod fair;
-pub(crate) mod locality;
-pub(crate) mod mechanism;
+mod mechanism;
 mod params;
-pub mod planner;
-mod presets;
+mod planner;
 pub mod profile;
 mod registry;
-pub mod reservation;
-pub mod sizing;
+mod reservation;
+mod sizing;
 pub mod steps;
+#[cfg(any(test, feature = "strategies"))]
+pub mod strategies;
 
 use crate::model::{StorageModel, Tier};
 pub use params::{Params, FOOTPRINT_CPU_MILLI, GP_BASIC_UNIT};
-pub use presets::{PresetInfo, PRESETS};
 pub use profile::{Preempting, Profile};
-pub use registry::{preset, ComposeError, Registry};
+pub use registry::{ComposeError, PresetInfo, Registry};
 pub use reservation::ReservationSpec;
 pub use sizing::{ElasticSpec, Sizing};
 
@@ -102,7 +100,7 @@ pub enum PlannerSpec {
     /// (checkpoint paper §3.1, §3.3.2).
     PriorityLevels,
     /// As `Capacity`, the take sized by the need per resource and each victim
-    /// given the mechanism that frees it cheapest (`planner/least_cost.rs`; with
+    /// given the mechanism that frees it cheapest (`pliant_plugins::pliant`; with
     /// `MechanismSpec::Cheapest`).
     Cost,
     /// A planner from outside the core (`steps::PlannerPlugin`).

@@ -1,15 +1,14 @@
 //! The one place a [`Policy`] is built: a [`Registry`] knows every plugin
-//! by name — the built-in ones and the planners and mechanisms registered
-//! from outside the core — resolves a preset or a composition into a
-//! [`Profile`], and builds the policy a profile names. Every body (the
-//! simulator's commands, the Python package, the manager, the Slurm
-//! controller, the twin) builds through one.
+//! by name — the built-in ones, whose steps its [`StepBuilder`] builds, and
+//! the planners and mechanisms registered from outside — resolves a preset
+//! or a composition into a [`Profile`], and builds the policy a profile
+//! names. Every body (the simulator's commands, the Python package, the
+//! manager, the Slurm controller, the twin) builds through one: the plugin
+//! crate's (`pliant_plugins::registry`).
 
 use super::cost::Rates;
-use super::presets::PRESETS;
 use super::profile::{Profile, POINTS};
-use super::steps::{MechanismPlugin, PlannerPlugin, StepBuilder, Steps};
-use super::{fair, locality, mechanism, planner, reservation};
+use super::steps::{MechanismPlugin, PlannerPlugin, StepBuilder};
 use super::{
     CheckpointSpec, CustomMechanism, CustomPlanner, HeadOfLine, JobOrder, MechanismSpec, Params, Placement,
     PlannerSpec, Plugins, Policy, PreemptionSpec, QueueSpec, ReservationSpec, Sizing,
@@ -28,19 +27,39 @@ pub struct ComposeError {
     pub reason: String,
 }
 
-/// Plugins by name: the built-in ones and those registered from outside the
-/// core, and the named policies beyond the presets. Cloning one is cheap.
-#[derive(Clone, Default)]
+/// A preset: its name, a line about it and the composition it is.
+pub struct PresetInfo {
+    /// The name used with `--policies`.
+    pub name: &'static str,
+    /// What it does.
+    pub about: &'static str,
+    /// The points (`profile::POINTS`) it fills, in order, with their
+    /// plugins, from the root profile (one FIFO queue, first fit, no
+    /// preemption: `fifo`).
+    pub steps: &'static [(&'static str, &'static str)],
+}
+
+/// Plugins by name: the built-in ones and those registered from outside,
+/// the presets and the named policies beyond them. Cloning one is cheap.
+#[derive(Clone)]
 pub struct Registry {
+    builtin: &'static dyn StepBuilder,
+    presets: &'static [PresetInfo],
     planners: Vec<&'static dyn PlannerPlugin>,
     mechanisms: Vec<&'static dyn MechanismPlugin>,
     policies: Vec<Profile>,
 }
 
 impl Registry {
-    /// A registry of the built-in plugins only.
-    pub fn new() -> Registry {
-        Registry::default()
+    /// A registry whose built-in plugins `builtin` builds, with `presets`
+    /// as its built-in profiles (`pliant_plugins::registry`).
+    pub fn new(builtin: &'static dyn StepBuilder, presets: &'static [PresetInfo]) -> Registry {
+        Registry { builtin, presets, planners: Vec::new(), mechanisms: Vec::new(), policies: Vec::new() }
+    }
+
+    /// The presets, this registry's built-in profiles.
+    pub fn presets(&self) -> &'static [PresetInfo] {
+        self.presets
     }
 
     /// Registers a planner from outside the core under its name, which no
@@ -75,7 +94,7 @@ impl Registry {
 
     /// The names of the presets, then of the policies registered.
     pub fn policy_names(&self) -> Vec<&str> {
-        PRESETS.iter().map(|p| p.name).chain(self.policies.iter().map(|p| p.name.as_str())).collect()
+        self.presets.iter().map(|p| p.name).chain(self.policies.iter().map(|p| p.name.as_str())).collect()
     }
 
     fn check_free(&self, point: &str, name: &str) -> Result<(), String> {
@@ -104,7 +123,7 @@ impl Registry {
         if let Some(registered) = self.policies.iter().find(|p| p.name == name) {
             return Ok(registered.clone());
         }
-        let Some(info) = PRESETS.iter().find(|p| p.name == name) else {
+        let Some(info) = self.presets.iter().find(|p| p.name == name) else {
             return Err(unknown("policy", name, &self.policy_names()));
         };
         let mut profile = Profile::root(name);
@@ -152,7 +171,7 @@ impl Registry {
         for (point, plugin) in profile.points() {
             self.check(point, &plugin).map_err(|e| format!("policy `{}`: {e}", profile.name))?;
         }
-        let mut policy = root(params);
+        let mut policy = root(params, self.builtin);
         policy.name = profile.name.clone();
         policy.queues = match profile.queues.as_str() {
             "single" => single_queue(),
@@ -246,14 +265,6 @@ impl std::fmt::Debug for Registry {
     }
 }
 
-/// Builds the preset `name` with `params` through the built-in registry,
-/// or `None` for an unknown name.
-pub fn preset(name: &str, params: &Params) -> Option<Policy> {
-    let registry = Registry::new();
-    let profile = registry.preset(name).ok()?;
-    Some(registry.build(&profile, params).expect("a preset names built-in plugins"))
-}
-
 fn single_queue() -> Vec<QueueSpec> {
     vec![QueueSpec {
         name: "default",
@@ -273,8 +284,8 @@ fn two_queues(short_share: f64) -> Vec<QueueSpec> {
 }
 
 /// The policy of the root profile (`Profile::root`), with the settings no
-/// point fills.
-fn root(params: &Params) -> Policy {
+/// point fills, its steps built by `builtin`.
+fn root(params: &Params, builtin: &'static dyn StepBuilder) -> Policy {
     Policy {
         name: String::new(),
         queues: single_queue(),
@@ -292,7 +303,7 @@ fn root(params: &Params) -> Policy {
         per_heartbeat: params.yarn.containers_per_heartbeat,
         node_heartbeat: params.elastic().heartbeat,
         am_start: params.yarn.am_heartbeat_s.map(from_secs_f64),
-        plugins: Plugins(&BUILTIN),
+        plugins: Plugins(builtin),
     }
 }
 
@@ -311,30 +322,6 @@ fn preemption(params: &Params, planner: PlannerSpec, compute_dr: bool, mechanism
     }
 }
 
-/// The built-in plugins, which build the steps of every policy a
-/// [`Registry`] builds (a registered planner or mechanism through its own
-/// plugin, which the policy names).
-struct Builtin;
-
-/// The built-in plugins (one for every policy: they keep no state).
-static BUILTIN: Builtin = Builtin;
-
-impl StepBuilder for Builtin {
-    fn name(&self) -> &'static str {
-        "built-in"
-    }
-
-    fn steps(&self, policy: &Policy, nodes: usize) -> Steps {
-        Steps {
-            planner: planner::build(policy),
-            mechanism: mechanism::build(policy, nodes),
-            reservation: reservation::build(policy),
-            preference: locality::build(policy),
-            placement_pass: fair::build(policy, nodes),
-        }
-    }
-}
-
 /// The fair order is YARN's fair scheduler: its node pass reserves nodes
 /// (YARN-ME §3.3, the `node_reservations` key, on unless set off) and
 /// backfills reserved nodes as the `backfill` key says — under requested
@@ -347,73 +334,4 @@ fn fair_pass(policy: &mut Policy, params: &Params) {
         Sizing::Elastic(_) if fair => params.yarn.backfill,
         _ => Some(fair && params.yarn.backfill.unwrap_or(false)),
     };
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn same_as(name: &str, from: &str, steps: &[(&str, &str)]) {
-        let registry = Registry::new();
-        let composed = registry.compose(name, from, steps).unwrap();
-        assert_eq!(composed, registry.preset(name).unwrap(), "{from} + {steps:?}");
-    }
-
-    #[test]
-    fn a_preset_is_the_composition_of_its_steps() {
-        same_as("gp", "ip", &[("mechanism", "graceful")]);
-        same_as("kill", "gp", &[("compute_dr", "false"), ("mechanism", "kill")]);
-        same_as("checkpoint-ssd", "priority-kill", &[("mechanism", "checkpoint-ssd")]);
-        same_as("adaptive-nvm", "checkpoint-hdd", &[("mechanism", "adaptive-nvm")]);
-        same_as("ssr-stragglers", "timeout-reserve", &[("reservation", "speculative-stragglers")]);
-        same_as("suspend", "ip", &[("mechanism", "suspend")]);
-        same_as("fifo", "fifo", &[]);
-        same_as("yarn", "fifo", &[("order", "fair")]);
-        same_as("elastic", "yarn", &[("sizing", "elastic")]);
-        same_as(
-            "meganode",
-            "yarn",
-            &[("order", "shortest-remaining"), ("placement", "pooled"), ("head_of_line", "per-class")],
-        );
-        same_as(
-            "priority-kill",
-            "priority",
-            &[("planner", "priority-levels"), ("compute_dr", "false"), ("attempts", "unlimited")],
-        );
-    }
-
-    #[test]
-    fn a_bad_step_or_value_names_its_index() {
-        let registry = Registry::new();
-        let err = registry.compose("x", "gp", &[("order", "fifo"), ("mechansim", "kill")]).unwrap_err();
-        assert_eq!(err.step, Some(1));
-        assert!(err.reason.contains("mechanism"), "{}", err.reason);
-        let err = registry.compose("x", "gp", &[("mechanism", "shrink")]).unwrap_err();
-        assert_eq!(err.step, Some(0));
-        assert!(err.reason.starts_with("mechanism takes kill, immediate"), "{}", err.reason);
-        assert_eq!(registry.compose("x", "gq", &[]).unwrap_err().step, None);
-    }
-
-    #[test]
-    fn preemption_steps_on_a_policy_without_preemption_start_from_the_capacity_monitor() {
-        let (registry, params) = (Registry::new(), Params::default());
-        let profile = registry.compose("x", "fifo", &[("queues", "short-long"), ("mechanism", "suspend")]).unwrap();
-        let spec = registry.build(&profile, &params).unwrap().preemption.unwrap();
-        assert_eq!(
-            (spec.planner, spec.mechanism, spec.compute_dr),
-            (PlannerSpec::Capacity, MechanismSpec::Suspend, true)
-        );
-        let none = registry.compose("x", "gp", &[("planner", "none")]).unwrap();
-        assert_eq!(registry.build(&none, &params).unwrap().preemption, None);
-    }
-
-    #[test]
-    fn a_profile_naming_a_plugin_the_registry_lacks_is_refused_naming_it() {
-        let registry = Registry::new();
-        let mut profile = registry.preset("gp").unwrap();
-        profile.preemption.as_mut().unwrap().mechanism = "lent-out".into();
-        let err = registry.build(&profile, &Params::default()).unwrap_err();
-        assert!(err.starts_with("policy `gp`: mechanism takes kill, immediate"), "{err}");
-        assert!(err.ends_with("got `lent-out`"), "{err}");
-    }
 }

@@ -3,16 +3,19 @@
 //! shared books ([`View`]) and hands every plugin the observations it needs
 //! through these methods.
 //!
-//! - [`Planner`]: how much to take back and from whom (`policy/planner/`).
+//! - [`Planner`]: how much to take back and from whom.
 //! - [`Mechanism`]: how a victim gives its resources back, and what it does
-//!   when the body reports on it (`policy/mechanism/`).
+//!   when the body reports on it.
 //! - [`PlacementPass`]: a pass that places waiting tasks itself, in place of
-//!   the scheduler's queue-by-queue pass (YARN's fair scheduler, `policy/fair/`).
+//!   the scheduler's queue-by-queue pass (YARN's fair scheduler).
 //! - [`Reservation`]: the reserve/permit step — slots kept for a job when
-//!   its tasks finish (SSR, `policy/reservation/`).
+//!   its tasks finish (SSR).
 //! - [`Preference`]: where the queue-by-queue pass would rather put a job's
 //!   next task before its first fit, and whether the job waits for it
-//!   (delay scheduling, `policy/locality.rs`).
+//!   (delay scheduling).
+//!
+//! The built-in plugins of every step are in `pliant-plugins`, which uses
+//! only this crate's public API, as a plugin from outside does.
 //!
 //! From outside the core, a policy names a planner through a
 //! [`PlannerPlugin`] (`PlannerSpec::Custom`) and a mechanism through a
@@ -20,13 +23,13 @@
 //! through the [`View`] but books only through the core's own steps, so a
 //! mechanism from outside is a [`MechanismRule`]: it chooses per victim
 //! ([`Holding`]) among the operations every body carries out
-//! (`MechanismKind`), and [`by_rule`] carries them out. The types of the
+//! (`MechanismKind`), and `pliant_plugins::by_rule` carries them out. The types of the
 //! traits' signatures are public: these, `Action`, `CoreError`,
 //! `MechanismKind`, `Micros` and `Resources` at the crate's root, and
 //! `model::{JobRequest, NodeId, TaskRef}`.
 
 pub use super::cost::Choice;
-pub use super::mechanism::{by_rule, Image, Mechanism, MechanismRule, Preempted, Take};
+pub use super::mechanism::{Image, Mechanism, MechanismRule, Preempted, Take};
 pub use super::planner::Planner;
 pub use crate::books::{Holding, View, Waiting};
 
@@ -77,7 +80,7 @@ pub trait PlannerPlugin: Sync {
 /// (`MechanismSpec::Custom`), with fresh state: a `static` of the plugin's
 /// crate. A mechanism from outside the core chooses among the operations
 /// the core and every body carry out — a [`MechanismRule`] run by
-/// [`by_rule`]; a new operation on a node is added inside the core.
+/// `pliant_plugins::by_rule`; a new operation on a node is added inside the core.
 pub trait MechanismPlugin: Sync {
     /// Its name, unique among the mechanisms a run compares.
     fn name(&self) -> &'static str;
@@ -113,11 +116,6 @@ pub trait PlacementPass: std::fmt::Debug + Send {
 
     /// The resource monitor ran (a heartbeat).
     fn monitored(&mut self, _view: &mut View) {}
-
-    /// Every pass visits every node (for a test's comparison with the
-    /// passes that visit only where something may change).
-    #[cfg(test)]
-    fn visit_every_node(&mut self) {}
 }
 
 impl Clone for Box<dyn PlacementPass> {

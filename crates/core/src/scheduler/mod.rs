@@ -491,15 +491,6 @@ impl Scheduler {
         MemoryWanted { fronts, view: &self.view }
     }
 
-    /// The placement pass visits every node at every pass (for a test's
-    /// comparison with the passes that visit only where something may change).
-    #[cfg(test)]
-    pub(crate) fn visit_every_node(&mut self) {
-        if let Some(pass) = &mut self.placement_pass {
-            pass.visit_every_node();
-        }
-    }
-
     /// The earliest instant after `now` the core wants a pass at even if the
     /// body observes nothing (a wait for a preferred node ends, a reservation expires);
     /// the body arranges a timer and calls [`Scheduler::wake`] then.

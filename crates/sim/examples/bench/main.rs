@@ -16,7 +16,8 @@
 
 mod reference;
 
-use pliant_core::policy::{preset, Params, PRESETS};
+use pliant_core::policy::Params;
+use pliant_plugins::{preset, PRESETS};
 use pliant_sim::{simulate, simulate_stream, ExecModel, SimOptions};
 use pliant_workload::scenarios::{self, LongJobs, ScenarioJobs, SCENARIOS};
 use pliant_workload::{Job, Workload};
