@@ -12,7 +12,6 @@
 mod common;
 
 use pliant_core::model::TaskRef;
-use pliant_core::policy::Registry;
 use pliant_core::{Micros, Resources, SECOND};
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::scratch::ScratchDir;
@@ -92,7 +91,7 @@ fn the_replay_prices_with_the_rates_the_live_planner_was_given() {
         reclaim_from: "default".into(),
         restore_from: "default".into(),
         journal_rates: true,
-        registry: Registry::new(),
+        registry: pliant_plugins::registry(),
         policy: None,
     };
     let report = twin(dir.path(), replay).unwrap();

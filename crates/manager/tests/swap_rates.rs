@@ -3,7 +3,6 @@
 //! anywhere. Expected values are worked out in the comments.
 
 use pliant_core::model::{JobId, TaskRef};
-use pliant_core::policy::Registry;
 use pliant_core::{MechanismKind, Micros, Resources, SwapRates, SECOND};
 use pliant_live::protocol::{AgentOp, AgentReport};
 use pliant_live::scratch::ScratchDir;
@@ -33,7 +32,7 @@ fn config() -> ClusterConfig {
 
 /// The manager in `dir`, its clock the returned counter (core time).
 fn open(dir: &ScratchDir) -> (Manager, Arc<AtomicU64>) {
-    let mut m = Manager::open(dir.path(), config(), &Registry::new()).unwrap().0;
+    let mut m = Manager::open(dir.path(), config(), &pliant_plugins::registry()).unwrap().0;
     let clock = Arc::new(AtomicU64::new(0));
     let read = Arc::clone(&clock);
     m.set_clock(Box::new(move || read.load(Ordering::SeqCst)));
