@@ -288,6 +288,42 @@ fn set_footprint(footprints: &mut Footprints, task: TaskRef, mb: u64) {
     }
 }
 
+/// The `Mechanism` methods for the body's reports on a task, booked as a
+/// suspended or shrunk container's (`task_resumed`, `memory_reclaimed`
+/// with no footprints of its own, `task_swapping`): for a mechanism that
+/// keeps nothing of its own on them.
+macro_rules! container_reports {
+    () => {
+        fn resumed(
+            &mut self,
+            view: &mut pliant_core::books::View,
+            now: pliant_core::Micros,
+            task: pliant_core::model::TaskRef,
+        ) -> Result<(), pliant_core::CoreError> {
+            $crate::bigc::task_resumed(view, now, task)
+        }
+
+        fn memory_reclaimed(
+            &mut self,
+            view: &mut pliant_core::books::View,
+            task: pliant_core::model::TaskRef,
+            mem_mb: u64,
+        ) -> Result<(), pliant_core::CoreError> {
+            $crate::bigc::memory_reclaimed(view, task, mem_mb, None)
+        }
+
+        fn swapping(
+            &mut self,
+            view: &mut pliant_core::books::View,
+            now: pliant_core::Micros,
+            task: pliant_core::model::TaskRef,
+        ) -> Result<(), pliant_core::CoreError> {
+            $crate::bigc::task_swapping(view, now, task)
+        }
+    };
+}
+pub(crate) use container_reports;
+
 /// The node froze a shrunk task that started swapping (Alg. 2 line 8): it
 /// leaves the reclaim set; its CPU counts as free (the 1 % it keeps is the
 /// footprint, not booked).

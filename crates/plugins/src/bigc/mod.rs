@@ -11,5 +11,5 @@ pub mod victims;
 
 pub(crate) use capacity::{for_each_take, Capacity};
 pub(crate) use container::{
-    memory_reclaimed, offer_resumptions, task_resumed, task_swapping, ContainerPreemption, Offers,
+    container_reports, memory_reclaimed, offer_resumptions, task_resumed, task_swapping, ContainerPreemption, Offers,
 };

@@ -2,12 +2,10 @@
 //! goes back to the front of its job's pending tasks (YARN's capacity
 //! scheduler, BIG-C's baseline; the checkpoint paper's "kill").
 
-use crate::bigc::{memory_reclaimed, task_resumed, task_swapping};
 use pliant_core::action::Action;
 use pliant_core::books::View;
 use pliant_core::model::TaskRef;
 use pliant_core::policy::steps::{Mechanism, Preempted, Take};
-use pliant_core::CoreError;
 use pliant_core::Micros;
 
 /// Kills every victim.
@@ -41,16 +39,6 @@ impl Mechanism for Kill {
         Preempted::Killed { exhausted: kill(view, take.task, self.max_attempts, out) }
     }
 
-    /// A killed task is not resumed: only the books' checks answer.
-    fn resumed(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
-        task_resumed(view, now, task)
-    }
-
-    fn memory_reclaimed(&mut self, view: &mut View, task: TaskRef, mem_mb: u64) -> Result<(), CoreError> {
-        memory_reclaimed(view, task, mem_mb, None)
-    }
-
-    fn swapping(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
-        task_swapping(view, now, task)
-    }
+    // A killed task is not resumed: only the books' checks answer.
+    crate::bigc::container_reports!();
 }

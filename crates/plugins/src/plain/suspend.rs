@@ -4,12 +4,11 @@
 //! back. It resumes on its own node once its CPU is free there, after delayed
 //! resumption D (BIG-C §4.3), as a container does.
 
-use crate::bigc::{memory_reclaimed, offer_resumptions, task_resumed, task_swapping, Offers};
+use crate::bigc::{offer_resumptions, Offers};
 use pliant_core::action::Action;
 use pliant_core::books::View;
 use pliant_core::model::{TaskRef, TaskState};
 use pliant_core::policy::steps::{Mechanism, Preempted, Take};
-use pliant_core::CoreError;
 use pliant_core::{Micros, Resources};
 
 /// Freezes victims in place.
@@ -55,17 +54,7 @@ impl Mechanism for Suspend {
         offer_resumptions(view, self.delayed_resumption, None, &mut self.offers, out);
     }
 
-    fn resumed(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
-        task_resumed(view, now, task)
-    }
-
-    fn memory_reclaimed(&mut self, view: &mut View, task: TaskRef, mem_mb: u64) -> Result<(), CoreError> {
-        memory_reclaimed(view, task, mem_mb, None)
-    }
-
-    fn swapping(&mut self, view: &mut View, now: Micros, task: TaskRef) -> Result<(), CoreError> {
-        task_swapping(view, now, task)
-    }
+    crate::bigc::container_reports!();
 
     fn forget(&mut self, _view: &mut View, task: TaskRef) {
         self.offers.reset(task);
