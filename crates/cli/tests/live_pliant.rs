@@ -45,6 +45,7 @@ use common::local::{dirty, unix_ns, Local};
 use pliant_live::dirtier::read_progress;
 use pliant_live::scratch::ScratchDir;
 use pliant_live::swap::TempSwap;
+use pliant_testbed::slow_swap::SlowSwap;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -228,4 +229,109 @@ fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
         })
         .collect();
     assert!(jobs.iter().all(|j| j["exit"] == "0"), "{jobs:?}");
+}
+
+/// The rate the slow swap goes at, each way (MB/s): about 50 s/GB, against
+/// the 3 s/GB the policy prices a reclaim at until its node has measured.
+const SLOW_SWAP_MB_S: u64 = 20;
+
+/// A long job's passes over its 800 MB: about 10 s of work here.
+const LONG_PASSES: u64 = 600;
+
+/// `pliant twin STATE --format json`.
+fn twin(state: &Path) -> Value {
+    let out = common::pliant(&["twin", state.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "twin: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Issue 51: the live planner prices with the rates it measured. The node
+/// offers ⟨2 CPU, 1100 MB⟩ and swaps to a device going at 20 MB/s (a FUSE
+/// file on a loop device, `pliant_testbed::slow_swap`: this machine's
+/// cgroup v1 cannot throttle swap). Twice the same pair: a long job ⟨1 CPU,
+/// 1000 MB⟩ dirtying 800 MB (the working set the model assumes, 0.8 of its
+/// request) for about 10 s of work runs 5 s, then a short job ⟨1 CPU,
+/// 600 MB⟩ (estimated 3 s) needs 500 MB more than is free.
+/// - First, at the policy's 3 s/GB: the shrink's wait (the 300 MB below
+///   the victim's working set, 0.9 s) and its restore (1.5 s) cost less
+///   than the kill's lost run (5 core-s) and the victim's core stopped while
+///   the short job runs (3): the long job is **shrunk**, and frozen as soon
+///   as it swaps (BIG-C §4.2). Its reclaim moves about 300 MB at 20 MB/s;
+///   once 256 MB have moved, the node's own rate (about 60 s/GB) is
+///   journaled and priced with.
+/// - Then the same need costs a shrink about 18 s of waiting: the second
+///   long job is **killed**.
+///
+/// Asserted: the two choices, each the cheapest of the options the live
+/// record shows; the node's reclaim rate measured at least 5× the default;
+/// the second shrink option priced dearer than the first; every job
+/// finished; and the twin, at the journal's rates, within 10 % of every
+/// JCT. Runs under PLIANT_LIVE_TESTS=1 only; needs root, the cpu, memory and
+/// freezer controllers, `/dev/fuse`, `losetup` and `swapon` (it fails
+/// without them).
+#[test]
+fn a_node_measured_slow_to_swap_is_no_longer_shrunk() {
+    let Some(_machine) = live_machine("live pliant on slow swap") else { return };
+    let dir = ScratchDir::new("pliant-live-slow-swap").unwrap();
+    let _swap = match SlowSwap::enable(dir.path(), 1 << 30, SLOW_SWAP_MB_S) {
+        Ok(s) => s,
+        Err(e) => return skip(&format!("live pliant on slow swap: cannot turn on a slow swap device: {e}")),
+    };
+    let args = ["--cpu", "2", "--mem", "1100M", "--set", "monitor_interval_s=0.25"].map(String::from);
+    let log = dir.path().join("local.log");
+    let local = Local::start_with(&dir.path().join("state"), "pliant", &args, free_port(), &log);
+    let rates = || local.client.get("/cluster").unwrap()["nodes"][0]["swap"]["reclaim"].clone();
+    let mut pairs = vec![];
+    for round in 0..2 {
+        let long = local.submit(json!({"name": format!("long-{round}"), "queue": "long", "cpu_milli": 1000,
+            "mem_mb": 1000, "estimate_s": 300, "command": dirty(800, LONG_PASSES)}));
+        local.wait_until("the long job to dirty its memory", Duration::from_secs(60), |_| {
+            read_progress(&local.stdout(long, 0)).passes >= 1
+        });
+        std::thread::sleep(Duration::from_secs(5));
+        let stamp = dir.shared("tasks").unwrap().join(format!("short-{round}-started"));
+        let short = local.submit(json!({"name": format!("short-{round}"), "queue": "short", "cpu_milli": 1000,
+            "mem_mb": 600, "estimate_s": 3, "command": stamped(&stamp)}));
+        local.wait_until("the short job to end", Duration::from_secs(180), |_| local.job(short)["state"] == "finished");
+        if round == 0 {
+            local.wait_until("the node's reclaim rate measured", Duration::from_secs(120), |_| {
+                rates()["from"] == "measured"
+            });
+        }
+        local.wait_until("the long job to end", Duration::from_secs(300), |_| local.job(long)["state"] == "finished");
+        pairs.push((long, short));
+    }
+    let measured = rates();
+    let text = local.log_text();
+    let choices: Vec<Value> = local.client.get("/preemptions").unwrap().as_array().unwrap().clone();
+    let state = local.state.clone();
+    drop(local);
+
+    let made: Vec<(u64, &str)> =
+        choices.iter().map(|c| (c["job"].as_u64().unwrap(), c["chosen"]["mechanism"].as_str().unwrap())).collect();
+    assert_eq!(made, [(pairs[0].0, "graceful"), (pairs[1].0, "kill")], "{choices:#?}\nlog:\n{text}");
+    for choice in &choices {
+        let model = cheapest(choice["options"].as_array().unwrap(), &choice["need"]);
+        assert_eq!(model["mechanism"], choice["chosen"]["mechanism"], "not the cheapest: {choice:#}");
+    }
+    let s_per_gb = measured["s_per_gb"].as_f64().unwrap();
+    assert!(
+        s_per_gb >= 15.0,
+        "the node's reclaims went at {s_per_gb:.1} s/GB, not at its slow swap's rate: {measured}"
+    );
+    let shrink_cost = |c: &Value| {
+        let options = c["options"].as_array().unwrap();
+        let shrink = options.iter().find(|o| o["mechanism"] == "graceful").expect("a shrink was priced");
+        shrink["cost_core_s"].as_f64().unwrap()
+    };
+    let (first, second) = (shrink_cost(&choices[0]), shrink_cost(&choices[1]));
+    assert!(second > 3.0 * first, "the shrink cost {first:.2} core-s at the defaults, {second:.2} once measured");
+    let replay = twin(&state);
+    let worst = replay["worst_jct_error"].as_f64().unwrap();
+    eprintln!(
+        "live pliant on slow swap: reclaim measured at {s_per_gb:.1} s/GB; shrink priced {first:.2} then {second:.2} \
+         core-s; the twin's worst JCT error {:.1} %",
+        worst * 100.0
+    );
+    assert!(worst <= 0.10, "the twin is {:.1} % off a JCT: {replay:#}", worst * 100.0);
 }

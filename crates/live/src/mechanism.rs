@@ -67,7 +67,8 @@ pub struct Step {
 pub struct ReclaimProgress {
     /// Memory freed since the last look.
     pub freed: Freed,
-    /// The reclaim stalled and the task was frozen now to finish it (graceful preemption).
+    /// The task started swapping or the reclaim stalled, and it was frozen
+    /// now (graceful preemption): the reclaim finishes from the frozen task.
     pub froze: bool,
     /// The new limit is in force: the reclaim is over.
     pub done: bool,
@@ -77,9 +78,12 @@ pub struct ReclaimProgress {
 #[derive(Debug)]
 struct Underway {
     write: Reclaiming,
-    /// Graceful: a stall freezes the task (once) before the write is tried again.
+    /// Graceful: the task is frozen (once) as soon as it swaps, or when the
+    /// write stalls, before the write is tried again.
     graceful: bool,
     froze: bool,
+    /// Bytes of the task in swap when the reclaim began.
+    swap_before: u64,
     patience: Duration,
 }
 
@@ -326,8 +330,9 @@ impl LiveTask {
 
     /// Graceful preemption to `target` without waiting for the reclaim: the
     /// CPU quota now, the memory limit on a thread of its own; if reclaim
-    /// stalls for `patience` the task is frozen and reclaim goes on from the
-    /// frozen task ([`LiveTask::reclaim_progress`]).
+    /// stalls for `patience`, or as soon as the task swaps, the task is
+    /// frozen and reclaim goes on from the frozen task
+    /// ([`LiveTask::reclaim_progress`]).
     pub fn begin_shrink(&mut self, target: Allocation, patience: Duration) -> Result<(), MechanismError> {
         self.cgroup.set_cpu_quota(Some(target.cpu_milli))?;
         self.limits.cpu_milli = target.cpu_milli;
@@ -338,7 +343,8 @@ impl LiveTask {
     /// (a second step before the first ended) is waited for, and the new one
     /// counts on from it.
     fn begin_reclaim(&mut self, to: u64, graceful: bool, patience: Duration) -> Result<(), MechanismError> {
-        let usage = self.cgroup.memory()?.usage;
+        let memory = self.cgroup.memory()?;
+        let usage = memory.usage;
         let limit = self.cgroup.memory_limit();
         let write = match self.reclaim.take() {
             Some(mut earlier) => {
@@ -351,7 +357,7 @@ impl LiveTask {
             None => Reclaiming::start(limit, self.limits.mem_bytes, to, usage, patience),
         };
         self.baseline = None;
-        self.reclaim = Some(Underway { write, graceful, froze: false, patience });
+        self.reclaim = Some(Underway { write, graceful, froze: false, swap_before: memory.swap, patience });
         Ok(())
     }
 
@@ -362,9 +368,19 @@ impl LiveTask {
     /// returned with the old limit in force.
     pub fn reclaim_progress(&mut self) -> Result<Option<ReclaimProgress>, MechanismError> {
         let Some(mut r) = self.reclaim.take() else { return Ok(None) };
-        let usage = self.cgroup.memory()?.usage;
+        let memory = self.cgroup.memory()?;
+        let usage = memory.usage;
         let mut froze = false;
         match r.write.ended() {
+            // BIG-C §4.2: "If memory swapping is detected in a container, CM
+            // immediately freezes the container" — a limit that cuts into
+            // what the task uses swaps it out, and a task left running then
+            // pages back in what the reclaim takes, for as long as the
+            // reclaim lasts (minutes on a slow swap device).
+            None if r.graceful && !r.froze && memory.swap > r.swap_before => {
+                self.begin_freeze()?;
+                (r.froze, froze) = (true, true);
+            }
             None => {}
             Some(Ok(())) => {
                 self.limits.mem_bytes = r.write.target();
@@ -428,14 +444,21 @@ impl LiveTask {
         let swapping = self.baseline.is_some_and(|b| now.swapping_since(&b));
         self.baseline = Some(now);
         if swapping && !self.is_frozen()? {
-            if self.cgroup.controllers().freezer {
-                self.cgroup.begin_freeze()?;
-            } else {
-                self.suspend()?;
-            }
+            self.begin_freeze()?;
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// Freezes the task without waiting for the freezer to finish (a task in
+    /// the middle of reclaim freezes once it leaves the kernel).
+    fn begin_freeze(&mut self) -> Result<(), MechanismError> {
+        if self.cgroup.controllers().freezer {
+            self.cgroup.begin_freeze()?;
+            Ok(())
+        } else {
+            self.suspend()
+        }
     }
 
     /// Cooperative checkpoint: SIGUSR1 to the task's process group; the task

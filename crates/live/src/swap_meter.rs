@@ -44,9 +44,11 @@ pub const PRICE_MIN_MB: u64 = 256;
 pub const CHANGE_PERCENT: u64 = 5;
 
 /// A wait this long between one reclaim report and the next, µs, is a stall,
-/// not the reclaim's rate (the agent looks every 50 ms and reports whatever
-/// came free).
-pub const STALL_US: Micros = 1_000_000;
+/// not the reclaim's rate. The agent looks every 50 ms and reports whatever
+/// came free, and retries a stalled limit write after 10 s; in between, a
+/// slow device frees memory in batches as its writes complete (32 MB every
+/// 1.8 s at 20 MB/s), and that pace is the device's rate.
+pub const STALL_US: Micros = 5_000_000;
 
 /// Which way memory moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -336,7 +338,7 @@ mod tests {
     }
 
     // A reclaim of 100 MB at 0.5 s, nothing at 0.75 s, 156 MB at 1 s, a
-    // stall of 3 s then 40 MB: two parts of one reclaim, 256 MB in 1 s; a
+    // stall of 6 s then 40 MB: two parts of one reclaim, 256 MB in 1 s; a
     // resume 1.5 s before the task runs again reads the 296 MB back.
     #[test]
     fn a_reclaim_counts_what_moved_until_it_stalls_and_a_restore_what_was_swapped() {
@@ -348,7 +350,7 @@ mod tests {
         assert_eq!(t.heard(at(0.75), TASK, reclaimed(0)), None);
         let second = t.heard(at(1.0), TASK, reclaimed(156)).unwrap();
         assert_eq!((second.span, second.mb, second.first), (SECOND / 2, 156, false));
-        assert_eq!(t.heard(at(4.0), TASK, reclaimed(40)), None, "after a stall");
+        assert_eq!(t.heard(at(7.0), TASK, reclaimed(40)), None, "after a stall");
         t.decided(at(20.0), &Action::Resume { task: TASK, resources: Resources::new(1000, 400) });
         let back = t.heard(at(21.5), TASK, SwapHeard::Resumed).unwrap();
         assert_eq!((back.way, back.span, back.mb), (Way::Restore, 1_500_000, 296));
