@@ -235,8 +235,9 @@ fn pliant_takes_each_need_the_cheapest_way_and_restarts_only_the_killed_task() {
 /// the 3 s/GB the policy prices a reclaim at until its node has measured.
 const SLOW_SWAP_MB_S: u64 = 20;
 
-/// A long job's passes over its 800 MB: about 10 s of work here.
-const LONG_PASSES: u64 = 600;
+/// A long job's passes over its 800 MB: 20–40 s of work here, so that it
+/// still runs when its short job comes 5 s after it started.
+const LONG_PASSES: u64 = 4000;
 
 /// `pliant twin STATE --format json`.
 fn twin(state: &Path) -> Value {
@@ -250,7 +251,7 @@ fn twin(state: &Path) -> Value {
 /// file on a loop device, `pliant_testbed::slow_swap`: this machine's
 /// cgroup v1 cannot throttle swap). Twice the same pair: a long job ⟨1 CPU,
 /// 1000 MB⟩ dirtying 800 MB (the working set the model assumes, 0.8 of its
-/// request) for about 10 s of work runs 5 s, then a short job ⟨1 CPU,
+/// request) for 20–40 s of work runs 5 s, then a short job ⟨1 CPU,
 /// 600 MB⟩ (estimated 3 s) needs 500 MB more than is free.
 /// - First, at the policy's 3 s/GB: the shrink's wait (the 300 MB below
 ///   the victim's working set, 0.9 s) and its restore (1.5 s) cost less
