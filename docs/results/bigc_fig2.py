@@ -92,7 +92,8 @@ def section():
     print("\nUnder fifo the queries wait for the long job (it came first), so fifo pays almost nothing; kill, ip "
           "and gp start them at once and pay at least the floor. Under kill the order is "
           + " < ".join(order) + f" (the paper's: wordcount < terasort < Spark); wordcount's kill cost is "
-          f"{kill['wordcount'] - floor['wordcount']:.0f} points above its floor, the paper's \"marginal\". gp "
+          f"{kill['wordcount'] - floor['wordcount']:.0f} points above its floor (the paper calls wordcount's "
+          "\"marginal\"). gp "
           + ("is" if means["spark"][1]["gp"] < means["spark"][1]["kill"] else "is not")
           + " below kill on Spark, the paper's premise for GP.")
     print("\nWhere we miss the paper: its wordcount figure (8 %) is below this burst's floor "
@@ -100,9 +101,9 @@ def section():
           f"not say how large its burst was. terasort misses by {PAPER['terasort'][0] - kill['terasort']:.0f} "
           "points: §2.2 puts terasort's cost in a killed reducer restarting its shuffle over the network; a "
           "killed reducer here loses only its own progress (the model has no shuffle and no network), and a "
-          "relaunched container starts at once (no JVM or executor start-up). Kill takes victims by "
-          "Algorithm 2 (youngest container first), where Fig. 2's YARN took them at random. Nothing here is "
-          "tuned to the paper.")
+          "relaunched container starts at once (no JVM or executor start-up: see \"§5.2's long-job gap, run by "
+          "run\" for why none is modelled). Kill takes a random container of the job, as Fig. 2's YARN did. "
+          "Nothing here is tuned to the paper.")
 
 if __name__ == "__main__":
     section()

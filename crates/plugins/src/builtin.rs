@@ -44,6 +44,8 @@ fn planner(policy: &Policy) -> Option<Box<dyn Planner>> {
             compute_dr: spec.compute_dr,
             gp_step: spec.gp_step,
             footprint: spec.footprint,
+            // YARN's capacity scheduler kills at random within the job (BIG-C §2.2).
+            random_victims: spec.mechanism == MechanismSpec::Kill,
         }),
         PlannerSpec::PriorityLevels => Box::new(Levels {
             priority_order: policy.order == JobOrder::Priority,

@@ -50,7 +50,7 @@ pub const PRESETS: &[PresetInfo] = &[
     },
     PresetInfo {
         name: "kill",
-        about: "YARN capacity scheduler: queues short (short_share) and long, work-conserving, kills per BIG-C Alg. 1 (no ComputeDR) and Alg. 2",
+        about: "YARN capacity scheduler: queues short (short_share) and long, work-conserving, kills per BIG-C Alg. 1 (no ComputeDR) and Alg. 2, a random container of the chosen job (§2.2)",
         steps: capacity!("false", "kill"),
     },
     PresetInfo {

@@ -85,6 +85,40 @@ fn a_killed_executor_stalls_its_coupled_siblings() {
     assert!((core_seconds - 1856.0).abs() < 1e-6, "{core_seconds}");
 }
 
+/// YARN's kill takes its victims at random within the chosen job (BIG-C
+/// §2.2), not youngest first. One node ⟨8, 8⟩ full with a long job's eight
+/// ⟨1, 1⟩ tasks of 1000 s, all started at 0 (youngest first would take
+/// task 7, the tie going to the higher index, every time); a ⟨1, 1⟩ query
+/// arrives at 10, 20, …, 100 s, one run each: the kill (at the next 3 s
+/// monitor tick) takes one task, and not task 7 in every run.
+#[test]
+fn kill_takes_a_random_container_of_the_job() {
+    let victims: Vec<u32> = (1..=10)
+        .map(|i| {
+            let w = Workload {
+                cluster: Cluster { am: None, nodes: vec![Resources::cores_gb(8, 8)] },
+                jobs: vec![
+                    job("long", JobClass::Long, 0, false, (0..8).map(|_| task(1, 1, 1000)).collect()),
+                    job("query", JobClass::Short, 10 * i, false, vec![task(1, 1, 5)]),
+                ],
+            };
+            let opts = SimOptions { record_decisions: true, ..SimOptions::default() };
+            let r = simulate(&w, preset("kill", &Params::default()).unwrap(), &opts).unwrap();
+            let kills: Vec<u32> = r
+                .decisions
+                .iter()
+                .filter_map(|(_, a)| match a {
+                    pliant_core::action::Action::Kill { task } => Some(task.task),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(kills.len(), 1, "run {i}: {kills:?}");
+            kills[0]
+        })
+        .collect();
+    assert!(victims.iter().filter(|&&t| t != 7).count() >= 5, "{victims:?}");
+}
+
 /// A two-phase job on a big node: phase 0 has tasks of 10 s and 20 s, phase 1
 /// (after phase 0) one task of 5 s: the barrier makes the JCT 20 + 5 = 25 s.
 #[test]

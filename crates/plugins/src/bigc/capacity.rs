@@ -4,7 +4,7 @@
 //! (`compute_dr.rs`), from whom by Algorithm 2 (`victims.rs`).
 
 use super::compute_dr::preempted_resources;
-use super::victims::{choose_graceful, choose_victims, Container, VictimJob};
+use super::victims::{choose_graceful, choose_victims, Container, ContainerOrder, VictimJob};
 use pliant_core::books::{TaskRuntime, View};
 use pliant_core::model::{JobId, TaskRef, TaskState};
 use pliant_core::policy::steps::Planner;
@@ -22,6 +22,9 @@ pub(crate) struct Capacity {
     pub gp_step: Resources,
     /// What a suspended container keeps.
     pub footprint: Resources,
+    /// Whole containers are taken at random within a job (YARN's kill,
+    /// BIG-C §2.2), else the youngest first.
+    pub random_victims: bool,
 }
 
 impl Planner for Capacity {
@@ -43,7 +46,11 @@ impl Planner for Capacity {
                 takes.extend(steps.into_iter().map(|(task, to)| Take { task, shrink_to: Some(to), by: None }));
             } else {
                 let jobs = victim_jobs(view, over, now, mechanism, |s| s == TaskState::Running);
-                let victims = choose_victims(jobs, p, view.total());
+                let order = match self.random_victims {
+                    true => ContainerOrder::Random { seed: now },
+                    false => ContainerOrder::Youngest,
+                };
+                let victims = choose_victims(jobs, p, view.total(), order);
                 takes.extend(victims.into_iter().map(|c| Take { task: c.task, shrink_to: None, by: None }));
             }
         });

@@ -1,11 +1,15 @@
 //! BIG-C Algorithm 2 (§4.3): pick the job with the longest remaining time and
 //! take from its containers until p⃗ is satisfied, then move to the next job.
-//! Kill and immediate preemption take whole containers ([`choose_victims`]);
-//! graceful preemption takes r⃗_GP steps, largest container first, one step
-//! per container per round ([`choose_graceful`]).
+//! Kill and immediate preemption take whole containers ([`choose_victims`]),
+//! in a job in the [`ContainerOrder`] the mechanism takes them; graceful
+//! preemption takes r⃗_GP steps, largest container first, one step per
+//! container per round ([`choose_graceful`]).
 
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::{Micros, Resources};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 
 /// A running container that may be preempted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,8 +18,24 @@ pub struct Container {
     pub task: TaskRef,
     /// What it holds.
     pub resources: Resources,
-    /// When it started; the most recent goes first (least work lost, as YARN does).
+    /// When it started (the most recent goes first under [`ContainerOrder::Youngest`]).
     pub started: Micros,
+}
+
+/// The order Algorithm 2 takes a chosen job's containers in (line 5,
+/// "Choose a container c from the job", leaves it open).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainerOrder {
+    /// The most recently started first, least work lost (BIG-C's own
+    /// immediate preemption).
+    Youngest,
+    /// At random, as YARN's capacity scheduler kills (BIG-C §2.2: "YARN kills
+    /// tasks selected randomly from the long job"): drawn from `seed`, so a
+    /// run is still deterministic.
+    Random {
+        /// Seeds the draw (the monitor round's instant, say).
+        seed: u64,
+    },
 }
 
 /// A job of the over-provisioned queue, with its estimated remaining time.
@@ -40,8 +60,13 @@ fn satisfied(left: Resources, p: Resources, total: Resources) -> bool {
 }
 
 /// Algorithm 2: the containers to preempt whole to release `p` out of a
-/// cluster of size `total`, in the order they are chosen.
-pub fn choose_victims(mut jobs: Vec<VictimJob>, p: Resources, total: Resources) -> Vec<Container> {
+/// cluster of size `total`, in the order they are chosen, each job's in `order`.
+pub fn choose_victims(
+    mut jobs: Vec<VictimJob>,
+    p: Resources,
+    total: Resources,
+    order: ContainerOrder,
+) -> Vec<Container> {
     let mut chosen = Vec::new();
     if p.is_zero() {
         return chosen;
@@ -51,6 +76,10 @@ pub fn choose_victims(mut jobs: Vec<VictimJob>, p: Resources, total: Resources) 
     let mut left = p;
     for mut job in jobs {
         job.containers.sort_by(|a, b| b.started.cmp(&a.started).then(b.task.cmp(&a.task)));
+        if let ContainerOrder::Random { seed } = order {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (job.job.0 as u64).rotate_left(32));
+            job.containers.shuffle(&mut rng);
+        }
         for c in job.containers {
             if satisfied(left, p, total) {
                 return chosen;
@@ -136,7 +165,8 @@ mod tests {
                 containers: vec![container(2, 0, 8, 8, 0), container(2, 1, 8, 8, 5)],
             },
         ];
-        let chosen = choose_victims(jobs, Resources::cores_gb(10, 5), Resources::cores_gb(100, 100));
+        let chosen =
+            choose_victims(jobs, Resources::cores_gb(10, 5), Resources::cores_gb(100, 100), ContainerOrder::Youngest);
         let tasks: Vec<_> = chosen.iter().map(|c| (c.task.job.0, c.task.task)).collect();
         assert_eq!(tasks, vec![(2, 1), (2, 0)]);
     }
@@ -149,15 +179,38 @@ mod tests {
             VictimJob { job: JobId(1), remaining: 100, containers: vec![container(1, 0, 8, 8, 0)] },
             VictimJob { job: JobId(2), remaining: 300, containers: vec![container(2, 0, 4, 16, 0)] },
         ];
-        let chosen = choose_victims(jobs, Resources::cores_gb(10, 5), Resources::cores_gb(100, 100));
+        let chosen =
+            choose_victims(jobs, Resources::cores_gb(10, 5), Resources::cores_gb(100, 100), ContainerOrder::Youngest);
         assert_eq!(chosen.len(), 2);
         assert_eq!(chosen[1].task.job, JobId(1));
+    }
+
+    // One job of 8 containers started at 0..7 s, each ⟨1 CPU, 1 GB⟩, p = ⟨3 CPU, 0⟩.
+    // Youngest first takes tasks 7, 6, 5; YARN's random order takes other
+    // ones for some rounds, the same ones for the same seed, and always 3.
+    #[test]
+    fn random_order_takes_others_than_the_youngest_and_repeats_per_seed() {
+        let jobs = || {
+            vec![VictimJob {
+                job: JobId(1),
+                remaining: 100,
+                containers: (0..8).map(|i| container(1, i, 1, 1, i as Micros)).collect(),
+            }]
+        };
+        let (p, total) = (Resources::cores_gb(3, 0), Resources::cores_gb(100, 100));
+        let tasks =
+            |order| -> Vec<u32> { choose_victims(jobs(), p, total, order).iter().map(|c| c.task.task).collect() };
+        assert_eq!(tasks(ContainerOrder::Youngest), vec![7, 6, 5]);
+        let draws: Vec<Vec<u32>> = (0..20).map(|seed| tasks(ContainerOrder::Random { seed })).collect();
+        assert!(draws.iter().all(|d| d.len() == 3));
+        assert!(draws.iter().filter(|d| **d != vec![7, 6, 5]).count() >= 15);
+        assert_eq!(draws[4], tasks(ContainerOrder::Random { seed: 4 }));
     }
 
     #[test]
     fn nothing_to_take_takes_nothing() {
         let jobs = vec![VictimJob { job: JobId(1), remaining: 1, containers: vec![container(1, 0, 1, 1, 0)] }];
-        assert!(choose_victims(jobs, Resources::ZERO, Resources::cores_gb(1, 1)).is_empty());
+        assert!(choose_victims(jobs, Resources::ZERO, Resources::cores_gb(1, 1), ContainerOrder::Youngest).is_empty());
     }
 
     // Graceful, cluster ⟨100 CPU, 100 GB⟩, r_GP = ⟨2 CPU, 4 GB⟩, footprint ⟨0, 0⟩ for
