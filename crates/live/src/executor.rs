@@ -479,6 +479,21 @@ mod tests {
     }
 
     #[test]
+    fn a_lowering_ends_a_restore_under_way() {
+        let mut fake = Fake::new(64);
+        fake.set(64, 200);
+        let mut m = TaskMemory::new(64 * MB, &PATIENT);
+        let mut out = Vec::new();
+        m.resume(TASK, &mut fake, 320 * MB, |_| Ok(()), &mut out).unwrap();
+        m.lower(TASK, &mut fake, 64 * MB, false, &mut out).unwrap();
+        fake.set(64, 0);
+        look_until(&mut m, &mut fake, &mut out, |m, _| m.limit() == 64 * MB);
+        m.look(TASK, &mut fake, &mut out).unwrap();
+        assert_eq!(reclaimed(&out), 256);
+        assert!(!out.contains(&AgentReport::Resumed { task: TASK }), "preempted again, it is not resumed: {out:?}");
+    }
+
+    #[test]
     fn a_restore_ends_when_the_swap_is_back_settles_or_stays_put_for_cold() {
         let t0 = Instant::now();
         let at = |ms| t0 + Duration::from_millis(ms);
