@@ -5,7 +5,8 @@
 use crate::capabilities::Capabilities;
 use crate::cgroup::{Cgroup, CgroupError, Layout};
 use crate::confine::Confinement;
-use crate::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError, LIMIT_ATTEMPTS};
+use crate::executor::{Rules, TaskMemory, RESTORE_SETTLE};
+use crate::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError};
 use crate::process::{describe, CommandSpec};
 use crate::protocol::{files, AgentOp, AgentReport, Expected};
 use crate::task_dir;
@@ -18,11 +19,18 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How long one memory-limit write may keep failing with EBUSY before it is retried anew.
-const PATIENCE: Duration = Duration::from_secs(10);
-/// A resumed task whose swapped-out memory has not gone down for this long
-/// has read back what it needs (pages it never touches stay in swap).
-const RESTORE_SETTLE: Duration = Duration::from_secs(1);
+/// What this agent does differently from the Slurm node's
+/// ([`crate::slurm_node`]): it thaws a resumed task itself, so a task whose
+/// swap has not gone down within [`RESTORE_SETTLE`] of the resume does not
+/// touch what is there. Its limit writes may stall for 10 s, shrinking or
+/// frozen: the patience its live tests and `docs/live.md`'s figures were
+/// measured with.
+pub const RULES: Rules = Rules {
+    stall: Duration::from_secs(10),
+    patience: Duration::from_secs(10),
+    cold: RESTORE_SETTLE,
+    name: |task| task.to_string(),
+};
 /// Bytes of stderr a failure report carries.
 const STDERR_TAIL: u64 = 2048;
 /// How long a task asked to checkpoint has, unless the agent is told
@@ -43,57 +51,24 @@ pub enum AgentError {
 struct HeldTask {
     live: LiveTask,
     log_dir: PathBuf,
-    /// Shrunk and not frozen: watch the memory controller for swapping.
-    watch_swapping: bool,
     /// Asked to checkpoint: it must have exited by then.
     checkpoint_by: Option<Instant>,
-    /// Resumed and reading its swapped-out memory back: reported resumed once done.
-    restoring: Option<Restoring>,
-}
-
-/// A resumed task reading its memory back in (the simulator's restore: the
-/// task holds its allocation and makes no progress until it is reported
-/// resumed).
-#[derive(Debug, Clone, Copy)]
-struct Restoring {
-    /// Bytes still in swap at the last look.
-    swap: u64,
-    /// When that figure last went down.
-    since: Instant,
-}
-
-impl Restoring {
-    /// Bytes of swap at or below which the memory is back.
-    const BACK: u64 = 1 << 20;
-
-    /// A restore from `now` with `swap` bytes to read back, or `None` when there are none.
-    fn start(swap: u64, now: Instant) -> Option<Restoring> {
-        (swap > Restoring::BACK).then_some(Restoring { swap, since: now })
-    }
-
-    /// True once the swap is (almost) all read back, or has stopped going
-    /// down for [`RESTORE_SETTLE`]; `swap` is the bytes in swap `now`.
-    fn done(&mut self, swap: u64, now: Instant) -> bool {
-        if swap < self.swap {
-            (self.swap, self.since) = (swap, now);
-        }
-        swap <= Restoring::BACK || now.duration_since(self.since) >= RESTORE_SETTLE
-    }
+    /// Its memory under the executor: lowered, watched, restored.
+    memory: TaskMemory,
 }
 
 impl HeldTask {
     fn new(live: LiveTask, log_dir: PathBuf) -> HeldTask {
-        HeldTask { live, log_dir, watch_swapping: false, checkpoint_by: None, restoring: None }
+        let memory = TaskMemory::new(live.limits().mem_bytes, &RULES);
+        HeldTask { live, log_dir, checkpoint_by: None, memory }
     }
 
-    /// After a resume: the task is reported resumed once its swapped-out
-    /// memory is back ([`Agent::poll`]), as the simulator reports a resume
-    /// after its restore; at once when none of it is in swap.
-    fn restore(&mut self, task: TaskRef, out: &mut Vec<AgentReport>) {
-        self.restoring = Restoring::start(self.live.memory().map_or(0, |m| m.swap), Instant::now());
-        if self.restoring.is_none() {
-            out.push(AgentReport::Resumed { task });
-        }
+    /// Lifts the task's limits to `limits` and thaws it: it is reported
+    /// resumed once its swapped-out memory is back ([`Agent::poll`]), as the
+    /// simulator reports a resume after its restore.
+    fn resume(&mut self, task: TaskRef, limits: Resources, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
+        let to = allocation(limits);
+        self.memory.resume(task, &mut self.live, to.mem_bytes, |live| live.resume_to(to), out)
     }
 
     /// Asks the task to checkpoint within `grace`, unless it was asked already.
@@ -103,6 +78,14 @@ impl HeldTask {
             self.live.request_checkpoint()?;
         }
         Ok(())
+    }
+
+    /// Kills what is left of the task and removes its cgroup, once the limit
+    /// write under way (which ends with nothing left to reclaim) is over.
+    fn remove(mut self) -> Result<(), MechanismError> {
+        self.live.cgroup().kill_all()?;
+        self.memory.settle();
+        self.live.remove()
     }
 }
 
@@ -226,8 +209,9 @@ impl Agent {
     /// removed; then a task run as another user has its directory taken
     /// back ([`task_dir::take_back`]).
     fn retire(&self, task: TaskRef, held: HeldTask) -> Result<(), MechanismError> {
-        held.live.remove()?;
-        self.take_back(task, &held.log_dir);
+        let log_dir = held.log_dir.clone();
+        held.remove()?;
+        self.take_back(task, &log_dir);
         Ok(())
     }
 
@@ -311,10 +295,10 @@ impl Agent {
                 // process of the earlier run is gone before its directory is
                 // made ready again.
                 if let Some(Some(old)) = self.ended.remove(&task) {
-                    old.live.remove()?;
+                    old.remove()?;
                 }
                 if let Some(old) = self.tasks.remove(&task) {
-                    old.live.remove()?;
+                    old.remove()?;
                 }
                 if let Some(old) = self.top.open_child(&cgroup_name(task)) {
                     old.remove()?;
@@ -346,9 +330,7 @@ impl Agent {
             AgentOp::Preempt { task, mechanism, limits } => self.preempt(task, mechanism, limits, out)?,
             AgentOp::Resume { task, limits } => {
                 if let Some(held) = self.tasks.get_mut(&task) {
-                    held.live.resume_to(allocation(limits))?;
-                    held.watch_swapping = false;
-                    held.restore(task, out);
+                    held.resume(task, limits, out)?;
                 }
             }
             AgentOp::Stop { task } => {
@@ -408,11 +390,14 @@ impl Agent {
             // Reported from `poll` once the task has exited.
             return held.request_checkpoint(self.checkpoint_grace);
         }
-        match mechanism {
-            MechanismKind::Immediate => held.live.begin_immediate(limits.mem_mb << 20, PATIENCE)?,
+        let graceful = match mechanism {
+            MechanismKind::Immediate => {
+                held.live.park()?;
+                false
+            }
             MechanismKind::Graceful => {
-                held.watch_swapping = false;
-                held.live.begin_shrink(allocation(limits), PATIENCE)?;
+                held.live.limit_cpu(limits.cpu_milli)?;
+                true
             }
             MechanismKind::Suspend => {
                 // Suspend in place (asked for, or what immediate and graceful
@@ -420,11 +405,10 @@ impl Agent {
                 return held.live.suspend();
             }
             MechanismKind::Checkpoint | MechanismKind::Kill => unreachable!("handled above"),
-        }
+        };
         // What was never used is free at once; the rest is reported as the
         // usage drops (`poll`), so a task waiting for part of it starts then.
-        report_reclaim(task, held, out)?;
-        Ok(())
+        held.memory.lower(task, &mut held.live, allocation(limits).mem_bytes, graceful, out)
     }
 
     fn adopt(
@@ -485,30 +469,26 @@ impl Agent {
             }
         }
         let held = self.tasks.get_mut(&task).expect("held or adopted above");
-        let in_use = held.live.memory()?.usage;
-        let start = Instant::now();
         match expect {
-            Expected::Running => held.live.resume()?,
-            Expected::Restoring(limits) => held.live.resume_to(allocation(limits))?,
+            Expected::Running => {
+                held.memory.rebook(resources.mem_mb << 20);
+                held.live.resume()?;
+            }
+            Expected::Restoring(limits) => held.resume(task, limits, out)?,
             Expected::Checkpointing => held.request_checkpoint(self.checkpoint_grace)?,
-            Expected::Shrunk(limits) => {
-                let mut froze = false;
-                with_retries(|| held.live.shrink_to(allocation(limits), PATIENCE).map(|s| froze |= s.froze))?;
-                held.watch_swapping = !froze;
-                if froze {
-                    out.push(AgentReport::Swapping { task });
+            Expected::Shrunk(limits) | Expected::Frozen(limits) => {
+                let graceful = matches!(expect, Expected::Shrunk(_));
+                if graceful {
+                    held.live.limit_cpu(limits.cpu_milli)?;
+                } else {
+                    held.live.park()?;
                 }
+                // Counted afresh: what is owed (above the limit the task holds
+                // now) is what the manager has not heard of, whatever an
+                // earlier agent told it.
+                held.memory.rebook((limits.mem_mb + owed_mb) << 20);
+                held.memory.lower(task, &mut held.live, limits.mem_mb << 20, graceful, out)?;
             }
-            Expected::Frozen(limits) => {
-                with_retries(|| held.live.immediate(limits.mem_mb << 20, PATIENCE).map(|_| ()))?;
-            }
-        }
-        if owed_mb > 0 {
-            let (freed_mb, took_ms) = (freed_since(&held.live, in_use)?, start.elapsed().as_millis() as u64);
-            out.push(AgentReport::Reclaimed { task, mem_mb: owed_mb, freed_mb, took_ms });
-        }
-        if matches!(expect, Expected::Restoring(_)) {
-            held.restore(task, out);
         }
         Ok(())
     }
@@ -532,7 +512,7 @@ impl Agent {
             }
             match held.live.try_wait() {
                 Ok(Some(status)) => {
-                    if held.restoring.take().is_some() {
+                    if held.memory.end_restore() {
                         // A resumed task reports back before it may finish.
                         out.push(AgentReport::Resumed { task });
                     }
@@ -543,28 +523,8 @@ impl Agent {
                 Ok(None) => {}
                 Err(e) => eprintln!("pliant agent: {task}: {e}"),
             }
-            if let Err(e) = report_reclaim(task, held, out) {
+            if let Err(e) = held.memory.look(task, &mut held.live, out) {
                 eprintln!("pliant agent: {task}: {e}");
-            }
-            if let Some(restoring) = &mut held.restoring {
-                match held.live.memory() {
-                    Ok(m) if restoring.done(m.swap, Instant::now()) => {
-                        held.restoring = None;
-                        out.push(AgentReport::Resumed { task });
-                    }
-                    Ok(_) => {}
-                    Err(e) => eprintln!("pliant agent: {task}: {e}"),
-                }
-            }
-            if held.watch_swapping {
-                match held.live.freeze_if_swapping() {
-                    Ok(true) => {
-                        held.watch_swapping = false;
-                        out.push(AgentReport::Swapping { task });
-                    }
-                    Ok(false) => {}
-                    Err(e) => eprintln!("pliant agent: {task}: {e}"),
-                }
             }
         }
         for task in ended {
@@ -600,30 +560,6 @@ fn own_dir(task: TaskRef, dir: &Path, what: &str) -> Result<(), MechanismError> 
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why).into())
 }
 
-/// Reports what the task's reclaim under way freed since the last look, if
-/// anything, and its freezing if it stalled (graceful preemption). A shrunk
-/// task whose reclaim ended without freezing is watched for swapping.
-fn report_reclaim(task: TaskRef, held: &mut HeldTask, out: &mut Vec<AgentReport>) -> Result<(), MechanismError> {
-    let Some(progress) = held.live.reclaim_progress()? else { return Ok(()) };
-    let freed = progress.freed;
-    if freed.mem_mb > 0 {
-        let took_ms = freed.took.as_millis() as u64;
-        out.push(AgentReport::Reclaimed { task, mem_mb: freed.mem_mb, freed_mb: freed.used_mb, took_ms });
-    }
-    if progress.froze {
-        out.push(AgentReport::Swapping { task });
-    }
-    if progress.done && !held.live.is_frozen()? {
-        held.watch_swapping = true;
-    }
-    Ok(())
-}
-
-/// MB the task's memory usage went down by since it was `before` bytes.
-fn freed_since(live: &LiveTask, before: u64) -> Result<u64, MechanismError> {
-    Ok(before.saturating_sub(live.memory()?.usage) >> 20)
-}
-
 /// Where a task's files are.
 struct Files {
     log_dir: PathBuf,
@@ -655,18 +591,6 @@ fn checkpoint_report(task: TaskRef, outcome: CheckpointOutcome, grace: Duration)
     AgentReport::Lost { task, reason }
 }
 
-/// Retries a memory-limit change that keeps stalling (EBUSY): the limit is
-/// then not applied, and the issue says to try again.
-fn with_retries(mut attempt: impl FnMut() -> Result<(), MechanismError>) -> Result<(), MechanismError> {
-    let mut tries = 0;
-    loop {
-        match attempt() {
-            Err(MechanismError::Cgroup(CgroupError::LimitBusy { .. })) if tries + 1 < LIMIT_ATTEMPTS => tries += 1,
-            other => return other,
-        }
-    }
-}
-
 /// The line that ends an output cut at its cap.
 pub const OUTPUT_CUT: &str = "\n[pliant: this output reached its cap (--max-log-mb); the rest was dropped]\n";
 
@@ -686,24 +610,4 @@ fn exited(task: TaskRef, status: std::process::ExitStatus, log_dir: &Path, cap: 
         eprintln!("pliant agent: {task}: {}", describe(status));
     }
     AgentReport::Exited { task, code: status.code(), signal: status.signal(), stderr_tail }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_restore_ends_when_the_swap_is_back_or_stops_going_down() {
-        let t0 = Instant::now();
-        let at = |ms| t0 + Duration::from_millis(ms);
-        assert!(Restoring::start(Restoring::BACK, t0).is_none(), "nothing to read back: resumed at once");
-        let mut r = Restoring::start(200 << 20, t0).unwrap();
-        assert!(!r.done(150 << 20, at(500)));
-        assert!(!r.done(150 << 20, at(1400)), "a second from the last drop, not from the start");
-        assert!(!r.done(100 << 20, at(1450)));
-        assert!(r.done(Restoring::BACK, at(1500)), "all back");
-        let mut cold = Restoring::start(200 << 20, t0).unwrap();
-        assert!(!cold.done(120 << 20, at(100)));
-        assert!(cold.done(120 << 20, at(1100)), "pages it does not touch stay in swap");
-    }
 }

@@ -24,6 +24,7 @@ pub mod credentials;
 pub mod delivery;
 pub mod dirtier;
 pub mod dispatch;
+pub mod executor;
 pub mod fence;
 pub mod held_dir;
 pub mod machine;

@@ -3,9 +3,9 @@
 //! checkpoint paper §3.2 (suspend-resume; here the cooperative protocol, as
 //! CRIU does not run everywhere), and kill.
 
-use crate::cgroup::{Cgroup, CgroupError, MemoryStats};
+use crate::cgroup::{Cgroup, CgroupError, MemoryLimit, MemoryStats};
+use crate::executor::Knobs;
 use crate::process::{describe, recorded_exit, CommandSpec, TaskProcess};
-use crate::reclaim::{Freed, Reclaiming};
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -53,40 +53,6 @@ pub struct Reclaim {
     pub took: Duration,
 }
 
-/// The result of one graceful-preemption step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Step {
-    /// The task's limits after the step.
-    pub limits: Allocation,
-    /// True when reclaim stalled and the task had to be frozen to finish the step.
-    pub froze: bool,
-}
-
-/// What a reclaim under way did since the last look ([`LiveTask::reclaim_progress`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReclaimProgress {
-    /// Memory freed since the last look.
-    pub freed: Freed,
-    /// The task started swapping or the reclaim stalled, and it was frozen
-    /// now (graceful preemption): the reclaim finishes from the frozen task.
-    pub froze: bool,
-    /// The new limit is in force: the reclaim is over.
-    pub done: bool,
-}
-
-/// A memory reclaim under way on a task.
-#[derive(Debug)]
-struct Underway {
-    write: Reclaiming,
-    /// Graceful: the task is frozen (once) as soon as it swaps, or when the
-    /// write stalls, before the write is tried again.
-    graceful: bool,
-    froze: bool,
-    /// Bytes of the task in swap when the reclaim began.
-    swap_before: u64,
-    patience: Duration,
-}
-
 /// How a cooperative checkpoint ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckpointOutcome {
@@ -121,8 +87,6 @@ pub struct LiveTask {
     checkpoint_dir: Option<PathBuf>,
     exit_file: Option<PathBuf>,
     stopped_by_signal: bool,
-    baseline: Option<MemoryStats>,
-    reclaim: Option<Underway>,
 }
 
 impl LiveTask {
@@ -154,8 +118,6 @@ impl LiveTask {
             checkpoint_dir: spec.checkpoint_dir.clone(),
             exit_file: spec.exit_file.clone(),
             stopped_by_signal: false,
-            baseline: None,
-            reclaim: None,
         })
     }
 
@@ -193,8 +155,6 @@ impl LiveTask {
             checkpoint_dir,
             exit_file: Some(exit_file),
             stopped_by_signal: false,
-            baseline: None,
-            reclaim: None,
         }))
     }
 
@@ -208,7 +168,9 @@ impl LiveTask {
         &self.cgroup
     }
 
-    /// The limits in force now (lower than the allocation after graceful steps).
+    /// The limits this handle set: at launch, after [`LiveTask::immediate`]
+    /// or a resume (a memory limit lowered through the executor is its
+    /// [`crate::executor::TaskMemory::limit`]).
     pub fn limits(&self) -> Allocation {
         self.limits
     }
@@ -241,10 +203,6 @@ impl LiveTask {
     /// measure), then reaps the main process.
     pub fn kill(&mut self) -> Result<ExitStatus, MechanismError> {
         self.cgroup.kill_all()?;
-        // With nothing left to reclaim, a limit write under way ends.
-        if let Some(mut r) = self.reclaim.take() {
-            r.write.wait();
-        }
         Ok(self.process.kill_group()?)
     }
 
@@ -275,11 +233,7 @@ impl LiveTask {
     /// for reclaim; on [`CgroupError::LimitBusy`] the task stays frozen with
     /// its old limit.
     pub fn immediate(&mut self, footprint: u64, patience: Duration) -> Result<Reclaim, MechanismError> {
-        if self.cgroup.controllers().cpu {
-            self.cgroup.set_cpu_quota(Some(FOOTPRINT_CPU_MILLI))?;
-            self.limits.cpu_milli = FOOTPRINT_CPU_MILLI;
-        }
-        self.suspend()?;
+        self.park()?;
         let before = self.cgroup.memory()?;
         let start = Instant::now();
         self.cgroup.set_memory_limit(Some(footprint), patience)?;
@@ -298,10 +252,6 @@ impl LiveTask {
     /// allocation (gradual resumption gives a gracefully preempted task its
     /// memory and part of its CPU back).
     pub fn resume_to(&mut self, limits: Allocation) -> Result<(), MechanismError> {
-        // A limit write under way would undo the raised limit when it ends.
-        if let Some(mut r) = self.reclaim.take() {
-            r.write.wait();
-        }
         let controllers = self.cgroup.controllers();
         if controllers.memory {
             self.cgroup.set_memory_limit(Some(limits.mem_bytes), Duration::ZERO)?;
@@ -311,154 +261,26 @@ impl LiveTask {
             self.cgroup.set_cpu_quota(Some(limits.cpu_milli))?;
         }
         self.limits = limits;
-        self.baseline = None;
         Ok(())
     }
 
-    /// Immediate preemption without waiting for the reclaim: CPU to 1 %,
-    /// frozen; the memory limit goes down to `footprint` on a thread of its
-    /// own, retried while it stalls for `patience`
-    /// ([`LiveTask::reclaim_progress`] tells what it freed so far).
-    pub fn begin_immediate(&mut self, footprint: u64, patience: Duration) -> Result<(), MechanismError> {
+    /// The first half of immediate preemption (BIG-C §3.2): CPU to 1 %,
+    /// frozen (reclaim from a frozen task is several times faster); the
+    /// memory limit follows ([`crate::executor::TaskMemory::lower`]).
+    pub fn park(&mut self) -> Result<(), MechanismError> {
         if self.cgroup.controllers().cpu {
             self.cgroup.set_cpu_quota(Some(FOOTPRINT_CPU_MILLI))?;
             self.limits.cpu_milli = FOOTPRINT_CPU_MILLI;
         }
-        self.suspend()?;
-        self.begin_reclaim(footprint, false, patience)
+        self.suspend()
     }
 
-    /// Graceful preemption to `target` without waiting for the reclaim: the
-    /// CPU quota now, the memory limit on a thread of its own; if reclaim
-    /// stalls for `patience`, or as soon as the task swaps, the task is
-    /// frozen and reclaim goes on from the frozen task
-    /// ([`LiveTask::reclaim_progress`]).
-    pub fn begin_shrink(&mut self, target: Allocation, patience: Duration) -> Result<(), MechanismError> {
-        self.cgroup.set_cpu_quota(Some(target.cpu_milli))?;
-        self.limits.cpu_milli = target.cpu_milli;
-        self.begin_reclaim(target.mem_bytes, true, patience)
-    }
-
-    /// Starts lowering the memory limit to `to`. A reclaim still under way
-    /// (a second step before the first ended) is waited for, and the new one
-    /// counts on from it.
-    fn begin_reclaim(&mut self, to: u64, graceful: bool, patience: Duration) -> Result<(), MechanismError> {
-        let memory = self.cgroup.memory()?;
-        let usage = memory.usage;
-        let limit = self.cgroup.memory_limit();
-        let write = match self.reclaim.take() {
-            Some(mut earlier) => {
-                if let Some(Ok(())) = earlier.write.wait() {
-                    self.limits.mem_bytes = earlier.write.target();
-                }
-                earlier.write.retarget(limit, to, patience);
-                earlier.write
-            }
-            None => Reclaiming::start(limit, self.limits.mem_bytes, to, usage, patience),
-        };
-        self.baseline = None;
-        self.reclaim = Some(Underway { write, graceful, froze: false, swap_before: memory.swap, patience });
+    /// The CPU half of a graceful shrink (BIG-C §3.3): the quota down to
+    /// `millicores`; the memory limit follows ([`crate::executor::TaskMemory::lower`]).
+    pub fn limit_cpu(&mut self, millicores: u64) -> Result<(), MechanismError> {
+        self.cgroup.set_cpu_quota(Some(millicores))?;
+        self.limits.cpu_milli = millicores;
         Ok(())
-    }
-
-    /// What the reclaim under way freed since the last look (`None`: none
-    /// under way). Once the new limit is in force it is over; a write that
-    /// stalled is tried again — under graceful preemption first from the
-    /// task frozen — up to [`LIMIT_ATTEMPTS`] times, then the error is
-    /// returned with the old limit in force.
-    pub fn reclaim_progress(&mut self) -> Result<Option<ReclaimProgress>, MechanismError> {
-        let Some(mut r) = self.reclaim.take() else { return Ok(None) };
-        let memory = self.cgroup.memory()?;
-        let usage = memory.usage;
-        let mut froze = false;
-        match r.write.ended() {
-            // BIG-C §4.2: "If memory swapping is detected in a container, CM
-            // immediately freezes the container" — a limit that cuts into
-            // what the task uses swaps it out, and a task left running then
-            // pages back in what the reclaim takes, for as long as the
-            // reclaim lasts (minutes on a slow swap device).
-            None if r.graceful && !r.froze && memory.swap > r.swap_before => {
-                self.begin_freeze()?;
-                (r.froze, froze) = (true, true);
-            }
-            None => {}
-            Some(Ok(())) => {
-                self.limits.mem_bytes = r.write.target();
-                self.baseline = Some(self.cgroup.memory()?);
-                let freed = r.write.freed(usage, true);
-                return Ok(Some(ReclaimProgress { freed, froze: false, done: true }));
-            }
-            Some(Err(CgroupError::LimitBusy { .. })) if r.graceful && !r.froze => {
-                self.suspend()?;
-                (r.froze, froze) = (true, true);
-                r.write.retry(self.cgroup.memory_limit(), r.patience);
-            }
-            Some(Err(CgroupError::LimitBusy { .. })) if r.write.attempts < LIMIT_ATTEMPTS => {
-                r.write.retry(self.cgroup.memory_limit(), r.patience);
-            }
-            Some(Err(e)) => return Err(e.into()),
-        }
-        let freed = r.write.freed(usage, false);
-        self.reclaim = Some(r);
-        Ok(Some(ReclaimProgress { freed, froze, done: false }))
-    }
-
-    /// One round of graceful preemption (BIG-C §3.3): lower the CPU quota by
-    /// `step.cpu_milli` and the memory limit by `step.mem_bytes`, not below
-    /// the footprint. If reclaim stalls for `patience`, the task is frozen and
-    /// reclaim finishes from the frozen task. Afterwards call
-    /// [`LiveTask::freeze_if_swapping`] periodically.
-    pub fn graceful_step(&mut self, step: Allocation, patience: Duration) -> Result<Step, MechanismError> {
-        let target = Allocation {
-            cpu_milli: self.limits.cpu_milli.saturating_sub(step.cpu_milli).max(FOOTPRINT_CPU_MILLI),
-            mem_bytes: self.limits.mem_bytes.saturating_sub(step.mem_bytes).max(FOOTPRINT_MEM_BYTES),
-        };
-        self.shrink_to(target, patience)
-    }
-
-    /// Graceful preemption to given limits (the core plans the steps): the
-    /// CPU quota and memory limit go to `target`; if reclaim stalls for
-    /// `patience`, the task is frozen and reclaim finishes from the frozen task.
-    pub fn shrink_to(&mut self, target: Allocation, patience: Duration) -> Result<Step, MechanismError> {
-        self.cgroup.set_cpu_quota(Some(target.cpu_milli))?;
-        self.limits.cpu_milli = target.cpu_milli;
-        let froze = match self.cgroup.set_memory_limit(Some(target.mem_bytes), patience) {
-            Ok(()) => false,
-            Err(CgroupError::LimitBusy { .. }) => {
-                self.suspend()?;
-                self.cgroup.set_memory_limit(Some(target.mem_bytes), patience)?;
-                true
-            }
-            Err(e) => return Err(e.into()),
-        };
-        self.limits.mem_bytes = target.mem_bytes;
-        self.baseline = Some(self.cgroup.memory()?);
-        Ok(Step { limits: self.limits, froze })
-    }
-
-    /// BIG-C §4.2 container monitor: if the task swapped since the last look
-    /// (see [`MemoryStats::swapping_since`]), freeze it. Returns true when it
-    /// froze the task now.
-    pub fn freeze_if_swapping(&mut self) -> Result<bool, MechanismError> {
-        let now = self.cgroup.memory()?;
-        let swapping = self.baseline.is_some_and(|b| now.swapping_since(&b));
-        self.baseline = Some(now);
-        if swapping && !self.is_frozen()? {
-            self.begin_freeze()?;
-            return Ok(true);
-        }
-        Ok(false)
-    }
-
-    /// Freezes the task without waiting for the freezer to finish (a task in
-    /// the middle of reclaim freezes once it leaves the kernel).
-    fn begin_freeze(&mut self) -> Result<(), MechanismError> {
-        if self.cgroup.controllers().freezer {
-            self.cgroup.begin_freeze()?;
-            Ok(())
-        } else {
-            self.suspend()
-        }
     }
 
     /// Cooperative checkpoint: SIGUSR1 to the task's process group; the task
@@ -492,14 +314,30 @@ impl LiveTask {
 
     /// Removes the task's cgroup, killing whatever still runs in it.
     pub fn remove(self) -> Result<(), MechanismError> {
-        let LiveTask { process, cgroup, reclaim, .. } = self;
+        let LiveTask { process, cgroup, .. } = self;
         // Kill through the cgroup first: a frozen process cannot die (and be
         // reaped below) until it is thawed, which `kill_all` takes care of.
         cgroup.kill_all()?;
-        if let Some(mut r) = reclaim {
-            r.write.wait();
-        }
         drop(process);
         Ok(cgroup.remove()?)
+    }
+}
+
+impl Knobs for LiveTask {
+    fn memory(&self) -> Result<MemoryStats, CgroupError> {
+        self.cgroup.memory()
+    }
+
+    fn memory_limit(&self) -> MemoryLimit {
+        self.cgroup.memory_limit()
+    }
+
+    /// The freezer when the node has one, else SIGSTOP to the process group.
+    fn freeze(&mut self) -> Result<(), MechanismError> {
+        if self.cgroup.controllers().freezer {
+            Ok(self.cgroup.begin_freeze()?)
+        } else {
+            self.suspend()
+        }
     }
 }

@@ -4,38 +4,40 @@
 //! the manager's protocol ([`AgentOp`], [`AgentReport`]): BIG-C's reclaim of
 //! a suspended job's memory to its footprint (§3.2), a graceful shrink of a
 //! running one (§3.3, frozen when it swaps, §4.2), and the limit lifted again
-//! on resume. Memory freed is reported as the kernel frees it ([`Reclaiming`]),
-//! a resume once the job's memory has come back from swap.
+//! on resume, all through the node-side executor ([`crate::executor`]), as
+//! pliant's own agent does.
 //!
 //! On this channel a task is a Slurm job: `TaskRef { job: JobId(SLURM_ID), task: 0 }`.
 //! The controller names each job it places here with [`AgentOp::Adopt`]
 //! (its allocation, the state it should be in), and again after either side
 //! restarted, followed by [`AgentOp::Sweep`].
 
-use crate::cgroup::{CgroupError, Layout, MemoryStats};
-use crate::mechanism::LIMIT_ATTEMPTS;
+use crate::cgroup::{CgroupError, Layout, MemoryLimit, MemoryStats};
+use crate::executor::{Knobs, Rules, TaskMemory};
+use crate::mechanism::MechanismError;
 use crate::protocol::{AgentOp, AgentReport, Expected};
-use crate::reclaim::Reclaiming;
 use crate::slurm_job::SlurmJobCgroup;
 use pliant_core::model::TaskRef;
 use pliant_core::MechanismKind;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MB: u64 = 1 << 20;
-/// How long a memory-limit write may wait while the kernel's reclaim stalls.
-const RECLAIM_PATIENCE: Duration = Duration::from_secs(60);
-/// How long a graceful shrink of a running job may stall before the job
-/// counts as swapping (and is frozen).
-const SHRINK_PATIENCE: Duration = Duration::from_secs(1);
-/// Swap (bytes) at or below which a resumed job's memory is back.
-const BACK: u64 = MB;
-/// A resumed job whose swap went down and then stopped going down for this
-/// long has read back what it touches.
-const RESTORE_SETTLE: Duration = Duration::from_secs(1);
-/// A resumed job whose swap never went down for this long does not touch
-/// what is there (or Slurm has not resumed it yet): reported resumed.
-const RESTORE_COLD: Duration = Duration::from_secs(10);
+
+/// What this agent does differently from pliant's own
+/// ([`crate::agent::RULES`]). The controller resumes a job in Slurm only
+/// once the agent has lifted its limit (`scontrol resume` thaws its steps
+/// then), so a resumed job's swap may not move for a while: it counts as
+/// not touching what is there after 10 s, not 1. A graceful shrink that
+/// stalls for 1 s freezes the job (the controller then suspends it in
+/// Slurm too), and a write on a frozen job may stall for 60 s: the
+/// patience `docs/slurm.md`'s measurements on the Slurm cluster were made with.
+pub const RULES: Rules = Rules {
+    stall: Duration::from_secs(1),
+    patience: Duration::from_secs(60),
+    cold: Duration::from_secs(10),
+    name: |task| format!("job {}", slurm_id(task)),
+};
 
 /// The Slurm job behind a task of this channel.
 pub fn slurm_id(task: TaskRef) -> u64 {
@@ -44,43 +46,23 @@ pub fn slurm_id(task: TaskRef) -> u64 {
 
 /// One Slurm job the controller named to this node.
 struct Held {
-    /// Its memory limit as the controller books it (its allocation, or
-    /// lower once preempted), MB.
-    limit_mb: u64,
     cgroup: Option<SlurmJobCgroup>,
-    reclaim: Option<Underway>,
-    /// Shrunk and running: its counters at the last look, to see it swap.
-    watch: Option<MemoryStats>,
-    restoring: Option<Restoring>,
+    /// Its memory under the executor: its limit as the controller books it
+    /// (its allocation, or lower once preempted), lowered, watched, restored.
+    memory: TaskMemory,
 }
 
-/// A limit write under way.
-struct Underway {
-    write: Reclaiming,
-    /// Graceful: the job runs meanwhile, and is frozen if reclaim stalls.
-    graceful: bool,
-    froze: bool,
-    start: Instant,
-    before_mb: u64,
-}
+impl Knobs for SlurmJobCgroup {
+    fn memory(&self) -> Result<MemoryStats, CgroupError> {
+        SlurmJobCgroup::memory(self)
+    }
 
-/// A resumed job reading its memory back.
-struct Restoring {
-    swap: u64,
-    since: Instant,
-    started: Instant,
-    moved: bool,
-}
+    fn memory_limit(&self) -> MemoryLimit {
+        SlurmJobCgroup::memory_limit(self)
+    }
 
-impl Restoring {
-    /// True once the swap is back, or has stopped going down (see the constants).
-    fn done(&mut self, swap: u64, now: Instant) -> bool {
-        if swap < self.swap {
-            (self.swap, self.since, self.moved) = (swap, now, true);
-        }
-        swap <= BACK
-            || (self.moved && now.duration_since(self.since) >= RESTORE_SETTLE)
-            || now.duration_since(self.started) >= RESTORE_COLD && !self.moved
+    fn freeze(&mut self) -> Result<(), MechanismError> {
+        Ok(self.begin_freeze()?)
     }
 }
 
@@ -125,19 +107,16 @@ impl SlurmNode {
             AgentOp::Adopt { task, resources, expect, owed_mb, .. } => {
                 self.adopted.insert(task);
                 let cgroup = self.cgroup(task);
-                let held = self.jobs.entry(task).or_insert(Held {
-                    limit_mb: resources.mem_mb,
-                    cgroup: None,
-                    reclaim: None,
-                    watch: None,
-                    restoring: None,
-                });
+                let held = self
+                    .jobs
+                    .entry(task)
+                    .or_insert_with(|| Held { cgroup: None, memory: TaskMemory::new(resources.mem_mb * MB, &RULES) });
                 if cgroup.is_some() {
                     held.cgroup = cgroup;
                 }
                 match expect {
                     Expected::Running | Expected::Checkpointing => {
-                        held.limit_mb = resources.mem_mb;
+                        held.memory.rebook(resources.mem_mb * MB);
                         if let Some(cgroup) = &held.cgroup {
                             match cgroup.lift().and_then(|()| cgroup.thaw()) {
                                 Ok(()) => {}
@@ -154,18 +133,12 @@ impl SlurmNode {
                         }
                         Ok(())
                     }
-                    Expected::Restoring(limits) => {
-                        held.limit_mb = limits.mem_mb;
-                        resume(task, held, out)
-                    }
+                    Expected::Restoring(limits) => resume(task, held, limits.mem_mb, out),
                     Expected::Frozen(limits) | Expected::Shrunk(limits) => {
                         // Counted afresh: what is owed (above the limit the job
                         // holds now) is what the controller has not heard of,
                         // whatever an earlier controller was told.
-                        if let Some(mut earlier) = held.reclaim.take() {
-                            earlier.write.wait();
-                        }
-                        held.limit_mb = limits.mem_mb + owed_mb;
+                        held.memory.rebook((limits.mem_mb + owed_mb) * MB);
                         let graceful = matches!(expect, Expected::Shrunk(_));
                         lower(task, held, limits.mem_mb, graceful, out)
                     }
@@ -194,8 +167,7 @@ impl SlurmNode {
                 let Some(held) = self.jobs.get_mut(&task) else {
                     return Err("not named to this node's agent by the controller".into());
                 };
-                held.limit_mb = limits.mem_mb;
-                resume(task, held, out)
+                resume(task, held, limits.mem_mb, out)
             }
             AgentOp::Stop { task } => {
                 self.jobs.remove(&task);
@@ -218,8 +190,9 @@ impl SlurmNode {
             if held.cgroup.is_none() {
                 held.cgroup = SlurmJobCgroup::find(&self.layout, &self.node, slurm_id(task));
             }
-            if let Err(e) = look(task, held, out) {
-                if held.cgroup.as_ref().is_some_and(|c| c.memory().is_err()) {
+            let Some(cgroup) = held.cgroup.as_mut() else { continue };
+            if let Err(e) = held.memory.look(task, cgroup, out) {
+                if cgroup.memory().is_err() {
                     gone.push(task);
                 } else {
                     eprintln!("pliant agent: job {}: {e}", slurm_id(task));
@@ -232,152 +205,28 @@ impl SlurmNode {
     }
 }
 
-/// Starts lowering the job's limit to `to_mb` (frozen first unless
-/// `graceful`); a write still under way is waited for and the new one
-/// counts on from it.
+/// Starts lowering the job's limit to `to_mb` (frozen first unless `graceful`).
 fn lower(task: TaskRef, held: &mut Held, to_mb: u64, graceful: bool, out: &mut Vec<AgentReport>) -> Result<(), String> {
-    let cgroup = held.cgroup.as_ref().ok_or("its cgroup is not there (Slurm has not started it)")?;
-    held.watch = None;
-    held.restoring = None;
+    let cgroup = held.cgroup.as_mut().ok_or("its cgroup is not there (Slurm has not started it)")?;
     if !graceful {
         cgroup.begin_freeze().map_err(|e| e.to_string())?;
     }
-    let usage = cgroup.memory().map_err(|e| e.to_string())?.usage;
-    let patience = if graceful { SHRINK_PATIENCE } else { RECLAIM_PATIENCE };
-    let underway = match held.reclaim.take() {
-        Some(mut earlier) => {
-            earlier.write.wait();
-            earlier.write.retarget(cgroup.memory_limit(), to_mb * MB, patience);
-            Underway { graceful, froze: earlier.froze || !graceful, ..earlier }
-        }
-        None => Underway {
-            write: Reclaiming::start(cgroup.memory_limit(), held.limit_mb * MB, to_mb * MB, usage, patience),
-            graceful,
-            froze: !graceful,
-            start: Instant::now(),
-            before_mb: usage / MB,
-        },
-    };
-    held.reclaim = Some(underway);
-    // What the job never used is free at once.
-    report_progress(task, held, out).map_err(|e| e.to_string())
+    held.memory.lower(task, cgroup, to_mb * MB, graceful, out).map_err(|e| e.to_string())
 }
 
-/// Lifts the job's limit and thaws what the agent froze; it is reported
-/// resumed once its memory is back ([`SlurmNode::poll`]).
-fn resume(task: TaskRef, held: &mut Held, out: &mut Vec<AgentReport>) -> Result<(), String> {
-    if let Some(mut r) = held.reclaim.take() {
-        r.write.wait();
-    }
-    held.watch = None;
-    let Some(cgroup) = &held.cgroup else {
+/// Lifts the job's limit (booked as `limit_mb` from now on) and thaws what
+/// the agent froze; it is reported resumed once its memory is back
+/// ([`SlurmNode::poll`]).
+fn resume(task: TaskRef, held: &mut Held, limit_mb: u64, out: &mut Vec<AgentReport>) -> Result<(), String> {
+    let Some(cgroup) = held.cgroup.as_mut() else {
+        held.memory.rebook(limit_mb * MB);
         out.push(AgentReport::Resumed { task });
         return Ok(());
     };
-    cgroup.lift().and_then(|()| cgroup.thaw()).map_err(|e| e.to_string())?;
-    eprintln!("pliant agent: job {}: limit lifted, thawed", slurm_id(task));
-    let swap = cgroup.memory().map_err(|e| e.to_string())?.swap;
-    let now = Instant::now();
-    if swap <= BACK {
-        out.push(AgentReport::Resumed { task });
-    } else {
-        held.restoring = Some(Restoring { swap, since: now, started: now, moved: false });
-    }
-    Ok(())
-}
-
-/// One look at a job (see [`SlurmNode::poll`]).
-fn look(task: TaskRef, held: &mut Held, out: &mut Vec<AgentReport>) -> Result<(), CgroupError> {
-    report_progress(task, held, out)?;
-    let Some(cgroup) = &held.cgroup else { return Ok(()) };
-    if let Some(restoring) = &mut held.restoring {
-        if restoring.done(cgroup.memory()?.swap, Instant::now()) {
-            let took = restoring.started.elapsed().as_millis();
-            eprintln!(
-                "pliant agent: job {}: its memory is back ({took} ms after its limit was lifted)",
-                slurm_id(task)
-            );
-            held.restoring = None;
-            out.push(AgentReport::Resumed { task });
-        }
-    }
-    if let Some(before) = held.watch {
-        let now = cgroup.memory()?;
-        held.watch = Some(now);
-        if now.swapping_since(&before) {
-            // BIG-C GP §4.2: a shrunk container that swaps is frozen.
-            cgroup.begin_freeze()?;
-            held.watch = None;
-            eprintln!("pliant agent: job {}: swaps while shrunk: frozen", slurm_id(task));
-            out.push(AgentReport::Swapping { task });
-        }
-    }
-    Ok(())
-}
-
-/// Reports what the reclaim under way freed since the last look; at its
-/// end logs it, and watches a shrunk job that still runs for swapping.
-fn report_progress(task: TaskRef, held: &mut Held, out: &mut Vec<AgentReport>) -> Result<(), CgroupError> {
-    let (Some(mut r), Some(cgroup)) = (held.reclaim.take(), held.cgroup.as_ref()) else { return Ok(()) };
-    let usage = cgroup.memory()?.usage;
-    let done = match r.write.ended() {
-        None => false,
-        Some(Ok(())) => true,
-        Some(Err(CgroupError::LimitBusy { .. })) if r.graceful && !r.froze => {
-            // Reclaim stalls while the job runs: it swaps; frozen, it gives its memory back.
-            cgroup.begin_freeze()?;
-            r.froze = true;
-            eprintln!("pliant agent: job {}: swaps while it shrinks: frozen", slurm_id(task));
-            out.push(AgentReport::Swapping { task });
-            r.write.retry(cgroup.memory_limit(), RECLAIM_PATIENCE);
-            false
-        }
-        Some(Err(CgroupError::LimitBusy { .. })) if r.write.attempts < LIMIT_ATTEMPTS => {
-            r.write.retry(cgroup.memory_limit(), RECLAIM_PATIENCE);
-            false
-        }
-        Some(Err(e)) => return Err(e),
+    let lift = |cgroup: &mut SlurmJobCgroup| {
+        cgroup.lift().and_then(|()| cgroup.thaw())?;
+        eprintln!("pliant agent: job {}: limit lifted, thawed", slurm_id(task));
+        Ok(())
     };
-    let freed = r.write.freed(usage, done);
-    if freed.mem_mb > 0 {
-        let took_ms = freed.took.as_millis() as u64;
-        out.push(AgentReport::Reclaimed { task, mem_mb: freed.mem_mb, freed_mb: freed.used_mb, took_ms });
-    }
-    if !done {
-        held.reclaim = Some(r);
-        return Ok(());
-    }
-    held.limit_mb = r.write.target() / MB;
-    let after = cgroup.memory()?;
-    eprintln!(
-        "pliant agent: job {} limited to {} MB: {} MB -> {} MB in {} ms",
-        slurm_id(task),
-        held.limit_mb,
-        r.before_mb,
-        after.usage / MB,
-        r.start.elapsed().as_millis()
-    );
-    if !r.froze {
-        held.watch = Some(after);
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_resume_ends_when_the_swap_is_back_settles_or_never_moves() {
-        let t0 = Instant::now();
-        let at = |ms| t0 + Duration::from_millis(ms);
-        let fresh = || Restoring { swap: 200 * MB, since: t0, started: t0, moved: false };
-        let mut r = fresh();
-        assert!(!r.done(200 * MB, at(2000)), "Slurm may not have resumed it yet");
-        assert!(!r.done(150 * MB, at(2500)));
-        assert!(!r.done(150 * MB, at(3400)), "a second from the last drop");
-        assert!(r.done(150 * MB, at(3500)));
-        assert!(fresh().done(BACK, at(10)), "all back");
-        assert!(fresh().done(200 * MB, at(10_000)), "pages it never touches stay in swap");
-    }
+    held.memory.resume(task, cgroup, limit_mb * MB, lift, out).map_err(|e| e.to_string())
 }

@@ -10,11 +10,12 @@
 use pliant_core::model::{JobId, TaskRef};
 use pliant_core::MechanismKind;
 use pliant_core::Resources;
-use pliant_live::agent::Agent;
+use pliant_live::agent::{Agent, RULES};
 use pliant_live::capabilities::Capabilities;
 use pliant_live::cgroup::{Cgroup, CgroupError, Layout, Version};
 use pliant_live::confine::{Confinement, TaskUser};
 use pliant_live::dirtier::{read_progress, Progress};
+use pliant_live::executor::TaskMemory;
 use pliant_live::mechanism::{Allocation, CheckpointOutcome, LiveTask, MechanismError};
 use pliant_live::process::{CommandSpec, TaskProcess};
 use pliant_live::protocol::{files, AgentOp, AgentReport, Expected};
@@ -221,37 +222,59 @@ fn kill_kills_the_whole_tree_and_removal_leaves_no_cgroup() {
     }
 }
 
+/// The executor's looks at `task` until `until` holds, for at most `within`.
+fn look_until(
+    memory: &mut TaskMemory,
+    task: &mut LiveTask,
+    out: &mut Vec<AgentReport>,
+    within: Duration,
+    until: impl Fn(&TaskMemory, &mut LiveTask, &[AgentReport]) -> bool,
+) {
+    let (start, me) = (Instant::now(), TaskRef { job: JobId(0), task: 0 });
+    while !until(memory, task, out) {
+        assert!(start.elapsed() < within, "not within {within:?}: {out:?}");
+        memory.look(me, task, out).unwrap();
+        sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
-fn graceful_steps_shrink_the_task_then_freeze_it_when_it_swaps() {
+fn graceful_shrinks_keep_the_task_running_then_freeze_it_when_it_swaps() {
     let Some(w) = live("gp", Some(512)) else { return };
     let spec = dirty_spec(w.dir.path(), "gp", 192, false);
     let mut task = LiveTask::launch(&w.top, "gp", &spec, alloc(2000, 512)).unwrap();
     wait_for(&mut task, &spec, "a pass", |p| p.passes >= 1);
+    let (me, mut out) = (TaskRef { job: JobId(0), task: 0 }, Vec::new());
+    let mut memory = TaskMemory::new(512 * MB, &RULES);
 
-    let step = alloc(500, 128);
-    let first = task.graceful_step(step, Duration::from_secs(10)).unwrap();
-    assert_eq!(first.limits, alloc(1500, 384));
-    assert!(!first.froze);
+    task.limit_cpu(1500).unwrap();
+    memory.lower(me, &mut task, 384 * MB, true, &mut out).unwrap();
+    look_until(&mut memory, &mut task, &mut out, Duration::from_secs(10), |m, _, _| m.limit() == 384 * MB);
+    let given: u64 = out.iter().map(|r| if let AgentReport::Reclaimed { mem_mb, .. } = r { *mem_mb } else { 0 }).sum();
+    assert_eq!(given, 128, "the limit drop, free at once as it was never used: {out:?}");
+    assert!(!out.contains(&AgentReport::Swapping { task: me }), "{out:?}");
+    assert!(!task.is_frozen().unwrap());
     assert_eq!(task.cgroup().cpu_quota().unwrap(), Some(1500));
     assert_eq!(task.memory().unwrap().limit, Some(384 * MB));
     let p = read_progress(&spec.stdout).passes;
     wait_for(&mut task, &spec, "progress while shrunk", |q| q.passes >= p + 2);
-    assert!(!task.freeze_if_swapping().unwrap(), "192 MB fits in 384 MB: no swapping");
+    out.clear();
+    memory.look(me, &mut task, &mut out).unwrap();
+    assert_eq!(out, vec![], "192 MB fits in 384 MB: no swapping");
 
-    let second = task.graceful_step(alloc(1000, 256), Duration::from_secs(10)).unwrap();
-    assert_eq!(second.limits, alloc(500, 128));
-    let start = Instant::now();
-    while !task.is_frozen().unwrap() {
-        assert!(start.elapsed() < Duration::from_secs(10), "the swapping task was never frozen");
-        task.freeze_if_swapping().unwrap();
-        sleep(Duration::from_millis(100));
-    }
+    // Below its working set: it stalls (frozen after the agent's 10 s) or swaps (frozen at a look).
+    task.limit_cpu(500).unwrap();
+    memory.lower(me, &mut task, 128 * MB, true, &mut out).unwrap();
+    look_until(&mut memory, &mut task, &mut out, Duration::from_secs(30), |m, t, _| {
+        m.limit() == 128 * MB && t.is_frozen().unwrap()
+    });
+    assert_eq!(out.iter().filter(|r| matches!(r, AgentReport::Swapping { .. })).count(), 1, "{out:?}");
     let m = task.memory().unwrap();
     assert!(m.usage <= 128 * MB && m.swap >= 60 * MB, "{m:?}");
     let frozen_at = stays_put(&spec, Duration::from_millis(300));
 
     // Gradual resumption: all the memory back but half the CPU; it thaws and runs.
-    task.resume_to(alloc(1000, 512)).unwrap();
+    memory.resume(me, &mut task, 512 * MB, |t| t.resume_to(alloc(1000, 512)), &mut out).unwrap();
     assert!(!task.is_frozen().unwrap());
     assert_eq!(task.cgroup().cpu_quota().unwrap(), Some(1000));
     assert_eq!(task.memory().unwrap().limit, Some(512 * MB));
