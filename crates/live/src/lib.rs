@@ -21,6 +21,7 @@ pub mod cgroup;
 pub mod client;
 pub mod confine;
 pub mod credentials;
+pub mod daemon;
 pub mod delivery;
 pub mod dirtier;
 pub mod dispatch;
