@@ -5,6 +5,7 @@
 use crate::manager_cmd::parse_key_value;
 use pliant_core::policy::Registry;
 use pliant_live::daemon::stop_on_signals;
+use pliant_slurm::calls::Surroundings;
 use pliant_slurm::controller::Controller;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -102,9 +103,17 @@ pub fn run(args: SlurmArgs, registry: &Registry) -> Result<(), String> {
     let tls = pliant_live::tls::ServerTls::for_manager(&state_dir, &log)?;
     let join = pliant_live::token::Token::join_for_manager(&state_dir, args.join_token_file.as_deref(), &log)?;
     let listener = bind(&args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
-    let (mut controller, recovered) =
-        Controller::open(&state_dir, &args.partition, &profile, &args.sets, args.placement, join, registry)
-            .map_err(|e| e.to_string())?;
+    let (mut controller, recovered) = Controller::open(
+        Surroundings::real(),
+        &state_dir,
+        &args.partition,
+        &profile,
+        &args.sets,
+        args.placement,
+        join,
+        registry,
+    )
+    .map_err(|e| e.to_string())?;
     let c = controller.config();
     let nodes: Vec<String> = c.nodes.iter().map(|n| format!("{} ({})", n.name, n.capacity)).collect();
     eprintln!(

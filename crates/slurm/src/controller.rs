@@ -314,28 +314,15 @@ pub struct Controller {
 }
 
 impl Controller {
-    /// Opens the controller whose journal is in `state_dir`, its policy
-    /// built through `registry`. A new journal takes the partition, policy
-    /// and parameters given and reads the partition's nodes from `sinfo`; an
-    /// existing one keeps its own and is replayed, then squared with what
-    /// Slurm shows. Node agents join with `join` ([`Controller::link`] serves
-    /// them). Returns the controller and whether it recovered a journal.
-    pub fn open(
-        state_dir: &Path,
-        partition: &str,
-        policy: &Profile,
-        params: &[(String, String)],
-        placement: Placer,
-        join: Token,
-        registry: &Registry,
-    ) -> Result<(Controller, bool), ControllerError> {
-        let around = Surroundings::real();
-        Controller::open_in(around, state_dir, partition, policy, params, placement, join, registry)
-    }
-
-    /// [`Controller::open`] on the Slurm and the clock of `around`.
+    /// Opens the controller whose journal is in `state_dir`, on the Slurm
+    /// and the clock of `around`, its policy built through `registry`. A new
+    /// journal takes the partition, policy and parameters given and reads
+    /// the partition's nodes from `sinfo`; an existing one keeps its own and
+    /// is replayed, then squared with what Slurm shows. Node agents join
+    /// with `join` ([`Controller::link`] serves them). Returns the
+    /// controller and whether it recovered a journal.
     #[allow(clippy::too_many_arguments)]
-    pub fn open_in(
+    pub fn open(
         around: Surroundings,
         state_dir: &Path,
         partition: &str,

@@ -51,7 +51,7 @@ fn open(slurm: &RecordedSlurm, dir: &Path, policy: &str, placement: Placer) -> (
     let profile = registry.preset(policy).unwrap();
     let params = [("monitor_interval_s".to_string(), "0.5".to_string())];
     let join = Token::random().unwrap();
-    Controller::open_in(slurm.surroundings(), dir, "pliant", &profile, &params, placement, join, &registry).unwrap()
+    Controller::open(slurm.surroundings(), dir, "pliant", &profile, &params, placement, join, &registry).unwrap()
 }
 
 /// One poll, [`POLL`] after the last.
