@@ -38,6 +38,7 @@ pub mod process;
 pub mod protocol;
 pub mod reclaim;
 pub mod remote_agent;
+pub mod report_sequence;
 pub mod scratch;
 pub mod server;
 pub mod slurm_job;
