@@ -4,7 +4,8 @@
 
 use crate::manager_cmd::parse_key_value;
 use pliant_core::policy::Registry;
-use pliant_manager::signals::stop_on_signals;
+use pliant_live::daemon::stop_on_signals;
+use pliant_slurm::calls::Surroundings;
 use pliant_slurm::controller::Controller;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -98,13 +99,21 @@ pub fn run(args: SlurmArgs, registry: &Registry) -> Result<(), String> {
     if let Some(file) = &args.join_token_file {
         pliant_live::strict::check_file(file, "join token")?;
     }
-    let state_dir = pliant_manager::state_dir::prepare(&args.state_dir, &log)?;
+    let state_dir = pliant_live::daemon::private_state_dir(&args.state_dir, &log)?;
     let tls = pliant_live::tls::ServerTls::for_manager(&state_dir, &log)?;
     let join = pliant_live::token::Token::join_for_manager(&state_dir, args.join_token_file.as_deref(), &log)?;
     let listener = bind(&args.listen).map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
-    let (mut controller, recovered) =
-        Controller::open(&state_dir, &args.partition, &profile, &args.sets, args.placement, join, registry)
-            .map_err(|e| e.to_string())?;
+    let (mut controller, recovered) = Controller::open(
+        Surroundings::real(),
+        &state_dir,
+        &args.partition,
+        &profile,
+        &args.sets,
+        args.placement,
+        join,
+        registry,
+    )
+    .map_err(|e| e.to_string())?;
     let c = controller.config();
     let nodes: Vec<String> = c.nodes.iter().map(|n| format!("{} ({})", n.name, n.capacity)).collect();
     eprintln!(
@@ -117,7 +126,7 @@ pub fn run(args: SlurmArgs, registry: &Registry) -> Result<(), String> {
     );
     log(&format!(
         "node agents join on https://{} (certificate {}, join token in {})",
-        pliant_manager::local::address(&listener),
+        pliant_live::daemon::listening_address(&listener),
         tls.fingerprint(),
         args.join_token_file.unwrap_or_else(|| state_dir.join("join-token")).display()
     ));

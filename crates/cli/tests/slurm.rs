@@ -510,6 +510,7 @@ fn fresh_starts(out: &str) -> usize {
 /// is refused, so the placement must not send one.
 #[test]
 fn placing_a_job_that_has_started_leaves_it_as_it_was() {
+    use pliant_slurm::calls::SlurmCalls;
     use pliant_slurm::tools::{Placement, Placing, SlurmTools};
     let Some(cluster) = SlurmCluster::start("slurm placement of a started job", Arrangement::Pliant) else { return };
     let tools = SlurmTools::with_conf(cluster.conf().to_path_buf());

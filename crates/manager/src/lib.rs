@@ -22,7 +22,6 @@ pub mod metrics;
 pub mod page;
 pub mod room;
 pub mod serve;
-pub mod signals;
 pub mod state_dir;
 pub mod submit;
 pub mod view;

@@ -66,7 +66,7 @@ pub struct OpenApi {
 impl OpenApi {
     /// `https://ADDRESS`, for messages.
     pub fn url(&self) -> String {
-        format!("https://{}", address(&self.listener))
+        format!("https://{}", pliant_live::daemon::listening_address(&self.listener))
     }
 }
 
@@ -124,11 +124,6 @@ fn bind_patiently(addr: &str, patience: Duration, log: &dyn Fn(&str)) -> std::io
             other => return other,
         }
     }
-}
-
-/// The address a listener is on, for messages.
-pub fn address(listener: &TcpListener) -> String {
-    listener.local_addr().map_or_else(|_| "?".into(), |a| a.to_string())
 }
 
 /// Options of `pliant local`.

@@ -26,6 +26,7 @@ use pliant_live::dispatch::{node_op, NodeOp};
 use pliant_live::machine::unix_us;
 use pliant_live::mirror::{Heard, Standing};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
+use pliant_live::report_sequence::ReportSequence;
 use pliant_live::stepper::{JournaledPolicy, LiveBody, StepError, Stepping};
 use pliant_live::swap_meter::{NodeSwap, SwapHeard, SwapShown};
 use pliant_live::token::Token;
@@ -168,7 +169,7 @@ pub struct Manager {
     delivery: Delivery,
     /// Per node, the sequence number after the last agent report taken in,
     /// which is journaled then (see [`Manager::heartbeat`]; the number is not).
-    reports_seen: Vec<u64>,
+    reports_seen: Vec<ReportSequence>,
     /// Per node, when its agent last heartbeated (not journaled: a restarted
     /// manager gives every agent a fresh timeout).
     last_seen: Vec<Micros>,
@@ -237,7 +238,7 @@ impl Manager {
             clock: Box::new(unix_us),
             // A successor's batch numbers come after this manager's.
             delivery: Delivery::new(config.nodes.len(), unix_us()),
-            reports_seen: vec![0; config.nodes.len()],
+            reports_seen: vec![ReportSequence::default(); config.nodes.len()],
             config,
             jobs: Vec::new(),
             journal,
@@ -539,18 +540,13 @@ impl Manager {
         }
         self.last_seen[i] = self.now();
         self.delivery.acknowledge(i, acked);
-        let seen = self.reports_seen[i].saturating_sub(first).min(reports.len() as u64) as usize;
-        let through = first + reports.len() as u64;
+        let (unseen, through) = self.reports_seen[i].unseen(first, reports);
         // A report about a task whose launch the agent has not carried out
         // yet is about an earlier run (e.g. a takeover that found it gone).
-        let new = reports
-            .into_iter()
-            .skip(seen)
-            .filter(|r| !self.delivery.launch_pending(i, r.task()))
-            .map(|r| (node, r))
-            .collect();
+        let new =
+            unseen.into_iter().filter(|r| !self.delivery.launch_pending(i, r.task())).map(|r| (node, r)).collect();
         if self.advance(new).map_err(|e| Refusal::Unavailable(e.to_string()))? {
-            self.reports_seen[i] = self.reports_seen[i].max(through);
+            self.reports_seen[i].taken(through);
         }
         Ok(self.delivery.send(i))
     }
@@ -558,7 +554,7 @@ impl Manager {
     /// The sequence number after the last report of node `node`'s agent
     /// taken in, and journaled ([`pliant_live::wire::Orders::reports_taken`]).
     pub fn reports_taken(&self, node: u32) -> u64 {
-        self.reports_seen.get(node as usize).copied().unwrap_or(0)
+        self.reports_seen.get(node as usize).map_or(0, ReportSequence::next)
     }
 
     /// Declares lost every agent silent for longer than `timeout` and requeues

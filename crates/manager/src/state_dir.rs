@@ -3,11 +3,7 @@
 //! sent paths inside it) and readable by its owner only (it holds the
 //! journal with every command line, the tasks' output and the token).
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-
-/// Mode of the state directory: its owner's only.
-pub const MODE: u32 = 0o700;
 
 /// The state directory of a manager run as root when none is named.
 pub const SYSTEM_DEFAULT: &str = "/var/lib/pliant";
@@ -21,20 +17,11 @@ pub fn default_dir() -> PathBuf {
     PathBuf::from(if pliant_live::confine::running_as_root() { SYSTEM_DEFAULT } else { USER_DEFAULT })
 }
 
-/// Makes `dir` absolute (and free of `..` and symbolic links), refuses it
-/// unless every component of the path that reaches it is safe and it is
-/// this user's, writable by nobody else ([`pliant_live::strict::make_dir`]:
-/// checked before anything is made, the missing directories then made mode
-/// [`MODE`]), and takes group and other read access away from it if it has
-/// any; `log` hears of that.
+/// The manager's state directory `dir`, made absolute and private
+/// ([`pliant_live::daemon::private_state_dir`]; `log` hears what was
+/// changed), refused where its journal is lost ([`check_journal`]).
 pub fn prepare(dir: &Path, log: &dyn Fn(&str)) -> Result<PathBuf, String> {
-    let dir = pliant_live::strict::make_dir(dir, "state directory", MODE)?;
-    let mode = std::fs::metadata(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.permissions().mode();
-    if mode & 0o077 != 0 {
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(MODE))
-            .map_err(|e| format!("cannot make {} private (chmod 700 it): {e}", dir.display()))?;
-        log(&format!("{} could be read by other users: made private (mode 700)", dir.display()));
-    }
+    let dir = pliant_live::daemon::private_state_dir(dir, log)?;
     check_journal(&dir)?;
     Ok(dir)
 }
@@ -98,22 +85,5 @@ mod tests {
         // The logs removed, as the message says: a new cluster may start.
         std::fs::remove_dir(dir.join("logs")).unwrap();
         prepare(&dir, &|_| {}).unwrap();
-    }
-
-    #[test]
-    fn a_relative_directory_becomes_absolute_and_private() {
-        let scratch = pliant_live::scratch::ScratchDir::new("pliant-state-dir").unwrap();
-        let open = scratch.path().join("open");
-        std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let said = std::cell::RefCell::new(Vec::new());
-        let dir = prepare(&open, &|m| said.borrow_mut().push(m.to_string())).unwrap();
-        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
-        assert_eq!(said.borrow().len(), 1, "{said:?}");
-        let relative = Path::new("pliant-state-dir-test-relative");
-        let made = prepare(relative, &|_| {}).unwrap();
-        std::fs::remove_dir(&made).unwrap();
-        assert!(made.is_absolute(), "{}", made.display());
-        assert!(made.ends_with(relative));
     }
 }

@@ -31,21 +31,23 @@
 //! Slurm allocated it, one with a comment pliant cannot read as a long job
 //! of priority 0 (the controller says so).
 //!
-//! Time in the core is integer µs since the cluster's epoch (journaled);
-//! this module is the only place of the crate that reads a clock.
+//! The calls on Slurm and the wall clock come through [`Surroundings`]
+//! ([`crate::calls`]): Slurm's tools in a real run, recorded outputs and a
+//! set clock in tests. Time in the core is integer µs since the cluster's
+//! epoch (journaled).
 
+use crate::calls::{SlurmCalls, Surroundings};
 use crate::journal::{Journal, JournalError, Step};
 use crate::link::NodeLink;
 use crate::options::parse_comment;
 use crate::placement::{takes_pending, Placer, Queued};
 use crate::records::SlurmJob;
-use crate::tools::{Placement, Placing, SlurmTools, ToolError};
+use crate::tools::{Placement, Placing, ToolError};
 use pliant_core::model::{JobClass, JobId, JobRequest, NodeId, PhaseRequest, TaskRef, TaskRequest, TaskState};
 use pliant_core::policy::{Profile, Registry};
 use pliant_core::MechanismKind;
 use pliant_core::{Action, CoreError, Driver, Micros, Observation, Resources, Scheduler, SwapRates};
 use pliant_live::dispatch::{node_op, NodeOp};
-use pliant_live::machine::unix_us;
 use pliant_live::mirror::{Heard, Shown, Standing, Status, TaskMirror};
 use pliant_live::protocol::{AgentOp, AgentReport, Expected};
 use pliant_live::stepper::JournaledPolicy;
@@ -287,7 +289,9 @@ fn config_error(reason: String) -> ControllerError {
 pub struct Controller {
     stepping: Stepping,
     config: ControllerConfig,
-    tools: SlurmTools,
+    slurm: Box<dyn SlurmCalls>,
+    /// Wall-clock µs since 1970.
+    clock: Box<dyn Fn() -> u64>,
     /// The node agents; `None` for a view of the journal.
     link: Option<Arc<Mutex<NodeLink>>>,
     /// Nodes said to have no agent (said once until one is there).
@@ -310,14 +314,16 @@ pub struct Controller {
 }
 
 impl Controller {
-    /// Opens the controller whose journal is in `state_dir`, its policy
-    /// built through `registry`. A new journal takes the partition, policy
-    /// and parameters given and reads the partition's nodes from `sinfo`; an
-    /// existing one keeps its own and is replayed, then squared with what
-    /// Slurm shows. Node agents join with `join` ([`Controller::link`] serves
-    /// them). Returns the controller and whether it recovered a journal.
+    /// Opens the controller whose journal is in `state_dir`, on the Slurm
+    /// and the clock of `around`, its policy built through `registry`. A new
+    /// journal takes the partition, policy and parameters given and reads
+    /// the partition's nodes from `sinfo`; an existing one keeps its own and
+    /// is replayed, then squared with what Slurm shows. Node agents join
+    /// with `join` ([`Controller::link`] serves them). Returns the
+    /// controller and whether it recovered a journal.
     #[allow(clippy::too_many_arguments)]
     pub fn open(
+        around: Surroundings,
         state_dir: &Path,
         partition: &str,
         policy: &Profile,
@@ -328,14 +334,13 @@ impl Controller {
     ) -> Result<(Controller, bool), ControllerError> {
         let state_dir = &pliant_live::strict::make_dir(state_dir, "state directory", 0o700).map_err(config_error)?;
         let path = state_dir.join("journal.jsonl");
-        let tools = SlurmTools::default();
         let fresh = || -> Result<ControllerConfig, ControllerError> {
             let config = ControllerConfig {
                 partition: partition.to_string(),
                 policy: policy.clone().into(),
                 params: params.to_vec(),
-                nodes: partition_nodes(&tools, partition)?,
-                epoch_unix_us: unix_us(),
+                nodes: partition_nodes(around.slurm.as_ref(), partition)?,
+                epoch_unix_us: (around.clock)(),
                 placement,
             };
             let built = config.policy.build(registry, &config.params).map_err(config_error)?;
@@ -359,7 +364,7 @@ impl Controller {
                 config
             }
         };
-        let mut c = Controller::replayed(config, Some(journal), steps, registry)?;
+        let mut c = Controller::replayed(config, Some(journal), steps, registry, around)?;
         let names = c.config.nodes.iter().map(|n| n.name.clone()).collect();
         c.link = Some(Arc::new(Mutex::new(NodeLink::open(state_dir, names, join).map_err(config_error)?)));
         if recovered {
@@ -380,7 +385,7 @@ impl Controller {
         let path = state_dir.join("journal.jsonl");
         let (config, steps) = Journal::read::<ControllerConfig, Event>(&path)?;
         let config = config.ok_or_else(|| config_error(format!("{}: an empty journal", path.display())))?;
-        let c = Controller::replayed(config, None, steps, registry)?;
+        let c = Controller::replayed(config, None, steps, registry, Surroundings::real())?;
         let jobs = (0..c.jobs.len()).map(|i| Shown { standing: c.standing(i), record: c.jobs[i].clone() }).collect();
         Ok((c.config, jobs))
     }
@@ -404,6 +409,7 @@ impl Controller {
         journal: Option<Journal>,
         steps: Vec<Step<Event>>,
         registry: &Registry,
+        around: Surroundings,
     ) -> Result<Controller, ControllerError> {
         let policy = config.policy.build(registry, &config.params).map_err(config_error)?;
         config.placement.check(config.policy.name(), &policy).map_err(config_error)?;
@@ -419,7 +425,8 @@ impl Controller {
         let mut c = Controller {
             stepping: Stepping::new(Driver::new(core)),
             config,
-            tools: SlurmTools::default(),
+            slurm: around.slurm,
+            clock: around.clock,
             link: None,
             agentless: BTreeSet::new(),
             jobs: Vec::new(),
@@ -452,7 +459,7 @@ impl Controller {
 
     /// Core time now.
     pub fn now(&self) -> Micros {
-        unix_us().saturating_sub(self.config.epoch_unix_us).max(self.stepping.last_now)
+        (self.clock)().saturating_sub(self.config.epoch_unix_us).max(self.stepping.last_now)
     }
 
     /// How long the loop may sleep before the next poll: until the core's
@@ -482,7 +489,7 @@ impl Controller {
     /// When Slurm places, also the pending jobs left to it that are no
     /// longer live (one may have run between two polls).
     fn read_slurm(&mut self) -> Result<Vec<SlurmJob>, ToolError> {
-        let mut jobs = self.tools.live_jobs(&self.config.partition)?;
+        let mut jobs = self.slurm.live_jobs(&self.config.partition)?;
         let live: BTreeSet<u64> = jobs.iter().map(|j| j.id).collect();
         let mut missing: Vec<u64> = (0..self.jobs.len())
             .filter(|&i| !self.standing(i).is_terminal() && !live.contains(&self.jobs[i].slurm_id))
@@ -492,7 +499,7 @@ impl Controller {
             let pending = jobs.iter().filter(|j| j.state == "PENDING" && !self.by_slurm.contains_key(&j.id));
             missing.extend(self.queued.update(pending.map(|j| j.id).collect::<Vec<_>>(), &live));
         }
-        jobs.extend(self.tools.jobs_by_id(&missing)?);
+        jobs.extend(self.slurm.jobs_by_id(&missing)?);
         Ok(jobs)
     }
 
@@ -521,7 +528,7 @@ impl Controller {
             let standing = self.standing(i);
             match (standing.state.state, sj.state.as_str()) {
                 (state, _) if state.is_terminal() => {}
-                (_, "COMPLETED") if standing.checkpointing && self.act(&self.tools.requeue_held(sj.id)) => {
+                (_, "COMPLETED") if standing.checkpointing && self.act(&self.slurm.requeue_held(sj.id)) => {
                     self.requeued_at.insert(sj.id, self.now());
                     events.push(Event::Checkpointed { slurm_id: sj.id });
                 }
@@ -546,12 +553,12 @@ impl Controller {
         // at once, then read again, since Slurm may have started one before
         // the hold reached it.
         let mut asked = Vec::new();
-        for (job, r) in self.tools.hold(&unheld) {
+        for (job, r) in self.slurm.hold(&unheld) {
             if self.act(&r) {
                 asked.push(job);
             }
         }
-        for sj in self.tools.jobs_by_id(&asked)? {
+        for sj in self.slurm.jobs_by_id(&asked)? {
             self.consider(&sj, events);
         }
         Ok(())
@@ -636,7 +643,7 @@ impl Controller {
             Some(i) => node_mem(&self.config.nodes[i as usize]),
             None => self.config.nodes.iter().map(node_mem).max().unwrap_or(0),
         };
-        let (mb, source) = match self.tools.allocated_mem_mb(sj.id) {
+        let (mb, source) = match self.slurm.allocated_mem_mb(sj.id) {
             Ok(Some(mb)) => (mb, "Slurm's allocation (the mem of its TRES)".to_string()),
             Ok(None) => (whole, "the whole node (Slurm books no memory)".to_string()),
             Err(e) => (whole, format!("the whole node ({e})")),
@@ -666,7 +673,7 @@ impl Controller {
                 }
                 AgentReport::Swapping { .. } => {
                     if state.get(&slurm_id) == Some(&"RUNNING") {
-                        self.act(&self.tools.suspend(slurm_id));
+                        self.act(&self.slurm.suspend(slurm_id));
                     }
                     eprintln!("pliant slurm: job {slurm_id} swaps while it shrinks: suspended");
                     events.push(Event::Swapping { slurm_id });
@@ -689,7 +696,7 @@ impl Controller {
             };
             let slurm_id = pliant_live::slurm_node::slurm_id(lifted);
             let Some(&i) = self.by_slurm.get(&slurm_id) else { continue };
-            if state.get(&slurm_id) == Some(&"SUSPENDED") && !self.act(&self.tools.resume(slurm_id)) {
+            if state.get(&slurm_id) == Some(&"SUSPENDED") && !self.act(&self.slurm.resume(slurm_id)) {
                 continue;
             }
             self.jobs[i].slurm_suspended = false;
@@ -866,17 +873,17 @@ impl Controller {
                 self.deferred.push(effect);
             }
         }
-        for (_, r) in self.tools.hold(&unheld) {
+        for (_, r) in self.slurm.hold(&unheld) {
             self.act(&r);
         }
         if self.config.placement == Placer::Slurm {
             // Jobs Slurm started while no controller watched, and that may
             // have ended since: adopted where they ran.
             let since = (self.config.epoch_unix_us + self.stepping.last_now) / 1_000_000;
-            let started = self.tools.started_since(&self.config.partition, since.saturating_sub(2))?;
+            let started = self.slurm.started_since(&self.config.partition, since.saturating_sub(2))?;
             let unknown: Vec<u64> = started.into_iter().filter(|id| !self.by_slurm.contains_key(id)).collect();
             let mut events = Vec::new();
-            for sj in self.tools.jobs_by_id(&unknown)? {
+            for sj in self.slurm.jobs_by_id(&unknown)? {
                 self.consider(&sj, &mut events);
             }
             self.inbox.extend(events);
@@ -887,7 +894,7 @@ impl Controller {
 
     /// Carries out the effects whose jobs are in a state that allows them
     /// (a requeued job must be pending again before it is placed); the rest
-    /// wait for a later poll. Placements go to Slurm together ([`SlurmTools::place`]).
+    /// wait for a later poll. Placements go to Slurm together ([`SlurmCalls::place`]).
     fn carry_out_ready(&mut self, snapshot: &[SlurmJob]) {
         let state: HashMap<u64, &SlurmJob> = snapshot.iter().map(|j| (j.id, j)).collect();
         let mut later = Vec::new();
@@ -910,13 +917,13 @@ impl Controller {
         }
         let jobs: Vec<Placing> = placing.iter().map(|(p, _, _)| p.clone()).collect();
         let at = self.now() as f64 / 1e6;
-        let placed = self.tools.place(&jobs);
+        let placed = self.slurm.place(&jobs);
         if self.config.placement == Placer::Slurm {
             // The room was freed for these jobs: ranked first, so that an
             // older pending job does not take it (see `docs/slurm.md`).
             let released: Vec<u64> =
                 placed.iter().filter(|(_, r)| matches!(r, Ok(Placement::Placed))).map(|(id, _)| *id).collect();
-            for (_, r) in self.tools.rank_first(&released) {
+            for (_, r) in self.slurm.rank_first(&released) {
                 self.act(&r);
             }
         }
@@ -957,7 +964,7 @@ impl Controller {
             Effect::Place { .. } => unreachable!("placements go to Slurm together"),
             Effect::Immediate { slurm_id, footprint_mb } => {
                 // Slurm's part first: without an agent the job is at least stopped.
-                if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
+                if slurm_state != "SUSPENDED" && !self.act(&self.slurm.suspend(slurm_id)) {
                     return false;
                 }
                 let Some(node) = self.agent_of(&t, standing.node) else { return false };
@@ -968,7 +975,7 @@ impl Controller {
                 );
             }
             Effect::Suspend { slurm_id } => {
-                if slurm_state != "SUSPENDED" && !self.act(&self.tools.suspend(slurm_id)) {
+                if slurm_state != "SUSPENDED" && !self.act(&self.slurm.suspend(slurm_id)) {
                     return false;
                 }
             }
@@ -988,19 +995,19 @@ impl Controller {
                 self.order(node, AgentOp::Resume { task: channel_task(slurm_id), limits: t.mirror.limits });
             }
             Effect::Requeue { slurm_id } => {
-                if !self.act(&self.tools.requeue_held(slurm_id)) {
+                if !self.act(&self.slurm.requeue_held(slurm_id)) {
                     return false;
                 }
                 eprintln!("pliant slurm: job {slurm_id} killed: requeued, held");
             }
             Effect::Checkpoint { slurm_id } => {
-                if !self.act(&self.tools.signal(slurm_id, "USR1")) {
+                if !self.act(&self.slurm.signal(slurm_id, "USR1")) {
                     return false;
                 }
                 eprintln!("pliant slurm: job {slurm_id} asked to checkpoint (SIGUSR1)");
             }
             Effect::Cancel { slurm_id } => {
-                self.act(&self.tools.cancel(slurm_id));
+                self.act(&self.slurm.cancel(slurm_id));
             }
             Effect::Adopt { node, .. } => {
                 if let Some(op) = adoption(&t, &standing) {
@@ -1127,8 +1134,8 @@ fn job_request(id: JobId, now: Micros, spec: &JobSpec) -> JobRequest {
 }
 
 /// The nodes of `partition`, sorted by name, with their capacities.
-fn partition_nodes(tools: &SlurmTools, partition: &str) -> Result<Vec<NodeSpec>, ControllerError> {
-    let mut nodes: Vec<NodeSpec> = tools
+fn partition_nodes(slurm: &dyn SlurmCalls, partition: &str) -> Result<Vec<NodeSpec>, ControllerError> {
+    let mut nodes: Vec<NodeSpec> = slurm
         .nodes()?
         .into_iter()
         .filter(|n| n.partitions.iter().any(|p| p == partition))

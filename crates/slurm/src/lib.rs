@@ -19,10 +19,12 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod calls;
 pub mod controller;
 pub mod journal;
 pub mod link;
 pub mod options;
 pub mod placement;
+pub mod recorded;
 pub mod records;
 pub mod tools;

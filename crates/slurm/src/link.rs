@@ -20,6 +20,7 @@ use pliant_live::credentials::{not_its_credential, Joiner, NodeCredentials};
 use pliant_live::delivery::Delivery;
 use pliant_live::machine::unix_us;
 use pliant_live::protocol::{AgentOp, AgentReport};
+use pliant_live::report_sequence::ReportSequence;
 use pliant_live::server::{Request, Response};
 use pliant_live::token::Token;
 use pliant_live::wire::{registered_node, Heartbeat, Orders, Registered};
@@ -35,8 +36,8 @@ pub const AGENT_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug, Default)]
 struct Node {
     last_heard: Option<Instant>,
-    /// The sequence number of the next report not taken yet.
-    next_report: u64,
+    /// Its reports taken.
+    reports: ReportSequence,
     /// The batch in flight and its orders.
     sent: Option<(u64, Vec<AgentOp>)>,
     /// Its jobs are to be named again.
@@ -201,13 +202,9 @@ impl NodeLink {
         };
         let n = &mut self.nodes[id];
         n.last_heard = Some(Instant::now());
-        let count = beat.reports.len() as u64;
-        for (i, report) in beat.reports.into_iter().enumerate() {
-            if beat.first_report + i as u64 >= n.next_report {
-                self.reports.push((id, report));
-            }
-        }
-        n.next_report = n.next_report.max(beat.first_report + count);
+        let (unseen, through) = n.reports.unseen(beat.first_report, beat.reports);
+        self.reports.extend(unseen.into_iter().map(|report| (id, report)));
+        n.reports.taken(through);
         if let Some((batch, ops)) = n.sent.take() {
             if beat.acked == Some(batch) {
                 self.carried_out.extend(ops.into_iter().map(|op| (id, op)));
@@ -218,7 +215,7 @@ impl NodeLink {
         if !ops.is_empty() {
             self.nodes[id].sent = Some((batch, ops.clone()));
         }
-        let reports_taken = Some(self.nodes[id].next_report);
+        let reports_taken = Some(self.nodes[id].reports.next());
         Response::json(200, &serde_json::to_value(Orders { batch, ops, reports_taken }).expect("orders serialise"))
     }
 }

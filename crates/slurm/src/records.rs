@@ -116,6 +116,25 @@ pub fn tres_mem_mb(tres: &str) -> Option<u64> {
     tres.split(',').find_map(|item| memory_mb(item.strip_prefix("mem=")?))
 }
 
+/// The memory of a job as `scontrol show job -o` shows it (the `mem` of
+/// its `TRES`), MB; `None` when it names none.
+pub fn shown_mem_mb(text: &str) -> Option<u64> {
+    text.split_whitespace().find_map(|f| f.strip_prefix("TRES=")).and_then(tres_mem_mb)
+}
+
+/// The ids of the jobs of `squeue -h -o %i|%T|%S` output (start times in
+/// seconds since 1970) that started at or after `unix_s`, in any state but
+/// pending.
+pub fn started_at_or_after(text: &str, unix_s: u64) -> Vec<u64> {
+    text.lines()
+        .filter_map(|line| {
+            let mut f = line.trim().split('|');
+            let (id, state, start) = (f.next()?.parse().ok()?, f.next()?, f.next()?.parse::<u64>().ok()?);
+            (state != "PENDING" && start >= unix_s).then_some(id)
+        })
+        .collect()
+}
+
 /// The nodes of an `sinfo --json` document.
 pub fn parse_nodes(json: &str) -> Result<Vec<SlurmNode>, String> {
     let doc: Value = serde_json::from_str(json).map_err(|e| format!("sinfo --json: {e}"))?;

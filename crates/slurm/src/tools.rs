@@ -1,7 +1,10 @@
 //! Slurm's command-line tools, as the controller runs them. They find the
 //! cluster the usual way (`SLURM_CONF`, or the system's `slurm.conf`).
 
-use crate::records::{parse_nodes, parse_squeue, tres_mem_mb, SlurmJob, SlurmNode, SQUEUE_FORMAT};
+use crate::calls::{PerJob, SlurmCalls};
+use crate::records::{
+    parse_nodes, parse_squeue, shown_mem_mb, started_at_or_after, SlurmJob, SlurmNode, SQUEUE_FORMAT,
+};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -25,7 +28,7 @@ pub enum Placement {
     Started,
 }
 
-/// The priority [`SlurmTools::rank_first`] gives: above every priority
+/// The priority [`SlurmCalls::rank_first`] gives: above every priority
 /// `priority/basic` gives (it counts down from 4,294,901,759) and any
 /// `priority/multifactor` sum, below the values Slurm reserves (`NO_VAL`,
 /// `INFINITE`).
@@ -81,58 +84,15 @@ impl SlurmTools {
         self.run("scontrol", args).map(|_| ())
     }
 
-    /// The jobs of `partition` in a live state — pending, running,
-    /// suspended, completing — in one compact read (`squeue -h -p P -t
-    /// PD,R,S,CG -o …`): no other partition and no finished job.
-    pub fn live_jobs(&self, partition: &str) -> Result<Vec<SlurmJob>, ToolError> {
-        let args = ["-h", "-p", partition, "-t", "PD,R,S,CG", "-o", SQUEUE_FORMAT];
-        self.read_jobs(&args)
-    }
-
-    /// The jobs `ids` in whatever state slurmctld still holds them
-    /// (finished ones for `MinJobAge`); a job it has forgotten is absent.
-    pub fn jobs_by_id(&self, ids: &[u64]) -> Result<Vec<SlurmJob>, ToolError> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let list = id_list(ids);
-        match self.read_jobs(&["-h", "-t", "all", "-j", &list, "-o", SQUEUE_FORMAT]) {
-            // One id slurmctld no longer knows is an error; several are a shorter list.
-            Err(e) if ids.len() == 1 && e.reason.contains("Invalid job id") => Ok(Vec::new()),
-            other => other,
-        }
-    }
-
-    /// The jobs of `partition` that slurmctld still holds and that started
-    /// at or after `unix_s` (seconds since 1970), in any state but pending.
-    pub fn started_since(&self, partition: &str, unix_s: u64) -> Result<Vec<u64>, ToolError> {
-        let args = ["-h", "-p", partition, "-t", "all", "-o", "%i|%T|%S"];
-        let text = self.run_with("squeue", &args, &[("SLURM_TIME_FORMAT", "%s")])?;
-        Ok(text
-            .lines()
-            .filter_map(|line| {
-                let mut f = line.trim().split('|');
-                let (id, state, start) = (f.next()?.parse().ok()?, f.next()?, f.next()?.parse::<u64>().ok()?);
-                (state != "PENDING" && start >= unix_s).then_some(id)
-            })
-            .collect())
-    }
-
     fn read_jobs(&self, args: &[&str]) -> Result<Vec<SlurmJob>, ToolError> {
         let text = self.run("squeue", args)?;
         parse_squeue(&text).map_err(|reason| ToolError { command: format!("squeue {}", args.join(" ")), reason })
     }
 
-    /// Every node (`sinfo --json`).
-    pub fn nodes(&self) -> Result<Vec<SlurmNode>, ToolError> {
-        let text = self.run("sinfo", &["--json"])?;
-        parse_nodes(&text).map_err(|reason| ToolError { command: "sinfo --json".into(), reason })
-    }
-
     /// `scontrol VERB KEY<jobs> REST…` with the job list `jobs` (`7,8,9`,
     /// after `key`), in one call; if that fails (one of them ended, say),
     /// one call per job, so that each job has its own answer.
-    fn each(&self, verb: &str, key: &str, jobs: &[u64], rest: &[&str]) -> Vec<(u64, Result<(), ToolError>)> {
+    fn each(&self, verb: &str, key: &str, jobs: &[u64], rest: &[&str]) -> PerJob<()> {
         if jobs.is_empty() {
             return Vec::new();
         }
@@ -148,14 +108,53 @@ impl SlurmTools {
         jobs.iter().map(|&j| (j, Ok(()))).collect()
     }
 
-    /// Holds pending jobs, all in one call where they allow it.
-    pub fn hold(&self, jobs: &[u64]) -> Vec<(u64, Result<(), ToolError>)> {
-        self.each("hold", "", jobs, &[])
+    /// Releases held jobs, all in one call where they allow it.
+    pub fn release(&self, jobs: &[u64]) -> PerJob<()> {
+        self.each("release", "", jobs, &[])
+    }
+}
+
+/// Slurm's tools, run as child processes.
+impl SlurmCalls for SlurmTools {
+    /// The jobs of `partition` in a live state — pending, running,
+    /// suspended, completing — in one compact read (`squeue -h -p P -t
+    /// PD,R,S,CG -o …`): no other partition and no finished job.
+    fn live_jobs(&self, partition: &str) -> Result<Vec<SlurmJob>, ToolError> {
+        let args = ["-h", "-p", partition, "-t", "PD,R,S,CG", "-o", SQUEUE_FORMAT];
+        self.read_jobs(&args)
     }
 
-    /// Releases held jobs, all in one call where they allow it.
-    pub fn release(&self, jobs: &[u64]) -> Vec<(u64, Result<(), ToolError>)> {
-        self.each("release", "", jobs, &[])
+    /// The jobs `ids` in whatever state slurmctld still holds them
+    /// (finished ones for `MinJobAge`); a job it has forgotten is absent.
+    fn jobs_by_id(&self, ids: &[u64]) -> Result<Vec<SlurmJob>, ToolError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = id_list(ids);
+        match self.read_jobs(&["-h", "-t", "all", "-j", &list, "-o", SQUEUE_FORMAT]) {
+            // One id slurmctld no longer knows is an error; several are a shorter list.
+            Err(e) if ids.len() == 1 && e.reason.contains("Invalid job id") => Ok(Vec::new()),
+            other => other,
+        }
+    }
+
+    /// The jobs of `partition` that slurmctld still holds and that started
+    /// at or after `unix_s` (seconds since 1970), in any state but pending.
+    fn started_since(&self, partition: &str, unix_s: u64) -> Result<Vec<u64>, ToolError> {
+        let args = ["-h", "-p", partition, "-t", "all", "-o", "%i|%T|%S"];
+        let text = self.run_with("squeue", &args, &[("SLURM_TIME_FORMAT", "%s")])?;
+        Ok(started_at_or_after(&text, unix_s))
+    }
+
+    /// Every node (`sinfo --json`).
+    fn nodes(&self) -> Result<Vec<SlurmNode>, ToolError> {
+        let text = self.run("sinfo", &["--json"])?;
+        parse_nodes(&text).map_err(|reason| ToolError { command: "sinfo --json".into(), reason })
+    }
+
+    /// Holds pending jobs, all in one call where they allow it.
+    fn hold(&self, jobs: &[u64]) -> PerJob<()> {
+        self.each("hold", "", jobs, &[])
     }
 
     /// Places pending jobs each on its node, eligible at once (a requeued
@@ -165,7 +164,7 @@ impl SlurmTools {
     /// then (a held pending job cannot start): one that started meanwhile is
     /// left as it was (released again), since a new `NodeList` for a running
     /// job resizes it and a refused `StartTime` does not undo that.
-    pub fn place(&self, jobs: &[Placing]) -> Vec<(u64, Result<Placement, ToolError>)> {
+    fn place(&self, jobs: &[Placing]) -> PerJob<Placement> {
         let mut out = Vec::new();
         let mut go: Vec<&Placing> = jobs.iter().filter(|p| p.held).collect();
         let unsure: Vec<&Placing> = jobs.iter().filter(|p| !p.held).collect();
@@ -219,7 +218,7 @@ impl SlurmTools {
     /// Slurm's scheduler starts them first on the room pliant freed for them;
     /// Slurm ignores a priority set while a job is held, so this follows the
     /// release.
-    pub fn rank_first(&self, jobs: &[u64]) -> Vec<(u64, Result<(), ToolError>)> {
+    fn rank_first(&self, jobs: &[u64]) -> PerJob<()> {
         self.each("update", "JobId=", jobs, &[&format!("Priority={TOP_PRIORITY}")])
     }
 
@@ -227,35 +226,35 @@ impl SlurmTools {
     /// of its `TRES` in `scontrol show job -o` (a job without `--mem` is
     /// given the whole node under `CR_Core_Memory`); `None` when Slurm books
     /// no memory (`CR_Core`).
-    pub fn allocated_mem_mb(&self, job: u64) -> Result<Option<u64>, ToolError> {
+    fn allocated_mem_mb(&self, job: u64) -> Result<Option<u64>, ToolError> {
         let text = self.run("scontrol", &["show", "job", "-o", &job.to_string()])?;
-        Ok(text.split_whitespace().find_map(|f| f.strip_prefix("TRES=")).and_then(tres_mem_mb))
+        Ok(shown_mem_mb(&text))
     }
 
     /// `scontrol suspend`: Slurm stops the job (SIGTSTP, then its freezer)
     /// and frees its cores.
-    pub fn suspend(&self, job: u64) -> Result<(), ToolError> {
+    fn suspend(&self, job: u64) -> Result<(), ToolError> {
         self.scontrol(&["suspend", &job.to_string()])
     }
 
     /// `scontrol resume`.
-    pub fn resume(&self, job: u64) -> Result<(), ToolError> {
+    fn resume(&self, job: u64) -> Result<(), ToolError> {
         self.scontrol(&["resume", &job.to_string()])
     }
 
     /// Requeues a running or finished batch job, held: it goes back to pending
     /// and waits for pliant to place it again.
-    pub fn requeue_held(&self, job: u64) -> Result<(), ToolError> {
+    fn requeue_held(&self, job: u64) -> Result<(), ToolError> {
         self.scontrol(&["requeuehold", &job.to_string()])
     }
 
     /// Sends `signal` to every process of the job (the batch shell and its children).
-    pub fn signal(&self, job: u64, signal: &str) -> Result<(), ToolError> {
+    fn signal(&self, job: u64, signal: &str) -> Result<(), ToolError> {
         self.run("scancel", &[&format!("--signal={signal}"), "--full", &job.to_string()]).map(|_| ())
     }
 
     /// Cancels the job.
-    pub fn cancel(&self, job: u64) -> Result<(), ToolError> {
+    fn cancel(&self, job: u64) -> Result<(), ToolError> {
         self.run("scancel", &[&job.to_string()]).map(|_| ())
     }
 }
