@@ -716,7 +716,11 @@ impl Controller {
     /// stale. A job taken over running leaves its agent to be told (`out`).
     fn take_event(&mut self, now: Micros, event: &Event, out: &mut Vec<Effect>) -> Result<bool, StepError> {
         if let Event::SwapRates { node, rates } = event {
-            return Ok(self.stepping.give_swap_rates(*node, *rates));
+            let given = self.stepping.give_swap_rates(*node, *rates);
+            if given {
+                eprintln!("pliant slurm: {}", rates_line(&self.config.nodes[*node as usize].name, rates));
+            }
+            return Ok(given);
         }
         if let Event::Submitted { slurm_id, uid, spec, running_on } = event {
             if self.by_slurm.contains_key(slurm_id) {
@@ -1089,6 +1093,17 @@ impl LiveBody for Controller {
 }
 
 /// The core's task for the job of core index `i` (one task per job).
+/// What the planner prices shrinks on node `name` at from now on: its
+/// own measured rates, the policy's where it has measured none yet.
+fn rates_line(name: &str, rates: &SwapRates) -> String {
+    let rate = |r: Option<Micros>| r.map_or("the policy's".to_string(), |us| format!("{:.2} s/GB", us as f64 / 1e6));
+    format!(
+        "{name} prices shrinks at its own measured rates: reclaim {}, restore {}",
+        rate(rates.reclaim_per_gb),
+        rate(rates.restore_per_gb)
+    )
+}
+
 fn core_task(i: usize) -> TaskRef {
     TaskRef { job: JobId(i as u32), task: 0 }
 }
@@ -1147,4 +1162,18 @@ fn partition_nodes(slurm: &dyn SlurmCalls, partition: &str) -> Result<Vec<NodeSp
         return Err(config_error(format!("sinfo shows no nodes in partition `{partition}`")));
     }
     Ok(nodes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_s_rates_are_said_as_the_planner_takes_them() {
+        let measured = SwapRates { reclaim_per_gb: Some(61_741_051), restore_per_gb: None };
+        assert_eq!(
+            rates_line("node-a", &measured),
+            "node-a prices shrinks at its own measured rates: reclaim 61.74 s/GB, restore the policy's"
+        );
+    }
 }
