@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(r.per_task(), vec![]);
     }
 
-    // A reclaim that stalls: 200 MB in 1 s, nothing for 4 s, then 40 MB
+    // A reclaim that stalls: 200 MB in 1 s, nothing for 6 s, then 40 MB
     // (freed once the victim was frozen): the rate is the first second's,
     // 5.12 s/GB; the stall and what followed it are left out.
     #[test]
@@ -212,7 +212,7 @@ mod tests {
             step(2.0, vec![], &[shrink]),
             step(2.5, vec![reclaimed(120)], &[]),
             step(3.0, vec![reclaimed(80)], &[]),
-            step(7.0, vec![reclaimed(40)], &[]),
+            step(9.0, vec![reclaimed(40)], &[]),
         ];
         let r = from_journal(&steps);
         assert_eq!(r.reclaim, Shown { episodes: 1, mb: 200, seconds: 1.0 });
