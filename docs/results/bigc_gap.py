@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Prints the "§5.2's long-job gap, run by run" section of docs/results/bigc.md (issue 53,
-items 3 and 4): §5.2's long-job figures on the developers' seeds and on held-out ones, ip
+"""Prints the "§5.2's long-job gap, run by run" section of docs/results/bigc.md:
+§5.2's long-job figures on the developers' seeds and on held-out ones, ip
 beside them, and the runs that test each mechanism the paper describes. `bigc.py` prints it;
 run alone from the repository root after `cargo build --release`:
     python3 docs/results/bigc_gap.py

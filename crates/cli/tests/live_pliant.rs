@@ -246,7 +246,7 @@ fn twin(state: &Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// Issue 51: the live planner prices with the rates it measured. The node
+/// The live planner prices with the rates it measured. The node
 /// offers ⟨2 CPU, 1100 MB⟩ and swaps to a device going at 20 MB/s (a FUSE
 /// file on a loop device, `pliant_testbed::slow_swap`: this machine's
 /// cgroup v1 cannot throttle swap). Twice the same pair: a long job ⟨1 CPU,

@@ -55,11 +55,6 @@ impl SlowSwap {
         swap.on = true;
         Ok(swap)
     }
-
-    /// The loop device the swap is on.
-    pub fn device(&self) -> &str {
-        self.device.as_deref().unwrap_or_default()
-    }
 }
 
 impl Drop for SlowSwap {
